@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tether",
+    products: [
+        .executable(name: "tether", targets: ["tether"]),
+        .library(name: "TetherLoop", targets: ["TetherLoop"]),
+        .library(name: "TetherGroup", targets: ["TetherGroup"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        // libuv, found through pkg-config. `apt-get install libuv1-dev` provides it.
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"]), .brew(["libuv"])]
+        ),
+        // The only module that touches libuv handles or unmanaged pointers.
+        .target(
+            name: "TetherLoop",
+            dependencies: [
+                "CLibUV",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The group directory: layout, permissions, liveness locks.
+        .target(
+            name: "TetherGroup",
+            dependencies: [
+                "TetherLoop",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .executableTarget(
+            name: "tether",
+            dependencies: [
+                "TetherLoop",
+                "TetherGroup",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop"]),
+        .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop"]),
+        // Drives the built `tether` executable as a user or script would.
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherLoop"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

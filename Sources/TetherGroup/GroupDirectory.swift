@@ -1,0 +1,113 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The group directory: the App Group container every Tether process of one
+/// user shares. Created 0700 on first use; refused when it is a symlink, is
+/// owned by another user, or is writable by group or others.
+///
+/// Layout:
+/// ```
+/// DIR/locks/host.lock              the host's liveness lock
+/// DIR/locks/features/NAME.lock     one liveness lock per feature
+/// ```
+/// Lock files are created once and never unlinked.
+public struct GroupDirectory: Sendable {
+    public let path: String
+
+    /// `--group DIR`, else `$TETHER_GROUP`, else
+    /// `${XDG_STATE_HOME:-~/.local/state}/tether/default`.
+    public static func resolvePath(explicit: String?, environment: [String: String]) throws(GroupError) -> String {
+        if let explicit, !explicit.isEmpty { return absolutePath(explicit) }
+        if let group = environment["TETHER_GROUP"], !group.isEmpty { return absolutePath(group) }
+        let stateHome: String
+        // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+            stateHome = xdg
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            stateHome = home + "/.local/state"
+        } else {
+            throw .noGroupDirectory
+        }
+        return stateHome + "/tether/default"
+    }
+
+    /// Opens the group directory at `path`, creating it (and missing parents,
+    /// 0700) when `create` is set, then checks that it is safe to use.
+    public init(path: String, create: Bool = true) throws(GroupError) {
+        let path = absolutePath(path)
+        self.path = path
+        if create { try Self.makeDirectories(path) }
+        try Self.validate(path)
+    }
+
+    public func lockPath(for target: LockTarget) -> String {
+        switch target {
+        case .host: "\(path)/locks/host.lock"
+        case .feature(let name): "\(path)/locks/features/\(name.rawValue).lock"
+        }
+    }
+
+    /// The lock file's path for `target`, with its directories created and
+    /// checked the same way as the group directory itself.
+    public func preparedLockPath(for target: LockTarget) throws(GroupError) -> String {
+        try Self.ensureDirectory("\(path)/locks")
+        if case .feature = target { try Self.ensureDirectory("\(path)/locks/features") }
+        return lockPath(for: target)
+    }
+
+    static func validate(_ path: String) throws(GroupError) {
+        let info: stat
+        do { info = try Syscall.lstat(path) } catch { throw .system("open the group directory", path: path, error) }
+        if info.isSymlink { throw .symlinkRefused(path) }
+        guard info.isDirectory else { throw .notADirectory(path) }
+        guard info.st_uid == currentUID() else { throw .foreignOwner(path, uid: info.st_uid) }
+        guard info.st_mode & 0o022 == 0 else { throw .insecurePermissions(path, mode: UInt32(info.st_mode)) }
+    }
+
+    static func ensureDirectory(_ path: String) throws(GroupError) {
+        do {
+            try Syscall.mkdir(path, mode: 0o700)
+        } catch .fileExists {
+            // Checked below like any existing directory.
+        } catch {
+            throw .system("create directory", path: path, error)
+        }
+        try validate(path)
+    }
+
+    /// `mkdir -p` with mode 0700 for every directory it creates. Existing
+    /// parents are left as they are; only the group directory is checked.
+    static func makeDirectories(_ path: String) throws(GroupError) {
+        var prefix = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            do {
+                try Syscall.mkdir(prefix, mode: 0o700)
+            } catch .fileExists {
+                continue
+            } catch {
+                throw .system("create directory", path: prefix, error)
+            }
+        }
+    }
+}
+
+func currentUID() -> UInt32 { geteuid() }
+
+/// `path` made absolute against the working directory, without trailing '/'.
+func absolutePath(_ path: String) -> String {
+    var result = path
+    if !result.hasPrefix("/") {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        if getcwd(&buffer, buffer.count) != nil {
+            let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            result = (cwd == "/" ? "" : cwd) + "/" + result
+        }
+    }
+    while result.count > 1 && result.hasSuffix("/") { result.removeLast() }
+    return result
+}

@@ -1,0 +1,46 @@
+import SystemPackage
+
+/// Everything that can go wrong in the group directory, each as one sentence
+/// a user can act on. `isBadInput` separates a caller's mistake (exit 2)
+/// from an environment problem (exit 3).
+public enum GroupError: Error, Equatable, CustomStringConvertible {
+    case invalidFeatureName(String)
+    case noGroupDirectory
+    case symlinkRefused(String)
+    case notADirectory(String)
+    case notARegularFile(String)
+    case foreignOwner(String, uid: UInt32)
+    case insecurePermissions(String, mode: UInt32)
+    case system(String, path: String, Errno)
+
+    public var isBadInput: Bool {
+        if case .invalidFeatureName = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidFeatureName(let name):
+            return "invalid feature name \(quoted(name)): use 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
+        case .noGroupDirectory:
+            return "cannot find a group directory: pass --group DIR or set TETHER_GROUP, XDG_STATE_HOME or HOME"
+        case .symlinkRefused(let path):
+            return "refusing \(path): it is a symbolic link, and Tether never follows links in its group directory"
+        case .notADirectory(let path):
+            return "\(path) is not a directory"
+        case .notARegularFile(let path):
+            return "refusing \(path): it is not a regular file"
+        case .foreignOwner(let path, let uid):
+            return "refusing \(path): it is owned by uid \(uid), not by you (uid \(currentUID()))"
+        case .insecurePermissions(let path, let mode):
+            return "refusing \(path): its mode \(String(mode & 0o7777, radix: 8)) lets group or others write; run 'chmod 700 \(path)'"
+        case .system(let operation, let path, let errno):
+            return "cannot \(operation) \(path): \(errno.description)"
+        }
+    }
+}
+
+private func quoted(_ text: String) -> String {
+    "'" + text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f
+        ? String($0) : $0.escaped(asASCII: true) }.joined() + "'"
+}

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Who holds a lock. A Tether holder writes this into the lock file right
+/// after acquiring it; for a foreign holder (util-linux flock(1), Darwin
+/// O_EXLOCK) only the pid is known, from the kernel's lock table.
+public struct HolderInfo: Sendable, Equatable {
+    public var pid: Int32
+    /// ISO 8601, UTC; nil for foreign holders.
+    public var since: String?
+    /// What the holder says it holds ("host", "feature recording"); nil for foreign holders.
+    public var label: String?
+
+    public init(pid: Int32, since: String?, label: String?) {
+        self.pid = pid
+        self.since = since
+        self.label = label
+    }
+
+    /// The lock file's content: `key=value` lines, cheap to parse in a probe.
+    var serialized: [UInt8] {
+        var text = "pid=\(pid)\n"
+        if let since { text += "since=\(since)\n" }
+        if let label { text += "label=\(label)\n" }
+        return Array(text.utf8)
+    }
+
+    /// Parses lock-file content; nil when it is empty, torn or not ours.
+    init?(parsing bytes: [UInt8]) {
+        var pid: Int32?
+        var since: String?
+        var label: String?
+        for line in bytes.split(separator: 0x0a) {
+            guard let equals = line.firstIndex(of: 0x3d) else { continue }
+            let key = String(decoding: line[line.startIndex..<equals], as: UTF8.self)
+            let value = String(decoding: line[(equals + 1)...], as: UTF8.self)
+            switch key {
+            case "pid": pid = Int32(value)
+            case "since": since = value
+            case "label": label = value
+            default: continue
+            }
+        }
+        guard let pid, pid > 0 else { return nil }
+        self.init(pid: pid, since: since, label: label)
+    }
+
+    /// The current time as ISO 8601 UTC with milliseconds.
+    static func now() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var seconds = spec.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
+            + "\(pad(Int32(spec.tv_nsec / 1_000_000), 3))Z"
+    }
+}

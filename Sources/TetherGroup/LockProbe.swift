@@ -1,0 +1,99 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Asks "is the holder of this lock alive?" without ever disturbing it.
+///
+/// A Tether holder takes two locks on one descriptor: an OFD lock first, then
+/// a flock(2) lock (see `LivenessLock`). The probe first *queries* the OFD lock
+/// (F_OFD_GETLK takes nothing). Only if no OFD lock is held does it try a
+/// shared flock, to see holders that only use flock: util-linux flock(1),
+/// Darwin's O_EXLOCK on a shared volume, older tools. A Tether holder that
+/// meets that brief shared lock has already won the OFD lock and waits it
+/// out, so a storm of probes can never make an acquisition fail.
+///
+/// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
+/// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.
+public final class LockProbe: @unchecked Sendable {
+    public let path: String
+    private let fd: Int32
+    private let file: stat
+
+    /// Opens (creating if needed) the lock file at `path` for repeated probes.
+    public init(path: String) throws(GroupError) {
+        self.path = path
+        guard let opened = try LockFile.open(path, .watch) else {
+            throw .system("open lock file", path: path, .noSuchFileOrDirectory)
+        }
+        self.fd = opened.fd
+        self.file = opened.info
+    }
+
+    deinit { Syscall.close(fd) }
+
+    public func status(identifyHolder: Bool = false) throws(GroupError) -> LockStatus {
+        try Self.status(fd: fd, file: file, path: path, identifyHolder: identifyHolder, keepsDescriptor: true)
+    }
+
+    /// Probes the lock at `path`. A lock file that does not exist was never
+    /// held, so it reads as not running (and is not created).
+    public static func status(ofLockAt path: String, identifyHolder: Bool = true) throws(GroupError) -> LockStatus {
+        guard let opened = try LockFile.open(path, .probe) else { return .notRunning }
+        defer { Syscall.close(opened.fd) }
+        return try status(fd: opened.fd, file: opened.info, path: path,
+                          identifyHolder: identifyHolder, keepsDescriptor: false)
+    }
+
+    enum State {
+        case free
+        case heldByTether
+        case heldByFlock
+    }
+
+    static func state(of fd: Int32, keepsDescriptor: Bool) throws(Errno) -> State {
+        #if os(Linux)
+        if try OFDLock.isLockedByOther(fd) { return .heldByTether }
+        #endif
+        guard try Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return .heldByFlock }
+        // A descriptor about to be closed drops the lock anyway; a kept one
+        // must give it back now.
+        if keepsDescriptor { _ = try Syscall.flock(fd, LOCK_UN) }
+        return .free
+    }
+
+    static func status(
+        fd: Int32, file: stat, path: String, identifyHolder: Bool, keepsDescriptor: Bool
+    ) throws(GroupError) -> LockStatus {
+        let state: State
+        do {
+            state = try Self.state(of: fd, keepsDescriptor: keepsDescriptor)
+        } catch {
+            throw .system("probe lock file", path: path, error)
+        }
+        switch state {
+        case .free:
+            return .notRunning
+        case .heldByTether:
+            guard identifyHolder else { return LockStatus(running: true) }
+            return LockStatus(running: true, holder: readHolder(fd))
+        case .heldByFlock:
+            guard identifyHolder else { return LockStatus(running: true) }
+            #if os(Linux)
+            let pid = FlockTable.exclusiveHolder(device: file.st_dev, inode: file.st_ino)
+            return LockStatus(running: true, holder: pid.map { HolderInfo(pid: $0, since: nil, label: nil) })
+            #else
+            return LockStatus(running: true)
+            #endif
+        }
+    }
+
+    /// The holder's own record, if it is complete and its process exists (a
+    /// new holder may not have written it yet; a crashed one leaves it stale).
+    static func readHolder(_ fd: Int32) -> HolderInfo? {
+        guard let bytes = try? Syscall.pread(fd, maximum: 512, at: 0),
+              let info = HolderInfo(parsing: bytes),
+              Syscall.processExists(info.pid) else { return nil }
+        return info
+    }
+}

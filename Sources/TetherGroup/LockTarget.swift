@@ -1,0 +1,38 @@
+/// What a liveness lock stands for: the host itself, or one named feature.
+public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
+    case host
+    case feature(FeatureName)
+
+    /// "host" or "feature", as in the CLI and JSON.
+    public var kind: String {
+        switch self {
+        case .host: "host"
+        case .feature: "feature"
+        }
+    }
+
+    /// The name reported in JSON: "host" for the host.
+    public var name: String {
+        switch self {
+        case .host: "host"
+        case .feature(let name): name.rawValue
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .host: "the host"
+        case .feature(let name): "feature '\(name)'"
+        }
+    }
+}
+
+extension LockTarget {
+    /// What a holder writes into the lock file: "host" or "feature NAME".
+    public var label: String {
+        switch self {
+        case .host: "host"
+        case .feature(let name): "feature \(name.rawValue)"
+        }
+    }
+}

@@ -1,0 +1,138 @@
+#if os(Linux)
+import Glibc
+import SystemPackage
+import TetherLoop
+
+/// Reports when a lock's holder appears or disappears, driven by the event
+/// loop: inotify on the lock file, read through `uv_poll`. Nothing polls.
+///
+/// A holder appearing writes its record into the file (IN_MODIFY). A holder
+/// going away closes its descriptor (IN_CLOSE_*): a Tether holder unlocks
+/// before closing, but a crashed one does not, and the kernel sends the close
+/// event a moment *before* it drops the locks of a dying process. So after an
+/// open or close event that did not change the answer, the watcher looks
+/// again on a short, bounded schedule (1 ms doubling to 128 ms), then goes
+/// back to waiting. The watcher probes through a descriptor it keeps open,
+/// so its own probes raise no events.
+public final class LockWatcher: @unchecked Sendable {
+    public let path: String
+    /// The latest answer, holder included when known.
+    public private(set) var status: LockStatus
+    public let loop: EventLoop
+
+    private var fd: Int32
+    private var file: stat
+    private let inotify: Int32
+    private var poller: PollWatcher?
+    private let recheck: LoopTimer
+    private var recheckStep = 0
+    private var onChange: ((LockStatus) -> Void)?
+    private var closed = false
+
+    private static let recheckDelays: [UInt64] = [1, 2, 4, 8, 16, 32, 64, 128]
+    private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
+        | IN_CLOSE_NOWRITE | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    /// Starts watching `path` (creating the lock file if needed). Call on the
+    /// loop's thread. `onChange` runs on the loop each time `running` flips;
+    /// the current answer is in `status` from the start.
+    public init(loop: EventLoop, path: String, onChange: @escaping (LockStatus) -> Void) throws(GroupError) {
+        precondition(loop.inEventLoop, "LockWatcher must be created on its loop's thread")
+        self.loop = loop
+        self.path = path
+        guard let opened = try LockFile.open(path, .watch) else {
+            throw .system("open lock file", path: path, .noSuchFileOrDirectory)
+        }
+        fd = opened.fd
+        file = opened.info
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        recheck = LoopTimer(loop: loop)
+        status = .notRunning
+        do {
+            guard inotify >= 0 else { throw Errno(rawValue: errno) }
+            try addWatch()
+            let poller = try PollWatcher(loop: loop, fileDescriptor: inotify)
+            self.poller = poller
+            try poller.start(.readable) { [unowned self] _ in self.drainEvents() }
+        } catch {
+            close()
+            throw .system("watch", path: path, error as? Errno ?? .ioError)
+        }
+        status = (try? probe()) ?? .notRunning
+        self.onChange = onChange
+    }
+
+    /// Stops watching. Call on the loop's thread.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        onChange = nil
+        poller?.close()
+        recheck.close()
+        if inotify >= 0 { Syscall.close(inotify) }
+        Syscall.close(fd)
+    }
+
+    private func addWatch() throws(Errno) {
+        // Watching /proc/self/fd/N pins the watch to the very inode we probe.
+        _ = try Syscall.check { inotify_add_watch(inotify, "/proc/self/fd/\(fd)", Self.eventMask) }
+    }
+
+    private func probe() throws(GroupError) -> LockStatus {
+        try LockProbe.status(fd: fd, file: file, path: path, identifyHolder: true, keepsDescriptor: true)
+    }
+
+    private func drainEvents() {
+        guard !closed else { return }
+        var mask: UInt32 = 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            var offset = 0
+            // struct inotify_event: wd, mask, cookie, len, then `len` name bytes.
+            while offset + 16 <= n {
+                let eventMask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
+                let length = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) }
+                mask |= eventMask
+                offset += 16 + Int(length)
+            }
+        }
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reopen() }
+        if !reprobe() { armRecheck() }
+    }
+
+    /// Someone removed or renamed the lock file: follow the path to the
+    /// file that now stands there (created if need be).
+    private func reopen() {
+        guard let opened = try? LockFile.open(path, .watch) else { return }
+        Syscall.close(fd)
+        fd = opened.fd
+        file = opened.info
+        try? addWatch()
+    }
+
+    /// Probes again; true if `running` flipped (and `onChange` was told).
+    @discardableResult
+    private func reprobe() -> Bool {
+        guard !closed, let new = try? probe() else { return false }
+        let flipped = new.running != status.running
+        status = new
+        if flipped { onChange?(new) }
+        return flipped
+    }
+
+    private func armRecheck() {
+        recheckStep = 0
+        recheck.start(afterMilliseconds: Self.recheckDelays[0]) { [unowned self] in self.recheckFired() }
+    }
+
+    private func recheckFired() {
+        if reprobe() { return }
+        recheckStep += 1
+        guard recheckStep < Self.recheckDelays.count else { return }
+        recheck.start(afterMilliseconds: Self.recheckDelays[recheckStep]) { [unowned self] in self.recheckFired() }
+    }
+}
+#endif

@@ -1,0 +1,140 @@
+import CLibUV
+import Synchronization
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A libuv event loop and the thread that runs it.
+///
+/// Handles are created and used on the loop's thread only (the thread that
+/// calls `run()`); other threads hand work over with `execute(_:)`, which is
+/// safe from anywhere. The loop is also a `SerialExecutor`, so an actor can
+/// run on it and touch handles from its isolated methods.
+public final class EventLoop: @unchecked Sendable {
+    enum Job {
+        case closure(@Sendable () -> Void)
+        case task(UnownedJob)
+    }
+
+    let uv: UnsafeMutablePointer<uv_loop_t>
+    private let wakeup: UnsafeMutablePointer<uv_async_t>
+    /// Work handed over from other threads. `uv_async_send` coalesces
+    /// wake-ups, so one wake-up drains everything queued so far.
+    private let queue = Mutex<(jobs: [Job], open: Bool)>(([], true))
+    /// `pthread_self()` of the running thread, 0 when not running.
+    private let runningThread = Atomic<UInt>(0)
+    private let finished = Atomic<Bool>(false)
+
+    public init() throws(Errno) {
+        uv = .allocate(capacity: 1)
+        wakeup = .allocate(capacity: 1)
+        let rc = uv_loop_init(uv)
+        if rc < 0 {
+            uv.deallocate()
+            wakeup.deallocate()
+            throw uvErrno(rc)
+        }
+        uv_async_init(uv, wakeup) { handle in
+            guard let data = handle?.pointee.data else { return }
+            Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue().drain()
+        }
+        // Unretained: the async handle is closed before the loop goes away.
+        wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        if !finished.load(ordering: .acquiring) {
+            // Never ran: close the wake-up handle so the loop can be closed.
+            uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
+            uv_run(uv, UV_RUN_NOWAIT)
+            uv_loop_close(uv)
+        }
+        uv.deallocate()
+        wakeup.deallocate()
+    }
+
+    /// True on the thread currently running this loop.
+    public var inEventLoop: Bool {
+        runningThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthreadID()))
+    }
+
+    /// Runs `body` on the loop thread. Safe from any thread, including the
+    /// loop's own (then it runs on the next turn, never re-entrantly).
+    /// Work submitted after the loop finished is dropped.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        submit(.closure(body))
+    }
+
+    func submit(_ job: Job) {
+        queue.withLock { state in
+            guard state.open else { return }
+            state.jobs.append(job)
+            uv_async_send(wakeup)
+        }
+    }
+
+    private func drain() {
+        let jobs = queue.withLock { state -> [Job] in
+            let jobs = state.jobs
+            state.jobs.removeAll(keepingCapacity: true)
+            return jobs
+        }
+        for job in jobs {
+            switch job {
+            case .closure(let body): body()
+            case .task(let task): task.runSynchronously(on: asUnownedSerialExecutor())
+            }
+        }
+    }
+
+    /// Runs the loop on the calling thread until `stop()`. On the way out it
+    /// closes every handle still open (their close callbacks run) and closes
+    /// the loop; a loop runs once.
+    public func run() {
+        precondition(!finished.load(ordering: .acquiring), "an EventLoop runs once")
+        runningThread.store(UInt(bitPattern: Int(bitPattern: pthreadID())), ordering: .releasing)
+        uv_run(uv, UV_RUN_DEFAULT)
+        queue.withLock { $0.open = false; $0.jobs.removeAll() }
+        // Close what is still open; the wake-up handle is ours, the rest are
+        // LoopHandle wrappers whose close releases the loop's reference.
+        uv_walk(uv, { handle, wakeup in
+            guard let handle, uv_is_closing(handle) == 0 else { return }
+            if UnsafeMutableRawPointer(handle) == wakeup {
+                uv_close(handle, nil)
+            } else {
+                LoopHandle.object(handle)?.close()
+            }
+        }, UnsafeMutableRawPointer(wakeup))
+        uv_run(uv, UV_RUN_DEFAULT)
+        uv_loop_close(uv)
+        finished.store(true, ordering: .releasing)
+        runningThread.store(0, ordering: .releasing)
+    }
+
+    /// Makes `run()` return after the current turn. Safe from any thread.
+    public func stop() {
+        execute { [self] in uv_stop(self.uv) }
+    }
+
+    /// Traps unless called on the loop thread: handle APIs are not thread-safe.
+    @inline(__always)
+    func assertInLoop(_ function: StaticString = #function) {
+        precondition(inEventLoop, "\(function) must be called on the event loop's thread")
+    }
+
+    /// Runs `body` on the loop and returns its result to the caller's task.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            execute { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Milliseconds on libuv's monotonic clock, cached per loop turn.
+    public var now: UInt64 { uv_now(uv) }
+}
+
+@inline(__always)
+func pthreadID() -> pthread_t { pthread_self() }

@@ -1,0 +1,43 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An `EventLoop` running on a thread of its own, for code (tests, servers)
+/// that wants the loop in the background.
+public final class EventLoopThread: Sendable {
+    public let loop: EventLoop
+    private let thread: pthread_t
+
+    private final class Start {
+        let loop: EventLoop
+        init(_ loop: EventLoop) { self.loop = loop }
+    }
+
+    public init() throws(Errno) {
+        let loop = try EventLoop()
+        self.loop = loop
+        var thread = pthread_t()
+        let start = Unmanaged.passRetained(Start(loop)).toOpaque()
+        let rc = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().loop.run()
+            return nil
+        }, start)
+        if rc != 0 {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw Errno(rawValue: rc)
+        }
+        self.thread = thread
+    }
+
+    /// Stops the loop (closing its handles) and waits for the thread to end.
+    /// Must not be called from the loop's own thread.
+    public func shutdown() {
+        precondition(!loop.inEventLoop, "shutdown() would wait for its own thread")
+        loop.stop()
+        pthread_join(thread, nil)
+    }
+}

@@ -1,0 +1,152 @@
+import CLibUV
+import SystemPackage
+
+/// A byte stream over a pipe or a Unix-domain socket (`uv_pipe_t`): a child
+/// process's stdio, or one end of a connection to a socket in the group.
+public final class PipeStream: LoopHandle, @unchecked Sendable {
+    public enum ReadEvent {
+        case data([UInt8])
+        case end
+        case failed(Errno)
+    }
+
+    /// sun_path holds 108 bytes on Linux including the NUL; libuv before 1.46
+    /// silently truncates longer paths, so they are refused here instead.
+    public static let maximumSocketPathLength = 107
+
+    private var onRead: ((ReadEvent) -> Void)?
+    private var readBuffer: UnsafeMutableRawBufferPointer?
+    private static let readBufferSize = 64 * 1024
+
+    public override init(loop: EventLoop) {
+        super.init(loop: loop)
+        // uv_pipe_init only links the handle into the loop; it cannot fail.
+        uv_pipe_init(loop.uv, raw(uv_pipe_t.self), 0)
+        adopt()
+    }
+
+    deinit { readBuffer?.deallocate() }
+
+    var stream: UnsafeMutablePointer<uv_stream_t> { raw(uv_stream_t.self) }
+
+    /// Wraps an existing fd (which the stream then owns and closes).
+    public func open(fileDescriptor: Int32) throws(Errno) {
+        loop.assertInLoop()
+        try uvCheck(uv_pipe_open(raw(uv_pipe_t.self), fileDescriptor))
+    }
+
+    /// The fd under the stream, once open or connected.
+    public var fileDescriptor: Int32? {
+        guard !isClosed else { return nil }
+        var fd = uv_os_fd_t()
+        return uv_fileno(handle, &fd) == 0 ? fd : nil
+    }
+
+    /// Connects to the Unix socket at `path`.
+    public static func connect(
+        loop: EventLoop,
+        path: String,
+        _ completion: @escaping (Result<PipeStream, Errno>) -> Void
+    ) {
+        loop.assertInLoop()
+        guard path.utf8.count <= maximumSocketPathLength else {
+            completion(.failure(.fileNameTooLong))
+            return
+        }
+        let pipe = PipeStream(loop: loop)
+        let request = ConnectRequest(pipe: pipe, completion: completion)
+        let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        req.pointee.data = Unmanaged.passRetained(request).toOpaque()
+        uv_pipe_connect(req, pipe.raw(uv_pipe_t.self), path) { req, status in
+            guard let req, let data = req.pointee.data else { return }
+            let request = Unmanaged<ConnectRequest>.fromOpaque(data).takeRetainedValue()
+            req.deallocate()
+            if status < 0 {
+                request.pipe.close()
+                request.completion(.failure(uvErrno(status)))
+            } else {
+                request.completion(.success(request.pipe))
+            }
+        }
+    }
+
+    private final class ConnectRequest {
+        let pipe: PipeStream
+        let completion: (Result<PipeStream, Errno>) -> Void
+        init(pipe: PipeStream, completion: @escaping (Result<PipeStream, Errno>) -> Void) {
+            self.pipe = pipe
+            self.completion = completion
+        }
+    }
+
+    /// Delivers bytes as they arrive, then `.end` once the peer closes.
+    public func startReading(_ onRead: @escaping (ReadEvent) -> Void) throws(Errno) {
+        loop.assertInLoop()
+        precondition(!isClosed, "stream is closed")
+        self.onRead = onRead
+        if readBuffer == nil {
+            readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
+        }
+        try uvCheck(uv_read_start(stream, { handle, _, buf in
+            // One read is outstanding per stream at a time, so one buffer serves.
+            guard let buf, let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? PipeStream,
+                  let buffer = me.readBuffer else { return }
+            buf.pointee = uv_buf_init(buffer.baseAddress?.assumingMemoryBound(to: CChar.self),
+                                      UInt32(buffer.count))
+        }, { handle, nread, buf in
+            guard let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? PipeStream else { return }
+            if nread > 0, let base = buf?.pointee.base {
+                let bytes = Array(UnsafeRawBufferPointer(start: base, count: nread))
+                me.onRead?(.data(bytes))
+            } else if nread == uvEOF {
+                me.onRead?(.end)
+            } else if nread < 0 {
+                me.onRead?(.failed(uvErrno(Int32(truncatingIfNeeded: nread))))
+            }
+        }))
+    }
+
+    public func stopReading() {
+        loop.assertInLoop()
+        guard !isClosed else { return }
+        uv_read_stop(stream)
+    }
+
+    /// Queues `bytes` for writing; `completion` reports the outcome.
+    public func write(_ bytes: [UInt8], _ completion: ((Errno?) -> Void)? = nil) {
+        loop.assertInLoop()
+        guard !isClosed else { completion?(.badFileDescriptor); return }
+        let request = WriteRequest(bytes: bytes, completion: completion)
+        let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+        let token = Unmanaged.passRetained(request)
+        req.pointee.data = token.toOpaque()
+        var buf = uv_buf_init(request.storage.baseAddress?.assumingMemoryBound(to: CChar.self),
+                              UInt32(request.storage.count))
+        let rc = uv_write(req, stream, &buf, 1) { req, status in
+            guard let req, let data = req.pointee.data else { return }
+            let request = Unmanaged<WriteRequest>.fromOpaque(data).takeRetainedValue()
+            req.deallocate()
+            request.completion?(status < 0 ? uvErrno(status) : nil)
+        }
+        if rc < 0 {
+            token.release()
+            req.deallocate()
+            completion?(uvErrno(rc))
+        }
+    }
+
+    /// Buffers must stay put until libuv's write callback, so each write
+    /// owns a copy.
+    private final class WriteRequest {
+        let storage: UnsafeMutableRawBufferPointer
+        let completion: ((Errno?) -> Void)?
+        init(bytes: [UInt8], completion: ((Errno?) -> Void)?) {
+            storage = .allocate(byteCount: max(bytes.count, 1), alignment: 1)
+            storage.copyBytes(from: bytes)
+            self.completion = completion
+        }
+        deinit { storage.deallocate() }
+    }
+
+    override func willClose() { onRead = nil }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import Foundation
+import TetherGroup
+
+/// `--group DIR`, shared by every command that touches the group directory.
+struct GroupOptions: ParsableArguments {
+    @Option(name: .customLong("group"), help: ArgumentHelp(
+        "The group directory (default: $TETHER_GROUP, else ${XDG_STATE_HOME:-~/.local/state}/tether/default).",
+        valueName: "DIR"))
+    var path: String?
+
+    func open() throws(GroupError) -> GroupDirectory {
+        let resolved = try GroupDirectory.resolvePath(
+            explicit: path, environment: ProcessInfo.processInfo.environment)
+        return try GroupDirectory(path: resolved)
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// A non-negative, finite number of seconds from the command line.
+struct Seconds: ExpressibleByArgument {
+    let value: Double
+
+    init?(argument: String) {
+        guard let value = Double(argument), value.isFinite, value >= 0, value <= 86_400 * 365 else { return nil }
+        self.value = value
+    }
+
+    var milliseconds: UInt64 { UInt64((value * 1000).rounded(.up)) }
+
+    var text: String {
+        value == value.rounded() ? "\(Int(value)) seconds" : "\(value) seconds"
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import TetherGroup
+
+/// The JSON form of a probe or watch answer (DESIGN.md contract): `target`,
+/// `name`, `running`, `lock`, and when known `pid` and `since`.
+struct StatusReport: Encodable {
+    let target: String
+    let name: String
+    let running: Bool
+    let lock: String
+    let pid: Int32?
+    let since: String?
+
+    init(target: LockTarget, lock: String, status: LockStatus) {
+        self.target = target.kind
+        self.name = target.name
+        self.running = status.running
+        self.lock = lock
+        self.pid = status.running ? status.holder?.pid : nil
+        self.since = status.running ? status.holder?.since : nil
+    }
+
+    var text: String { running ? "running" : "not running" }
+}
+
+/// One JSON object on one line.
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let data = try encoder.encode(value)
+    output(String(decoding: data, as: UTF8.self))
+}

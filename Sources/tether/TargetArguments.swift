@@ -1,0 +1,30 @@
+import ArgumentParser
+import TetherGroup
+
+enum TargetKind: String, ExpressibleByArgument, CaseIterable {
+    case host
+    case feature
+}
+
+/// `host | feature NAME`.
+struct TargetArguments: ParsableArguments {
+    @Argument(help: "What to look at: 'host', or 'feature' followed by its name.")
+    var kind: TargetKind
+
+    @Argument(help: ArgumentHelp(
+        "The feature's name: 1-64 of a-z 0-9 . _ - starting with a letter or digit.", valueName: "NAME"))
+    var name: String?
+
+    func target() throws -> LockTarget {
+        switch (kind, name) {
+        case (.host, nil):
+            return .host
+        case (.host, let name?):
+            throw CLIError.badInput("'host' takes no name, but '\(name)' was given")
+        case (.feature, nil):
+            throw CLIError.badInput("'feature' needs a NAME")
+        case (.feature, let name?):
+            do { return .feature(try FeatureName(name)) } catch { throw CLIError(error) }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import TetherGroup
+
+struct Tether: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tether",
+        abstract: "Host and supervise extension processes that share a group directory.",
+        discussion: """
+            Any process can ask whether the host, or one of its features, is alive by \
+            probing a lock the live party holds; the kernel drops it when the holder dies.
+
+            Exit codes: 0 success or running, 1 not running, refused or timed out, \
+            2 bad usage or input, 3 environment or I/O error.
+            """,
+        subcommands: [Probe.self, Hold.self, Watch.self, Bench.self]
+    )
+}
+
+@main
+enum TetherMain {
+    static func main() {
+        let code: Int32
+        do {
+            var command = try Tether.parseAsRoot()
+            try command.run()
+            code = 0
+        } catch let error as CLIError {
+            printError(error.message)
+            code = error.code.rawValue
+        } catch let error as GroupError {
+            printError(error.description)
+            code = error.isBadInput ? 2 : 3
+        } catch let exit as ExitCode {
+            code = exit.rawValue
+        } catch {
+            // ArgumentParser: --help and --version are clean exits; anything
+            // else is a usage error, which the contract calls 2.
+            if Tether.exitCode(for: error) == .success {
+                print(Tether.fullMessage(for: error))
+                code = 0
+            } else {
+                printError(Tether.fullMessage(for: error))
+                code = CLIError.Code.badInput.rawValue
+            }
+        }
+        exit(code)
+    }
+}
+
+/// Writes one line to stdout at once (unbuffered): scripts and tests wait
+/// for lines from long-running commands such as `watch`.
+func output(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func printError(_ message: String) {
+    let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import TetherGroup
+
+enum WatchUntil: String, ExpressibleByArgument, CaseIterable {
+    case running
+    case notRunning = "not-running"
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Report when the host or a feature starts or stops running.",
+        discussion: """
+            Prints the current state, then a line each time it changes ("running" or \
+            "not running"; with --json one JSON object per line). With --until, waits \
+            for that state, prints it once and exits 0. Exits 1 if --timeout passes \
+            first. Driven by kernel events: an idle watch uses no CPU.
+            """
+    )
+
+    @OptionGroup var what: TargetArguments
+    @OptionGroup var group: GroupOptions
+
+    @Option(help: "Exit 0 as soon as the state is this one (running or not-running).")
+    var until: WatchUntil?
+
+    @Option(help: ArgumentHelp("Give up after SECONDS and exit 1.", valueName: "SECONDS"))
+    var timeout: Seconds?
+
+    @Flag(help: "Print JSON objects (as 'probe --json') instead of text.")
+    var json = false
+
+    func run() throws {
+        let target = try what.target()
+        let path = try group.open().preparedLockPath(for: target)
+        let session = try WatchSession(target: target, path: path, until: until, timeout: timeout, json: json)
+        switch session.run() {
+        case .success(let code): if code != 0 { throw ExitCode(code) }
+        case .failure(let error): throw error
+        }
+    }
+}
