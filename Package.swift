@@ -44,10 +44,13 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop"]),
-        .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop"]),
+        // Helpers the test targets share: temporary groups, child processes
+        // with bounded waits, a loop harness.
+        .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
+        .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherLoop"]),
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,6 +28,9 @@ public final class LockWatcher: @unchecked Sendable {
     private var recheckStep = 0
     private var onChange: ((LockStatus) -> Void)?
     private var closed = false
+    /// Like a libuv handle, an open watcher stays alive until `close()`:
+    /// its loop callbacks refer to it.
+    private var keepAlive: LockWatcher?
 
     private static let recheckDelays: [UInt64] = [1, 2, 4, 8, 16, 32, 64, 128]
     private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
@@ -60,13 +63,15 @@ public final class LockWatcher: @unchecked Sendable {
         }
         status = (try? probe()) ?? .notRunning
         self.onChange = onChange
+        keepAlive = self
     }
 
-    /// Stops watching. Call on the loop's thread.
+    /// Stops watching and releases the watcher. Call on the loop's thread.
     public func close() {
         guard !closed else { return }
         closed = true
         onChange = nil
+        keepAlive = nil
         poller?.close()
         recheck.close()
         if inotify >= 0 { Syscall.close(inotify) }

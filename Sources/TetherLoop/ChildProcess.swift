@@ -14,15 +14,15 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public let stdin: PipeStream?
     public let stdout: PipeStream?
     public let stderr: PipeStream?
-    public private(set) var exitStatus: ExitStatus?
-    private var onExit: ((ExitStatus) -> Void)?
+    public private(set) var exitStatus: TerminationStatus?
+    private var onExit: ((TerminationStatus) -> Void)?
 
     /// Starts `options.executable`. Throws `Errno` (e.g. `.noSuchFileOrDirectory`
     /// for a missing executable) if the child could not be started.
     public static func spawn(
         loop: EventLoop,
         _ options: ProcessOptions,
-        onExit: @escaping (ExitStatus) -> Void
+        onExit: @escaping (TerminationStatus) -> Void
     ) throws(Errno) -> ChildProcess {
         let process = ChildProcess(loop: loop, options: options)
         process.onExit = onExit
@@ -98,7 +98,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         pid = raw(uv_process_t.self).pointee.pid
     }
 
-    private func exited(_ status: ExitStatus) {
+    private func exited(_ status: TerminationStatus) {
         exitStatus = status
         let callback = onExit
         onExit = nil

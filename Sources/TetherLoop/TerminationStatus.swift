@@ -1,5 +1,5 @@
 /// How a child process ended.
-public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
+public enum TerminationStatus: Sendable, Equatable, CustomStringConvertible {
     case exited(Int32)
     case signaled(Int32)
 

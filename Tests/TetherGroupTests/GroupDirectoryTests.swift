@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TetherGroup
+import TetherTestSupport
+
+@Suite struct GroupDirectoryTests {
+    @Test func createdOnFirstUseWithMode0700() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/a/b/group"
+        let group = try GroupDirectory(path: path)
+        #expect(group.path == path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        _ = try group.preparedLockPath(for: .feature(FeatureName("rec")))
+        let locks = try FileManager.default.attributesOfItem(atPath: path + "/locks/features")
+        #expect((locks[.posixPermissions] as? Int) == 0o700)
+    }
+
+    @Test func resolutionOrderIsFlagThenEnvironmentThenXDG() throws {
+        let env = ["TETHER_GROUP": "/env/group", "XDG_STATE_HOME": "/xdg", "HOME": "/home/u"]
+        #expect(try GroupDirectory.resolvePath(explicit: "/flag", environment: env) == "/flag")
+        #expect(try GroupDirectory.resolvePath(explicit: nil, environment: env) == "/env/group")
+        #expect(try GroupDirectory.resolvePath(explicit: nil, environment: ["XDG_STATE_HOME": "/xdg", "HOME": "/h"])
+            == "/xdg/tether/default")
+        #expect(try GroupDirectory.resolvePath(explicit: nil, environment: ["HOME": "/h"])
+            == "/h/.local/state/tether/default")
+        // A relative XDG_STATE_HOME is invalid per the spec and ignored.
+        #expect(try GroupDirectory.resolvePath(explicit: nil, environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
+            == "/h/.local/state/tether/default")
+        #expect(throws: GroupError.noGroupDirectory) {
+            try GroupDirectory.resolvePath(explicit: nil, environment: [:])
+        }
+    }
+
+    @Test func symlinkedGroupDirectoryIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path + "/real", withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: dir.path + "/real")
+        #expect(throws: GroupError.symlinkRefused(dir.path + "/link")) {
+            try GroupDirectory(path: dir.path + "/link")
+        }
+    }
+
+    @Test func groupOrWorldWritableDirectoryIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/open"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        chmod(path, 0o777)
+        #expect(throws: GroupError.insecurePermissions(path, mode: UInt32(S_IFDIR) | 0o777)) {
+            try GroupDirectory(path: path)
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory away"))
+    func directoryOwnedByAnotherUserIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/foreign"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        #expect(chown(path, 65534, 65534) == 0)
+        #expect(throws: GroupError.foreignOwner(path, uid: 65534)) {
+            try GroupDirectory(path: path)
+        }
+    }
+
+    @Test(arguments: ["rec", "a", "0", "orders-widget", "a.b_c-d", String(repeating: "z", count: 64)])
+    func validFeatureNames(_ name: String) throws {
+        #expect(try FeatureName(name).rawValue == name)
+    }
+
+    @Test(arguments: ["", "../x", ".hidden", "-x", "_x", "Rec", "a/b", "a b", "ü", "x\n",
+                      String(repeating: "z", count: 65)])
+    func invalidFeatureNames(_ name: String) {
+        #expect(throws: GroupError.invalidFeatureName(name)) { try FeatureName(name) }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+import TetherGroup
+import TetherTestSupport
+
+@Suite struct LivenessLockTests {
+    func lockPath(_ dir: TemporaryDirectory, _ name: String = "rec") throws -> String {
+        try GroupDirectory(path: dir.group).preparedLockPath(for: .feature(FeatureName(name)))
+    }
+
+    @Test func heldLockReadsRunningWithHolderInfoUntilReleased() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        #expect(try LockProbe.status(ofLockAt: path) == .notRunning)
+        // Probing a lock nobody ever held does not create its file.
+        #expect(!FileManager.default.fileExists(atPath: path))
+
+        let lock = try #require(try LivenessLock.tryAcquire(path: path, label: "feature rec"))
+        let status = try LockProbe.status(ofLockAt: path)
+        #expect(status.running)
+        #expect(status.holder?.pid == getpid())
+        #expect(status.holder?.label == "feature rec")
+        #expect(status.holder?.since == lock.holder.since)
+
+        #expect(try LivenessLock.tryAcquire(path: path, label: "second") == nil)
+
+        lock.release()
+        #expect(try LockProbe.status(ofLockAt: path) == .notRunning)
+        // Invariant 2: the lock file outlives every holder.
+        #expect(FileManager.default.fileExists(atPath: path))
+        let again = try #require(try LivenessLock.tryAcquire(path: path, label: "again"))
+        again.release()
+    }
+
+    @Test func keptProbeAgreesWithFreshProbe() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        let kept = try LockProbe(path: path)
+        #expect(try !kept.status().running)
+        let lock = try #require(try LivenessLock.tryAcquire(path: path, label: "x"))
+        #expect(try kept.status().running)
+        #expect(try kept.status(identifyHolder: true).holder?.pid == getpid())
+        lock.release()
+        #expect(try !kept.status().running)
+        // The kept probe's own brief shared flock must not block a holder.
+        let next = try #require(try LivenessLock.tryAcquire(path: path, label: "y"))
+        next.release()
+    }
+
+    /// Invariant 3: probes never make an acquisition fail. Four threads probe
+    /// in a tight loop (fresh and kept descriptors) while a holder takes and
+    /// releases the lock 1,000 times.
+    @Test func probeStormNeverStarvesAHolder() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        let stop = Flag()
+        let probes = Flag.Counter()
+        let threads = (0..<4).map { index in
+            Thread {
+                let kept = index % 2 == 1 ? try? LockProbe(path: path) : nil
+                while !stop.isSet {
+                    if let kept { _ = try? kept.status() } else { _ = try? LockProbe.status(ofLockAt: path) }
+                    probes.increment()
+                }
+                stop.threadDone()
+            }
+        }
+        threads.forEach { $0.start() }
+        var failures = 0
+        for _ in 0..<1_000 {
+            if let lock = try LivenessLock.tryAcquire(path: path, label: "storm") { lock.release() } else { failures += 1 }
+        }
+        stop.set()
+        stop.waitForThreads(4)
+        #expect(failures == 0)
+        #expect(probes.value > 1_000, "the probers did run")
+    }
+
+    @Test func symlinkInPlaceOfALockFileIsRefusedAndNothingIsWrittenThrough() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        let target = dir.path + "/precious"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: target))
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        #expect(throws: GroupError.symlinkRefused(path)) { try LivenessLock.tryAcquire(path: path, label: "x") }
+        #expect(throws: GroupError.symlinkRefused(path)) { try LockProbe.status(ofLockAt: path) }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
+    }
+}
+
+/// A stop flag and a thread-completion count for the storm test.
+final class Flag: Sendable {
+    private let state = Mutex<(set: Bool, done: Int)>((false, 0))
+    private let condition = NSCondition()
+
+    var isSet: Bool { state.withLock { $0.set } }
+    func set() { state.withLock { $0.set = true } }
+
+    func threadDone() {
+        condition.lock()
+        state.withLock { $0.done += 1 }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitForThreads(_ count: Int) {
+        condition.lock()
+        while state.withLock({ $0.done }) < count {
+            _ = condition.wait(until: Date().addingTimeInterval(1))
+        }
+        condition.unlock()
+    }
+
+    final class Counter: Sendable {
+        private let count = Atomic<Int>(0)
+        func increment() { count.add(1, ordering: .relaxed) }
+        var value: Int { count.load(ordering: .relaxed) }
+    }
+}

@@ -1,0 +1,75 @@
+import Synchronization
+import Testing
+import TetherLoop
+import TetherTestSupport
+
+@Suite struct EventLoopTests {
+    @Test func executeFromManyThreadsRunsEveryJobOnTheLoopThread() async throws {
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        let loop = thread.loop
+        let ran = Counter()
+        let offLoop = Counter()
+        // uv_async_send coalesces wake-ups: every job must still run.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<2_000 {
+                        loop.execute {
+                            if !loop.inEventLoop { offLoop.value.add(1, ordering: .relaxed) }
+                            ran.value.add(1, ordering: .relaxed)
+                        }
+                    }
+                }
+            }
+        }
+        let total = try await loop.submit { ran.value.load(ordering: .relaxed) }
+        #expect(total == 16_000)
+        #expect(offLoop.value.load(ordering: .relaxed) == 0)
+    }
+
+    actor LoopBound {
+        let loop: EventLoop
+        var count = 0
+        init(loop: EventLoop) { self.loop = loop }
+        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+        func bump() -> Bool {
+            count += 1
+            return loop.inEventLoop
+        }
+    }
+
+    @Test func actorsRunOnTheLoopExecutor() async throws {
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        let actor = LoopBound(loop: thread.loop)
+        for _ in 0..<100 {
+            #expect(await actor.bump())
+        }
+        #expect(await actor.count == 100)
+    }
+
+    @Test func stoppingTheLoopClosesHandlesStillOpen() async throws {
+        let thread = try EventLoopThread()
+        let loop = thread.loop
+        let timer = try await loop.submit {
+            let timer = LoopTimer(loop: loop)
+            timer.start(afterMilliseconds: 60_000) {}
+            return timer
+        }
+        #expect(try await loop.submit { timer.isActive })
+        thread.shutdown()  // joins the loop thread: its writes are visible here
+        #expect(timer.isClosed)
+    }
+
+    @Test func inEventLoopIsFalseElsewhere() throws {
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        #expect(!thread.loop.inEventLoop)
+    }
+}
+
+
+private final class Counter: Sendable {
+    let value = Atomic<Int>(0)
+}

@@ -1,0 +1,34 @@
+import TetherLoop
+
+public struct LoopTimeout: Error {}
+
+/// Runs `body` on a fresh event loop thread and waits for it to call
+/// `finish`, bounded by a loop timer (no sleeping). The loop is shut down
+/// afterwards, which closes any handle the body left open.
+public func onLoop<T: Sendable>(
+    timeoutMilliseconds: UInt64 = 10_000,
+    _ body: @escaping (EventLoop, @escaping (T) -> Void) throws -> Void
+) async throws -> T {
+    let thread = try EventLoopThread()
+    defer { thread.shutdown() }
+    nonisolated(unsafe) let body = body
+    return try await withCheckedThrowingContinuation { continuation in
+        let loop = thread.loop
+        loop.execute {
+            var done = false
+            let timer = LoopTimer(loop: loop)
+            let complete: (Result<T, Error>) -> Void = { result in
+                guard !done else { return }
+                done = true
+                timer.close()
+                continuation.resume(with: result)
+            }
+            timer.start(afterMilliseconds: timeoutMilliseconds) { complete(.failure(LoopTimeout())) }
+            do {
+                try body(loop) { complete(.success($0)) }
+            } catch {
+                complete(.failure(error))
+            }
+        }
+    }
+}
