@@ -43,6 +43,8 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     }
 
     private func start(_ options: ProcessOptions) throws(Errno) {
+        // libuv learns of the exit through SIGCHLD on this thread.
+        SignalMask.unblock(SIGCHLD)
         var argv = ([options.executable] + options.arguments).map { strdup($0) }
         argv.append(nil)
         var envp = options.environment.map { $0.map { strdup($0) } + [nil] }

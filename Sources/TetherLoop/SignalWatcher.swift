@@ -11,6 +11,7 @@ public final class SignalWatcher: LoopHandle, @unchecked Sendable {
         try uvCheck(uv_signal_init(loop.uv, raw(uv_signal_t.self)))
         adopt()
         self.callback = callback
+        SignalMask.unblock(signal)
         let rc = uv_signal_start(raw(uv_signal_t.self), { handle, signal in
             (LoopHandle.object(UnsafeMutableRawPointer(handle)) as? SignalWatcher)?.callback?(signal)
         }, signal)

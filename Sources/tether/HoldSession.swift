@@ -13,6 +13,7 @@ final class HoldSession: @unchecked Sendable {
     private let wait: Seconds?
     private var lock: LivenessLock?
     private var child: ChildProcess?
+    private var finished = false
     private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
 
     static let forwardedSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
@@ -86,6 +87,10 @@ final class HoldSession: @unchecked Sendable {
     }
 
     private func finish(_ result: Result<Int32, CLIError>) {
+        // The first outcome stands: a timer or signal racing an error must
+        // not overwrite it while the loop winds down.
+        guard !finished else { return }
+        finished = true
         outcome = result
         lock?.release()
         lock = nil

@@ -11,6 +11,7 @@ final class WatchSession: @unchecked Sendable {
     private let timeout: Seconds?
     private let json: Bool
     private var watcher: LockWatcher?
+    private var finished = false
     private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
 
     init(target: LockTarget, path: String, until: WatchUntil?, timeout: Seconds?, json: Bool) throws {
@@ -76,6 +77,10 @@ final class WatchSession: @unchecked Sendable {
     }
 
     private func finish(_ result: Result<Int32, CLIError>) {
+        // The first outcome stands: a timer or signal racing an error must
+        // not overwrite it while the loop winds down.
+        guard !finished else { return }
+        finished = true
         outcome = result
         watcher?.close()
         watcher = nil

@@ -1,57 +1,110 @@
 import Foundation
+import TetherLoop
 
 public struct TestTimeout: Error, CustomStringConvertible {
     public let what: String
     public var description: String { "timed out waiting for \(what)" }
 }
 
-/// A real child process with bounded waits: lines from its stdout are read
-/// with poll(2) and a deadline, and exit is awaited with a timed semaphore.
+public struct SpawnFailed: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// One loop thread runs every test child: libuv reports exits through
+/// SIGCHLD (Foundation's Process waits for a socket that grandchildren
+/// inherit, so it misses the exit of a killed parent whose child lives on).
+let testLoop: EventLoopThread? = try? EventLoopThread()
+
+/// A real child process with bounded waits: stdout lines and the exit are
+/// awaited on a condition variable with a deadline, never by sleeping.
 public final class TestProcess: @unchecked Sendable {
-    public let process = Process()
-    private let stdoutPipe = Pipe()
-    private let stderrPipe = Pipe()
-    private let stdinPipe = Pipe()
-    private let exited = DispatchSemaphore(value: 0)
-    private var pending: [UInt8] = []
-    private var stdoutClosed = false
+    public let executable: String
+    public let arguments: [String]
+    private let condition = NSCondition()
+    private var stdoutBytes: [UInt8] = []
+    private var stderrBytes: [UInt8] = []
+    private var stdoutEnded = false
+    private var stderrEnded = false
+    private var status: TerminationStatus?
+    private var child: ChildProcess?
+    public private(set) var pid: Int32 = 0
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        guard let loop = testLoop?.loop else { throw SpawnFailed(description: "no test event loop") }
+        self.executable = executable
+        self.arguments = arguments
+        let env = environment.map { extra in
+            ProcessInfo.processInfo.environment.merging(extra) { $1 }.map { "\($0.key)=\($0.value)" }
         }
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        process.standardInput = stdinPipe
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
+        let options = ProcessOptions(executable: executable, arguments: arguments, environment: env,
+                                     stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        let started = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: Error?
+        loop.execute {
+            do {
+                let child = try ChildProcess.spawn(loop: loop, options) { [self] status in
+                    self.update { self.status = status }
+                }
+                self.child = child
+                self.pid = child.pid
+                try child.stdout?.startReading { [self] event in
+                    self.update {
+                        switch event {
+                        case .data(let bytes): self.stdoutBytes += bytes
+                        case .end, .failed: self.stdoutEnded = true
+                        }
+                    }
+                }
+                try child.stderr?.startReading { [self] event in
+                    self.update {
+                        switch event {
+                        case .data(let bytes): self.stderrBytes += bytes
+                        case .end, .failed: self.stderrEnded = true
+                        }
+                    }
+                }
+            } catch {
+                failure = error
+            }
+            started.signal()
+        }
+        started.wait()
+        if let failure { throw SpawnFailed(description: "cannot start \(executable): \(failure)") }
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    private func update(_ body: () -> Void) {
+        condition.lock()
+        body()
+        condition.broadcast()
+        condition.unlock()
+    }
 
-    /// The next line of stdout, waiting at most `timeout` seconds.
-    public func readLine(timeout: Double = 10) throws -> String? {
+    /// Waits until `ready()` holds (checked under the lock) or the deadline passes.
+    private func wait(timeout: Double, what: String, until ready: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
-        let fd = stdoutPipe.fileHandleForReading.fileDescriptor
-        while true {
-            if let newline = pending.firstIndex(of: 0x0a) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            if stdoutClosed { return pending.isEmpty ? nil : String(decoding: pending, as: UTF8.self) }
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { throw TestTimeout(what: "a line from \(process.executableURL?.lastPathComponent ?? "?")") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Int32(remaining * 1000) + 1)
-            if ready <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n > 0 { pending += chunk[0..<n] } else if n == 0 { stdoutClosed = true }
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready() {
+            if !condition.wait(until: deadline) && !ready() { throw TestTimeout(what: what) }
         }
+    }
+
+    private var name: String { "\((executable as NSString).lastPathComponent) \(arguments)" }
+
+    /// The next line of stdout (nil at end of output), waiting at most `timeout` seconds.
+    public func readLine(timeout: Double = 10) throws -> String? {
+        try wait(timeout: timeout, what: "a line from \(name)") {
+            stdoutBytes.contains(0x0a) || stdoutEnded
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        guard let newline = stdoutBytes.firstIndex(of: 0x0a) else {
+            defer { stdoutBytes.removeAll() }
+            return stdoutBytes.isEmpty ? nil : String(decoding: stdoutBytes, as: UTF8.self)
+        }
+        let line = String(decoding: stdoutBytes[..<newline], as: UTF8.self)
+        stdoutBytes.removeSubrange(...newline)
+        return line
     }
 
     /// Reads lines until one equals `expected`.
@@ -62,15 +115,16 @@ public final class TestProcess: @unchecked Sendable {
             seen.append(line)
             if line == expected { return seen }
         }
-        throw TestTimeout(what: "line '\(expected)' (saw \(seen))")
+        throw TestTimeout(what: "line '\(expected)' from \(name) (saw \(seen))")
     }
 
     public func writeStdin(_ text: String) {
-        stdinPipe.fileHandleForWriting.write(Data(text.utf8))
+        let bytes = Array(text.utf8)
+        testLoop?.loop.execute { [self] in self.child?.stdin?.write(bytes) }
     }
 
     public func closeStdin() {
-        try? stdinPipe.fileHandleForWriting.close()
+        testLoop?.loop.execute { [self] in self.child?.stdin?.close() }
     }
 
     public func signal(_ signal: Int32) {
@@ -80,26 +134,32 @@ public final class TestProcess: @unchecked Sendable {
     /// Waits for exit; returns the status (128 + N when killed by signal N).
     @discardableResult
     public func waitForExit(timeout: Double = 10) throws -> Int32 {
-        guard exited.wait(timeout: .now() + timeout) == .success else {
-            throw TestTimeout(what: "\(process.executableURL?.lastPathComponent ?? "process") to exit")
-        }
-        exited.signal()  // later calls return at once
-        return process.terminationReason == .uncaughtSignal
-            ? 128 + process.terminationStatus : process.terminationStatus
+        try wait(timeout: timeout, what: "\(name) to exit") { status != nil }
+        condition.lock()
+        defer { condition.unlock() }
+        return status?.shellCode ?? -1
     }
 
-    public var standardError: String {
-        String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    /// All of stdout not yet read, once the child closed it.
+    public func remainingOutput(timeout: Double = 30) throws -> String {
+        try wait(timeout: timeout, what: "the end of \(name)'s output") { stdoutEnded }
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: stdoutBytes, as: UTF8.self)
     }
 
-    /// Everything left on stdout after exit.
-    public func remainingOutput() -> String {
-        let rest = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
-        return String(decoding: pending + rest, as: UTF8.self)
+    public func standardError(timeout: Double = 30) throws -> String {
+        try wait(timeout: timeout, what: "the end of \(name)'s errors") { stderrEnded }
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: stderrBytes, as: UTF8.self)
     }
 
     deinit {
-        if process.isRunning { kill(pid, SIGKILL) }
+        if status == nil && pid > 0 { kill(pid, SIGKILL) }
+        if let child {
+            testLoop?.loop.execute { child.close() }
+        }
     }
 }
 
@@ -114,9 +174,7 @@ public func runCommand(_ executable: String, _ arguments: [String],
                        environment: [String: String]? = nil, timeout: Double = 30) throws -> CommandResult {
     let process = try TestProcess(executable, arguments, environment: environment)
     process.closeStdin()
-    // Drain both pipes before waiting so a chatty child never blocks.
-    let out = process.remainingOutput()
-    let err = process.standardError
     let status = try process.waitForExit(timeout: timeout)
-    return CommandResult(status: status, stdout: out, stderr: err)
+    return CommandResult(status: status, stdout: try process.remainingOutput(timeout: timeout),
+                         stderr: try process.standardError(timeout: timeout))
 }

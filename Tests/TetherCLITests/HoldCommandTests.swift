@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+@Suite struct HoldCommandTests {
+    @Test func heldWhileTheCommandRunsAndReleasedAfter() throws {
+        let group = try TestGroup()
+        let holder = try group.startHold(["feature", "rec"], ["sh", "-c", "echo ready; exec cat"])
+        try holder.expectLine("ready")
+
+        let probe = try group.run(["probe", "feature", "rec", "--json"])
+        #expect(probe.status == 0)
+        let object = try group.json(probe)
+        #expect(object["running"] as? Bool == true)
+        #expect(object["pid"] as? Int == Int(holder.pid))
+        #expect((object["since"] as? String)?.hasSuffix("Z") == true)
+        #expect(object["lock"] as? String == group.featureLock("rec"))
+
+        let second = try group.run(["hold", "feature", "rec", "--", "true"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(holder.pid))"))
+
+        holder.closeStdin()  // cat ends, so the hold ends
+        #expect(try holder.waitForExit() == 0)
+        #expect(try group.run(["probe", "feature", "rec"]).status == 1)
+    }
+
+    @Test func exitStatusOfTheCommandIsPassedThrough() throws {
+        let group = try TestGroup()
+        #expect(try group.run(["hold", "host", "--", "sh", "-c", "exit 5"]).status == 5)
+        #expect(try group.run(["hold", "host", "--", "true"]).status == 0)
+    }
+
+    @Test func missingCommandIsBadInput() throws {
+        let group = try TestGroup()
+        let result = try group.run(["hold", "host", "--", "/nonexistent/command"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("command not found"))
+        #expect(try group.run(["probe", "host"]).status == 1)
+    }
+
+    /// Invariant 1: the command does not inherit the lock's descriptor.
+    @Test func commandDoesNotInheritTheLock() throws {
+        let group = try TestGroup()
+        let result = try group.run(["hold", "feature", "rec", "--", "sh", "-c",
+                                    "for f in /proc/$$/fd/*; do readlink $f; done"])
+        #expect(result.status == 0)
+        #expect(!result.stdout.isEmpty)
+        #expect(!result.stdout.contains("rec.lock"))
+    }
+
+    @Test func sigtermReachesTheCommand() throws {
+        let group = try TestGroup()
+        let holder = try group.startHold(["feature", "rec"], [
+            "sh", "-c", "trap 'kill $pid; exit 42' TERM; sleep 60 & pid=$!; echo ready; wait $pid",
+        ])
+        try holder.expectLine("ready")
+        holder.signal(SIGTERM)
+        #expect(try holder.waitForExit() == 42)
+        #expect(try group.run(["probe", "feature", "rec"]).status == 1)
+    }
+
+    /// kill -9 the holder while its command lives on: the lock goes with the
+    /// holder (the command never had it), probes say so at once, and a
+    /// watcher wakes.
+    @Test func killNineOfTheHolderReadsNotRunningAtOnceAndWakesWatchers() throws {
+        let group = try TestGroup()
+        let watcher = try group.start(["watch", "feature", "rec"])
+        try watcher.expectLine("not running")
+        let holder = try group.startHold(["feature", "rec"], ["sh", "-c", "echo $$; exec sleep 60"])
+        let firstLine = try holder.readLine() ?? ""
+        let childPID = try #require(Int32(firstLine))
+        defer { kill(childPID, SIGKILL) }
+        try watcher.expectLine("running")
+
+        holder.signal(SIGKILL)
+        #expect(try holder.waitForExit() == 128 + SIGKILL)
+        let probe = try group.run(["probe", "feature", "rec"])
+        #expect(probe.status == 1, "probe right after the holder was reaped")
+        try watcher.expectLine("not running", timeout: 5)
+        #expect(processAlive(childPID), "the command outlived its holder")
+        watcher.signal(SIGINT)
+        #expect(try watcher.waitForExit() == 0)
+    }
+
+    @Test func waitingHoldGetsTheLockWhenTheHolderEnds() throws {
+        let group = try TestGroup()
+        let first = try group.startHold(["host"], ["sh", "-c", "echo ready; exec cat"])
+        try first.expectLine("ready")
+
+        let refused = try group.run(["hold", "host", "--wait", "0.2", "--", "true"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("already running"))
+
+        let second = try group.startHold(["host"], ["sh", "-c", "echo got-it"], extra: ["--wait", "20"])
+        first.closeStdin()
+        #expect(try first.waitForExit() == 0)
+        try second.expectLine("got-it")
+        #expect(try second.waitForExit() == 0)
+    }
+}

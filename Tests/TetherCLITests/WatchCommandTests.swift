@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+@Suite struct WatchCommandTests {
+    @Test func untilRunningTimesOutWithExitOne() throws {
+        let group = try TestGroup()
+        let result = try group.run(["watch", "feature", "rec", "--until", "running", "--timeout", "0.1"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("timed out"))
+    }
+
+    @Test func untilRunningReturnsWhenAHolderAppears() throws {
+        let group = try TestGroup()
+        let watcher = try group.start(["watch", "feature", "rec", "--until", "running", "--json", "--timeout", "20"])
+        let holder = try group.startHold(["feature", "rec"], ["sh", "-c", "echo ready; exec cat"])
+        try holder.expectLine("ready")
+        let line = try #require(try watcher.readLine())
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(object?["running"] as? Bool == true)
+        #expect(try watcher.waitForExit() == 0)
+        holder.closeStdin()
+        #expect(try holder.waitForExit() == 0)
+    }
+
+    @Test func untilNotRunningReturnsAtOnceWhenNothingHolds() throws {
+        let group = try TestGroup()
+        let result = try group.run(["watch", "host", "--until", "not-running"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "not running\n")
+    }
+}
