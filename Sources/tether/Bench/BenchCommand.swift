@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure Tether against baselines taken in the same run.",
+        discussion: """
+            Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
+            a pid file, a unix-socket ping/pong and spawning flock -n), watch (wake-up \
+            after kill -9 of a holder, against libuv's SIGCHLD exit notice). With no \
+            NAME, runs them all. Times are in microseconds.
+            """
+    )
+
+    static let all = ["probe", "watch"]
+
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch); all by default.", valueName: "NAME"))
+    var names: [String] = []
+
+    @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
+    var json = false
+
+    @Option(help: "Scale the number of samples (1 = default; smaller is quicker and noisier).")
+    var scale: Double = 1
+
+    func validate() throws {
+        for name in names where !Self.all.contains(name) {
+            throw ValidationError("Unknown benchmark '\(name)'; choose from \(Self.all.joined(separator: ", ")).")
+        }
+        guard scale > 0, scale <= 100 else { throw ValidationError("--scale must be above 0 and at most 100.") }
+    }
+
+    func run() throws {
+        let selected = names.isEmpty ? Self.all : names
+        let scratch = try BenchScratch()
+        var results: [BenchResult] = []
+        for name in selected {
+            switch name {
+            case "probe": results += try ProbeBenchmark(scratch: scratch, scale: scale).run()
+            case "watch": results += try WatchBenchmark(scratch: scratch, scale: scale).run()
+            default: break
+            }
+        }
+        let report = BenchReport(machine: MachineInfo.current(), benchmarks: results)
+        if json { try printJSON(report) } else { report.printTable() }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// p50 and p99 of a set of samples, in microseconds.
+struct Percentiles: Encodable {
+    let p50: Double
+    let p99: Double
+
+    init(nanoseconds samples: [UInt64]) {
+        let sorted = samples.sorted()
+        func at(_ fraction: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))
+            return (Double(sorted[index]) / 1_000 * 1_000).rounded() / 1_000
+        }
+        p50 = at(0.50)
+        p99 = at(0.99)
+    }
+}
+
+/// One benchmark and its baselines, measured in the same run (DESIGN.md contract).
+struct BenchResult: Encodable {
+    let name: String
+    let unit: String
+    let p50: Double
+    let p99: Double
+    let samples: Int
+    let baselines: [String: Percentiles]
+
+    init(name: String, samples: [UInt64], baselines: [String: Percentiles]) {
+        let stats = Percentiles(nanoseconds: samples)
+        self.name = name
+        self.unit = "us"
+        self.p50 = stats.p50
+        self.p99 = stats.p99
+        self.samples = samples.count
+        self.baselines = baselines
+    }
+}
+
+struct BenchReport: Encodable {
+    let machine: MachineInfo
+    let benchmarks: [BenchResult]
+
+    func printTable() {
+        output("machine: \(machine.cpus) CPUs, \(machine.model), Linux \(machine.kernel)")
+        output(pad("benchmark", 40) + pad("p50 us", 12) + pad("p99 us", 12) + "samples")
+        var shown: Set<String> = []
+        for result in benchmarks {
+            output(pad(result.name, 40) + pad(format(result.p50), 12) + pad(format(result.p99), 12) + "\(result.samples)")
+            // Benchmarks of one family share their baselines: list each once.
+            for (name, stats) in result.baselines.sorted(by: { $0.key < $1.key }) where !shown.contains(name) {
+                shown.insert(name)
+                output(pad("  baseline: \(name)", 40) + pad(format(stats.p50), 12) + format(stats.p99))
+            }
+        }
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
+    private func format(_ value: Double) -> String { String(format: "%.3f", value) }
+}
+
+struct MachineInfo: Encodable {
+    let cpus: Int
+    let model: String
+    let kernel: String
+
+    static func current() -> MachineInfo {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+        var names = utsname()
+        uname(&names)
+        let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return MachineInfo(cpus: ProcessInfo.processInfo.activeProcessorCount, model: model, kernel: kernel)
+    }
+}
+
+/// Monotonic nanoseconds, for timing.
+@inline(__always)
+func nowNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+/// Times `body` once per sample, after a warm-up.
+func measure(samples: Int, warmup: Int = 200, _ body: () throws -> Void) rethrows -> [UInt64] {
+    for _ in 0..<warmup { try body() }
+    var result = [UInt64](repeating: 0, count: samples)
+    for index in 0..<samples {
+        let start = nowNanoseconds()
+        try body()
+        result[index] = nowNanoseconds() - start
+    }
+    return result
+}
+
+/// A private group directory for the run, removed afterwards.
+final class BenchScratch {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/tether-bench.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
+            throw CLIError.environment("cannot create a scratch directory in /tmp: \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+@Suite struct BenchCommandTests {
+    /// The JSON contract of `bench --json`, with a small sample count. Speed
+    /// goals are read off the real run, not asserted here.
+    @Test func jsonCarriesEveryBenchmarkWithItsBaselines() throws {
+        let result = try tether(["bench", "probe", "watch", "--json", "--scale", "0.05"], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["machine"] is [String: Any])
+        let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
+        let names = benchmarks.compactMap { $0["name"] as? String }
+        #expect(names == ["probe.idle", "probe.held", "probe.held+holder", "probe.kept.idle", "probe.kept.held",
+                          "watch.kill9"])
+        for benchmark in benchmarks {
+            #expect(benchmark["unit"] as? String == "us")
+            let p50 = try #require(benchmark["p50"] as? Double)
+            let p99 = try #require(benchmark["p99"] as? Double)
+            #expect(p50 > 0 && p99 >= p50)
+            let baselines = try #require(benchmark["baselines"] as? [String: [String: Double]])
+            #expect(!baselines.isEmpty)
+            for (_, stats) in baselines { #expect(stats["p50"] != nil && stats["p99"] != nil) }
+        }
+        let probe = try #require(benchmarks.first?["baselines"] as? [String: Any])
+        #expect(Set(probe.keys) == ["open+flock+close", "kill(pid,0) from pid file", "unix socket ping/pong",
+                                    "spawn flock -n"])
+    }
+
+    @Test func unknownBenchmarkIsBadUsage() throws {
+        let result = try tether(["bench", "nonsense"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("nonsense"))
+    }
+}
