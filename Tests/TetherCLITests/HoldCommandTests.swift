@@ -43,7 +43,7 @@ import TetherTestSupport
     @Test func commandDoesNotInheritTheLock() throws {
         let group = try TestGroup()
         let result = try group.run(["hold", "feature", "rec", "--", "sh", "-c",
-                                    "for f in /proc/$$/fd/*; do readlink $f; done"])
+                                    "for f in /proc/$$/fd/*; do readlink $f || true; done"])
         #expect(result.status == 0)
         #expect(!result.stdout.isEmpty)
         #expect(!result.stdout.contains("rec.lock"))
