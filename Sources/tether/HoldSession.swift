@@ -5,42 +5,26 @@ import TetherLoop
 
 /// `tether hold` on the event loop: take the lock, run the command, pass
 /// signals on, let go when the command exits.
-final class HoldSession: @unchecked Sendable {
-    private let loop: EventLoop
+final class HoldSession: LoopSession, @unchecked Sendable {
     private let target: LockTarget
     private let path: String
     private let command: [String]
     private let wait: Seconds?
     private var lock: LivenessLock?
     private var child: ChildProcess?
-    private var finished = false
-    private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
 
     static let forwardedSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
     init(target: LockTarget, path: String, command: [String], wait: Seconds?) throws {
-        do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
         self.target = target
         self.path = path
         self.command = command
         self.wait = wait
+        try super.init()
     }
 
-    func run() -> Result<Int32, CLIError> {
-        loop.execute { self.start() }
-        loop.run()
-        return outcome
-    }
-
-    private func start() {
-        for signal in Self.forwardedSignals {
-            do {
-                _ = try SignalWatcher(loop: loop, signal: signal) { [unowned self] signal in self.received(signal) }
-            } catch {
-                finish(.failure(.environment("cannot handle signal \(signal): \(error)")))
-                return
-            }
-        }
+    override func start() {
+        guard handleSignals(Self.forwardedSignals, { [unowned self] in self.received($0) }) else { return }
         if let wait {
             LivenessLock.acquire(on: loop, path: path, label: target.label,
                                  timeoutMilliseconds: wait.milliseconds) { [unowned self] in self.acquired($0) }
@@ -86,14 +70,8 @@ final class HoldSession: @unchecked Sendable {
         }
     }
 
-    private func finish(_ result: Result<Int32, CLIError>) {
-        // The first outcome stands: a timer or signal racing an error must
-        // not overwrite it while the loop winds down.
-        guard !finished else { return }
-        finished = true
-        outcome = result
+    override func willFinish() {
         lock?.release()
         lock = nil
-        loop.stop()
     }
 }

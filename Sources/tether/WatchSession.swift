@@ -3,44 +3,28 @@ import TetherGroup
 import TetherLoop
 
 /// `tether watch` on the event loop.
-final class WatchSession: @unchecked Sendable {
-    private let loop: EventLoop
+final class WatchSession: LoopSession, @unchecked Sendable {
     private let target: LockTarget
     private let path: String
     private let until: WatchUntil?
     private let timeout: Seconds?
     private let json: Bool
     private var watcher: LockWatcher?
-    private var finished = false
-    private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
 
     init(target: LockTarget, path: String, until: WatchUntil?, timeout: Seconds?, json: Bool) throws {
-        do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
         self.target = target
         self.path = path
         self.until = until
         self.timeout = timeout
         self.json = json
+        try super.init()
     }
 
-    func run() -> Result<Int32, CLIError> {
-        loop.execute { self.start() }
-        loop.run()
-        return outcome
-    }
-
-    private func start() {
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            do {
-                _ = try SignalWatcher(loop: loop, signal: signal) { [unowned self] _ in
-                    // Interrupting a plain watch is how it normally ends.
-                    self.finish(.success(self.until == nil ? 0 : 1))
-                }
-            } catch {
-                finish(.failure(.environment("cannot handle signal \(signal): \(error)")))
-                return
-            }
-        }
+    override func start() {
+        // Interrupting a plain watch is how it normally ends.
+        guard handleSignals([SIGINT, SIGTERM, SIGHUP], { [unowned self] _ in
+            self.finish(.success(self.until == nil ? 0 : 1))
+        }) else { return }
         if let timeout {
             LoopTimer(loop: loop).start(afterMilliseconds: timeout.milliseconds) { [unowned self] in
                 guard let until = self.until else { return self.finish(.success(0)) }
@@ -76,14 +60,8 @@ final class WatchSession: @unchecked Sendable {
         }
     }
 
-    private func finish(_ result: Result<Int32, CLIError>) {
-        // The first outcome stands: a timer or signal racing an error must
-        // not overwrite it while the loop winds down.
-        guard !finished else { return }
-        finished = true
-        outcome = result
+    override func willFinish() {
         watcher?.close()
         watcher = nil
-        loop.stop()
     }
 }

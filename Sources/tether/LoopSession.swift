@@ -1,0 +1,50 @@
+import TetherLoop
+
+/// A command that runs on an event loop (on the main thread) until it has
+/// an outcome: an exit status, or an error to report.
+class LoopSession: @unchecked Sendable {
+    let loop: EventLoop
+    private var finished = false
+    private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
+
+    init() throws {
+        do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
+    }
+
+    /// Runs `start()` on the loop and returns the first outcome reported.
+    func run() -> Result<Int32, CLIError> {
+        loop.execute { self.start() }
+        loop.run()
+        return outcome
+    }
+
+    /// Subclasses set up their handles here, on the loop.
+    func start() {}
+
+    /// Subclasses release what they hold here, once, before the loop stops.
+    func willFinish() {}
+
+    /// The first outcome stands: a timer or signal racing an error must not
+    /// overwrite it while the loop winds down.
+    func finish(_ result: Result<Int32, CLIError>) {
+        guard !finished else { return }
+        finished = true
+        outcome = result
+        willFinish()
+        loop.stop()
+    }
+
+    /// Routes `signals` to `handler` on the loop; false (and finished with an
+    /// error) if one cannot be handled.
+    func handleSignals(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) -> Bool {
+        for signal in signals {
+            do {
+                _ = try SignalWatcher(loop: loop, signal: signal, handler)
+            } catch {
+                finish(.failure(.environment("cannot handle signal \(signal): \(error)")))
+                return false
+            }
+        }
+        return true
+    }
+}
