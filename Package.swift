@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "tether", targets: ["tether"]),
         .library(name: "TetherLoop", targets: ["TetherLoop"]),
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
+        .library(name: "TetherIPC", targets: ["TetherIPC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -35,11 +36,14 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
+        .target(name: "TetherIPC", dependencies: ["TetherLoop"]),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherLoop",
                 "TetherGroup",
+                "TetherIPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -49,6 +53,7 @@ let package = Package(
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport"]),
     ],

@@ -79,6 +79,12 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         }
     }
 
+    /// Bytes queued for writing and not yet accepted by the kernel: a peer
+    /// that does not read makes this grow.
+    public var writeQueueSize: Int {
+        isClosed ? 0 : uv_stream_get_write_queue_size(stream)
+    }
+
     /// Delivers bytes as they arrive, then `.end` once the peer closes.
     public func startReading(_ onRead: @escaping (ReadEvent) -> Void) throws(Errno) {
         loop.assertInLoop()

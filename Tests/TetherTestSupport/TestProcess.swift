@@ -3,6 +3,7 @@ import TetherLoop
 
 public struct TestTimeout: Error, CustomStringConvertible {
     public let what: String
+    public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
 }
 

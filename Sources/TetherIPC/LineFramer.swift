@@ -1,0 +1,34 @@
+/// Splits a byte stream into newline-terminated frames (NDJSON), refusing
+/// any frame longer than `maximumFrameSize`: a peer cannot make the reader
+/// buffer without bound.
+public struct LineFramer: Sendable {
+    public static let defaultMaximumFrameSize = 1 << 20
+
+    public let maximumFrameSize: Int
+    private var buffer: [UInt8] = []
+
+    public struct FrameTooLarge: Error, Equatable {}
+
+    public init(maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
+        self.maximumFrameSize = maximumFrameSize
+    }
+
+    /// Appends `bytes` and returns every complete frame (without its newline;
+    /// a trailing '\r' is dropped too). Empty lines are skipped.
+    public mutating func append(_ bytes: [UInt8]) throws(FrameTooLarge) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte == 0x0a {
+            var frame = buffer
+            frame += bytes[start..<index]
+            buffer.removeAll(keepingCapacity: true)
+            start = index + 1
+            if frame.last == 0x0d { frame.removeLast() }
+            guard frame.count <= maximumFrameSize else { throw FrameTooLarge() }
+            if !frame.isEmpty { frames.append(frame) }
+        }
+        buffer += bytes[start...]
+        guard buffer.count <= maximumFrameSize else { throw FrameTooLarge() }
+        return frames
+    }
+}

@@ -1,0 +1,58 @@
+import SystemPackage
+import TetherLoop
+
+/// Why a one-shot call did not return a result.
+public enum RPCCallError: Error, Sendable, Equatable {
+    /// Nothing listens at the socket (or it cannot be reached).
+    case unreachable(Errno)
+    case timedOut
+    /// The peer closed the connection before answering.
+    case closed
+    /// The peer answered with an error.
+    case remote(RPCError)
+}
+
+/// A blocking request/response on a fresh connection, for command-line tools:
+/// runs its own event loop on the calling thread until the answer arrives or
+/// `timeoutMilliseconds` passes.
+public enum RPCCall {
+    public static func perform(
+        socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000
+    ) -> Result<JSONValue, RPCCallError> {
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { return .failure(.unreachable(error)) }
+        let box = ResultBox()
+        loop.execute {
+            let finish: (Result<JSONValue, RPCCallError>) -> Void = { result in
+                guard box.result == nil else { return }
+                box.result = result
+                loop.stop()
+            }
+            LoopTimer(loop: loop).start(afterMilliseconds: timeoutMilliseconds) { finish(.failure(.timedOut)) }
+            PipeStream.connect(loop: loop, path: socketPath) { connected in
+                switch connected {
+                case .failure(let error):
+                    finish(.failure(.unreachable(error)))
+                case .success(let stream):
+                    let connection = RPCConnection(stream: stream)
+                    connection.start(handler: { _, _, _, respond in
+                        respond(.failure(.methodNotFound("client")))
+                    }, onClose: { _ in finish(.failure(.closed)) })
+                    connection.call(method, params) { result in
+                        switch result {
+                        case .success(let value): finish(.success(value))
+                        case .failure(let error): finish(.failure(.remote(error)))
+                        }
+                        connection.close()
+                    }
+                }
+            }
+        }
+        loop.run()
+        return box.result ?? .failure(.closed)
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        var result: Result<JSONValue, RPCCallError>?
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// One JSON-RPC 2.0 message: a request (with id), a notification (no id),
+/// or a response (result or error).
+public enum RPCMessage: Sendable, Equatable {
+    case request(id: JSONValue, method: String, params: JSONValue?)
+    case notification(method: String, params: JSONValue?)
+    case response(id: JSONValue, result: Result<JSONValue, RPCError>)
+
+    /// Parses one frame. Throws the RPCError to send back (with a null id).
+    public static func parse(_ frame: [UInt8]) throws(RPCError) -> RPCMessage {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(frame))
+        } catch {
+            throw .parseError("the frame is not valid JSON")
+        }
+        guard case .object(let object) = value else { throw .invalidRequest("expected a JSON object") }
+        guard object["jsonrpc"] == .string("2.0") else { throw .invalidRequest("\"jsonrpc\" must be \"2.0\"") }
+        let id = object["id"]
+        if let method = object["method"] {
+            guard case .string(let name) = method else { throw .invalidRequest("\"method\" must be a string") }
+            let params = object["params"]
+            if let params, !(params.isStructured) { throw .invalidRequest("\"params\" must be an object or array") }
+            guard let id else { return .notification(method: name, params: params) }
+            guard id.isValidID else { throw .invalidRequest("\"id\" must be a string, number or null") }
+            return .request(id: id, method: name, params: params)
+        }
+        guard let id, id.isValidID else { throw .invalidRequest("a response needs an \"id\"") }
+        if let error = object["error"] {
+            guard let code = error["code"]?.intValue, let message = error["message"]?.stringValue else {
+                throw .invalidRequest("malformed error object")
+            }
+            return .response(id: id, result: .failure(RPCError(code: code, message: message, data: error["data"])))
+        }
+        guard let result = object["result"] else { throw .invalidRequest("a response needs \"result\" or \"error\"") }
+        return .response(id: id, result: .success(result))
+    }
+
+    /// The frame for this message: compact JSON followed by a newline.
+    public func encoded() -> [UInt8] {
+        var object: [String: JSONValue] = ["jsonrpc": "2.0"]
+        switch self {
+        case .request(let id, let method, let params):
+            object["id"] = id
+            object["method"] = .string(method)
+            if let params { object["params"] = params }
+        case .notification(let method, let params):
+            object["method"] = .string(method)
+            if let params { object["params"] = params }
+        case .response(let id, let result):
+            object["id"] = id
+            switch result {
+            case .success(let value): object["result"] = value
+            case .failure(let error):
+                var body: [String: JSONValue] = ["code": .number(Double(error.code)), "message": .string(error.message)]
+                if let data = error.data { body["data"] = data }
+                object["error"] = .object(body)
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a JSONValue tree cannot fail: it holds only JSON types.
+        let data = (try? encoder.encode(JSONValue.object(object))) ?? Data("{}".utf8)
+        return Array(data) + [0x0a]
+    }
+}
+
+extension JSONValue {
+    var isStructured: Bool {
+        switch self {
+        case .object, .array: true
+        default: false
+        }
+    }
+
+    var isValidID: Bool {
+        switch self {
+        case .string, .number, .null: true
+        default: false
+        }
+    }
+}
