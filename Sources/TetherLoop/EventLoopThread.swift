@@ -34,10 +34,14 @@ public final class EventLoopThread: Sendable {
     }
 
     /// Stops the loop (closing its handles) and waits for the thread to end.
-    /// Must not be called from the loop's own thread.
+    /// Called on the loop's own thread (say, from a deinit that ran there),
+    /// it cannot wait for itself: it stops the loop and lets the thread go.
     public func shutdown() {
-        precondition(!loop.inEventLoop, "shutdown() would wait for its own thread")
         loop.stop()
-        pthread_join(thread, nil)
+        if loop.inEventLoop {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
     }
 }

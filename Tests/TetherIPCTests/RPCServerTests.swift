@@ -4,24 +4,29 @@ import TetherIPC
 import TetherLoop
 import TetherTestSupport
 
-/// An echo server on its own loop thread, for one test.
+/// An echo server on its own loop thread, for one test. Loop closures
+/// capture only `Box`, so the fixture is always released on the test's thread.
 final class EchoServer: @unchecked Sendable {
     let thread: EventLoopThread
     let dir: TemporaryDirectory
     let path: String
-    private var server: RPCServer?
+    private let box = Box()
+
+    final class Box: @unchecked Sendable {
+        var server: RPCServer?
+    }
 
     init() throws {
         thread = try EventLoopThread()
         dir = try TemporaryDirectory("tether-ipc")
         path = dir.path + "/s.sock"
         let loop = thread.loop
-        let path = self.path
+        let (path, box) = (self.path, self.box)
         let ready = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: Error?
-        loop.execute { [self] in
+        loop.execute {
             do {
-                self.server = try RPCServer(loop: loop, path: path) { _, method, params, respond in
+                box.server = try RPCServer(loop: loop, path: path) { _, method, params, respond in
                     switch method {
                     case "echo": respond(.success(params ?? .null))
                     case "uid": respond(.success(.number(Double(geteuid()))))
@@ -38,15 +43,14 @@ final class EchoServer: @unchecked Sendable {
     }
 
     var refusedPeers: Int {
-        get throws { try syncOnLoop { self.server?.refusedPeers ?? -1 } }
-    }
-
-    func syncOnLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var value: T?
-        thread.loop.execute { value = body(); done.signal() }
-        guard done.wait(timeout: .now() + 10) == .success, let value else { throw TestTimeout(what: "the server loop") }
-        return value
+        get throws {
+            let box = self.box
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var value = -1
+            thread.loop.execute { value = box.server?.refusedPeers ?? -1; done.signal() }
+            guard done.wait(timeout: .now() + 10) == .success else { throw TestTimeout(what: "the server loop") }
+            return value
+        }
     }
 
     deinit { thread.shutdown() }
@@ -166,7 +170,7 @@ struct RawClient {
             try:
                 s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"uid"}\\n')
                 answer = s.recv(4096).decode()
-            except ConnectionResetError:
+            except ConnectionError:  # reset or broken pipe: closed on us
                 answer = ""
             print("answer:" + answer)
             """
