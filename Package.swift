@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "TetherLoop", targets: ["TetherLoop"]),
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
+        .library(name: "TetherHost", targets: ["TetherHost"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -38,12 +39,15 @@ let package = Package(
         ),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
         .target(name: "TetherIPC", dependencies: ["TetherLoop"]),
+        // The supervisor: manifests, extension processes, features, the socket.
+        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherGroup", "TetherLoop"]),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherLoop",
                 "TetherGroup",
                 "TetherIPC",
+                "TetherHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -54,6 +58,7 @@ let package = Package(
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport"]),
     ],

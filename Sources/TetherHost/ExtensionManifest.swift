@@ -1,0 +1,128 @@
+import Foundation
+import TetherGroup
+import TetherIPC
+
+/// An extension's manifest (`*.extension.json`), the Info.plist of an
+/// extension: what to run, in which role, and how to restart it.
+public struct ExtensionManifest: Sendable, Equatable {
+    public enum Role: String, Sendable, CaseIterable {
+        case widget
+        case keyboard
+        case notification
+    }
+
+    public enum RestartPolicy: String, Sendable, CaseIterable {
+        case always
+        case onFailure = "on-failure"
+        case never
+    }
+
+    public var name: String
+    public var role: Role
+    /// Absolute path of the executable.
+    public var executable: String
+    public var arguments: [String]
+    public var restart: RestartPolicy
+    public var openAccess: Bool
+    /// The manifest file this came from.
+    public var source: String
+
+    public init(name: String, role: Role, executable: String, arguments: [String] = [],
+                restart: RestartPolicy = .onFailure, openAccess: Bool = false, source: String) {
+        self.name = name
+        self.role = role
+        self.executable = executable
+        self.arguments = arguments
+        self.restart = restart
+        self.openAccess = openAccess
+        self.source = source
+    }
+
+    /// Reads and checks the manifest at `path`. Every error names the file
+    /// and, where there is one, the field.
+    public static func load(path: String) throws(ManifestError) -> ExtensionManifest {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ManifestError(file: path, field: nil, problem: "cannot be read")
+        }
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let parsed) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+                throw ManifestError(file: path, field: nil, problem: "is not a JSON object")
+            }
+            object = parsed
+        } catch let error as ManifestError {
+            throw error
+        } catch {
+            throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
+        }
+
+        func string(_ field: String) throws(ManifestError) -> String {
+            guard let value = object[field] else { throw ManifestError(file: path, field: field, problem: "is missing") }
+            guard let text = value.stringValue else { throw ManifestError(file: path, field: field, problem: "must be a string") }
+            return text
+        }
+
+        let name = try string("name")
+        guard FeatureName.isValid(name) else {
+            throw ManifestError(file: path, field: "name",
+                                problem: "must be 1-64 of a-z 0-9 . _ - starting with a letter or digit")
+        }
+        let roleText = try string("role")
+        guard let role = Role(rawValue: roleText) else {
+            throw ManifestError(file: path, field: "role",
+                                problem: "'\(roleText)' is not a role; use widget, keyboard or notification")
+        }
+        let executableText = try string("executable")
+        guard !executableText.isEmpty else { throw ManifestError(file: path, field: "executable", problem: "is empty") }
+        let directory = (absolute(path) as NSString).deletingLastPathComponent
+        let executable = executableText.hasPrefix("/")
+            ? executableText : (directory as NSString).appendingPathComponent(executableText)
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
+        }
+
+        var arguments: [String] = []
+        if let value = object["arguments"] {
+            guard let list = value.arrayValue, case let strings = list.compactMap(\.stringValue),
+                  strings.count == list.count else {
+                throw ManifestError(file: path, field: "arguments", problem: "must be an array of strings")
+            }
+            arguments = strings
+        }
+        var restart = RestartPolicy.onFailure
+        if let value = object["restart"] {
+            guard let text = value.stringValue, let policy = RestartPolicy(rawValue: text) else {
+                throw ManifestError(file: path, field: "restart", problem: "must be always, on-failure or never")
+            }
+            restart = policy
+        }
+        var openAccess = false
+        if let value = object["openAccess"] {
+            guard let flag = value.boolValue else {
+                throw ManifestError(file: path, field: "openAccess", problem: "must be true or false")
+            }
+            openAccess = flag
+        }
+        return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
+                                 restart: restart, openAccess: openAccess, source: absolute(path))
+    }
+}
+
+/// A manifest that cannot be used, as one sentence naming the file and field.
+public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let file: String
+    public let field: String?
+    public let problem: String
+
+    public var description: String {
+        if let field { return "\(file): \"\(field)\" \(problem)" }
+        return "\(file) \(problem)"
+    }
+}
+
+private func absolute(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+}
