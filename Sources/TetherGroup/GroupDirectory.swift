@@ -13,6 +13,8 @@ import Darwin
 /// ```
 /// DIR/locks/host.lock              the host's liveness lock
 /// DIR/locks/features/NAME.lock     one liveness lock per feature
+/// DIR/locks/extensions/NAME.lock   held while an instance of extension NAME runs
+/// DIR/host.sock                    the host's JSON-RPC socket (0600)
 /// ```
 /// Lock files are created once and never unlinked.
 public struct GroupDirectory: Sendable {
@@ -48,6 +50,7 @@ public struct GroupDirectory: Sendable {
         switch target {
         case .host: "\(path)/locks/host.lock"
         case .feature(let name): "\(path)/locks/features/\(name.rawValue).lock"
+        case .extensionInstance(let name): "\(path)/locks/extensions/\(name.rawValue).lock"
         }
     }
 
@@ -55,9 +58,16 @@ public struct GroupDirectory: Sendable {
     /// checked the same way as the group directory itself.
     public func preparedLockPath(for target: LockTarget) throws(GroupError) -> String {
         try Self.ensureDirectory("\(path)/locks")
-        if case .feature = target { try Self.ensureDirectory("\(path)/locks/features") }
+        switch target {
+        case .host: break
+        case .feature: try Self.ensureDirectory("\(path)/locks/features")
+        case .extensionInstance: try Self.ensureDirectory("\(path)/locks/extensions")
+        }
         return lockPath(for: target)
     }
+
+    /// The host's JSON-RPC socket.
+    public var socketPath: String { "\(path)/host.sock" }
 
     static func validate(_ path: String) throws(GroupError) {
         let info: stat

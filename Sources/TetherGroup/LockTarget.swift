@@ -2,12 +2,15 @@
 public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
     case host
     case feature(FeatureName)
+    /// One running instance of an extension (held while it runs).
+    case extensionInstance(FeatureName)
 
     /// "host" or "feature", as in the CLI and JSON.
     public var kind: String {
         switch self {
         case .host: "host"
         case .feature: "feature"
+        case .extensionInstance: "extension"
         }
     }
 
@@ -15,7 +18,7 @@ public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
     public var name: String {
         switch self {
         case .host: "host"
-        case .feature(let name): name.rawValue
+        case .feature(let name), .extensionInstance(let name): name.rawValue
         }
     }
 
@@ -23,6 +26,7 @@ public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .host: "the host"
         case .feature(let name): "feature '\(name)'"
+        case .extensionInstance(let name): "extension '\(name)'"
         }
     }
 }
@@ -33,6 +37,7 @@ extension LockTarget {
         switch self {
         case .host: "host"
         case .feature(let name): "feature \(name.rawValue)"
+        case .extensionInstance(let name): "extension \(name.rawValue)"
         }
     }
 }

@@ -117,7 +117,10 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
 
     override func willClose() {
         onExit = nil
-        for stream in [stdin, stdout, stderr] { stream?.close() }
+        // Output still being read may outlast the process: its reader closes
+        // the stream at end of stream. Everything else goes now.
+        stdin?.close()
+        for stream in [stdout, stderr] where stream?.isReading != true { stream?.close() }
     }
 }
 

@@ -15,6 +15,8 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     public static let maximumSocketPathLength = 107
 
     private var onRead: ((ReadEvent) -> Void)?
+    /// True between `startReading` and `stopReading` / close.
+    public private(set) var isReading = false
     private var readBuffer: UnsafeMutableRawBufferPointer?
     private static let readBufferSize = 64 * 1024
 
@@ -90,6 +92,7 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         loop.assertInLoop()
         precondition(!isClosed, "stream is closed")
         self.onRead = onRead
+        isReading = true
         if readBuffer == nil {
             readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
         }
@@ -115,6 +118,7 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     public func stopReading() {
         loop.assertInLoop()
         guard !isClosed else { return }
+        isReading = false
         uv_read_stop(stream)
     }
 
@@ -154,5 +158,8 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         deinit { storage.deallocate() }
     }
 
-    override func willClose() { onRead = nil }
+    override func willClose() {
+        onRead = nil
+        isReading = false
+    }
 }

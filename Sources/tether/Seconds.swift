@@ -4,6 +4,8 @@ import ArgumentParser
 struct Seconds: ExpressibleByArgument {
     let value: Double
 
+    init(_ value: Double) { self.value = value }
+
     init?(argument: String) {
         guard let value = Double(argument), value.isFinite, value >= 0, value <= 86_400 * 365 else { return nil }
         self.value = value

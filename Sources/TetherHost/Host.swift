@@ -1,0 +1,214 @@
+import Foundation
+import TetherGroup
+import TetherIPC
+import TetherLoop
+
+/// The host: holds the host lock, serves JSON-RPC on the group's socket,
+/// supervises extensions and runs features. Lives on its loop.
+public final class Host: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var group: GroupDirectory
+        public var manifests: [ExtensionManifest]
+        /// Put before every extension's command (e.g. a launcher that ties
+        /// the child's life to the host's).
+        public var launcher: [String]
+        public var graceMilliseconds: UInt64
+        public var log: HostLog
+
+        public init(group: GroupDirectory, manifests: [ExtensionManifest], launcher: [String] = [],
+                    graceMilliseconds: UInt64 = 3_000, log: HostLog) {
+            self.group = group
+            self.manifests = manifests
+            self.launcher = launcher
+            self.graceMilliseconds = graceMilliseconds
+            self.log = log
+        }
+    }
+
+    public let loop: EventLoop
+    public let configuration: Configuration
+    private var hostLock: LivenessLock?
+    private var server: RPCServer?
+    private var supervisors: [ExtensionSupervisor] = []
+    private var features: [String: LivenessLock] = [:]
+    private var startedAt: UInt64 = 0
+    private var shuttingDown = false
+
+    public init(loop: EventLoop, configuration: Configuration) {
+        self.loop = loop
+        self.configuration = configuration
+    }
+
+    public var socketPath: String { configuration.group.socketPath }
+    public var pid: Int32 { getpid() }
+
+    /// Takes the host lock, opens the socket and starts the extensions.
+    public func start() throws(HostError) {
+        let group = configuration.group
+        let lockPath: String
+        do {
+            lockPath = try group.preparedLockPath(for: .host)
+            guard let lock = try LivenessLock.tryAcquire(path: lockPath, label: "host") else {
+                throw HostError.alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
+            }
+            hostLock = lock
+        } catch let error as HostError {
+            throw error
+        } catch let error as GroupError {
+            throw .group(error)
+        } catch {
+            throw .alreadyRunning(pid: nil)
+        }
+        // Holding the host lock, any socket file left here is a dead host's.
+        unlink(socketPath)
+        do {
+            server = try RPCServer(loop: loop, path: socketPath) { [unowned self] connection, method, params, respond in
+                self.handle(method: method, params: params, respond: respond)
+            }
+        } catch {
+            hostLock?.release()
+            hostLock = nil
+            throw .socket(socketPath, error)
+        }
+        startedAt = loop.now
+        let environment = childEnvironment()
+        for manifest in configuration.manifests {
+            let lockPath: String
+            do {
+                lockPath = try group.preparedLockPath(for: .extensionInstance(FeatureName(manifest.name)))
+            } catch {
+                configuration.log.error("extension '\(manifest.name)' cannot run: \(error)")
+                continue
+            }
+            let supervisor = ExtensionSupervisor(
+                manifest: manifest, loop: loop, lockPath: lockPath,
+                environment: environment + [
+                    "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
+                    "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
+                ],
+                launcher: configuration.launcher, log: configuration.log)
+            supervisors.append(supervisor)
+            supervisor.start()
+        }
+    }
+
+    /// The host's environment for its children: the group and socket, never a secret.
+    private func childEnvironment() -> [String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("TETHER_") || key == "NOTIFY_SOCKET" {
+            environment.removeValue(forKey: key)
+        }
+        environment["TETHER_GROUP"] = configuration.group.path
+        environment["TETHER_SOCKET"] = socketPath
+        environment["TETHER_HOST_PID"] = String(pid)
+        return environment.map { "\($0.key)=\($0.value)" }.sorted()
+    }
+
+    /// Stops features, tells clients, stops every extension (SIGTERM, then
+    /// SIGKILL after the grace period), closes the socket, drops the lock.
+    public func shutdown(_ completion: @escaping () -> Void) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        for (_, lock) in features { lock.release() }
+        features.removeAll()
+        server?.broadcast("host.stopping")
+        var remaining = supervisors.count
+        let finish = { [unowned self] in
+            self.server?.close()
+            self.server = nil
+            self.hostLock?.release()
+            self.hostLock = nil
+            completion()
+        }
+        guard remaining > 0 else { return finish() }
+        for supervisor in supervisors {
+            supervisor.stop(graceMilliseconds: configuration.graceMilliseconds) {
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+
+    // MARK: - Requests
+
+    private func handle(method: String, params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        switch method {
+        case "host.ping":
+            respond(.success(["pid": .number(Double(pid))]))
+        case "host.status":
+            respond(.success(status()))
+        case "feature.start":
+            respond(featureName(params).flatMap(startFeature))
+        case "feature.stop":
+            respond(featureName(params).flatMap(stopFeature))
+        case "feature.list":
+            respond(.success(featureList()))
+        default:
+            respond(.failure(.methodNotFound(method)))
+        }
+    }
+
+    private func status() -> JSONValue {
+        let uptime = Double(loop.now - startedAt) / 1000
+        return [
+            "pid": .number(Double(pid)),
+            "since": .string(hostLock?.holder.since ?? ""),
+            "uptime": .number(uptime),
+            "group": .string(configuration.group.path),
+            "socket": .string(socketPath),
+            "extensions": .array(supervisors.map(\.statusJSON)),
+            "features": .array(features.keys.sorted().map { .string($0) }),
+        ]
+    }
+
+    private func featureName(_ params: JSONValue?) -> Result<FeatureName, RPCError> {
+        guard let text = params?["name"]?.stringValue else { return .failure(.invalidParams("\"name\" is required")) }
+        do { return .success(try FeatureName(text)) } catch { return .failure(.invalidParams(error.description)) }
+    }
+
+    private func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+        if features[name.rawValue] != nil {
+            return .success(["name": .string(name.rawValue), "started": false, "pid": .number(Double(pid))])
+        }
+        do {
+            let path = try configuration.group.preparedLockPath(for: .feature(name))
+            guard let lock = try LivenessLock.tryAcquire(path: path, label: "feature \(name)") else {
+                let holder = (try? LockProbe.status(ofLockAt: path))?.holder.map { " (pid \($0.pid))" } ?? ""
+                return .failure(.refused("feature '\(name)' is already running outside the host\(holder)"))
+            }
+            features[name.rawValue] = lock
+            server?.broadcast("feature.changed", ["name": .string(name.rawValue), "running": true])
+            return .success(["name": .string(name.rawValue), "started": true, "pid": .number(Double(pid))])
+        } catch {
+            return .failure(.internalError(error.description))
+        }
+    }
+
+    private func stopFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+        guard let lock = features.removeValue(forKey: name.rawValue) else {
+            return .failure(.refused("feature '\(name)' is not running in this host"))
+        }
+        lock.release()
+        server?.broadcast("feature.changed", ["name": .string(name.rawValue), "running": false])
+        return .success(["name": .string(name.rawValue), "stopped": true])
+    }
+
+    /// Every feature whose lock is held, by this host or anyone else: the
+    /// same answer `tether probe feature NAME` gives.
+    private func featureList() -> JSONValue {
+        let directory = configuration.group.path + "/locks/features"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) }.sorted()
+        var list: [JSONValue] = []
+        for name in names {
+            guard let status = try? LockProbe.status(ofLockAt: "\(directory)/\(name).lock"), status.running else { continue }
+            list.append([
+                "name": .string(name),
+                "pid": status.holder.map { .number(Double($0.pid)) } ?? .null,
+                "since": status.holder?.since.map { .string($0) } ?? .null,
+                "owner": .string(features[name] != nil ? "host" : "other"),
+            ])
+        }
+        return .array(list)
+    }
+}

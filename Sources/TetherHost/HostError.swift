@@ -1,0 +1,20 @@
+import SystemPackage
+import TetherGroup
+
+/// Why a host could not start, as one sentence.
+public enum HostError: Error, CustomStringConvertible {
+    case alreadyRunning(pid: Int32?)
+    case group(GroupError)
+    case socket(String, Errno)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning(let pid?): "the host is already running (pid \(pid))"
+        case .alreadyRunning(nil): "the host is already running"
+        case .group(let error): error.description
+        case .socket(let path, .fileNameTooLong):
+            "the group directory's path is too long for a Unix socket (\(path) is over 107 bytes); use a shorter --group"
+        case .socket(let path, let errno): "cannot listen on \(path): \(errno)"
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// When to restart a crashed extension: 250 ms, doubling to a 30 s cap. A
+/// process that ran for `stableAfter` resets the count; `crashLoopLimit`
+/// quick failures in a row mean a crash loop, and the extension is given up.
+public struct RestartBackoff: Sendable, Equatable {
+    public static let firstDelay: UInt64 = 250
+    public static let maximumDelay: UInt64 = 30_000
+    public static let stableAfter: UInt64 = 10_000
+    public static let crashLoopLimit = 5
+
+    public private(set) var quickFailures = 0
+
+    public init() {}
+
+    /// Records an exit after `ranFor` ms; the delay before the next start,
+    /// or nil for a crash loop.
+    public mutating func delayAfterFailure(ranFor: UInt64) -> UInt64? {
+        quickFailures = ranFor >= Self.stableAfter ? 1 : quickFailures + 1
+        guard quickFailures < Self.crashLoopLimit else { return nil }
+        let exponent = UInt64(min(quickFailures - 1, 16))
+        return min(Self.maximumDelay, Self.firstDelay << exponent)
+    }
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+import TetherIPC
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the running host: pid, uptime, extensions and features.",
+        discussion: "Exits 1 with \"host is not running\" when there is no host.")
+
+    @OptionGroup var group: GroupOptions
+    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, features.")
+    var json = false
+
+    func run() throws {
+        let status = try HostClient.call(try group.open(), "host.status")
+        if json { return try printJSON(status) }
+        let uptime = status["uptime"].flatMap { if case .number(let value) = $0 { return value } else { return nil } } ?? 0
+        output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(String(format: "%.1f", uptime)) s, group \(status["group"]?.stringValue ?? "?")")
+        let extensions = status["extensions"]?.arrayValue ?? []
+        output(extensions.isEmpty ? "extensions: none" : "extensions:")
+        for item in extensions {
+            let pid = item["pid"]?.intValue.map { "pid \($0)" } ?? "-"
+            output("  \(item["name"]?.stringValue ?? "?")  \(item["role"]?.stringValue ?? "?")  "
+                   + "\(item["state"]?.stringValue ?? "?")  \(pid)  restarts \(item["restarts"]?.intValue ?? 0)")
+        }
+        let features = (status["features"]?.arrayValue ?? []).compactMap(\.stringValue)
+        output("features: " + (features.isEmpty ? "none" : features.joined(separator: ", ")))
+    }
+}
