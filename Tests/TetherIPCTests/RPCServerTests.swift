@@ -56,59 +56,6 @@ final class EchoServer: @unchecked Sendable {
     deinit { thread.shutdown() }
 }
 
-/// A raw client socket, to send what a well-behaved client never would.
-struct RawClient {
-    let fd: Int32
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    }
-
-    func send(_ bytes: [UInt8]) {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
-
-    /// Reads one line, or nil at end of stream; bounded by poll(2).
-    func readLine(timeout: Int32 = 10_000) -> String? {
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while true {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, timeout) == 1 else { return nil }
-            guard read(fd, &byte, 1) == 1 else { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
-            if byte == 0x0a { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
-        }
-    }
-
-    /// True once the server has closed its end (reads until EOF, bounded).
-    func isClosedByPeer(timeout: Int32 = 10_000) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, timeout) == 1 else { return false }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return true }
-        }
-    }
-
-    func close() { Glibc.close(fd) }
-}
-
 @Suite struct RPCServerTests {
     @Test func oneShotCallRoundTrips() throws {
         let server = try EchoServer()

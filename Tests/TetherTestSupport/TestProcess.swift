@@ -149,6 +149,16 @@ public final class TestProcess: @unchecked Sendable {
         return String(decoding: stdoutBytes, as: UTF8.self)
     }
 
+    /// Waits until stderr contains `text` (the process may keep running).
+    public func waitForError(containing text: String, timeout: Double = 10) throws {
+        let needle = Array(text.utf8)
+        try wait(timeout: timeout, what: "'\(text)' on \(name)'s stderr") {
+            stderrBytes.count >= needle.count && (0...(stderrBytes.count - needle.count)).contains {
+                stderrBytes[$0..<($0 + needle.count)].elementsEqual(needle)
+            }
+        }
+    }
+
     public func standardError(timeout: Double = 30) throws -> String {
         try wait(timeout: timeout, what: "the end of \(name)'s errors") { stderrEnded }
         condition.lock()

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// A group with an extensions directory of shell-script extensions: any
+/// executable can be an extension.
+struct HostFixture {
+    let group: TestGroup
+    var extensions: String { group.dir.path + "/extensions" }
+
+    init() throws {
+        group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: extensions, withIntermediateDirectories: true)
+    }
+
+    /// Writes `NAME.sh` and its manifest.
+    func addExtension(_ name: String, role: String = "widget", restart: String = "on-failure", script: String) throws {
+        let path = "\(extensions)/\(name).sh"
+        try Data("#!/bin/sh\n\(script)\n".utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o755)
+        let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)"}"#
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
+    }
+
+    func startHost(environment: [String: String]? = nil) throws -> TestProcess {
+        let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"]),
+                                   environment: environment)
+        let ready = try host.readLine() ?? ""
+        #expect(ready.hasPrefix("tether host ready: pid \(host.pid)"), "\(ready)")
+        return host
+    }
+
+    func status() throws -> [String: Any] {
+        let result = try group.run(["status", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try group.json(result)
+    }
+}
+
+/// "hello from NAME (ROLE) pid N", then wait to be stopped.
+let helloScript = #"echo "hello from $TETHER_EXTENSION ($TETHER_ROLE) pid $$"; exec sleep 300"#
+
+func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMap { Int32($0) } }
+
+@Suite struct HostCommandTests {
+    @Test func hostRunsExtensionsServesFeaturesAndStopsCleanly() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("hello", script: helloScript)
+        try Data(#"{"name":"broken","role":"watch","executable":"hello.sh"}"#.utf8)
+            .write(to: URL(fileURLWithPath: fixture.extensions + "/broken.extension.json"))
+        let host = try fixture.startHost()
+        let hello = try host.readLine() ?? ""
+        #expect(hello.hasPrefix("[hello] hello from hello (widget) pid "))
+        let extensionPID = try #require(helloPID(hello))
+
+        let status = try fixture.status()
+        #expect(status["pid"] as? Int == Int(host.pid))
+        let extensions = try #require(status["extensions"] as? [[String: Any]])
+        #expect(extensions.count == 1)
+        #expect(extensions.first?["state"] as? String == "running")
+        #expect(extensions.first?["pid"] as? Int == Int(extensionPID))
+
+        let second = try fixture.group.run(["host"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(host.pid))"))
+
+        #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
+        let probe = try fixture.group.run(["probe", "feature", "recording", "--json"])
+        #expect(probe.status == 0)
+        #expect(try fixture.group.json(probe)["pid"] as? Int == Int(host.pid))
+        let list = try fixture.group.json(try fixture.group.run(["feature", "list", "--json"]))
+        #expect((list["features"] as? [[String: Any]])?.first?["name"] as? String == "recording")
+        #expect(try fixture.group.run(["feature", "stop", "recording"]).status == 0)
+        #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 1)
+        #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
+
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit() == 0)
+        #expect(!processAlive(extensionPID), "the extension was stopped with the host")
+        #expect(try fixture.group.run(["probe", "host"]).status == 1)
+        #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 1, "features end with the host")
+        #expect(!FileManager.default.fileExists(atPath: fixture.group.path + "/host.sock"))
+        let errors = try host.standardError()
+        #expect(errors.contains("broken.extension.json: \"role\" 'watch' is not a role"), "\(errors)")
+    }
+
+    @Test func killedExtensionIsRestarted() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("hello", script: helloScript)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let firstLine = try host.readLine() ?? ""
+        let first = try #require(helloPID(firstLine))
+        kill(first, SIGKILL)
+        let lines = try host.expectLineStarting("[hello] hello from hello")
+        let second = try #require(helloPID(lines.last ?? ""))
+        #expect(second != first)
+        let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+        #expect(extensions.first?["restarts"] as? Int == 1)
+        #expect(extensions.first?["pid"] as? Int == Int(second))
+    }
+
+    @Test func crashLoopMarksTheExtensionFailedAndTheHostStaysUp() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("crashy", script: "exit 3")
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        // Backoff 250 + 500 + 1000 + 2000 ms; the fifth quick failure gives up.
+        let restarts = try host.expectLineStarting("extension 'crashy' exited with status 3; restarting in 2000 ms")
+        #expect(restarts.count == 4, "\(restarts)")
+        try host.waitForError(containing: "extension 'crashy' failed: exited with status 3 5 times in a row")
+        let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+        #expect(extensions.first?["state"] as? String == "failed")
+        #expect(extensions.first?["restarts"] as? Int == 4)
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit() == 0)
+    }
+
+    @Test func withoutAHostTheClientCommandsSaySo() throws {
+        let group = try TestGroup()
+        for arguments in [["status"], ["feature", "start", "rec"], ["feature", "stop", "rec"], ["feature", "list"]] {
+            let result = try group.run(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stderr.contains("host is not running"), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func killNineOfTheHostReadsNotRunningAtOnce() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("hello", script: helloScript)
+        let host = try fixture.startHost()
+        let helloLine = try host.readLine() ?? ""
+        let extensionPID = try #require(helloPID(helloLine))
+        defer { kill(extensionPID, SIGKILL) }
+        host.signal(SIGKILL)
+        #expect(try host.waitForExit() == 128 + SIGKILL)
+        #expect(try fixture.group.run(["probe", "host"]).status == 1)
+        #expect(try fixture.group.run(["status"]).status == 1)
+    }
+
+    @Test func garbageOnTheSocketLeavesTheHostAnswering() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        var generator = SystemRandomNumberGenerator()
+        client.send((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        #expect(client.isClosedByPeer())
+        client.close()
+        let half = try RawClient(path: fixture.group.path + "/host.sock")
+        half.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.st"#.utf8))
+        half.close()
+        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+    }
+
+    @Test func readinessIsSentToNotifySocket() throws {
+        let fixture = try HostFixture()
+        let socketPath = fixture.group.dir.path + "/notify.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        let host = try fixture.startHost(environment: ["NOTIFY_SOCKET": socketPath])
+        defer { host.signal(SIGTERM) }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&pfd, 1, 10_000) == 1)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        #expect(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("READY=1"))
+    }
+}
+
+extension TestProcess {
+    /// Reads lines until one starts with `prefix`; returns all lines read.
+    func expectLineStarting(_ prefix: String, timeout: Double = 10) throws -> [String] {
+        var seen: [String] = []
+        while let line = try readLine(timeout: timeout) {
+            seen.append(line)
+            if line.hasPrefix(prefix) { return seen }
+        }
+        throw TestTimeout(what: "a line starting '\(prefix)' (saw \(seen))")
+    }
+}
