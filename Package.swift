@@ -21,6 +21,8 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"]), .brew(["libuv"])]
         ),
+        // Syscalls Swift cannot call directly (variadic in C).
+        .target(name: "CTetherSystem"),
         // The only module that touches libuv handles or unmanaged pointers.
         .target(
             name: "TetherLoop",
@@ -48,6 +50,7 @@ let package = Package(
                 "TetherGroup",
                 "TetherIPC",
                 "TetherHost",
+                "CTetherSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

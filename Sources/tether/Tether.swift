@@ -13,7 +13,7 @@ struct Tether: ParsableCommand {
             Exit codes: 0 success or running, 1 not running, refused or timed out, \
             2 bad usage or input, 3 environment or I/O error.
             """,
-        subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, Feature.self, Bench.self]
+        subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, Feature.self, Bench.self, LaunchExtension.self]
     )
 }
 

@@ -125,17 +125,24 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         }
     }
 
-    @Test func killNineOfTheHostReadsNotRunningAtOnce() throws {
+    /// kill -9 the host: it reads "not running" at once, and its children
+    /// end within a second. The extension here holds a feature lock of its
+    /// own for as long as it lives, so its end is an event we can wait for.
+    @Test func killNineOfTheHostReadsNotRunningAtOnceAndItsChildrenEnd() throws {
         let fixture = try HostFixture()
-        try fixture.addExtension("hello", script: helloScript)
+        try fixture.addExtension("alive", script: "exec \(tetherExecutable) hold feature ext-alive -- sleep 300")
         let host = try fixture.startHost()
-        let helloLine = try host.readLine() ?? ""
-        let extensionPID = try #require(helloPID(helloLine))
-        defer { kill(extensionPID, SIGKILL) }
+        #expect(try fixture.group.run(["watch", "feature", "ext-alive", "--until", "running", "--timeout", "10"]).status == 0)
+        let holderPID = try #require(try fixture.group.json(
+            try fixture.group.run(["probe", "feature", "ext-alive", "--json"]))["pid"] as? Int)
+        defer { kill(Int32(holderPID), SIGKILL) }
+
         host.signal(SIGKILL)
         #expect(try host.waitForExit() == 128 + SIGKILL)
         #expect(try fixture.group.run(["probe", "host"]).status == 1)
         #expect(try fixture.group.run(["status"]).status == 1)
+        let ended = try fixture.group.run(["watch", "feature", "ext-alive", "--until", "not-running", "--timeout", "1"])
+        #expect(ended.status == 0, "the extension outlived its host by over a second: \(ended.stderr)")
     }
 
     @Test func garbageOnTheSocketLeavesTheHostAnswering() throws {

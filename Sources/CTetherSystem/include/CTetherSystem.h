@@ -1,0 +1,9 @@
+#ifndef CTETHER_SYSTEM_H
+#define CTETHER_SYSTEM_H
+
+/// prctl(PR_SET_PDEATHSIG, signal): ask the kernel to send `signal` to this
+/// process when its parent dies. prctl is variadic, which Swift cannot call.
+/// Returns 0, or -1 with errno set; 0 without effect off Linux.
+int tether_set_parent_death_signal(int signal);
+
+#endif

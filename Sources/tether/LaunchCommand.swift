@@ -1,0 +1,36 @@
+import ArgumentParser
+import CTetherSystem
+import Foundation
+
+/// The host starts every extension through this: it ties the extension's
+/// life to the host's (the kernel sends SIGTERM when the host dies, even by
+/// kill -9), then becomes the extension with exec. libuv has no hook to run
+/// code between fork and exec, hence a separate step.
+struct LaunchExtension: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "launch-extension",
+        abstract: "Internal: run an extension that ends when its host dies.",
+        shouldDisplay: false)
+
+    @Option(help: "The host's pid.") var parent: Int32
+    @Argument(parsing: .postTerminator) var command: [String] = []
+
+    func validate() throws {
+        if command.isEmpty { throw ValidationError("Give the extension's command after '--'.") }
+    }
+
+    func run() throws {
+        // PDEATHSIG fires when the thread that forked us exits; the host
+        // spawns from its loop thread, which lives as long as the host.
+        guard tether_set_parent_death_signal(SIGTERM) == 0 else {
+            throw CLIError.environment("cannot tie the extension to its host: \(String(cString: strerror(errno)))")
+        }
+        // The host may have died before the line above took effect.
+        guard getppid() == parent else { throw CLIError.refused("the host (pid \(parent)) is gone") }
+        var argv = command.map { strdup($0) } + [nil]
+        execv(command[0], &argv)
+        let reason = String(cString: strerror(errno))
+        argv.forEach { free($0) }
+        throw CLIError.badInput("cannot run \(command[0]): \(reason)")
+    }
+}
