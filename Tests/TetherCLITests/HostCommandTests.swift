@@ -160,6 +160,15 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
     }
 
+    @Test func groupPathTooLongForASocketIsAClearError() throws {
+        let dir = try TemporaryDirectory("tether-cli")
+        let group = dir.path + "/" + String(repeating: "g", count: 100)
+        let result = try tether(["host", "--group", group])
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("too long for a Unix socket"), "\(result.stderr)")
+        #expect(try tether(["probe", "host", "--group", group]).status == 1, "the host lock was let go")
+    }
+
     @Test func readinessIsSentToNotifySocket() throws {
         let fixture = try HostFixture()
         let socketPath = fixture.group.dir.path + "/notify.sock"
