@@ -42,7 +42,8 @@ public struct GroupDirectory: Sendable {
     public init(path: String, create: Bool = true) throws(GroupError) {
         let path = absolutePath(path)
         self.path = path
-        if create { try Self.makeDirectories(path) }
+        // The common case, an existing directory, costs one lstat.
+        if create, (try? Syscall.lstat(path)) == nil { try Self.makeDirectories(path) }
         try Self.validate(path)
     }
 
@@ -109,7 +110,7 @@ public struct GroupDirectory: Sendable {
 func currentUID() -> UInt32 { geteuid() }
 
 /// `path` made absolute against the working directory, without trailing '/'.
-func absolutePath(_ path: String) -> String {
+public func absolutePath(_ path: String) -> String {
     var result = path
     if !result.hasPrefix("/") {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

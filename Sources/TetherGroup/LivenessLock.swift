@@ -1,5 +1,6 @@
 import Synchronization
 import SystemPackage
+import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,7 +78,7 @@ public final class LivenessLock: @unchecked Sendable {
     /// started before our OFD lock, and later probes will see the OFD lock and
     /// stay away), or a foreign exclusive holder such as flock(1) (give up).
     private static func takeFlock(_ fd: Int32, file: stat) throws(Errno) -> Bool {
-        let deadline = monotonicNanoseconds() + 1_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + 1_000_000_000
         var attempts = 0
         while true {
             if try Syscall.flock(fd, LOCK_EX | LOCK_NB) { return true }
@@ -88,7 +89,7 @@ public final class LivenessLock: @unchecked Sendable {
             }
             #endif
             attempts += 1
-            if monotonicNanoseconds() > deadline { return false }
+            if MonotonicClock.nanoseconds() > deadline { return false }
             // Bounded wait for a probe that was preempted inside its
             // flock/close pair; yielding lets it run and let go.
             sched_yield()
@@ -112,10 +113,4 @@ public final class LivenessLock: @unchecked Sendable {
     }
 
     public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
-}
-
-func monotonicNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }

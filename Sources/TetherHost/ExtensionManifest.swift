@@ -77,7 +77,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         }
         let executableText = try string("executable")
         guard !executableText.isEmpty else { throw ManifestError(file: path, field: "executable", problem: "is empty") }
-        let directory = (absolute(path) as NSString).deletingLastPathComponent
+        let directory = (absolutePath(path) as NSString).deletingLastPathComponent
         let executable = executableText.hasPrefix("/")
             ? executableText : (directory as NSString).appendingPathComponent(executableText)
         guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -107,7 +107,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             openAccess = flag
         }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
-                                 restart: restart, openAccess: openAccess, source: absolute(path))
+                                 restart: restart, openAccess: openAccess, source: absolutePath(path))
     }
 }
 
@@ -121,8 +121,4 @@ public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible
         if let field { return "\(file): \"\(field)\" \(problem)" }
         return "\(file) \(problem)"
     }
-}
-
-private func absolute(_ path: String) -> String {
-    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }

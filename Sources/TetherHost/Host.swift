@@ -46,19 +46,17 @@ public final class Host: @unchecked Sendable {
     public func start() throws(HostError) {
         let group = configuration.group
         let lockPath: String
+        let lock: LivenessLock?
         do {
             lockPath = try group.preparedLockPath(for: .host)
-            guard let lock = try LivenessLock.tryAcquire(path: lockPath, label: "host") else {
-                throw HostError.alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
-            }
-            hostLock = lock
-        } catch let error as HostError {
-            throw error
-        } catch let error as GroupError {
-            throw .group(error)
+            lock = try LivenessLock.tryAcquire(path: lockPath, label: "host")
         } catch {
-            throw .alreadyRunning(pid: nil)
+            throw .group(error)
         }
+        guard let lock else {
+            throw .alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
+        }
+        hostLock = lock
         // Holding the host lock, any socket file left here is a dead host's.
         unlink(socketPath)
         do {

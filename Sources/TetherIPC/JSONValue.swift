@@ -1,5 +1,6 @@
-/// Any JSON value, Sendable, for JSON-RPC params and results.
-public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
+/// Any JSON value, Sendable, for JSON-RPC params and results. Hashable so
+/// response ids can key the table of pending calls.
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(Double)

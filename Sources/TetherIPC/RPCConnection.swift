@@ -16,8 +16,6 @@ public final class RPCConnection: @unchecked Sendable {
     public let stream: PipeStream
     public let peer: PeerCredentials?
     public var loop: EventLoop { stream.loop }
-    /// Free for the owner: e.g. which extension this connection belongs to.
-    public var context: [String: JSONValue] = [:]
     public private(set) var isClosed = false
 
     private var handler: Handler?
@@ -124,8 +122,3 @@ public final class RPCConnection: @unchecked Sendable {
     }
 }
 
-extension JSONValue: Hashable {
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(description)
-    }
-}

@@ -11,7 +11,7 @@ public enum RPCMessage: Sendable, Equatable {
     public static func parse(_ frame: [UInt8]) throws(RPCError) -> RPCMessage {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(frame))
+            value = try decoder.decode(JSONValue.self, from: Data(frame))
         } catch {
             throw .parseError("the frame is not valid JSON")
         }
@@ -58,13 +58,19 @@ public enum RPCMessage: Sendable, Equatable {
                 object["error"] = .object(body)
             }
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a JSONValue tree cannot fail: it holds only JSON types.
         let data = (try? encoder.encode(JSONValue.object(object))) ?? Data("{}".utf8)
         return Array(data) + [0x0a]
     }
 }
+
+// One coder each for every message: they hold no per-call state.
+private let decoder = JSONDecoder()
+private let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+}()
 
 extension JSONValue {
     var isStructured: Bool {

@@ -27,7 +27,8 @@ final class WatchSession: LoopSession, @unchecked Sendable {
         }) else { return }
         if let timeout {
             LoopTimer(loop: loop).start(afterMilliseconds: timeout.milliseconds) { [unowned self] in
-                guard let until = self.until else { return self.finish(.success(0)) }
+                // Timed out (exit 1): silently for a plain watch, whose lines said it all.
+                guard let until = self.until else { return self.finish(.success(1)) }
                 let wanted = until == .running ? "running" : "not running"
                 self.finish(.failure(.refused("timed out after \(timeout.text) waiting for \(self.target) to be \(wanted)")))
             }

@@ -10,6 +10,13 @@ import TetherTestSupport
         #expect(result.stderr.contains("timed out"))
     }
 
+    @Test func plainWatchPrintsTheStateAndTimesOutWithExitOne() throws {
+        let group = try TestGroup()
+        let result = try group.run(["watch", "feature", "rec", "--timeout", "0.1"])
+        #expect(result.status == 1)
+        #expect(result.stdout == "not running\n")
+    }
+
     @Test func untilRunningReturnsWhenAHolderAppears() throws {
         let group = try TestGroup()
         let watcher = try group.start(["watch", "feature", "rec", "--until", "running", "--json", "--timeout", "20"])

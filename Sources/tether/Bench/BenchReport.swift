@@ -1,4 +1,5 @@
 import Foundation
+import TetherLoop
 
 /// p50 and p99 of a set of samples, in microseconds.
 struct Percentiles: Encodable {
@@ -10,7 +11,7 @@ struct Percentiles: Encodable {
         func at(_ fraction: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))
-            return (Double(sorted[index]) / 1_000 * 1_000).rounded() / 1_000
+            return Double(sorted[index]) / 1_000  // ns → µs
         }
         p50 = at(0.50)
         p99 = at(0.99)
@@ -79,22 +80,15 @@ struct MachineInfo: Encodable {
     }
 }
 
-/// Monotonic nanoseconds, for timing.
-@inline(__always)
-func nowNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
 
 /// Times `body` once per sample, after a warm-up.
 func measure(samples: Int, warmup: Int = 200, _ body: () throws -> Void) rethrows -> [UInt64] {
     for _ in 0..<warmup { try body() }
     var result = [UInt64](repeating: 0, count: samples)
     for index in 0..<samples {
-        let start = nowNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         try body()
-        result[index] = nowNanoseconds() - start
+        result[index] = MonotonicClock.nanoseconds() - start
     }
     return result
 }

@@ -79,10 +79,10 @@ private final class WatchBenchSession: @unchecked Sendable {
 
     private func changed(_ status: LockStatus) {
         if status.running, killedAt == 0, let holder {
-            killedAt = nowNanoseconds()
+            killedAt = MonotonicClock.nanoseconds()
             try? holder.signal(SIGKILL)
         } else if !status.running, killedAt != 0, !sawRelease {
-            watchSamples.append(nowNanoseconds() - killedAt)
+            watchSamples.append(MonotonicClock.nanoseconds() - killedAt)
             sawRelease = true
             next()
         }
@@ -90,7 +90,7 @@ private final class WatchBenchSession: @unchecked Sendable {
 
     private func exited() {
         guard killedAt != 0 else { return stop(failure: "a holder exited before it was killed") }
-        exitSamples.append(nowNanoseconds() - killedAt)
+        exitSamples.append(MonotonicClock.nanoseconds() - killedAt)
         sawExit = true
         // The holder's `cat` reads our pipe: closing it lets `cat` end too.
         holder?.close()
