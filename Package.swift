@@ -9,6 +9,11 @@ let package = Package(
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
         .library(name: "TetherHost", targets: ["TetherHost"]),
+        .library(name: "TetherExtension", targets: ["TetherExtension"]),
+        // The example extensions; the manifests in examples/extensions run them.
+        .executable(name: "example-widget", targets: ["ExampleWidget"]),
+        .executable(name: "example-keyboard", targets: ["ExampleKeyboard"]),
+        .executable(name: "example-notification", targets: ["ExampleNotification"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -43,6 +48,12 @@ let package = Package(
         .target(name: "TetherIPC", dependencies: ["TetherLoop"]),
         // The supervisor: manifests, extension processes, features, the socket.
         .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherGroup", "TetherLoop"]),
+        // The SDK an extension author imports: roles, context, host connection.
+        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherGroup", "TetherLoop"]),
+        .executableTarget(name: "ExampleWidget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
+        .executableTarget(name: "ExampleKeyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
+        .executableTarget(name: "ExampleNotification", dependencies: ["TetherExtension"],
+                          path: "examples/ExampleNotification"),
         .executableTarget(
             name: "tether",
             dependencies: [

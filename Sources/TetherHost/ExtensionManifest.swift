@@ -5,11 +5,7 @@ import TetherIPC
 /// An extension's manifest (`*.extension.json`), the Info.plist of an
 /// extension: what to run, in which role, and how to restart it.
 public struct ExtensionManifest: Sendable, Equatable {
-    public enum Role: String, Sendable, CaseIterable {
-        case widget
-        case keyboard
-        case notification
-    }
+    public typealias Role = ExtensionRole
 
     public enum RestartPolicy: String, Sendable, CaseIterable {
         case always
@@ -40,7 +36,12 @@ public struct ExtensionManifest: Sendable, Equatable {
 
     /// Reads and checks the manifest at `path`. Every error names the file
     /// and, where there is one, the field.
-    public static func load(path: String) throws(ManifestError) -> ExtensionManifest {
+    ///
+    /// `executable` is absolute or relative to the manifest. A bare name
+    /// (no slash) that is not next to the manifest is looked up in
+    /// `searchPaths` (the host passes its own directory, then `$PATH`), so
+    /// one manifest works for debug, release and installed builds.
+    public static func load(path: String, searchPaths: [String] = []) throws(ManifestError) -> ExtensionManifest {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -78,8 +79,13 @@ public struct ExtensionManifest: Sendable, Equatable {
         let executableText = try string("executable")
         guard !executableText.isEmpty else { throw ManifestError(file: path, field: "executable", problem: "is empty") }
         let directory = (absolutePath(path) as NSString).deletingLastPathComponent
-        let executable = executableText.hasPrefix("/")
+        var executable = executableText.hasPrefix("/")
             ? executableText : (directory as NSString).appendingPathComponent(executableText)
+        if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
+           let found = searchPaths.lazy.map({ ($0 as NSString).appendingPathComponent(executableText) })
+               .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            executable = found
+        }
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
         }

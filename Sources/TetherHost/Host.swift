@@ -31,6 +31,8 @@ public final class Host: @unchecked Sendable {
     private var server: RPCServer?
     private var supervisors: [ExtensionSupervisor] = []
     private var features: [String: LivenessLock] = [:]
+    /// Extensions that said hello, by connection.
+    private var attached: [ObjectIdentifier: AttachedExtension] = [:]
     private var startedAt: UInt64 = 0
     private var shuttingDown = false
 
@@ -60,9 +62,11 @@ public final class Host: @unchecked Sendable {
         // Holding the host lock, any socket file left here is a dead host's.
         unlink(socketPath)
         do {
-            server = try RPCServer(loop: loop, path: socketPath) { [unowned self] connection, method, params, respond in
-                self.handle(method: method, params: params, respond: respond)
-            }
+            server = try RPCServer(loop: loop, path: socketPath, handler: { [unowned self] connection, method, params, respond in
+                self.handle(connection, method: method, params: params, respond: respond)
+            }, onDisconnect: { [unowned self] connection in
+                self.detach(connection)
+            })
         } catch {
             hostLock?.release()
             hostLock = nil
@@ -109,7 +113,7 @@ public final class Host: @unchecked Sendable {
         shuttingDown = true
         for (_, lock) in features { lock.release() }
         features.removeAll()
-        server?.broadcast("host.stopping")
+        server?.broadcast(HostNotification.stopping)
         var remaining = supervisors.count
         let finish = { [unowned self] in
             self.server?.close()
@@ -129,21 +133,97 @@ public final class Host: @unchecked Sendable {
 
     // MARK: - Requests
 
-    private func handle(method: String, params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+    private func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
+                        respond: @escaping RPCConnection.Respond) {
         switch method {
-        case "host.ping":
+        case HostMethod.ping:
             respond(.success(["pid": .number(Double(pid))]))
-        case "host.status":
+        case HostMethod.status:
             respond(.success(status()))
-        case "feature.start":
+        case HostMethod.featureStart:
             respond(featureName(params).flatMap(startFeature))
-        case "feature.stop":
+        case HostMethod.featureStop:
+            if let peer = attached[ObjectIdentifier(connection)], !peer.openAccess, peer.role == .keyboard {
+                return respond(.failure(.refused("'\(peer.name)' has read-only access to the group "
+                                                 + "(set \"openAccess\": true in its manifest)")))
+            }
             respond(featureName(params).flatMap(stopFeature))
-        case "feature.list":
+        case HostMethod.featureList:
             respond(.success(featureList()))
+        case HostMethod.hello:
+            respond(hello(connection, params))
+        case HostMethod.push:
+            push(params, respond: respond)
+        case HostMethod.reload:
+            respond(reload(params))
+        case HostMethod.defaultsChanged:
+            let keys = params?["keys"] ?? .array([])
+            var notified = 0
+            for peer in attached.values where peer.connection !== connection {
+                peer.connection.notify(HostNotification.defaultsChanged, ["keys": keys])
+                notified += 1
+            }
+            respond(.success(["notified": .number(Double(notified))]))
         default:
             respond(.failure(.methodNotFound(method)))
         }
+    }
+
+    // MARK: - Extensions on the socket
+
+    private func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        guard let name = params?["name"]?.stringValue, FeatureName.isValid(name) else {
+            return .failure(.invalidParams("\"name\" must be an extension name"))
+        }
+        guard let roleText = params?["role"]?.stringValue, let role = ExtensionRole(rawValue: roleText) else {
+            return .failure(.invalidParams("\"role\" must be widget, keyboard or notification"))
+        }
+        guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
+        let key = ObjectIdentifier(connection)
+        if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
+            return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
+        }
+        let supervisor = supervisors.first { $0.manifest.name == name }
+        let managed = supervisor?.pid == peer.pid
+        let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+        let entry = AttachedExtension(
+            name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
+            openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
+            timeBudgetMilliseconds: budget, connection: connection)
+        attached[key] = entry
+        configuration.log.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
+        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
+        return .success(["hostPid": .number(Double(pid)), "group": .string(configuration.group.path),
+                         "managed": .bool(managed), "openAccess": .bool(entry.openAccess)])
+    }
+
+    private func detach(_ connection: RPCConnection) {
+        guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
+        if !shuttingDown { configuration.log.info("extension '\(entry.name)' detached") }
+        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
+    }
+
+    private func push(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        guard let payload = params?["payload"], case .object = payload else {
+            return respond(.failure(.invalidParams("\"payload\" must be a JSON object")))
+        }
+        var budget: UInt64?
+        if let value = params?["budgetMilliseconds"] {
+            guard let milliseconds = value.intValue, milliseconds > 0 else {
+                return respond(.failure(.invalidParams("\"budgetMilliseconds\" must be a positive integer")))
+            }
+            budget = UInt64(milliseconds)
+        }
+        let targets = attached.values.filter { $0.role == .notification }.sorted { $0.name < $1.name }
+        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, targets: targets, respond: respond)
+    }
+
+    private func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        let name = params?["name"]?.stringValue
+        let widgets = attached.values.filter { $0.role == .widget && (name == nil || $0.name == name) }
+        if let name, widgets.isEmpty { return .failure(.refused("no widget named '\(name)' is attached")) }
+        for widget in widgets { widget.connection.notify(HostNotification.reload, ["reason": "host"]) }
+        return .success(["reloaded": .array(widgets.map(\.name).sorted().map { .string($0) })])
     }
 
     private func status() -> JSONValue {
@@ -154,9 +234,26 @@ public final class Host: @unchecked Sendable {
             "uptime": .number(uptime),
             "group": .string(configuration.group.path),
             "socket": .string(socketPath),
-            "extensions": .array(supervisors.map(\.statusJSON)),
+            "extensions": .array(extensionList()),
             "features": .array(features.keys.sorted().map { .string($0) }),
         ]
+    }
+
+    /// The supervised extensions, then those started by hand and attached.
+    private func extensionList() -> [JSONValue] {
+        let byName = Dictionary(attached.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var list: [JSONValue] = supervisors.map { supervisor in
+            var entry = supervisor.statusJSON
+            let peer = byName[supervisor.manifest.name]
+            entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true)])
+            if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .number(Double(peer.pid))]) }
+            return entry
+        }
+        let supervised = Set(supervisors.map(\.manifest.name))
+        for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
+            list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true]))
+        }
+        return list
     }
 
     private func featureName(_ params: JSONValue?) -> Result<FeatureName, RPCError> {
@@ -175,7 +272,7 @@ public final class Host: @unchecked Sendable {
                 return .failure(.refused("feature '\(name)' is already running outside the host\(holder)"))
             }
             features[name.rawValue] = lock
-            server?.broadcast("feature.changed", ["name": .string(name.rawValue), "running": true])
+            server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
             return .success(["name": .string(name.rawValue), "started": true, "pid": .number(Double(pid))])
         } catch {
             return .failure(.internalError(error.description))
@@ -187,7 +284,7 @@ public final class Host: @unchecked Sendable {
             return .failure(.refused("feature '\(name)' is not running in this host"))
         }
         lock.release()
-        server?.broadcast("feature.changed", ["name": .string(name.rawValue), "running": false])
+        server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
         return .success(["name": .string(name.rawValue), "stopped": true])
     }
 

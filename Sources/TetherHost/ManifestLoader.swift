@@ -6,7 +6,8 @@ import Foundation
 public enum ManifestLoader {
     public static let suffix = ".extension.json"
 
-    public static func load(files: [String], directories: [String]) -> (manifests: [ExtensionManifest], errors: [ManifestError]) {
+    public static func load(files: [String], directories: [String], searchPaths: [String] = [])
+        -> (manifests: [ExtensionManifest], errors: [ManifestError]) {
         var paths = files
         var errors: [ManifestError] = []
         for directory in directories {
@@ -21,7 +22,7 @@ public enum ManifestLoader {
         var names: [String: String] = [:]
         for path in paths {
             do {
-                let manifest = try ExtensionManifest.load(path: path)
+                let manifest = try ExtensionManifest.load(path: path, searchPaths: searchPaths)
                 if let first = names[manifest.name] {
                     errors.append(ManifestError(file: path, field: "name",
                                                 problem: "'\(manifest.name)' is already used by \(first)"))

@@ -1,8 +1,8 @@
-/// When to restart a crashed extension: 250 ms, doubling to a 30 s cap. A
+/// When to restart a crashed extension: 100 ms, doubling to a 30 s cap. A
 /// process that ran for `stableAfter` resets the count; `crashLoopLimit`
 /// quick failures in a row mean a crash loop, and the extension is given up.
 public struct RestartBackoff: Sendable, Equatable {
-    public static let firstDelay: UInt64 = 250
+    public static let firstDelay: UInt64 = 100
     public static let maximumDelay: UInt64 = 30_000
     public static let stableAfter: UInt64 = 10_000
     public static let crashLoopLimit = 5

@@ -59,6 +59,19 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return nil
     }
 
+    public var doubleValue: Double? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
+    /// This object with `other`'s keys added or replaced; other values are
+    /// returned unchanged.
+    public func merging(_ other: [String: JSONValue]) -> JSONValue {
+        guard case .object(var object) = self else { return self }
+        object.merge(other) { _, new in new }
+        return .object(object)
+    }
+
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil

@@ -30,7 +30,11 @@ struct HostCommand: ParsableCommand {
 
     func run() throws {
         let directory = try group.open()
-        let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir)
+        // A bare executable name in a manifest is looked up next to tether, then on $PATH.
+        let ownDirectory = (ownExecutable() as NSString).deletingLastPathComponent
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
+                                                   searchPaths: [ownDirectory] + path)
         for error in errors { printError("skipping \(error)") }
         let session = try HostSession(group: directory, manifests: loaded, grace: grace)
         switch session.run() {

@@ -21,8 +21,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
         let log = HostLog(info: { output($0) }, error: { line in
             FileHandle.standardError.write(Data((line + "\n").utf8))
         })
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let launcher = [me, "launch-extension", "--parent", String(getpid()), "--"]
+        let launcher = [ownExecutable(), "launch-extension", "--parent", String(getpid()), "--"]
         let host = TetherHost.Host(loop: loop, configuration: TetherHost.Host.Configuration(
             group: group, manifests: manifests, launcher: launcher, graceMilliseconds: grace.milliseconds, log: log))
         do {

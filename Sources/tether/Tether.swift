@@ -13,7 +13,8 @@ struct Tether: ParsableCommand {
             Exit codes: 0 success or running, 1 not running, refused or timed out, \
             2 bad usage or input, 3 environment or I/O error.
             """,
-        subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, Feature.self, Bench.self, LaunchExtension.self]
+        subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, Feature.self, Push.self, Reload.self,
+                      Bench.self, LaunchExtension.self]
     )
 }
 
@@ -57,4 +58,9 @@ func output(_ line: String) {
 func printError(_ message: String) {
     let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// The running tether binary's absolute path, to start copies of itself.
+func ownExecutable() -> String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? absolutePath(CommandLine.arguments[0])
 }

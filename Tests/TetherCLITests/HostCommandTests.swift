@@ -105,7 +105,7 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         try fixture.addExtension("crashy", script: "exit 3")
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        // Backoff 250 + 500 + 1000 + 2000 ms; the fifth quick failure gives up.
+        // Backoff 100 + 200 + 400 + 800 ms; the fifth quick failure gives up.
         let restarts = try host.expectLineStarting("extension 'crashy' exited with status 3; restarting in 2000 ms")
         #expect(restarts.count == 4, "\(restarts)")
         try host.waitForError(containing: "extension 'crashy' failed: exited with status 3 5 times in a row")

@@ -12,8 +12,7 @@ struct WatchBenchmark {
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/watch")
         let path = try group.preparedLockPath(for: .feature(FeatureName("bench-watch")))
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = ownExecutable()
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
         let session = WatchBenchSession(

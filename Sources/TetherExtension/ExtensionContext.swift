@@ -1,0 +1,172 @@
+import Foundation
+import TetherGroup
+import TetherIPC
+import TetherLoop
+
+/// A running extension: its identity, its connection to the host, and what
+/// it may do. Every role gets one; all its methods run on the extension's
+/// event loop (the main thread), where the role's callbacks are called too.
+public final class ExtensionContext: @unchecked Sendable {
+    public let identity: ExtensionIdentity
+    public let loop: EventLoop
+    /// Granted by the host's manifest once attached; before that, as the
+    /// environment said.
+    public private(set) var hasOpenAccess: Bool
+    private var link: HostLink?
+    private var instanceLock: LivenessLock?
+    private var pendingCalls = 0
+    private var whenIdle: (() -> Void)?
+    private(set) var exitCode: Int32 = 0
+    private var finished = false
+    var onHostEvent: ((HostLink.Event) -> Void)?
+
+    init(identity: ExtensionIdentity, loop: EventLoop) {
+        self.identity = identity
+        self.loop = loop
+        self.hasOpenAccess = identity.openAccess
+    }
+
+    public var name: String { identity.name }
+    public var arguments: [String] { identity.arguments }
+    public var isHostAttached: Bool { link?.isAttached ?? false }
+    /// The pid of the host this extension is attached to.
+    public var hostPID: Int32? { link?.hostPID }
+
+    /// The group's shared files; read-only without open access.
+    public var container: SharedContainer {
+        SharedContainer(group: identity.group, owner: name, readOnly: !hasOpenAccess)
+    }
+
+    /// Writes one line to standard output at once. Under a host, the line
+    /// appears in the host's output prefixed with this extension's name.
+    public func log(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Probes a feature's lock directly: works with or without a host, and
+    /// never disturbs the holder.
+    public func featureStatus(_ feature: String) throws(ExtensionError) -> LockStatus {
+        guard let name = try? FeatureName(feature) else { throw .invalidName(feature) }
+        do {
+            return try LockProbe.status(ofLockAt: identity.group.lockPath(for: .feature(name)))
+        } catch {
+            throw .environment(error.description)
+        }
+    }
+
+    public func isFeatureRunning(_ feature: String) throws(ExtensionError) -> Bool {
+        try featureStatus(feature).running
+    }
+
+    /// Asks the host to start a feature (the openURL hop): true if it was
+    /// started now, false if it was already running.
+    public func startFeature(_ feature: String, _ completion: @escaping (Result<Bool, ExtensionError>) -> Void) {
+        guard FeatureName.isValid(feature) else { return completion(.failure(.invalidName(feature))) }
+        call(HostMethod.featureStart, ["name": .string(feature)]) { result in
+            completion(result.map { $0["started"]?.boolValue ?? false })
+        }
+    }
+
+    /// Asks the host to stop a feature. Needs open access.
+    public func stopFeature(_ feature: String, _ completion: @escaping (Result<Void, ExtensionError>) -> Void) {
+        guard FeatureName.isValid(feature) else { return completion(.failure(.invalidName(feature))) }
+        guard hasOpenAccess || identity.role != .keyboard else { return completion(.failure(.readOnly(extension: name))) }
+        call(HostMethod.featureStop, ["name": .string(feature)]) { result in completion(result.map { _ in () }) }
+    }
+
+    /// Any request to the host; fails with `.hostNotRunning` when detached.
+    public func call(_ method: String, _ params: JSONValue? = nil,
+                     _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
+        guard let link else { return completion(.failure(.hostNotRunning)) }
+        pendingCalls += 1
+        link.call(method, params) { [self] result in
+            pendingCalls -= 1
+            completion(result)
+            if pendingCalls == 0, let idle = whenIdle {
+                whenIdle = nil
+                idle()
+            }
+        }
+    }
+
+    var hasPendingCalls: Bool { pendingCalls > 0 }
+
+    /// Runs `body` once no call to the host is in flight.
+    func whenIdle(_ body: @escaping () -> Void) {
+        if pendingCalls == 0 { body() } else { whenIdle = body }
+    }
+
+    /// Ends the extension: releases its lock and connection, stops the loop.
+    public func finish(exitCode: Int32 = 0) {
+        guard !finished else { return }
+        finished = true
+        self.exitCode = exitCode
+        link?.close()
+        link = nil
+        instanceLock?.release()
+        instanceLock = nil
+        loop.stop()
+    }
+
+    // MARK: - Start-up
+
+    /// Takes the instance lock (when started by hand), then starts watching
+    /// for a host. False if the extension cannot run.
+    func start(hello: JSONValue) -> Bool {
+        if !identity.isManaged {
+            // A host holds this lock for the children it starts; one started
+            // by hand holds its own, so no host starts a second copy.
+            do {
+                let path = try identity.group.preparedLockPath(for: .extensionInstance(FeatureName(name)))
+                guard let lock = try LivenessLock.tryAcquire(path: path, label: "extension \(name)") else {
+                    let holder = (try? LockProbe.status(ofLockAt: path))?.holder
+                        .map { " (its instance lock is held by pid \($0.pid))" } ?? ""
+                    printFailure("extension '\(name)' is already running\(holder)")
+                    finish(exitCode: 1)
+                    return false
+                }
+                instanceLock = lock
+            } catch {
+                printFailure(error.description)
+                finish(exitCode: 3)
+                return false
+            }
+        }
+        let link = HostLink(loop: loop, socketPath: identity.socketPath,
+                            hostLockPath: identity.group.lockPath(for: .host), hello: hello) { [unowned self] event in
+            self.hostEvent(event)
+        }
+        self.link = link
+        do {
+            try link.start()
+        } catch {
+            printFailure("cannot watch for a host: \(error)")
+            finish(exitCode: 3)
+            return false
+        }
+        return true
+    }
+
+    private func hostEvent(_ event: HostLink.Event) {
+        switch event {
+        case .attached(let pid, let openAccess):
+            hasOpenAccess = openAccess
+            log(identity.isManaged ? "attached to host pid \(pid)" : "attached to host pid \(pid) (started by hand)")
+        case .detached(let reason):
+            if identity.isManaged {
+                // A child ends with the host that started it.
+                log("\(reason); exiting with my host")
+                onHostEvent?(event)
+                return finish()
+            }
+            log("\(reason); carrying on without a host")
+        case .message(let method, _, _):
+            if method == HostNotification.stopping { log("host is stopping") }
+        }
+        onHostEvent?(event)
+    }
+
+    func printFailure(_ message: String) {
+        FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import TetherGroup
+import TetherIPC
+
+/// Who this extension is and where its group lives: from the environment a
+/// host gives its children, or from the command line when started by hand.
+public struct ExtensionIdentity: Sendable {
+    public let name: String
+    public let role: ExtensionRole
+    public let group: GroupDirectory
+    public let socketPath: String
+    /// The host that started this process, if one did. Such an extension
+    /// ends with its host; one started by hand outlives hosts and re-attaches.
+    public let parentHostPID: Int32?
+    /// Open access as far as this process knows before the host answers.
+    public let openAccess: Bool
+    /// The command-line arguments left after the SDK's own options.
+    public let arguments: [String]
+
+    public var isManaged: Bool { parentHostPID != nil }
+
+    /// Reads `--group DIR` and `--name NAME` from `arguments` (the rest is
+    /// left for the extension), then the host's variables: `TETHER_GROUP`,
+    /// `TETHER_SOCKET`, `TETHER_EXTENSION`, `TETHER_ROLE`, `TETHER_HOST_PID`,
+    /// `TETHER_OPEN_ACCESS`. The default name is the executable's file name.
+    public static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
+                               parentPID: Int32) throws(ExtensionError) -> ExtensionIdentity {
+        var rest: [String] = []
+        var groupOption: String?
+        var nameOption: String?
+        var index = 1
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--group" || argument == "--name" {
+                guard index + 1 < arguments.count else { throw .refused("\(argument) needs a value") }
+                if argument == "--group" { groupOption = arguments[index + 1] } else { nameOption = arguments[index + 1] }
+                index += 2
+                continue
+            }
+            rest.append(argument)
+            index += 1
+        }
+        let executableName = arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+        let name = nameOption ?? environment["TETHER_EXTENSION"] ?? executableName.lowercased()
+        guard FeatureName.isValid(name) else { throw .invalidName(name) }
+        if let declared = environment["TETHER_ROLE"], declared != role.rawValue {
+            throw .refused("the manifest of '\(name)' says role '\(declared)', but this executable is a \(role.rawValue)")
+        }
+        let group: GroupDirectory
+        do {
+            group = try GroupDirectory(path: try GroupDirectory.resolvePath(explicit: groupOption, environment: environment))
+        } catch {
+            throw .environment(error.description)
+        }
+        // Only trust TETHER_HOST_PID from the process that is really our
+        // parent: a shell that exported it does not make us managed.
+        let hostPID = environment["TETHER_HOST_PID"].flatMap { Int32($0) }
+        let managed = groupOption == nil && hostPID != nil && hostPID == parentPID
+        return ExtensionIdentity(
+            name: name, role: role, group: group,
+            socketPath: (managed ? environment["TETHER_SOCKET"] : nil) ?? group.socketPath,
+            parentHostPID: managed ? hostPID : nil,
+            openAccess: environment["TETHER_OPEN_ACCESS"] == "1", arguments: rest)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import TetherIPC
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The shared `main` of every role: resolves the identity, runs the loop on
+/// the main thread until the extension finishes, and exits with its code.
+/// SIGINT and SIGTERM end it cleanly (exit 0).
+enum ExtensionMain {
+    static func run(role: ExtensionRole, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
+        let identity: ExtensionIdentity
+        do {
+            identity = try ExtensionIdentity.resolve(role: role, arguments: CommandLine.arguments,
+                                                     environment: ProcessInfo.processInfo.environment,
+                                                     parentPID: getppid())
+        } catch {
+            let tool = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+            FileHandle.standardError.write(Data("\(tool): \(error)\n".utf8))
+            exit(error.isBadInput ? 2 : 3)
+        }
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+        } catch {
+            FileHandle.standardError.write(Data("\(identity.name): cannot start the event loop: \(error)\n".utf8))
+            exit(3)
+        }
+        // A host that went away must not kill us with SIGPIPE mid-write; the
+        // write fails and the connection's end is handled on the loop.
+        signal(SIGPIPE, SIG_IGN)
+        let context = ExtensionContext(identity: identity, loop: loop)
+        let driver = makeDriver(context)
+        let start = Start(context: context, driver: driver)
+        loop.execute { start.run() }
+        loop.run()
+        exit(context.exitCode)
+    }
+
+    /// Carries the non-Sendable start-up onto the loop thread, where it runs.
+    private final class Start: @unchecked Sendable {
+        let context: ExtensionContext
+        let driver: RoleDriver
+        init(context: ExtensionContext, driver: RoleDriver) {
+            self.context = context
+            self.driver = driver
+        }
+
+        func run() {
+            for signal in [SIGINT, SIGTERM] {
+                _ = try? SignalWatcher(loop: context.loop, signal: signal) { [context] _ in context.finish() }
+            }
+            let identity = context.identity
+            var hello: [String: JSONValue] = [
+                "name": .string(identity.name), "role": .string(identity.role.rawValue),
+                "pid": .number(Double(getpid())), "openAccess": .bool(identity.openAccess),
+            ]
+            hello.merge(driver.helloFields) { _, new in new }
+            context.onHostEvent = { [driver] event in driver.hostEvent(event) }
+            guard context.start(hello: .object(hello)) else { return }
+            driver.begin()
+        }
+    }
+}
+
+extension ExtensionError {
+    var isBadInput: Bool {
+        switch self {
+        case .invalidName, .refused: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import TetherGroup
+import TetherIPC
+import TetherLoop
+
+/// The extension's connection to whichever host holds the group's host lock.
+///
+/// It watches the host lock (inotify, no polling): when a host appears it
+/// connects and says hello; when the connection closes it reports the host
+/// gone and waits for the next one. While the lock is held but the socket
+/// does not answer yet (a host still starting, or one just gone), it retries
+/// on a short doubling timer, and stops as soon as the lock is free.
+final class HostLink {
+    enum Event {
+        case attached(hostPID: Int32, openAccess: Bool)
+        case detached(reason: String)
+        /// A request or notification from the host; `respond` does nothing
+        /// for a notification.
+        case message(method: String, params: JSONValue?, respond: RPCConnection.Respond)
+    }
+
+    private let loop: EventLoop
+    private let socketPath: String
+    private let hostLockPath: String
+    private let hello: JSONValue
+    private let onEvent: (Event) -> Void
+    private var watcher: LockWatcher?
+    private var connection: RPCConnection?
+    private var connecting = false
+    private var attachedTo: Int32?
+    private var hostStopping = false
+    /// A host that refused our hello is not asked again until the lock changes hands.
+    private var refused = false
+    private var retryTimer: LoopTimer?
+    private var retryDelay: UInt64 = 0
+    private var closed = false
+    /// Calls made while a connection is being set up wait for its outcome.
+    private var queued: [(method: String, params: JSONValue?, completion: (Result<JSONValue, ExtensionError>) -> Void)] = []
+    private var queueTimer: LoopTimer?
+
+    static let maximumRetryDelay: UInt64 = 1_000
+    /// How long a call waits for a host that holds its lock but does not answer yet.
+    static let queueTimeout: UInt64 = 5_000
+
+    init(loop: EventLoop, socketPath: String, hostLockPath: String, hello: JSONValue,
+         onEvent: @escaping (Event) -> Void) {
+        self.loop = loop
+        self.socketPath = socketPath
+        self.hostLockPath = hostLockPath
+        self.hello = hello
+        self.onEvent = onEvent
+    }
+
+    var isAttached: Bool { attachedTo != nil }
+    var hostPID: Int32? { attachedTo }
+
+    func start() throws(GroupError) {
+        let watcher = try LockWatcher(loop: loop, path: hostLockPath) { [unowned self] status in
+            self.hostLockChanged(running: status.running)
+        }
+        self.watcher = watcher
+        if watcher.status.running { connect() } else { onEvent(.detached(reason: "no host is running")) }
+    }
+
+    /// True while a host holds the lock and the link is on its way to it.
+    private var isSettling: Bool {
+        !closed && attachedTo == nil && (connecting || connection != nil || retryTimer?.isActive == true)
+    }
+
+    /// Calls the host. While the link is still connecting the call waits for
+    /// it (up to `queueTimeout`); with no host it fails with `.hostNotRunning`.
+    func call(_ method: String, _ params: JSONValue?, _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
+        guard let connection, attachedTo != nil else {
+            guard isSettling else { return completion(.failure(.hostNotRunning)) }
+            queued.append((method, params, completion))
+            if queueTimer == nil {
+                let timer = LoopTimer(loop: loop)
+                queueTimer = timer
+                timer.start(afterMilliseconds: Self.queueTimeout) { [unowned self] in self.flushQueue() }
+            }
+            return
+        }
+        connection.call(method, params) { result in
+            switch result {
+            case .success(let value): completion(.success(value))
+            case .failure(let error):
+                completion(.failure(connection.isClosed ? .hostNotRunning : .refused(error.message)))
+            }
+        }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        watcher?.close()
+        watcher = nil
+        retryTimer?.close()
+        retryTimer = nil
+        connection?.close()
+        connection = nil
+        flushQueue()
+    }
+
+    /// Sends the waiting calls if attached, else fails them.
+    private func flushQueue() {
+        queueTimer?.close()
+        queueTimer = nil
+        let waiting = queued
+        queued.removeAll()
+        for call in waiting {
+            if attachedTo != nil { self.call(call.method, call.params, call.completion) }
+            else { call.completion(.failure(.hostNotRunning)) }
+        }
+    }
+
+    private func hostLockChanged(running: Bool) {
+        guard running else { return }  // the connection's end reports the loss
+        refused = false
+        if connection == nil && !connecting {
+            retryDelay = 0
+            connect()
+        }
+    }
+
+    private func connect() {
+        guard !closed, !refused else { return }
+        connecting = true
+        PipeStream.connect(loop: loop, path: socketPath) { [unowned self] result in
+            self.connecting = false
+            switch result {
+            case .failure:
+                self.retryIfHostHeld()
+            case .success(let stream):
+                guard !self.closed else { return stream.close() }
+                self.attach(RPCConnection(stream: stream))
+            }
+        }
+    }
+
+    private func attach(_ connection: RPCConnection) {
+        self.connection = connection
+        hostStopping = false
+        connection.start(handler: { [unowned self] _, method, params, respond in
+            if method == HostNotification.stopping { self.hostStopping = true }
+            self.onEvent(.message(method: method, params: params, respond: respond))
+        }, onClose: { [unowned self] _ in
+            self.connectionClosed()
+        })
+        connection.call(HostMethod.hello, hello) { [unowned self] result in
+            switch result {
+            case .success(let answer):
+                guard let pid = answer["hostPid"]?.intValue else { return connection.close() }
+                self.retryDelay = 0
+                self.attachedTo = Int32(pid)
+                self.onEvent(.attached(hostPID: Int32(pid), openAccess: answer["openAccess"]?.boolValue ?? false))
+                self.flushQueue()
+            case .failure(let error):
+                guard !connection.isClosed else { return }
+                self.refused = true
+                self.onEvent(.detached(reason: "the host refused this extension: \(error.message)"))
+                connection.close()
+                self.flushQueue()
+            }
+        }
+    }
+
+    private func connectionClosed() {
+        connection = nil
+        guard !closed else { return }
+        if let pid = attachedTo {
+            attachedTo = nil
+            onEvent(.detached(reason: hostStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"))
+        }
+        retryIfHostHeld()
+    }
+
+    /// Tries again shortly, but only while some host holds the host lock;
+    /// otherwise the watcher calls when one appears.
+    private func retryIfHostHeld() {
+        guard !closed, !refused else { return }
+        let held = (try? LockProbe.status(ofLockAt: hostLockPath, identifyHolder: false).running) ?? false
+        guard held else { return flushQueue() }
+        retryDelay = retryDelay == 0 ? 5 : min(retryDelay * 2, Self.maximumRetryDelay)
+        let timer = retryTimer ?? LoopTimer(loop: loop)
+        retryTimer = timer
+        timer.start(afterMilliseconds: retryDelay) { [unowned self] in
+            if self.connection == nil && !self.connecting { self.connect() }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import TetherGroup
+
+/// Files shared by the host and its extensions, in `GROUP/shared/`.
+/// Writes replace a file atomically; an extension without open access
+/// (a keyboard whose manifest does not grant it) may only read.
+public struct SharedContainer: Sendable {
+    public let directory: String
+    public let isReadOnly: Bool
+    private let owner: String
+
+    init(group: GroupDirectory, owner: String, readOnly: Bool) {
+        directory = group.path + "/shared"
+        self.owner = owner
+        isReadOnly = readOnly
+    }
+
+    /// The file's content, or nil if it does not exist.
+    public func read(_ name: String) throws(ExtensionError) -> [UInt8]? {
+        guard FeatureName.isValid(name) else { throw .invalidName(name) }
+        do { return try AtomicFile.read("\(directory)/\(name)") } catch { throw .environment(error.description) }
+    }
+
+    public func write(_ name: String, _ bytes: [UInt8]) throws(ExtensionError) {
+        guard !isReadOnly else { throw .readOnly(extension: owner) }
+        guard FeatureName.isValid(name) else { throw .invalidName(name) }
+        do {
+            _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
+            try AtomicFile.write(bytes, to: "\(directory)/\(name)")
+        } catch {
+            throw .environment(error.description)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// What a widget shows over time, and when to ask it again (WidgetKit's model).
+public struct Timeline: Sendable, Equatable {
+    public var entries: [TimelineEntry]
+    public var policy: ReloadPolicy
+
+    public init(entries: [TimelineEntry], policy: ReloadPolicy) {
+        self.entries = entries.sorted { $0.date < $1.date }
+        self.policy = policy
+    }
+}
+
+/// One state of the widget, shown from `date` until the next entry's date.
+public struct TimelineEntry: Sendable, Equatable {
+    public var date: Date
+    public var content: String
+
+    public init(date: Date, content: String) {
+        self.date = date
+        self.content = content
+    }
+}
+
+/// When the widget's timeline is reloaded without being asked.
+public enum ReloadPolicy: Sendable, Equatable, CustomStringConvertible {
+    /// When the last entry's date passes.
+    case atEnd
+    /// At this date.
+    case after(Date)
+    /// Only when the host (or a defaults change) asks.
+    case never
+
+    public var description: String {
+        switch self {
+        case .atEnd: "at end"
+        case .after(let date): "after \(ISO8601DateFormatter().string(from: date))"
+        case .never: "never"
+        }
+    }
+}
+
+/// Why a timeline is being (re)loaded.
+public enum ReloadReason: String, Sendable {
+    /// The extension just started.
+    case start
+    /// The timeline's reload policy came due.
+    case policy
+    /// The host asked (`tether reload`).
+    case host
+    /// Shared defaults the widget shows have changed.
+    case defaults
+}

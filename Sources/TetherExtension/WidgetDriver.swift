@@ -1,0 +1,89 @@
+import Foundation
+import TetherIPC
+import TetherLoop
+
+/// Shows a widget's timeline entry by entry and reloads it when due. Each
+/// entry shown is one output line, `shows: CONTENT`; each reload is
+/// `timeline (REASON): N entries, reload POLICY`.
+final class WidgetDriver<W: Widget>: RoleDriver {
+    /// A policy reload never comes sooner than this after the previous one,
+    /// so a timeline whose end is already past cannot spin the loop.
+    static var minimumReloadInterval: UInt64 { 100 }
+
+    private let widget: W
+    private let context: ExtensionContext
+    private var timeline = Timeline(entries: [], policy: .never)
+    private var shown = -1
+    private var entryTimer: LoopTimer?
+    private var reloadTimer: LoopTimer?
+    private var lastReload: UInt64 = 0
+
+    init(widget: W, context: ExtensionContext) {
+        self.widget = widget
+        self.context = context
+    }
+
+    func begin() {
+        entryTimer = LoopTimer(loop: context.loop)
+        reloadTimer = LoopTimer(loop: context.loop)
+        reload(.start)
+    }
+
+    func hostEvent(_ event: HostLink.Event) {
+        guard case .message(let method, let params, let respond) = event else { return }
+        switch method {
+        case HostNotification.reload:
+            reload(.host)
+        case HostNotification.defaultsChanged:
+            let keys = (params?["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
+            if widget.reloads(forChangedDefaults: keys) { reload(.defaults) }
+        default:
+            respond(.failure(.methodNotFound(method)))
+        }
+    }
+
+    private func reload(_ reason: ReloadReason) {
+        lastReload = context.loop.now
+        timeline = widget.timeline(for: reason, in: context)
+        shown = -1
+        context.log("timeline (\(reason.rawValue)): \(timeline.entries.count) entries, reload \(timeline.policy)")
+        showDueEntry()
+        schedulePolicyReload()
+    }
+
+    /// Shows the latest entry whose date has come, and arms a timer for the next.
+    private func showDueEntry() {
+        let now = Date()
+        let due = timeline.entries.lastIndex { $0.date <= now } ?? -1
+        if due > shown {
+            shown = due
+            context.log("shows: \(timeline.entries[due].content)")
+        }
+        if let next = timeline.entries.indices.first(where: { $0 > shown }) {
+            entryTimer?.start(afterMilliseconds: Self.milliseconds(until: timeline.entries[next].date)) { [unowned self] in
+                self.showDueEntry()
+            }
+        }
+    }
+
+    private func schedulePolicyReload() {
+        reloadTimer?.stop()
+        let date: Date?
+        switch timeline.policy {
+        case .atEnd: date = timeline.entries.last?.date ?? Date()
+        case .after(let when): date = when
+        case .never: date = nil
+        }
+        guard let date else { return }
+        let sinceLast = context.loop.now - lastReload
+        let floor = sinceLast >= Self.minimumReloadInterval ? 0 : Self.minimumReloadInterval - sinceLast
+        reloadTimer?.start(afterMilliseconds: max(floor, Self.milliseconds(until: date))) { [unowned self] in
+            self.reload(.policy)
+        }
+    }
+
+    private static func milliseconds(until date: Date) -> UInt64 {
+        let interval = date.timeIntervalSinceNow
+        return interval <= 0 ? 0 : UInt64((interval * 1000).rounded(.up))
+    }
+}

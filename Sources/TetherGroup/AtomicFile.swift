@@ -1,0 +1,79 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole-file reads and atomic replacement: write a temporary file next to
+/// the target, fsync it, rename it over the target, fsync the directory.
+/// A reader, or a crash at any instant, sees the old content or the new one,
+/// never a torn mix. Paths are never followed through a symlink.
+public enum AtomicFile {
+    /// Files larger than this are refused when read: shared files are small.
+    public static let maximumSize = 16 << 20
+
+    /// The file's bytes, or nil when it does not exist.
+    public static func read(_ path: String) throws(GroupError) -> [UInt8]? {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDONLY)
+        } catch .noSuchFileOrDirectory {
+            return nil
+        } catch .tooManySymbolicLinkLevels {
+            throw .symlinkRefused(path)
+        } catch {
+            throw .system("read", path: path, error)
+        }
+        defer { Syscall.close(fd) }
+        do {
+            let info = try Syscall.fstat(fd)
+            guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
+            guard Int(info.st_size) <= maximumSize else { throw GroupError.system("read", path: path, .fileTooLarge) }
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = try Syscall.pread(fd, maximum: 64 << 10, at: off_t(bytes.count))
+                if chunk.isEmpty { return bytes }
+                bytes += chunk
+                guard bytes.count <= maximumSize else { throw GroupError.system("read", path: path, .fileTooLarge) }
+            }
+        } catch let error as GroupError {
+            throw error
+        } catch {
+            throw .system("read", path: path, error as? Errno ?? .ioError)
+        }
+    }
+
+    /// Replaces the file at `path` with `bytes`, atomically and durably.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(GroupError) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var temporary = ""
+        var fd: Int32 = -1
+        do throws(Errno) {
+            for attempt in 0..<16 {
+                temporary = "\(directory)/.\(name).\(getpid()).\(attempt).tmp"
+                do {
+                    fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
+                    break
+                } catch .fileExists {
+                    continue  // a crashed writer's leftover; try the next name
+                }
+            }
+            guard fd >= 0 else { throw Errno.fileExists }
+            try Syscall.pwrite(fd, bytes, at: 0)
+            _ = try Syscall.check { fsync(fd) }
+            Syscall.close(fd)
+            fd = -1
+            _ = try Syscall.check { rename(temporary, path) }
+        } catch {
+            if fd >= 0 { Syscall.close(fd) }
+            if !temporary.isEmpty { unlink(temporary) }
+            throw .system("write", path: path, error)
+        }
+        // The rename is durable once the directory is synced.
+        if let dirfd = try? Syscall.open(directory, O_RDONLY | O_DIRECTORY) {
+            fsync(dirfd)
+            Syscall.close(dirfd)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import TetherIPC
+
+/// An extension connected to the host's socket that said hello: one of the
+/// host's children, or an instance started by hand.
+struct AttachedExtension {
+    let name: String
+    let role: ExtensionRole
+    /// From the kernel (`SO_PEERCRED`), not from the message.
+    let pid: Int32
+    /// Started by this host (its pid is a supervised child's).
+    let managed: Bool
+    /// From the host's manifest of that name when it has one, else as claimed.
+    let openAccess: Bool
+    /// The extension's own budget for rewriting a push, if it said.
+    let timeBudgetMilliseconds: UInt64?
+    let connection: RPCConnection
+
+    var json: JSONValue {
+        ["name": .string(name), "role": .string(role.rawValue), "pid": .number(Double(pid)),
+         "managed": .bool(managed), "openAccess": .bool(openAccess)]
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import TetherIPC
+
+struct Push: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a push through the notification extensions and print what was delivered.",
+        discussion: """
+            PAYLOAD is a JSON object, such as '{"title":"Order shipped","body":"#42 is on its way"}', \
+            or - to read it from standard input. Each attached notification extension may rewrite \
+            it within the time budget; one that runs out of time has the original delivered. With \
+            no notification extension attached, the original is delivered as is. Prints one line \
+            per delivery: who delivered it and the content.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The payload as a JSON object, or - for standard input.", valueName: "PAYLOAD"))
+    var payload: String
+
+    @Option(help: ArgumentHelp("The time budget for rewriting, overriding each extension's own (30 s by default).",
+                               valueName: "SECONDS"))
+    var budget: Seconds?
+
+    @OptionGroup var group: GroupOptions
+
+    @Flag(help: "Print one JSON object: {\"delivered\": [{extension, content, modified, timedOut}]}.")
+    var json = false
+
+    func run() throws {
+        let text = payload == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : payload
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = value else {
+            throw CLIError.badInput("the payload must be a JSON object, such as '{\"title\":\"Hello\",\"body\":\"...\"}'")
+        }
+        var params: [String: JSONValue] = ["payload": value]
+        var wait = PushDeliveryTimeout.defaultMilliseconds
+        if let budget {
+            guard budget.milliseconds > 0 else { throw CLIError.badInput("--budget must be above 0 seconds") }
+            params["budgetMilliseconds"] = .number(Double(budget.milliseconds))
+            wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
+        }
+        let answer = try HostClient.call(try group.open(), HostMethod.push, .object(params), timeoutMilliseconds: wait)
+        if json { return try printJSON(answer) }
+        for delivery in answer["delivered"]?.arrayValue ?? [] {
+            let content = delivery["content"].map(compactJSON) ?? "{}"
+            guard let name = delivery["extension"]?.stringValue else {
+                output("delivered as sent (no notification extension attached): \(content)")
+                continue
+            }
+            if delivery["timedOut"]?.boolValue == true {
+                output("delivered the original (\(name) ran out of its time budget): \(content)")
+            } else {
+                output("delivered by \(name)\(delivery["modified"]?.boolValue == true ? "" : " unchanged"): \(content)")
+            }
+        }
+    }
+}
+
+/// How long `push` waits for the host: past the longest budget it may allow.
+enum PushDeliveryTimeout {
+    static let defaultMilliseconds: UInt64 = 30_000 + 2 * slackMilliseconds
+    static let slackMilliseconds: UInt64 = 2_000
+}
+
+func compactJSON(_ value: JSONValue) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "\(value)"
+}

@@ -1,0 +1,54 @@
+import TetherExtension
+
+/// A keyboard that understands a few phrases, one per line:
+///   is NAME running?   probes the feature's lock (no host needed)
+///   start NAME         asks the host to start it (the openURL hop)
+///   stop NAME          asks the host to stop it (needs open access)
+///   note TEXT          saves TEXT to the group's shared files (needs open access)
+/// Anything else is echoed as typed.
+@main
+struct ExampleKeyboard: Keyboard {
+    func keyPressed(_ text: String, in context: ExtensionContext) {
+        let words = text.split(separator: " ").map(String.init)
+        switch words.first {
+        case "is" where words.count == 3 && words[2].hasPrefix("running"):
+            answerIsRunning(words[1], context)
+        case "start" where words.count == 2:
+            let name = words[1]
+            context.startFeature(name) { result in
+                switch result {
+                case .success(true): context.log("asked the host: \(name) started")
+                case .success(false): context.log("asked the host: \(name) was already running")
+                case .failure(let error): context.log("cannot start \(name): \(error)")
+                }
+            }
+        case "stop" where words.count == 2:
+            let name = words[1]
+            context.stopFeature(name) { result in
+                switch result {
+                case .success: context.log("asked the host: \(name) stopped")
+                case .failure(let error): context.log("cannot stop \(name): \(error)")
+                }
+            }
+        case "note" where words.count > 1:
+            do {
+                try context.container.write("keyboard-note", Array(words.dropFirst().joined(separator: " ").utf8))
+                context.log("note saved")
+            } catch {
+                context.log("cannot save the note: \(error)")
+            }
+        default:
+            context.log("typed: \(text)")
+        }
+    }
+
+    private func answerIsRunning(_ name: String, _ context: ExtensionContext) {
+        do {
+            let status = try context.featureStatus(name)
+            let holder = status.holder.map { " (pid \($0.pid))" } ?? ""
+            context.log(status.running ? "\(name) is running\(holder)" : "\(name) is not running")
+        } catch {
+            context.log("cannot tell: \(error)")
+        }
+    }
+}

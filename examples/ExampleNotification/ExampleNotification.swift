@@ -1,0 +1,22 @@
+import TetherExtension
+
+/// A notification service that rewrites each push: it marks the title and
+/// notes who rewrote it. A payload with "delayMs" makes it take that long,
+/// to show what happens when the time budget runs out (the original is
+/// delivered instead).
+@main
+struct ExampleNotification: NotificationService {
+    func didReceive(_ request: NotificationRequest, in context: ExtensionContext,
+                    contentHandler: @escaping @Sendable (NotificationContent) -> Void) {
+        var content = request.content
+        content.title = "[\(context.name)] " + (content.title ?? "Notification")
+        content["rewrittenBy"] = .string(context.name)
+        let delay = content["delayMs"]?.intValue ?? 0
+        context.log("rewriting \"\(request.content.title ?? "")\" (budget \(request.budget))")
+        guard delay > 0 else { return contentHandler(content) }
+        Task {
+            try? await Task.sleep(for: .milliseconds(delay))
+            contentHandler(content)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import TetherExtension
+
+/// A clock widget: a few entries a few seconds apart, each showing the time
+/// and whether the "recording" feature runs. Options: --every SECONDS (5),
+/// --entries N (3), --policy at-end|never|after:SECONDS (at-end).
+@main
+struct ExampleWidget: Widget {
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline {
+        let options = Options(context.arguments)
+        let recording = (try? context.isFeatureRunning("recording")) == true ? "on" : "off"
+        let start = Date()
+        let entries = (0..<options.entries).map { index in
+            let date = start.addingTimeInterval(Double(index) * options.every)
+            return TimelineEntry(date: date, content: "\(Self.clock.string(from: date)) recording \(recording)")
+        }
+        return Timeline(entries: entries, policy: options.policy(after: start))
+    }
+
+    static let clock: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter
+    }()
+
+    struct Options {
+        var every = 5.0
+        var entries = 3
+        var policyText = "at-end"
+
+        init(_ arguments: [String]) {
+            var iterator = arguments.makeIterator()
+            while let argument = iterator.next() {
+                switch argument {
+                case "--every": every = iterator.next().flatMap(Double.init).map { max(0.01, $0) } ?? every
+                case "--entries": entries = iterator.next().flatMap(Int.init).map { max(1, $0) } ?? entries
+                case "--policy": policyText = iterator.next() ?? policyText
+                default: break
+                }
+            }
+        }
+
+        func policy(after start: Date) -> ReloadPolicy {
+            if policyText == "never" { return .never }
+            if policyText.hasPrefix("after:"), let seconds = Double(policyText.dropFirst(6)) {
+                return .after(start.addingTimeInterval(seconds))
+            }
+            return .atEnd
+        }
+    }
+}
