@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport"]),
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

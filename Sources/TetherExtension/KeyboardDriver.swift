@@ -1,4 +1,5 @@
 import TetherIPC
+import TetherLoop
 
 /// Feeds standard input to a keyboard, line by line, on the loop.
 /// Not generic over the keyboard: the reader thread's closure may only
@@ -12,7 +13,23 @@ final class KeyboardDriver: RoleDriver, @unchecked Sendable {
         self.context = context
     }
 
+    /// Keys wait until the host link has settled (attached, or no host),
+    /// so what a key may do does not depend on how fast the host answered.
+    private var reading = false
+    private var settleTimer: LoopTimer?
+
     func begin() {
+        guard !reading else { return }
+        let timer = LoopTimer(loop: context.loop)
+        settleTimer = timer
+        timer.start(afterMilliseconds: HostLink.queueTimeout) { [unowned self] in self.startReading() }
+    }
+
+    private func startReading() {
+        settleTimer?.close()
+        settleTimer = nil
+        guard !reading else { return }
+        reading = true
         StandardInputReader.start { [self] event in
             context.loop.execute { self.received(event) }
         }
@@ -49,8 +66,11 @@ final class KeyboardDriver: RoleDriver, @unchecked Sendable {
     }
 
     func hostEvent(_ event: HostLink.Event) {
-        if case .message(let method, _, let respond) = event, method != HostNotification.stopping {
-            respond(.failure(.methodNotFound(method)))
+        switch event {
+        case .attached, .detached:
+            startReading()
+        case .message(let method, _, let respond):
+            if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
         }
     }
 }

@@ -17,3 +17,8 @@ public func tether(_ arguments: [String], environment: [String: String]? = nil, 
 public func startTether(_ arguments: [String], environment: [String: String]? = nil) throws -> TestProcess {
     try TestProcess(tetherExecutable, arguments, environment: environment)
 }
+
+/// A built example extension (`example-widget`, ...), next to `tether`.
+public func exampleExecutable(_ name: String) -> String {
+    URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().appendingPathComponent(name).path
+}

@@ -6,4 +6,8 @@
 /// Returns 0, or -1 with errno set; 0 without effect off Linux.
 int tether_set_parent_death_signal(int signal);
 
+/// pidfd_open(pid, 0): a descriptor that becomes readable when the process
+/// ends (syscall is variadic too). -1 with errno set; ENOSYS off Linux.
+int tether_pidfd_open(int pid);
+
 #endif
