@@ -1,6 +1,8 @@
+#define _GNU_SOURCE
 #include "CTetherSystem.h"
 
 #ifdef __linux__
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,6 +10,17 @@
 
 int tether_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+int tether_pin_to_cpu(int pid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(pid, sizeof set, &set);
+}
+
+int tether_current_cpu(void) {
+    return sched_getcpu();
 }
 
 int tether_pidfd_open(int pid) {
@@ -29,6 +42,17 @@ int tether_set_parent_death_signal(int signal) {
 int tether_pidfd_open(int pid) {
     (void)pid;
     errno = ENOSYS;
+    return -1;
+}
+
+int tether_pin_to_cpu(int pid, int cpu) {
+    (void)pid;
+    (void)cpu;
+    errno = ENOSYS;
+    return -1;
+}
+
+int tether_current_cpu(void) {
     return -1;
 }
 #endif

@@ -50,7 +50,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         }
         let object: [String: JSONValue]
         do {
-            guard case .object(let parsed) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+            guard case .object(let parsed) = try JSONCodec.parse(Array(data)) else {
                 throw ManifestError(file: path, field: nil, problem: "is not a JSON object")
             }
             object = parsed

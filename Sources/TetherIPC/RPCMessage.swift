@@ -1,5 +1,3 @@
-import Foundation
-
 /// One JSON-RPC 2.0 message: a request (with id), a notification (no id),
 /// or a response (result or error).
 public enum RPCMessage: Sendable, Equatable {
@@ -11,9 +9,9 @@ public enum RPCMessage: Sendable, Equatable {
     public static func parse(_ frame: [UInt8]) throws(RPCError) -> RPCMessage {
         let value: JSONValue
         do {
-            value = try decoder.decode(JSONValue.self, from: Data(frame))
+            value = try JSONCodec.parse(frame)
         } catch {
-            throw .parseError("the frame is not valid JSON")
+            throw .parseError("the frame is not valid JSON (\(error))")
         }
         guard case .object(let object) = value else { throw .invalidRequest("expected a JSON object") }
         guard object["jsonrpc"] == .string("2.0") else { throw .invalidRequest("\"jsonrpc\" must be \"2.0\"") }
@@ -58,19 +56,11 @@ public enum RPCMessage: Sendable, Equatable {
                 object["error"] = .object(body)
             }
         }
-        // Encoding a JSONValue tree cannot fail: it holds only JSON types.
-        let data = (try? encoder.encode(JSONValue.object(object))) ?? Data("{}".utf8)
-        return Array(data) + [0x0a]
+        var bytes = JSONCodec.serialize(.object(object))
+        bytes.append(0x0a)
+        return bytes
     }
 }
-
-// One coder each for every message: they hold no per-call state.
-private let decoder = JSONDecoder()
-private let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return encoder
-}()
 
 extension JSONValue {
     var isStructured: Bool {

@@ -28,7 +28,7 @@ struct Push: ParsableCommand {
 
     func run() throws {
         let text = payload == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : payload
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = value else {
+        guard let value = try? JSONCodec.parse(Array(text.utf8)), case .object = value else {
             throw CLIError.badInput("the payload must be a JSON object, such as '{\"title\":\"Hello\",\"body\":\"...\"}'")
         }
         var params: [String: JSONValue] = ["payload": value]
@@ -62,7 +62,5 @@ enum PushDeliveryTimeout {
 }
 
 func compactJSON(_ value: JSONValue) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "\(value)"
+    String(decoding: JSONCodec.serialize(value), as: UTF8.self)
 }

@@ -10,4 +10,9 @@ int tether_set_parent_death_signal(int signal);
 /// ends (syscall is variadic too). -1 with errno set; ENOSYS off Linux.
 int tether_pidfd_open(int pid);
 
+/// sched_setaffinity(pid, {cpu}) and sched_getcpu(), for benchmarks: the
+/// CPU_SET macros and GNU functions do not reach Swift.
+int tether_pin_to_cpu(int pid, int cpu);
+int tether_current_cpu(void);
+
 #endif

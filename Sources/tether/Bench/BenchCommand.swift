@@ -7,14 +7,18 @@ struct Bench: ParsableCommand {
         discussion: """
             Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
             a pid file, a unix-socket ping/pong and spawning flock -n), watch (wake-up \
-            after kill -9 of a holder, against libuv's SIGCHLD exit notice). With no \
-            NAME, runs them all. Times are in microseconds.
+            after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (start \
+            until the three example extensions attached, restart after kill -9, CPU per \
+            10 s idle, resident memory; needs the examples built next to tether), ipc \
+            (JSON-RPC round trip and pipelined requests/s on one connection, against a \
+            raw unix-socket echo). With no NAME, runs them all. Times are in \
+            microseconds; for rates, p99 is the slow end.
             """
     )
 
-    static let all = ["probe", "watch"]
+    static let all = ["probe", "watch", "host", "ipc"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch); all by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc); all by default.", valueName: "NAME"))
     var names: [String] = []
 
     @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
@@ -38,6 +42,8 @@ struct Bench: ParsableCommand {
             switch name {
             case "probe": results += try ProbeBenchmark(scratch: scratch, scale: scale).run()
             case "watch": results += try WatchBenchmark(scratch: scratch, scale: scale).run()
+            case "host": results += try HostBenchmark(scratch: scratch, scale: scale).run()
+            case "ipc": results += try IPCBenchmark(scratch: scratch, scale: scale).run()
             default: break
             }
         }

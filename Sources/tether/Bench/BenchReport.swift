@@ -6,6 +6,11 @@ struct Percentiles: Encodable {
     let p50: Double
     let p99: Double
 
+    init(p50: Double, p99: Double) {
+        self.p50 = p50
+        self.p99 = p99
+    }
+
     init(nanoseconds samples: [UInt64]) {
         let sorted = samples.sorted()
         func at(_ fraction: Double) -> Double {
@@ -27,6 +32,16 @@ struct BenchResult: Encodable {
     let samples: Int
     let baselines: [String: Percentiles]
 
+    /// A figure in another unit (a rate, a size), already reduced to p50 and p99.
+    init(name: String, unit: String, p50: Double, p99: Double, samples: Int, baselines: [String: Percentiles] = [:]) {
+        self.name = name
+        self.unit = unit
+        self.p50 = p50
+        self.p99 = p99
+        self.samples = samples
+        self.baselines = baselines
+    }
+
     init(name: String, samples: [UInt64], baselines: [String: Percentiles]) {
         let stats = Percentiles(nanoseconds: samples)
         self.name = name
@@ -44,14 +59,15 @@ struct BenchReport: Encodable {
 
     func printTable() {
         output("machine: \(machine.cpus) CPUs, \(machine.model), Linux \(machine.kernel)")
-        output(pad("benchmark", 40) + pad("p50 us", 12) + pad("p99 us", 12) + "samples")
+        output(pad("benchmark", 40) + pad("unit", 8) + pad("p50", 12) + pad("p99", 12) + "samples")
         var shown: Set<String> = []
         for result in benchmarks {
-            output(pad(result.name, 40) + pad(format(result.p50), 12) + pad(format(result.p99), 12) + "\(result.samples)")
+            output(pad(result.name, 40) + pad(result.unit, 8) + pad(format(result.p50), 12) + pad(format(result.p99), 12)
+                   + "\(result.samples)")
             // Benchmarks of one family share their baselines: list each once.
             for (name, stats) in result.baselines.sorted(by: { $0.key < $1.key }) where !shown.contains(name) {
                 shown.insert(name)
-                output(pad("  baseline: \(name)", 40) + pad(format(stats.p50), 12) + format(stats.p99))
+                output(pad("  baseline: \(name)", 48) + pad(format(stats.p50), 12) + format(stats.p99))
             }
         }
     }

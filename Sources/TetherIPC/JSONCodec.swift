@@ -1,0 +1,286 @@
+/// A small, strict JSON (RFC 8259) reader and writer for `JSONValue`.
+///
+/// Foundation's coders cost 5-7 µs per small message each way, more than
+/// the whole socket round trip, and recurse without a bound on nesting. This
+/// one works on bytes, refuses nesting deeper than `maximumDepth`, and
+/// writes object keys sorted, so equal values encode identically.
+public enum JSONCodec {
+    public static let maximumDepth = 64
+
+    public struct SyntaxError: Error, Equatable, CustomStringConvertible {
+        public let offset: Int
+        public let reason: String
+        public var description: String { "\(reason) at byte \(offset)" }
+    }
+
+    // MARK: - Reading
+
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
+            var reader = Reader(bytes: buffer)
+            let value = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.index == buffer.count else { throw reader.error("unexpected data after the value") }
+            return value
+        }
+    }
+
+    private struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        func error(_ reason: String) -> SyntaxError { SyntaxError(offset: index, reason: reason) }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0a || bytes[index] == 0x0d || bytes[index] == 0x09 {
+                index += 1
+            }
+        }
+
+        mutating func value(depth: Int) throws(SyntaxError) -> JSONValue {
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+            default: throw error("unexpected character")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(SyntaxError) {
+            let count = word.utf8CodeUnitCount
+            guard index + count <= bytes.count else { throw error("unexpected end of input") }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+                throw error("invalid literal")
+            }
+            index += count
+        }
+
+        mutating func object(depth: Int) throws(SyntaxError) -> JSONValue {
+            guard depth <= maximumDepth else { throw error("nested deeper than \(maximumDepth) levels") }
+            index += 1
+            var object: [String: JSONValue] = [:]
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(object)
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+                let key = try string()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                index += 1
+                object[key] = try value(depth: depth)
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of input") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+                throw error("expected ',' or '}'")
+            }
+        }
+
+        mutating func array(depth: Int) throws(SyntaxError) -> JSONValue {
+            guard depth <= maximumDepth else { throw error("nested deeper than \(maximumDepth) levels") }
+            index += 1
+            var array: [JSONValue] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(array)
+            }
+            while true {
+                array.append(try value(depth: depth))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end of input") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+                throw error("expected ',' or ']'")
+            }
+        }
+
+        mutating func string() throws(SyntaxError) -> String {
+            index += 1
+            let start = index
+            // Fast path: no escapes.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    index += 1
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                guard byte >= 0x20 else { throw error("control character in a string") }
+                index += 1
+            }
+            var scratch = Array(bytes[start..<index])
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(decoding: scratch, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { throw error("unexpected end of input") }
+                    let escape = bytes[index]
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scratch.append(escape)
+                    case UInt8(ascii: "b"): scratch.append(0x08)
+                    case UInt8(ascii: "f"): scratch.append(0x0c)
+                    case UInt8(ascii: "n"): scratch.append(0x0a)
+                    case UInt8(ascii: "r"): scratch.append(0x0d)
+                    case UInt8(ascii: "t"): scratch.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if (0xd800..<0xdc00).contains(scalar) {
+                            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                                throw error("unpaired surrogate")
+                            }
+                            index += 2
+                            let low = try hex4()
+                            guard (0xdc00..<0xe000).contains(low) else { throw error("unpaired surrogate") }
+                            scalar = 0x10000 + ((scalar - 0xd800) << 10) + (low - 0xdc00)
+                        } else if (0xdc00..<0xe000).contains(scalar) {
+                            throw error("unpaired surrogate")
+                        }
+                        guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                        scratch.append(contentsOf: Array(String(Character(unicode)).utf8))
+                    default:
+                        throw error("invalid escape")
+                    }
+                default:
+                    guard byte >= 0x20 else { throw error("control character in a string") }
+                    scratch.append(byte)
+                }
+            }
+            throw error("unterminated string")
+        }
+
+        mutating func hex4() throws(SyntaxError) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw error("unexpected end of input") }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw error("invalid \\u escape")
+                }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+
+        mutating func number() throws(SyntaxError) -> Double {
+            let start = index
+            var integer: Int64 = 0
+            var simple = true
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                while index < bytes.count, isDigit(bytes[index]) {
+                    if index - start < 16 { integer = integer * 10 + Int64(bytes[index] - UInt8(ascii: "0")) } else { simple = false }
+                    index += 1
+                }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                simple = false
+                index += 1
+                guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                simple = false
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            if simple { return bytes[start] == UInt8(ascii: "-") ? -Double(integer) : Double(integer) }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            guard let value = Double(text), value.isFinite else { throw error("number out of range") }
+            return value
+        }
+
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    }
+
+    // MARK: - Writing
+
+    /// Compact JSON, object keys sorted, '/' not escaped.
+    public static func serialize(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        write(value, to: &out)
+        return out
+    }
+
+    public static func write(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out += "null".utf8
+        case .bool(let flag): out += (flag ? "true" : "false").utf8
+        case .number(let number): writeNumber(number, to: &out)
+        case .string(let text): writeString(text, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (position, item) in items.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                write(item, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let object):
+            out.append(UInt8(ascii: "{"))
+            for (position, key) in object.keys.sorted().enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                if let item = object[key] { write(item, to: &out) }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func writeNumber(_ number: Double, to out: inout [UInt8]) {
+        guard number.isFinite else { return out += "null".utf8 }
+        // Whole numbers go out without a fraction: ids and pids stay integers.
+        if number.rounded() == number, abs(number) < 1e15 {
+            out += String(Int64(number)).utf8
+        } else {
+            out += "\(number)".utf8
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += #"\""#.utf8
+            case UInt8(ascii: "\\"): out += #"\\"#.utf8
+            case 0x0a: out += #"\n"#.utf8
+            case 0x0d: out += #"\r"#.utf8
+            case 0x09: out += #"\t"#.utf8
+            case 0..<0x20:
+                out += #"\u00"#.utf8
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xf)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

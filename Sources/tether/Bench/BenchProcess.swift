@@ -1,0 +1,97 @@
+import Foundation
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child for benchmarks: spawned with posix_spawn, its stdout on a pipe
+/// read line by line with a bounded wait, and reaped with wait4 so its CPU
+/// time is known exactly.
+final class BenchProcess {
+    let pid: pid_t
+    private let stdout: Int32
+    private var buffered: [UInt8] = []
+    private var reaped = false
+
+    init(_ arguments: [String]) throws {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
+        // Our end must not leak into the child (nor into anything else we spawn).
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var spawned: pid_t = 0
+        let rc = posix_spawn(&spawned, arguments[0], &actions, nil, &argv, environ)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw CLIError.environment("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
+        }
+        pid = spawned
+        stdout = fds[0]
+    }
+
+    deinit {
+        if !reaped {
+            kill(pid, SIGKILL)
+            _ = try? wait()
+        }
+        close(stdout)
+    }
+
+    /// The next line of output, waiting at most `timeoutMilliseconds`.
+    func readLine(timeoutMilliseconds: Int32 = 10_000) throws -> String {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+        while true {
+            if let newline = buffered.firstIndex(of: 0x0a) {
+                let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                buffered.removeSubrange(...newline)
+                return line
+            }
+            let now = MonotonicClock.nanoseconds()
+            var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
+            let left = now >= deadline ? 0 : Int32((deadline - now) / 1_000_000)
+            guard poll(&descriptor, 1, left) > 0 else { throw CLIError.environment("\(pid) printed nothing in time") }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { read(stdout, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("process \(pid) closed its output") }
+            buffered += chunk[..<n]
+        }
+    }
+
+    /// Reads until a line satisfies `match`.
+    func readUntil(_ match: (String) -> Bool) throws -> String {
+        while true {
+            let line = try readLine()
+            if match(line) { return line }
+        }
+    }
+
+    /// Waits for the exit; the CPU time it used, in nanoseconds.
+    @discardableResult
+    func wait() throws -> UInt64 {
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw CLIError.environment("wait4 failed: \(String(cString: strerror(errno)))") }
+        }
+        reaped = true
+        func ns(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000 }
+        return ns(usage.ru_utime) + ns(usage.ru_stime)
+    }
+
+    var residentBytes: UInt64 { residentMemory(of: pid) }
+}
+
+/// A process's resident memory in bytes (`VmRSS`, or another field of
+/// /proc/PID/status such as `RssAnon`: memory it does not share), 0 if unknown.
+func residentMemory(of pid: pid_t, field: String = "VmRSS") -> UInt64 {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return (line.split(separator: " ").dropFirst().first.flatMap { UInt64($0) } ?? 0) * 1024
+}

@@ -1,0 +1,145 @@
+import CTetherSystem
+import Foundation
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// JSON-RPC against a running host on one connection: round trip and
+/// pipelined throughput, each beside a raw unix-socket echo of the same
+/// bytes (no JSON, no loop) in the same run.
+struct IPCBenchmark {
+    let scratch: BenchScratch
+    let scale: Double
+
+    static let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8) + [0x0a]
+    static let window = 64
+
+    func run() throws -> [BenchResult] {
+        let group = scratch.path + "/ipc"
+        let host = try BenchProcess([ownExecutable(), "host", "--group", group])
+        defer {
+            kill(host.pid, SIGTERM)
+            _ = try? host.wait()
+        }
+        _ = try host.readUntil { $0.hasPrefix("tether host ready") }
+        let client = try LineSocket(connectingTo: group + "/host.sock")
+        let echo = try LineSocket.echoPair()
+        let samples = max(1_000, Int(20_000 * scale))
+        let rounds = max(3, Int(10 * scale))
+
+        let roundTrip = try measure(samples: samples) { try client.exchange(Self.request, lines: 1) }
+        let rawRoundTrip = try measure(samples: samples) { try echo.exchange(Self.request, lines: 1) }
+        let rate = try throughput(client, rounds: rounds)
+        let rawRate = try throughput(echo, rounds: rounds)
+        // Again with the host, this thread and a new echo thread on one CPU:
+        // a wake-up that crosses to an idle (virtual) CPU costs more than
+        // the work itself, and the raw baseline's synchronous wake-ups tend
+        // to stay on one CPU anyway.
+        var pinnedRoundTrip: [UInt64] = []
+        var pinnedRaw: [UInt64] = []
+        if pinToCurrentCPU([0, host.pid]) {
+            let pinnedEcho = try LineSocket.echoPair()
+            pinnedRoundTrip = try measure(samples: samples) { try client.exchange(Self.request, lines: 1) }
+            pinnedRaw = try measure(samples: samples) { try pinnedEcho.exchange(Self.request, lines: 1) }
+        }
+        return [
+            BenchResult(name: "ipc.roundtrip (host.ping)", samples: roundTrip,
+                        baselines: ["raw unix socket ping/pong": Percentiles(nanoseconds: rawRoundTrip)]),
+            BenchResult(name: "ipc.roundtrip, one CPU", samples: pinnedRoundTrip,
+                        baselines: ["raw unix socket ping/pong, one CPU": Percentiles(nanoseconds: pinnedRaw)]),
+            BenchResult(name: "ipc.throughput (64 in flight)", unit: "req/s", p50: rate.p50, p99: rate.p99, samples: rounds,
+                        baselines: ["raw unix socket echo": rawRate]),
+        ]
+    }
+
+    /// Requests per second over `rounds` rounds: p50 is the median round,
+    /// p99 the slowest 1% (the low end, since more is better).
+    private func throughput(_ socket: LineSocket, rounds: Int) throws -> Percentiles {
+        let batch = Array([[UInt8]](repeating: Self.request, count: Self.window).joined())
+        let perRound = max(Self.window, Int(20_000 * scale) / Self.window * Self.window)
+        var rates: [Double] = []
+        for _ in 0..<rounds {
+            let start = MonotonicClock.nanoseconds()
+            for _ in 0..<(perRound / Self.window) { try socket.exchange(batch, lines: Self.window) }
+            rates.append(Double(perRound) / (Double(MonotonicClock.nanoseconds() - start) / 1e9))
+        }
+        rates.sort()
+        return Percentiles(p50: rates[rates.count / 2], p99: rates[Int(Double(rates.count - 1) * 0.01)])
+    }
+}
+
+/// Pins each of `pids` (0: the calling thread) to the CPU this thread is
+/// running on. False if the kernel refuses.
+private func pinToCurrentCPU(_ pids: [pid_t]) -> Bool {
+    let cpu = tether_current_cpu()
+    return cpu >= 0 && pids.allSatisfy { tether_pin_to_cpu($0, cpu) == 0 }
+}
+
+/// A blocking stream socket spoken in newline-terminated lines.
+private final class LineSocket {
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    convenience init(connectingTo path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw CLIError.environment("cannot connect to \(path): \(String(cString: strerror(errno)))")
+        }
+        self.init(fd: fd)
+    }
+
+    /// One end of a socketpair whose other end a thread echoes back.
+    static func echoPair() throws -> LineSocket {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw CLIError.environment("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        let theirs = fds[1]
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(theirs, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                var sent = 0
+                while sent < n {
+                    let w = buffer.withUnsafeBytes { write(theirs, $0.baseAddress.map { $0 + sent }, n - sent) }
+                    guard w > 0 else { break }
+                    sent += w
+                }
+            }
+            close(theirs)
+        }.start()
+        return LineSocket(fd: fds[0])
+    }
+
+    deinit { close(fd) }
+
+    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Sends `bytes`, then reads until `lines` newlines came back.
+    func exchange(_ bytes: [UInt8], lines: Int) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent) }
+            guard n > 0 else { throw CLIError.environment("write to the socket failed: \(String(cString: strerror(errno)))") }
+            sent += n
+        }
+        var seen = 0
+        while seen < lines {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            for index in 0..<n where buffer[index] == 0x0a { seen += 1 }
+        }
+    }
+}
