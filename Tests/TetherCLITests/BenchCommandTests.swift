@@ -28,6 +28,24 @@ import TetherTestSupport
                                     "spawn flock -n"])
     }
 
+    @Test func hostAndIPCBenchmarksReportTheirFigures() throws {
+        let result = try tether(["bench", "host", "ipc", "--json", "--scale", "0.05"], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: benchmarks.compactMap { item in
+            (item["name"] as? String).map { ($0, item) }
+        })
+        #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
+                                     "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput"])
+        #expect(byName["host.rss"]?["unit"] as? String == "MiB")
+        #expect(byName["ipc.throughput"]?["unit"] as? String == "req/s")
+        #expect((byName["ipc.throughput"]?["p50"] as? Double ?? 0) > 0)
+        #expect((byName["host.attach"]?["p50"] as? Double ?? 0) > 0)
+        let raw = try #require(byName["ipc.roundtrip"]?["baselines"] as? [String: [String: Double]])
+        #expect(raw["raw unix socket ping/pong"]?["p50"] ?? 0 > 0)
+    }
+
     @Test func unknownBenchmarkIsBadUsage() throws {
         let result = try tether(["bench", "nonsense"])
         #expect(result.status == 2)

@@ -7,10 +7,12 @@ struct Bench: ParsableCommand {
         discussion: """
             Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
             a pid file, a unix-socket ping/pong and spawning flock -n), watch (wake-up \
-            after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (start \
-            until the three example extensions attached, restart after kill -9, CPU per \
-            10 s idle, resident memory; needs the examples built next to tether), ipc \
-            (JSON-RPC round trip and pipelined requests/s on one connection, against a \
+            after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (host.attach: \
+            start until the three example extensions attached; host.restart: kill -9 of \
+            one until its replacement attached; host.idle-cpu and host.idle-wakeups per 10 s \
+            idle, CPU at clock-tick resolution; host.rss; needs the examples built next to \
+            tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
+            ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo). With no NAME, runs them all. Times are in \
             microseconds; for rates, p99 is the slow end.
             """

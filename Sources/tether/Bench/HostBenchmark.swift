@@ -43,11 +43,11 @@ struct HostBenchmark {
             try probe.wait()
         })
         return [
-            BenchResult(name: "host.attach (start → 3 attached)", samples: attach,
+            BenchResult(name: "host.attach", samples: attach,
                         baselines: ["spawn tether probe to exit": start]),
-            BenchResult(name: "host.restart (kill -9 → attached)", samples: restart,
+            BenchResult(name: "host.restart", samples: restart,
                         baselines: ["spawn tether probe to exit": start]),
-            BenchResult(name: "host.idle-cpu (1 tick resolution)", unit: "ms/10s", p50: idleMilliseconds,
+            BenchResult(name: "host.idle-cpu", unit: "ms/10s", p50: idleMilliseconds,
                         p99: idleMilliseconds, samples: 1),
             BenchResult(name: "host.idle-wakeups", unit: "n/10s", p50: wakeups, p99: wakeups, samples: 1),
             BenchResult(name: "host.rss", unit: "MiB", p50: rss, p99: rss, samples: 1,

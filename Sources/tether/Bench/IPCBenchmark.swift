@@ -44,11 +44,11 @@ struct IPCBenchmark {
             pinnedRaw = try measure(samples: samples) { try pinnedEcho.exchange(Self.request, lines: 1) }
         }
         return [
-            BenchResult(name: "ipc.roundtrip (host.ping)", samples: roundTrip,
+            BenchResult(name: "ipc.roundtrip", samples: roundTrip,
                         baselines: ["raw unix socket ping/pong": Percentiles(nanoseconds: rawRoundTrip)]),
-            BenchResult(name: "ipc.roundtrip, one CPU", samples: pinnedRoundTrip,
+            BenchResult(name: "ipc.roundtrip.one-cpu", samples: pinnedRoundTrip,
                         baselines: ["raw unix socket ping/pong, one CPU": Percentiles(nanoseconds: pinnedRaw)]),
-            BenchResult(name: "ipc.throughput (64 in flight)", unit: "req/s", p50: rate.p50, p99: rate.p99, samples: rounds,
+            BenchResult(name: "ipc.throughput", unit: "req/s", p50: rate.p50, p99: rate.p99, samples: rounds,
                         baselines: ["raw unix socket echo": rawRate]),
         ]
     }
