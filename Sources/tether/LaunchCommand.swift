@@ -28,6 +28,9 @@ struct LaunchExtension: ParsableCommand {
         // The host may have died before the line above took effect.
         guard getppid() == parent else { throw CLIError.refused("the host (pid \(parent)) is gone") }
         var argv = command.map { strdup($0) } + [nil]
+        // tether itself ignores SIGPIPE; an ignored signal stays ignored
+        // across exec, and the extension should start with the default.
+        signal(SIGPIPE, SIG_DFL)
         execv(command[0], &argv)
         let reason = String(cString: strerror(errno))
         argv.forEach { free($0) }

@@ -160,6 +160,32 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
     }
 
+    /// Replies to a peer that already hung up fail with EPIPE; they must not
+    /// raise SIGPIPE and kill the host.
+    @Test func aPeerThatHangsUpMidReplyDoesNotKillTheHost() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        for _ in 0..<20 {
+            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.status"}"#.utf8) + [0x0a]
+            client.send(Array([[UInt8]](repeating: ping, count: 2_000).joined()))
+            client.close()
+        }
+        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+    }
+
+    /// The host ignores SIGPIPE; its extensions must start with the default.
+    @Test func extensionsStartWithSIGPIPEAtItsDefault() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("signals", script: #"grep SigIgn /proc/$$/status; exec sleep 300"#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let line = try #require(try host.expectLineStarting("[signals] SigIgn:").last)
+        let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16))
+        #expect(mask & (1 << (UInt64(SIGPIPE) - 1)) == 0, "\(line)")
+    }
+
     @Test func groupPathTooLongForASocketIsAClearError() throws {
         let dir = try TemporaryDirectory("tether-cli")
         let group = dir.path + "/" + String(repeating: "g", count: 100)

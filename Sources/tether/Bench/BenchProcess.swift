@@ -9,6 +9,7 @@ import Glibc
 /// time is known exactly.
 final class BenchProcess {
     let pid: pid_t
+    let arguments: [String]
     private let stdout: Int32
     private var buffered: [UInt8] = []
     private var reaped = false
@@ -34,6 +35,7 @@ final class BenchProcess {
         }
         pid = spawned
         stdout = fds[0]
+        self.arguments = arguments
     }
 
     deinit {
@@ -59,7 +61,14 @@ final class BenchProcess {
             guard poll(&descriptor, 1, left) > 0 else { throw CLIError.environment("\(pid) printed nothing in time") }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let n = chunk.withUnsafeMutableBytes { read(stdout, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw CLIError.environment("process \(pid) closed its output") }
+            guard n > 0 else {
+                var status: Int32 = 0
+                let ended = waitpid(pid, &status, WNOHANG) == pid
+                if ended { reaped = true }
+                let how = !ended ? "still running" : (status & 0x7f) == 0 ? "exit status \((status >> 8) & 0xff)"
+                    : "killed by signal \(status & 0x7f)"
+                throw CLIError.environment("process \(pid) (\(arguments.joined(separator: " "))) closed its output (\(how))")
+            }
             buffered += chunk[..<n]
         }
     }
