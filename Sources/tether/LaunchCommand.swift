@@ -31,7 +31,14 @@ struct LaunchExtension: ParsableCommand {
         // tether itself ignores SIGPIPE; an ignored signal stays ignored
         // across exec, and the extension should start with the default.
         signal(SIGPIPE, SIG_DFL)
-        execv(command[0], &argv)
+        // An executable just written can be briefly "busy" (ETXTBSY): a
+        // process that forked while the writer's descriptor was open holds a
+        // copy until it execs. That passes in microseconds; wait it out, briefly.
+        for _ in 0..<50 {
+            execv(command[0], &argv)
+            guard errno == ETXTBSY else { break }
+            usleep(20_000)
+        }
         let reason = String(cString: strerror(errno))
         argv.forEach { free($0) }
         throw CLIError.badInput("cannot run \(command[0]): \(reason)")

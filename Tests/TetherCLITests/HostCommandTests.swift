@@ -16,8 +16,7 @@ struct HostFixture {
     /// Writes `NAME.sh` and its manifest.
     func addExtension(_ name: String, role: String = "widget", restart: String = "on-failure", script: String) throws {
         let path = "\(extensions)/\(name).sh"
-        try Data("#!/bin/sh\n\(script)\n".utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o755)
+        try writeFile(path, "#!/bin/sh\n\(script)\n", mode: 0o755)
         let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)"}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
     }

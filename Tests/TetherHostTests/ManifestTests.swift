@@ -12,8 +12,7 @@ import TetherTestSupport
 
     func script(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.path + "/ext.sh"
-        try Data("#!/bin/sh\nexit 0\n".utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o755)
+        try writeFile(path, "#!/bin/sh\nexit 0\n", mode: 0o755)
         return path
     }
 

@@ -21,3 +21,20 @@ public final class TemporaryDirectory: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
+
+/// Writes a file through a close-on-exec descriptor, so a process another
+/// test spawns meanwhile cannot inherit it (and make the file "text busy"
+/// for exec). Foundation's writers do not promise that.
+public func writeFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let bytes = Array(contents.utf8)
+    var written = 0
+    while written < bytes.count {
+        let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        written += n
+    }
+    fchmod(fd, mode)
+}
