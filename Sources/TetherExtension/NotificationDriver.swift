@@ -12,7 +12,7 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
         self.service = service
         self.context = context
         let (seconds, attoseconds) = budget.components
-        budgetMilliseconds = UInt64(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        budgetMilliseconds = UInt64(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))  // 10^15 as per ms
     }
 
     var helloFields: [String: JSONValue] { ["timeBudgetMilliseconds": .number(Double(budgetMilliseconds))] }
