@@ -35,30 +35,45 @@ public enum RPCMessage: Sendable, Equatable {
         return .response(id: id, result: .success(result))
     }
 
-    /// The frame for this message: compact JSON followed by a newline.
+    /// The frame for this message: compact JSON followed by a newline, keys
+    /// in sorted order. Written field by field: no dictionary to build and
+    /// sort for every message.
     public func encoded() -> [UInt8] {
-        var object: [String: JSONValue] = ["jsonrpc": "2.0"]
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
         switch self {
         case .request(let id, let method, let params):
-            object["id"] = id
-            object["method"] = .string(method)
-            if let params { object["params"] = params }
-        case .notification(let method, let params):
-            object["method"] = .string(method)
-            if let params { object["params"] = params }
-        case .response(let id, let result):
-            object["id"] = id
-            switch result {
-            case .success(let value): object["result"] = value
-            case .failure(let error):
-                var body: [String: JSONValue] = ["code": .number(Double(error.code)), "message": .string(error.message)]
-                if let data = error.data { body["data"] = data }
-                object["error"] = .object(body)
+            out += #"{"id":"#.utf8
+            JSONCodec.write(id, to: &out)
+            out += #","jsonrpc":"2.0","method":"#.utf8
+            JSONCodec.write(.string(method), to: &out)
+            if let params {
+                out += #","params":"#.utf8
+                JSONCodec.write(params, to: &out)
             }
+        case .notification(let method, let params):
+            out += #"{"jsonrpc":"2.0","method":"#.utf8
+            JSONCodec.write(.string(method), to: &out)
+            if let params {
+                out += #","params":"#.utf8
+                JSONCodec.write(params, to: &out)
+            }
+        case .response(let id, .success(let value)):
+            out += #"{"id":"#.utf8
+            JSONCodec.write(id, to: &out)
+            out += #","jsonrpc":"2.0","result":"#.utf8
+            JSONCodec.write(value, to: &out)
+        case .response(let id, .failure(let error)):
+            var body: [String: JSONValue] = ["code": .number(Double(error.code)), "message": .string(error.message)]
+            if let data = error.data { body["data"] = data }
+            out += #"{"error":"#.utf8
+            JSONCodec.write(.object(body), to: &out)
+            out += #","id":"#.utf8
+            JSONCodec.write(id, to: &out)
+            out += #","jsonrpc":"2.0""#.utf8
         }
-        var bytes = JSONCodec.serialize(.object(object))
-        bytes.append(0x0a)
-        return bytes
+        out += "}\n".utf8
+        return out
     }
 }
 

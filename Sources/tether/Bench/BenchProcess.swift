@@ -14,7 +14,9 @@ final class BenchProcess {
     private var buffered: [UInt8] = []
     private var reaped = false
 
-    init(_ arguments: [String]) throws {
+    /// With `stdio`, that descriptor is the child's stdin and stdout, and
+    /// there is no output to read.
+    init(_ arguments: [String], stdio: Int32? = nil) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
         // Our end must not leak into the child (nor into anything else we spawn).
@@ -22,8 +24,13 @@ final class BenchProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdio {
+            posix_spawn_file_actions_adddup2(&actions, stdio, 0)
+            posix_spawn_file_actions_adddup2(&actions, stdio, 1)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var spawned: pid_t = 0

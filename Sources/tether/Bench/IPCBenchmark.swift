@@ -25,11 +25,13 @@ struct IPCBenchmark {
         _ = try host.readUntil { $0.hasPrefix("tether host ready") }
         let client = try LineSocket(connectingTo: group + "/host.sock")
         let echo = try LineSocket.echoPair()
+        let echoProcess = try LineSocket.echoProcess()
         let samples = max(1_000, Int(20_000 * scale))
         let rounds = max(3, Int(10 * scale))
 
         let roundTrip = try measure(samples: samples) { try client.exchange(Self.request, lines: 1) }
         let rawRoundTrip = try measure(samples: samples) { try echo.exchange(Self.request, lines: 1) }
+        let processRoundTrip = try measure(samples: samples) { try echoProcess.socket.exchange(Self.request, lines: 1) }
         let rate = try throughput(client, rounds: rounds)
         let rawRate = try throughput(echo, rounds: rounds)
         // Again with the host, this thread and a new echo thread on one CPU:
@@ -45,7 +47,9 @@ struct IPCBenchmark {
         }
         return [
             BenchResult(name: "ipc.roundtrip", samples: roundTrip,
-                        baselines: ["raw unix socket ping/pong": Percentiles(nanoseconds: rawRoundTrip)]),
+                        baselines: ["raw unix socket ping/pong": Percentiles(nanoseconds: rawRoundTrip),
+                                    "raw ping/pong, cat(1) echoing in another process":
+                                        Percentiles(nanoseconds: processRoundTrip)]),
             BenchResult(name: "ipc.roundtrip.one-cpu", samples: pinnedRoundTrip,
                         baselines: ["raw unix socket ping/pong, one CPU": Percentiles(nanoseconds: pinnedRaw)]),
             BenchResult(name: "ipc.throughput", unit: "req/s", p50: rate.p50, p99: rate.p99, samples: rounds,
@@ -121,6 +125,18 @@ private final class LineSocket {
             close(theirs)
         }.start()
         return LineSocket(fd: fds[0])
+    }
+
+    /// One end of a socketpair whose other end is `cat`'s stdin and stdout:
+    /// the same ping/pong, but across processes, as the host's is.
+    static func echoProcess() throws -> (socket: LineSocket, process: BenchProcess) {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw CLIError.environment("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fds[1]) }
+        let cat = try BenchProcess(["/bin/cat"], stdio: fds[1])
+        return (LineSocket(fd: fds[0]), cat)
     }
 
     deinit { close(fd) }
