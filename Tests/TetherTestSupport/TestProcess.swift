@@ -43,12 +43,15 @@ public final class TestProcess: @unchecked Sendable {
         nonisolated(unsafe) var failure: Error?
         loop.execute {
             do {
-                let child = try ChildProcess.spawn(loop: loop, options) { [self] status in
-                    self.update { self.status = status }
+                // Weak: a test that ends (or fails) drops its TestProcess,
+                // whose deinit then kills the child; nothing is left running.
+                let child = try ChildProcess.spawn(loop: loop, options) { [weak self] status in
+                    self?.update { self?.status = status }
                 }
                 self.child = child
                 self.pid = child.pid
-                try child.stdout?.startReading { [self] event in
+                try child.stdout?.startReading { [weak self] event in
+                    guard let self else { return }
                     self.update {
                         switch event {
                         case .data(let bytes): self.stdoutBytes += bytes
@@ -56,7 +59,8 @@ public final class TestProcess: @unchecked Sendable {
                         }
                     }
                 }
-                try child.stderr?.startReading { [self] event in
+                try child.stderr?.startReading { [weak self] event in
+                    guard let self else { return }
                     self.update {
                         switch event {
                         case .data(let bytes): self.stderrBytes += bytes
