@@ -15,7 +15,7 @@ public final class ExtensionContext: @unchecked Sendable {
     private var link: HostLink?
     private var instanceLock: LivenessLock?
     private var pendingCalls = 0
-    private var whenIdle: (() -> Void)?
+    private var idleWaiter: (() -> Void)?
     private(set) var exitCode: Int32 = 0
     private var finished = false
     var onHostEvent: ((HostLink.Event) -> Void)?
@@ -67,10 +67,10 @@ public final class ExtensionContext: @unchecked Sendable {
         }
     }
 
-    /// Asks the host to stop a feature. Needs open access.
+    /// Asks the host to stop a feature. The host decides who may: a
+    /// keyboard without open access is refused.
     public func stopFeature(_ feature: String, _ completion: @escaping (Result<Void, ExtensionError>) -> Void) {
         guard FeatureName.isValid(feature) else { return completion(.failure(.invalidName(feature))) }
-        guard hasOpenAccess || identity.role != .keyboard else { return completion(.failure(.readOnly(extension: name))) }
         call(HostMethod.featureStop, ["name": .string(feature)]) { result in completion(result.map { _ in () }) }
     }
 
@@ -82,8 +82,8 @@ public final class ExtensionContext: @unchecked Sendable {
         link.call(method, params) { [self] result in
             pendingCalls -= 1
             completion(result)
-            if pendingCalls == 0, let idle = whenIdle {
-                whenIdle = nil
+            if pendingCalls == 0, let idle = idleWaiter {
+                idleWaiter = nil
                 idle()
             }
         }
@@ -93,7 +93,7 @@ public final class ExtensionContext: @unchecked Sendable {
 
     /// Runs `body` once no call to the host is in flight.
     func whenIdle(_ body: @escaping () -> Void) {
-        if pendingCalls == 0 { body() } else { whenIdle = body }
+        if pendingCalls == 0 { body() } else { idleWaiter = body }
     }
 
     /// Ends the extension: releases its lock and connection, stops the loop.

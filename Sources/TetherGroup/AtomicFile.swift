@@ -6,7 +6,8 @@ import Glibc
 /// Whole-file reads and atomic replacement: write a temporary file next to
 /// the target, fsync it, rename it over the target, fsync the directory.
 /// A reader, or a crash at any instant, sees the old content or the new one,
-/// never a torn mix. Paths are never followed through a symlink.
+/// never a torn mix. `Syscall.open` adds O_CLOEXEC and O_NOFOLLOW to every
+/// open here, so no descriptor leaks into a child and no symlink is followed.
 public enum AtomicFile {
     /// Files larger than this are refused when read: shared files are small.
     public static let maximumSize = 16 << 20

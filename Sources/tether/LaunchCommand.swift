@@ -33,7 +33,8 @@ struct LaunchExtension: ParsableCommand {
         signal(SIGPIPE, SIG_DFL)
         // An executable just written can be briefly "busy" (ETXTBSY): a
         // process that forked while the writer's descriptor was open holds a
-        // copy until it execs. That passes in microseconds; wait it out, briefly.
+        // copy until it execs. That passes in microseconds: a bounded retry
+        // backoff (at most 50 × 20 ms) before the exec, not a wait on state.
         for _ in 0..<50 {
             execv(command[0], &argv)
             guard errno == ETXTBSY else { break }

@@ -14,7 +14,7 @@ struct Status: ParsableCommand {
     func run() throws {
         let status = try HostClient.call(try group.open(), "host.status")
         if json { return try printJSON(status) }
-        let uptime = status["uptime"].flatMap { if case .number(let value) = $0 { return value } else { return nil } } ?? 0
+        let uptime = status["uptime"]?.doubleValue ?? 0
         output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(String(format: "%.1f", uptime)) s, group \(status["group"]?.stringValue ?? "?")")
         let extensions = status["extensions"]?.arrayValue ?? []
         output(extensions.isEmpty ? "extensions: none" : "extensions:")

@@ -15,6 +15,7 @@ struct ExampleNotification: NotificationService {
         context.log("rewriting \"\(request.content.title ?? "")\" (budget \(request.budget))")
         guard delay > 0 else { return contentHandler(content) }
         Task {
+            // Stands in for slow work (a fetch); it synchronizes nothing.
             try? await Task.sleep(for: .milliseconds(delay))
             contentHandler(content)
         }

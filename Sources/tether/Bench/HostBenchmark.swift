@@ -29,6 +29,8 @@ struct HostBenchmark {
         let idle = try HostRun(tether: tether, group: scratch.path + "/host-idle", manifests: manifests)
         _ = try idle.restartWidget()
         let before = ProcessCounters(pid: idle.process.pid)
+        // The measurement window itself: idle is what happens over time
+        // with nothing to do, so here the benchmark waits on the clock.
         Thread.sleep(forTimeInterval: window)
         let after = ProcessCounters(pid: idle.process.pid)
         let rss = Double(idle.process.residentBytes) / 1_048_576

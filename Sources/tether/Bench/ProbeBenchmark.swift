@@ -67,26 +67,11 @@ struct ProbeBenchmark {
         ]
     }
 
-    /// One byte there and back over a socketpair, echoed by another thread:
-    /// the least an "ask the host over IPC" probe could cost.
+    /// One byte (a newline) there and back over a socketpair, echoed by
+    /// another thread: the least an "ask the host over IPC" probe could cost.
     private func pingPong(samples: Int) throws -> [UInt64] {
-        var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw CLIError.environment("socketpair failed: \(String(cString: strerror(errno)))")
-        }
-        let (mine, theirs) = (fds[0], fds[1])
-        let echo = Thread {
-            var byte: UInt8 = 0
-            while read(theirs, &byte, 1) == 1 { _ = write(theirs, &byte, 1) }
-            close(theirs)
-        }
-        echo.start()
-        defer { close(mine) }
-        var byte: UInt8 = 1
-        return measure(samples: samples) {
-            _ = write(mine, &byte, 1)
-            _ = read(mine, &byte, 1)
-        }
+        let echo = try LineSocket.echoPair()
+        return try measure(samples: samples) { try echo.exchange([0x0a], lines: 1) }
     }
 
     /// What a shell script would do: run `flock -n FILE true`.

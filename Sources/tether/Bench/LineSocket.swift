@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking stream socket spoken in newline-terminated lines.
+final class LineSocket {
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    convenience init(connectingTo path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw CLIError.environment("cannot connect to \(path): \(String(cString: strerror(errno)))")
+        }
+        self.init(fd: fd)
+    }
+
+    /// A connected pair of Unix stream sockets, close-on-exec.
+    private static func socketPair() throws -> (mine: Int32, theirs: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw CLIError.environment("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        return (fds[0], fds[1])
+    }
+
+    /// One end of a socketpair whose other end a thread echoes back: the
+    /// raw ping/pong every IPC figure is set against.
+    static func echoPair() throws -> LineSocket {
+        let (mine, theirs) = try socketPair()
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(theirs, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                var sent = 0
+                while sent < n {
+                    let w = buffer.withUnsafeBytes { write(theirs, $0.baseAddress.map { $0 + sent }, n - sent) }
+                    guard w > 0 else { break }
+                    sent += w
+                }
+            }
+            close(theirs)
+        }.start()
+        return LineSocket(fd: mine)
+    }
+
+    /// One end of a socketpair whose other end is `cat`'s stdin and stdout:
+    /// the same ping/pong, but across processes, as the host's is.
+    static func echoProcess() throws -> (socket: LineSocket, process: BenchProcess) {
+        let (mine, theirs) = try socketPair()
+        defer { close(theirs) }
+        let cat = try BenchProcess(["/bin/cat"], stdio: theirs)
+        return (LineSocket(fd: mine), cat)
+    }
+
+    deinit { close(fd) }
+
+    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Sends `bytes`, then reads until `lines` newlines came back.
+    func exchange(_ bytes: [UInt8], lines: Int) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent) }
+            guard n > 0 else { throw CLIError.environment("write to the socket failed: \(String(cString: strerror(errno)))") }
+            sent += n
+        }
+        var seen = 0
+        while seen < lines {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            for index in 0..<n where buffer[index] == 0x0a { seen += 1 }
+        }
+    }
+}
