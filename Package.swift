@@ -6,7 +6,9 @@ let package = Package(
     products: [
         .executable(name: "tether", targets: ["tether"]),
         .library(name: "TetherLoop", targets: ["TetherLoop"]),
+        .library(name: "TetherJSON", targets: ["TetherJSON"]),
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
+        .library(name: "TetherAuth", targets: ["TetherAuth"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
         .library(name: "TetherHost", targets: ["TetherHost"]),
         .library(name: "TetherExtension", targets: ["TetherExtension"]),
@@ -14,10 +16,15 @@ let package = Package(
         .executable(name: "example-widget", targets: ["ExampleWidget"]),
         .executable(name: "example-keyboard", targets: ["ExampleKeyboard"]),
         .executable(name: "example-notification", targets: ["ExampleNotification"]),
+        // A local OAuth server with rotating refresh tokens, for the demo and tests.
+        .executable(name: "demo-auth-server", targets: ["DemoAuthServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        // Only the demo auth server (examples/) uses these two.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
     ],
     targets: [
         // libuv, found through pkg-config. `apt-get install libuv1-dev` provides it.
@@ -36,30 +43,46 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The group directory: layout, permissions, liveness locks.
+        // JSON values and a byte-level reader/writer: the socket protocol and
+        // the shared stores both speak it.
+        .target(name: "TetherJSON"),
+        // The group directory: layout, permissions, liveness locks, stores.
         .target(
             name: "TetherGroup",
             dependencies: [
                 "TetherLoop",
+                "TetherJSON",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker.
+        .target(name: "TetherAuth", dependencies: ["TetherGroup", "TetherJSON", "TetherLoop"]),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
-        .target(name: "TetherIPC", dependencies: ["TetherLoop"]),
+        .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON"]),
         // The supervisor: manifests, extension processes, features, the socket.
-        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherGroup", "TetherLoop"]),
+        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
         // The SDK an extension author imports: roles, context, host connection.
-        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherGroup", "TetherLoop"]),
+        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
         .executableTarget(name: "ExampleWidget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
         .executableTarget(name: "ExampleKeyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
         .executableTarget(name: "ExampleNotification", dependencies: ["TetherExtension"],
                           path: "examples/ExampleNotification"),
+        .executableTarget(
+            name: "DemoAuthServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/DemoAuthServer"
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
                 "TetherLoop",
                 "TetherGroup",
                 "TetherIPC",
+                "TetherAuth",
                 "TetherHost",
                 "CTetherSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -70,7 +93,9 @@ let package = Package(
         // with bounded waits, a loop harness.
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherJSONTests", dependencies: ["TetherJSON"]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),

@@ -25,11 +25,17 @@ public enum AtomicFile {
             throw .system("read", path: path, error)
         }
         defer { Syscall.close(fd) }
+        return try read(fd: fd, path: path)
+    }
+
+    /// The bytes of the regular file open at `fd`, at most `maximumSize`.
+    public static func read(fd: Int32, path: String) throws(GroupError) -> [UInt8] {
         do {
             let info = try Syscall.fstat(fd)
             guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
             guard Int(info.st_size) <= maximumSize else { throw GroupError.system("read", path: path, .fileTooLarge) }
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(info.st_size))
             while true {
                 let chunk = try Syscall.pread(fd, maximum: 64 << 10, at: off_t(bytes.count))
                 if chunk.isEmpty { return bytes }

@@ -14,6 +14,10 @@ import Darwin
 /// DIR/locks/host.lock              the host's liveness lock
 /// DIR/locks/features/NAME.lock     one liveness lock per feature
 /// DIR/locks/extensions/NAME.lock   held while an instance of extension NAME runs
+/// DIR/locks/stores/NAME.lock       serializes writers of store NAME
+/// DIR/locks/refresh.lock           held while a process refreshes tokens
+/// DIR/defaults.json                the defaults store (0600)
+/// DIR/credentials.json             the credential store (0600)
 /// DIR/host.sock                    the host's JSON-RPC socket (0600)
 /// ```
 /// Lock files are created once and never unlinked.
@@ -65,6 +69,22 @@ public struct GroupDirectory: Sendable {
         case .extensionInstance: try Self.ensureDirectory("\(path)/locks/extensions")
         }
         return lockPath(for: target)
+    }
+
+    /// The store file named `name` (`defaults`, `credentials`).
+    public func storePath(_ name: String) -> String { "\(path)/\(name).json" }
+
+    /// The lock that serializes writers of store `name`, directories created.
+    public func preparedStoreLockPath(_ name: String) throws(GroupError) -> String {
+        try Self.ensureDirectory("\(path)/locks")
+        try Self.ensureDirectory("\(path)/locks/stores")
+        return "\(path)/locks/stores/\(name).lock"
+    }
+
+    /// The lock a process holds while it refreshes tokens, directories created.
+    public func preparedRefreshLockPath() throws(GroupError) -> String {
+        try Self.ensureDirectory("\(path)/locks")
+        return "\(path)/locks/refresh.lock"
     }
 
     /// The host's JSON-RPC socket.

@@ -12,10 +12,16 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case foreignOwner(String, uid: UInt32)
     case insecurePermissions(String, mode: UInt32)
     case system(String, path: String, Errno)
+    /// A store file that failed to parse, moved aside to `keptAs`.
+    case corruptStore(String, keptAs: String, reason: String)
+    case invalidKey(String)
+    case exposedFile(String, mode: UInt32)
 
     public var isBadInput: Bool {
-        if case .invalidFeatureName = self { return true }
-        return false
+        switch self {
+        case .invalidFeatureName, .invalidKey: return true
+        default: return false
+        }
     }
 
     public var description: String {
@@ -36,6 +42,12 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
             return "refusing \(path): its mode \(String(mode & 0o7777, radix: 8)) lets group or others write; run 'chmod 700 \(path)'"
         case .system(let operation, let path, let errno):
             return "cannot \(operation) \(path): \(errno.description)"
+        case .corruptStore(let path, let keptAs, let reason):
+            return "\(path) could not be read (\(reason)); it was moved aside to \(keptAs) and a fresh, empty store is used from now on"
+        case .exposedFile(let path, let mode):
+            return "refusing \(path): its mode \(String(mode & 0o7777, radix: 8)) lets group or others read it; run 'chmod 600 \(path)'"
+        case .invalidKey(let key):
+            return "invalid key \(quoted(key)): use 1 to 256 printable characters"
         }
     }
 }

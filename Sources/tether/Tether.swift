@@ -14,6 +14,7 @@ struct Tether: ParsableCommand {
             2 bad usage or input, 3 environment or I/O error.
             """,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, Feature.self, Push.self, Reload.self,
+                      Defaults.self, Login.self, Logout.self, Token.self,
                       Bench.self, LaunchExtension.self]
     )
 }

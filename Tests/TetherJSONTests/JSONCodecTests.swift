@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TetherIPC
+@testable import TetherJSON
 
 @Suite struct JSONCodecTests {
     func parse(_ text: String) throws -> JSONValue { try JSONCodec.parse(Array(text.utf8)) }

@@ -1,0 +1,55 @@
+import TetherGroup
+import TetherJSON
+
+/// The credential store's records, typed: the configuration and one token
+/// set per `TokenKind`. Built on `SharedStore`, so each change is an atomic
+/// upsert under the store's lock and no writer loses another's update.
+public struct CredentialStore: Sendable {
+    public let shared: SharedStore
+
+    static let configurationKey = "configuration"
+
+    public init(group: GroupDirectory) throws(GroupError) {
+        shared = try SharedStore.credentials(in: group)
+    }
+
+    public init(shared: SharedStore) {
+        self.shared = shared
+    }
+
+    /// The stored records as of now (one lstat when nothing changed).
+    public func snapshot() throws(GroupError) -> Snapshot {
+        Snapshot(values: try shared.values())
+    }
+
+    /// Replaces token set `kind` (nil removes it) in one atomic upsert.
+    public func save(_ set: TokenSet?, as kind: TokenKind) throws(GroupError) {
+        try shared.update { $0[kind.rawValue] = set?.jsonValue }
+    }
+
+    public func save(_ configuration: AuthConfiguration) throws(GroupError) {
+        try shared.update { $0[Self.configurationKey] = configuration.jsonValue }
+    }
+
+    public struct Snapshot: Sendable {
+        public let values: [String: JSONValue]
+
+        public var configuration: AuthConfiguration? { AuthConfiguration(values[CredentialStore.configurationKey]) }
+        public func tokens(_ kind: TokenKind) -> TokenSet? { TokenSet(values[kind.rawValue]) }
+
+        public var state: AuthState {
+            if tokens(.user) != nil { return .userAuthenticated }
+            if tokens(.client) != nil { return .clientAuthenticated }
+            return .notAuthenticated
+        }
+
+        /// The set a caller without a preference gets: the user's, else the client's.
+        public var preferredKind: TokenKind? {
+            switch state {
+            case .userAuthenticated: .user
+            case .clientAuthenticated: .client
+            case .notAuthenticated: nil
+            }
+        }
+    }
+}

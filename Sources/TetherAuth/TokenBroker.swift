@@ -1,0 +1,198 @@
+import Foundation
+import Synchronization
+import TetherGroup
+
+/// Hands out valid access tokens and refreshes them exactly once per expiry
+/// across every task and every process of the group.
+///
+/// - A valid cached token costs one `lstat` of the credential store.
+/// - In this process, concurrent callers that need a refresh await one
+///   shared task (single flight).
+/// - Across processes, the refresh runs under the group's refresh lock, a
+///   kernel lock the kernel drops if the holder dies. After taking it the
+///   broker re-reads the store: if another process refreshed meanwhile, it
+///   uses that token and asks the server nothing. The new pair is written
+///   (and fsynced) before the lock is released.
+/// - `invalid_grant`: if the refresh token is still the stored one, the user
+///   session ends in the store (the client token stays), which every process
+///   sees at its next read. 5xx, 429, timeouts and offline keep everything
+///   and retry with `RetryBackoff`; a token that has not yet expired is
+///   returned instead of an error.
+public final class TokenBroker: Sendable {
+    public let store: CredentialStore
+    public let refreshLockPath: String
+    /// Seconds before expiry at which a token is renewed (clock-skew leeway).
+    public let leeway: Double
+    public let backoff: RetryBackoff
+    public let coordination: Coordination
+    /// Seconds a token request may take.
+    public let requestTimeout: Double
+
+    private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])
+
+    public init(group: GroupDirectory, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
+                coordination: Coordination = .full, requestTimeout: Double = 10) throws(GroupError) {
+        store = try CredentialStore(group: group)
+        refreshLockPath = try group.preparedRefreshLockPath()
+        self.leeway = leeway
+        self.backoff = backoff
+        self.coordination = coordination
+        self.requestTimeout = requestTimeout
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// The auth state as stored now.
+    public func state() throws(AuthError) -> AuthState {
+        do { return try store.snapshot().state } catch { throw .store(error) }
+    }
+
+    /// A valid access token of `kind` (nil: the user's if logged in, else
+    /// the client's), refreshed first if it is within the leeway of expiry.
+    public func accessToken(_ kind: TokenKind? = nil) async throws(AuthError) -> String {
+        try await tokenSet(kind).accessToken
+    }
+
+    public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+        let snapshot: CredentialStore.Snapshot
+        do { snapshot = try store.snapshot() } catch { throw .store(error) }
+        guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
+            throw .notAuthenticated
+        }
+        if !current.needsRefresh(now: Self.now(), leeway: leeway) { return current }
+        return try await refreshed(kind, stale: current)
+    }
+
+    /// Renews token set `kind` now, whatever its expiry (one refresh across
+    /// processes, like any other).
+    public func refresh(_ kind: TokenKind) async throws(AuthError) -> TokenSet {
+        let snapshot: CredentialStore.Snapshot
+        do { snapshot = try store.snapshot() } catch { throw .store(error) }
+        guard let current = snapshot.tokens(kind) else { throw .notAuthenticated }
+        return try await refreshed(kind, stale: current, forced: true)
+    }
+
+    // MARK: - Single flight
+
+    private func refreshed(_ kind: TokenKind, stale: TokenSet, forced: Bool = false) async throws(AuthError) -> TokenSet {
+        let task: Task<TokenSet, any Error>
+        if coordination == .none {
+            task = Task { try await self.refreshAcrossProcesses(kind, stale: stale, forced: forced) }
+        } else {
+            task = flights.withLock { flights in
+                if let running = flights[kind] { return running }
+                let task = Task { () async throws -> TokenSet in
+                    defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
+                    return try await self.refreshAcrossProcesses(kind, stale: stale, forced: forced)
+                }
+                flights[kind] = task
+                return task
+            }
+        }
+        do {
+            return try await task.value
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw .temporarilyUnavailable(.unreachable("the refresh was cancelled"))
+        }
+    }
+
+    // MARK: - Across processes
+
+    private func refreshAcrossProcesses(_ kind: TokenKind, stale: TokenSet, forced: Bool) async throws(AuthError) -> TokenSet {
+        var lock: ExclusiveLock?
+        if coordination == .full {
+            do { lock = try await Self.acquire(refreshLockPath) } catch { throw .store(error) }
+        }
+        defer { lock?.release() }
+
+        var snapshot: CredentialStore.Snapshot
+        do { snapshot = try store.snapshot() } catch { throw .store(error) }
+        guard let configuration = snapshot.configuration, var current = snapshot.tokens(kind) else {
+            throw .notAuthenticated  // logged out while we waited
+        }
+        if coordination == .full {
+            // Someone refreshed while we waited for the lock: use theirs.
+            if current.accessToken != stale.accessToken,
+               !current.needsRefresh(now: Self.now(), leeway: forced ? 0 : leeway) {
+                return current
+            }
+        } else {
+            current = stale  // the baselines refresh with what they hold, as uncoordinated clients do
+        }
+
+        let endpoint = TokenEndpoint(configuration: configuration, timeout: requestTimeout)
+        var attempt = 0
+        while true {
+            // A client token is renewed by asking again; a user token only through its refresh token.
+            let grant: TokenEndpoint.Grant
+            if let refreshToken = current.refreshToken {
+                grant = .refreshToken(refreshToken)
+            } else if kind == .client {
+                grant = .clientCredentials
+            } else {
+                throw .cannotRefresh
+            }
+            let answer: Result<TokenSet, TokenEndpointError>
+            do throws(TokenEndpointError) { answer = .success(try await endpoint.request(grant)) } catch { answer = .failure(error) }
+            switch answer {
+            case .success(var fresh):
+                // A server that does not rotate keeps the old refresh token valid.
+                if fresh.refreshToken == nil { fresh.refreshToken = current.refreshToken }
+                fresh.subject = current.subject
+                if fresh.scope == nil { fresh.scope = current.scope }
+                do { try store.save(fresh, as: kind) } catch { throw .store(error) }
+                return fresh
+            case .failure(.invalidGrant):
+                // Re-read first: a process outside our lock (or a host) may have rotated it.
+                do { snapshot = try store.snapshot() } catch { throw .store(error) }
+                if let latest = snapshot.tokens(kind), latest.refreshToken != current.refreshToken {
+                    if !latest.needsRefresh(now: Self.now(), leeway: leeway) { return latest }
+                    current = latest
+                    continue
+                }
+                try endSession(kind, refreshToken: current.refreshToken)
+                throw .sessionEnded
+            case .failure(let error) where error.isTransient:
+                if !current.isExpired(now: Self.now()) { return current }
+                attempt += 1
+                guard attempt < backoff.attempts else { throw .temporarilyUnavailable(error) }
+                // Retry backoff, not synchronization: the server asked us to wait.
+                try? await Task.sleep(nanoseconds: UInt64(backoff.delay(beforeRetry: attempt) * 1e9))
+            case .failure(let error):
+                throw .refused(error)
+            }
+        }
+    }
+
+    /// Removes token set `kind` if its refresh token is still `refreshToken`.
+    private func endSession(_ kind: TokenKind, refreshToken: String?) throws(AuthError) {
+        do {
+            try store.shared.update { values in
+                if TokenSet(values[kind.rawValue])?.refreshToken == refreshToken {
+                    values.removeValue(forKey: kind.rawValue)
+                }
+            }
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// Takes the refresh lock without blocking a cooperative thread: the
+    /// blocking wait runs on a thread of its own.
+    static func acquire(_ path: String) async throws(GroupError) -> ExclusiveLock {
+        if let lock = try ExclusiveLock.tryAcquire(path: path) { return lock }
+        let result: Result<ExclusiveLock, GroupError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(GroupError) {
+                    continuation.resume(returning: .success(try ExclusiveLock.acquire(path: path)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.start()
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TetherJSON
+
+/// An OAuth 2.0 token endpoint client (RFC 6749): password,
+/// client_credentials and refresh_token grants as form-encoded POSTs, the
+/// client authenticated with HTTP Basic (`client_secret_basic`, §2.3.1) when
+/// it has a secret, else identified by `client_id` in the form (a public
+/// client). Foundation's URLSession carries the requests: it ships with the
+/// toolchain, so the core modules need no HTTP stack of their own.
+public struct TokenEndpoint: Sendable, CustomStringConvertible {
+    public enum Grant: Sendable {
+        case password(username: String, password: String)
+        case clientCredentials
+        case refreshToken(String)
+    }
+
+    public let configuration: AuthConfiguration
+    /// Seconds before a request counts as unreachable.
+    public var timeout: Double
+
+    public init(configuration: AuthConfiguration, timeout: Double = 10) {
+        self.configuration = configuration
+        self.timeout = timeout
+    }
+
+    public var description: String { "TokenEndpoint(\(configuration))" }
+
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
+    }()
+
+    /// Asks for a token set. `now` stamps `expires_in` answers.
+    public func request(_ grant: Grant, now: Double = Date().timeIntervalSince1970) async throws(TokenEndpointError) -> TokenSet {
+        guard let url = URL(string: configuration.tokenURL), let scheme = url.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", url.host != nil
+        else { throw .badConfiguration("the token URL is not an http(s) URL") }
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        var form: [(String, String)]
+        switch grant {
+        case .password(let username, let password):
+            form = [("grant_type", "password"), ("username", username), ("password", password)]
+        case .clientCredentials:
+            form = [("grant_type", "client_credentials")]
+        case .refreshToken(let token):
+            form = [("grant_type", "refresh_token"), ("refresh_token", token)]
+        }
+        if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
+        if let secret = configuration.clientSecret {
+            let credentials = Self.formEncode(configuration.clientID) + ":" + Self.formEncode(secret)
+            request.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        } else {
+            form.append(("client_id", configuration.clientID))
+        }
+        request.httpBody = Data(form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&").utf8)
+
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await Self.session.data(for: request)
+        } catch let error as URLError {
+            throw .unreachable(Self.reason(error))
+        } catch {
+            throw .unreachable("the request failed")
+        }
+        guard let http = response as? HTTPURLResponse else { throw .unreachable("the answer was not HTTP") }
+        let body = try? JSONCodec.parse([UInt8](data))
+        switch http.statusCode {
+        case 200..<300:
+            guard let accessToken = body?["access_token"]?.stringValue, !accessToken.isEmpty else {
+                throw .serverUnavailable(status: http.statusCode)  // a 2xx without a token: a broken server, not our credentials
+            }
+            let expiresAt = JSONWebToken(accessToken)?.expiresAt ?? body?["expires_in"]?.doubleValue.map { now + $0 }
+            return TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
+                            expiresAt: expiresAt, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
+                            scope: body?["scope"]?.stringValue)
+        case 429, 500...:
+            throw .serverUnavailable(status: http.statusCode)
+        default:
+            switch body?["error"]?.stringValue {
+            case "invalid_grant": throw .invalidGrant
+            case "invalid_client": throw .invalidClient
+            case let code?: throw .rejected(status: http.statusCode, code: Self.printable(code))
+            case nil where http.statusCode == 401: throw .invalidClient
+            case nil: throw .rejected(status: http.statusCode, code: "no error code")
+            }
+        }
+    }
+
+    /// application/x-www-form-urlencoded (HTML's rules, as RFC 6749 §2.3.1 asks for the Basic credentials too).
+    static func formEncode(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "*"):
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                output += "+"
+            default:
+                output += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return output
+    }
+
+    /// A server's error code, shown to the user, limited to what RFC 6749 allows in it.
+    private static func printable(_ code: String) -> String {
+        String(code.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "\\" }.prefix(64))
+    }
+
+    private static func reason(_ error: URLError) -> String {
+        switch error.code {
+        case .timedOut: "the request timed out"
+        case .cannotConnectToHost: "the connection was refused"
+        case .cannotFindHost, .dnsLookupFailed: "the host name did not resolve"
+        case .networkConnectionLost: "the connection was lost"
+        case .notConnectedToInternet: "the machine is offline"
+        default: "the request failed (URLError \(error.code.rawValue))"
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

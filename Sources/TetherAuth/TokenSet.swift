@@ -1,0 +1,64 @@
+import TetherJSON
+
+/// One access token with what it takes to renew it. The description never
+/// shows a token, so a TokenSet can be logged or interpolated safely.
+public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
+    public var accessToken: String
+    public var refreshToken: String?
+    /// Seconds since 1970; nil when neither the token nor the response said.
+    public var expiresAt: Double?
+    public var tokenType: String
+    public var scope: String?
+    /// The user name the set was obtained for (password grant only).
+    public var subject: String?
+
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
+                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.tokenType = tokenType
+        self.scope = scope
+        self.subject = subject
+    }
+
+    /// True when the token should be renewed: it expires within `leeway`
+    /// seconds of `now`, which absorbs clock skew between us and the server.
+    public func needsRefresh(now: Double, leeway: Double) -> Bool {
+        guard let expiresAt else { return false }
+        return now + leeway >= expiresAt
+    }
+
+    /// True once the token is past its expiry, with no leeway.
+    public func isExpired(now: Double) -> Bool {
+        guard let expiresAt else { return false }
+        return now >= expiresAt
+    }
+
+    public var description: String {
+        "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "none" : "<redacted>"), "
+            + "expiresAt: \(expiresAt.map { String(Int($0)) } ?? "unknown"))"
+    }
+
+    // MARK: - Stored form
+
+    public var jsonValue: JSONValue {
+        var object: [String: JSONValue] = ["accessToken": .string(accessToken), "tokenType": .string(tokenType)]
+        if let refreshToken { object["refreshToken"] = .string(refreshToken) }
+        if let expiresAt { object["expiresAt"] = .number(expiresAt) }
+        if let scope { object["scope"] = .string(scope) }
+        if let subject { object["subject"] = .string(subject) }
+        return .object(object)
+    }
+
+    /// nil when `value` is not a stored token set.
+    public init?(_ value: JSONValue?) {
+        guard let value, let accessToken = value["accessToken"]?.stringValue, !accessToken.isEmpty else { return nil }
+        self.init(accessToken: accessToken,
+                  refreshToken: value["refreshToken"]?.stringValue,
+                  expiresAt: value["expiresAt"]?.doubleValue,
+                  tokenType: value["tokenType"]?.stringValue ?? "Bearer",
+                  scope: value["scope"]?.stringValue,
+                  subject: value["subject"]?.stringValue)
+    }
+}

@@ -1,0 +1,190 @@
+#if os(Linux)
+import Glibc
+import Synchronization
+import SystemPackage
+import TetherJSON
+
+/// A JSON object in one file of the group directory, shared by every
+/// process: the defaults store and the credential store are two of these.
+///
+/// - Writers take the store's `ExclusiveLock`, read the current file, apply
+///   their change and replace the file atomically (`AtomicFile`), so
+///   concurrent writers never lose each other's updates and kill -9 at any
+///   instant leaves the old or the new content.
+/// - Readers take no lock. A cached read costs one `lstat`: the store keeps
+///   the file it last read open, so that inode cannot be reused, and an
+///   unchanged inode number therefore means unchanged content.
+/// - A file that fails to parse is moved aside (under the lock) and reported
+///   with `GroupError.corruptStore`; it is never silently overwritten.
+public final class SharedStore: Sendable {
+    public let path: String
+    public let lockPath: String
+
+    private struct Cache {
+        var fd: Int32 = -1
+        var inode: ino_t = 0
+        var device: dev_t = 0
+        var values: [String: JSONValue] = [:]
+    }
+    private let cache = Mutex(Cache())
+
+    public init(path: String, lockPath: String) {
+        self.path = path
+        self.lockPath = lockPath
+    }
+
+    /// The defaults store: app settings every extension may read.
+    public static func defaults(in group: GroupDirectory) throws(GroupError) -> SharedStore {
+        SharedStore(path: group.storePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"))
+    }
+
+    /// The credential store: token sets, readable by this user only.
+    public static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
+        SharedStore(path: group.storePath("credentials"), lockPath: try group.preparedStoreLockPath("credentials"))
+    }
+
+    deinit {
+        cache.withLock { if $0.fd >= 0 { Syscall.close($0.fd) } }
+    }
+
+    /// Keys are 1 to 256 printable characters.
+    public static func validate(key: String) throws(GroupError) {
+        guard !key.isEmpty, key.utf8.count <= 256, key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f })
+        else { throw .invalidKey(key) }
+    }
+
+    // MARK: - Reading
+
+    /// Every key and value, as of the last completed write.
+    public func values() throws(GroupError) -> [String: JSONValue] {
+        let info: stat
+        do {
+            info = try Syscall.lstat(path)
+        } catch .noSuchFileOrDirectory {
+            cache.withLock { Self.forget(&$0) }
+            return [:]
+        } catch {
+            throw .system("read", path: path, error)
+        }
+        if let cached = cache.withLock({ $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }) {
+            return cached
+        }
+        if case .values(let values) = try load() { return values }
+        // A parse failure is looked at again under the lock before the file
+        // is moved aside: a writer may have just replaced it.
+        let lock = try ExclusiveLock.acquire(path: lockPath)
+        defer { lock.release() }
+        return try loadHoldingLock()
+    }
+
+    public func value(forKey key: String) throws(GroupError) -> JSONValue? {
+        try values()[key]
+    }
+
+    // MARK: - Writing
+
+    /// Applies `change` to the current values under the store's lock and
+    /// replaces the file atomically when they changed. Returns what
+    /// `change` returned. Concurrent callers in any process are serialized,
+    /// so none loses another's update.
+    @discardableResult
+    public func update<T>(_ change: (inout [String: JSONValue]) throws(GroupError) -> T) throws(GroupError) -> T {
+        let lock = try ExclusiveLock.acquire(path: lockPath)
+        defer { lock.release() }
+        let before = try loadHoldingLock()
+        var after = before
+        let result = try change(&after)
+        if after != before {
+            try AtomicFile.write(JSONCodec.serialize(.object(after)) + [0x0a], to: path, mode: 0o600)
+        }
+        return result
+    }
+
+    /// Sets `key` to `value` in one atomic replacement.
+    public func set(_ value: JSONValue, forKey key: String) throws(GroupError) {
+        try Self.validate(key: key)
+        try update { $0[key] = value }
+    }
+
+    /// Removes `key`; false if it had no value.
+    @discardableResult
+    public func removeValue(forKey key: String) throws(GroupError) -> Bool {
+        try Self.validate(key: key)
+        return try update { $0.removeValue(forKey: key) != nil }
+    }
+
+    // MARK: - Loading
+
+    private enum Loaded {
+        case values([String: JSONValue])
+        case corrupt(fd: Int32, reason: String)
+    }
+
+    /// Loads the file under the caller's lock; a corrupt file is moved aside.
+    private func loadHoldingLock() throws(GroupError) -> [String: JSONValue] {
+        switch try load() {
+        case .values(let values):
+            return values
+        case .corrupt(let fd, let reason):
+            Syscall.close(fd)
+            let aside = "\(path).corrupt-\(time(nil))-\(getpid())"
+            do {
+                _ = try Syscall.check { rename(path, aside) }
+            } catch {
+                throw .system("move aside the unreadable", path: path, error)
+            }
+            cache.withLock { Self.forget(&$0) }
+            throw .corruptStore(path, keptAs: aside, reason: reason)
+        }
+    }
+
+    /// Reads the file into the cache.
+    private func load() throws(GroupError) -> Loaded {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK)
+        } catch .noSuchFileOrDirectory {
+            cache.withLock { Self.forget(&$0) }
+            return .values([:])
+        } catch .tooManySymbolicLinkLevels {
+            throw .symlinkRefused(path)
+        } catch {
+            throw .system("read", path: path, error)
+        }
+        let info: stat
+        let bytes: [UInt8]
+        do {
+            info = try Syscall.fstat(fd)
+            guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
+            guard info.st_uid == currentUID() else { throw GroupError.foreignOwner(path, uid: info.st_uid) }
+            guard info.st_mode & 0o077 == 0 else { throw GroupError.exposedFile(path, mode: UInt32(info.st_mode)) }
+            bytes = try AtomicFile.read(fd: fd, path: path)
+        } catch let error as GroupError {
+            Syscall.close(fd)
+            throw error
+        } catch {
+            Syscall.close(fd)
+            throw .system("read", path: path, error as? Errno ?? .ioError)
+        }
+        let values: [String: JSONValue]
+        do {
+            guard case .object(let object) = try JSONCodec.parse(bytes) else {
+                return .corrupt(fd: fd, reason: "it holds JSON, but not an object")
+            }
+            values = object
+        } catch {
+            return .corrupt(fd: fd, reason: "it is not valid JSON: \(error)")
+        }
+        cache.withLock {
+            Self.forget(&$0)
+            $0 = Cache(fd: fd, inode: info.st_ino, device: info.st_dev, values: values)
+        }
+        return .values(values)
+    }
+
+    private static func forget(_ cache: inout Cache) {
+        if cache.fd >= 0 { Syscall.close(cache.fd) }
+        cache = Cache()
+    }
+}
+#endif

@@ -1,0 +1,73 @@
+#if os(Linux)
+import Glibc
+import SystemPackage
+import TetherLoop
+
+/// Tells its loop when a `SharedStore` file is replaced, by any process.
+/// inotify watches the store's directory for the rename that completes every
+/// atomic write (IN_MOVED_TO) and for deletions; `uv_poll` reads it. Nothing
+/// polls, and a change is reported within one loop turn.
+public final class StoreWatcher: @unchecked Sendable {
+    public let loop: EventLoop
+    private let names: Set<String>
+    private let inotify: Int32
+    private var poller: PollWatcher?
+    private var onChange: ((String) -> Void)?
+    private var keepAlive: StoreWatcher?
+    private var eventBuffer = [UInt8](repeating: 0, count: 4096)
+
+    /// Watches the files at `paths` (all in one directory). `onChange` runs
+    /// on the loop with the path of a file that was replaced or removed.
+    /// Call on the loop's thread; the watcher lives until `close()`.
+    public init(loop: EventLoop, paths: [String], onChange: @escaping (String) -> Void) throws(GroupError) {
+        precondition(loop.inEventLoop, "StoreWatcher must be created on its loop's thread")
+        self.loop = loop
+        let directories = Set(paths.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." })
+        guard directories.count == 1, let directory = directories.first else {
+            throw .system("watch", path: paths.joined(separator: ", "), .invalidArgument)
+        }
+        names = Set(paths.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path })
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        do {
+            guard inotify >= 0 else { throw Errno(rawValue: errno) }
+            let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR)
+            _ = try Syscall.check { inotify_add_watch(inotify, directory, mask) }
+            let poller = try PollWatcher(loop: loop, fileDescriptor: inotify)
+            self.poller = poller
+            try poller.start(.readable) { [unowned self] _ in self.drainEvents(directory: directory) }
+        } catch {
+            close()
+            throw .system("watch", path: directory, error as? Errno ?? .ioError)
+        }
+        self.onChange = onChange
+        keepAlive = self
+    }
+
+    public func close() {
+        onChange = nil
+        keepAlive = nil
+        poller?.close()
+        poller = nil
+        if inotify >= 0 { Syscall.close(inotify) }
+    }
+
+    private func drainEvents(directory: String) {
+        var changed: [String] = []
+        while true {
+            let n = eventBuffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            var offset = 0
+            // struct inotify_event: wd, mask, cookie, len, then a NUL-padded name.
+            while offset + 16 <= n {
+                let length = Int(eventBuffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                let nameBytes = eventBuffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if names.contains(name), !changed.contains(name) { changed.append(name) }
+                offset += 16 + length
+            }
+        }
+        for name in changed { onChange?("\(directory)/\(name)") }
+    }
+}
+#endif

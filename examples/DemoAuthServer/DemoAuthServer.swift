@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+
+/// A local OAuth 2.0 server that behaves like the strict ones in production:
+/// short-lived signed JWT access tokens, refresh tokens that rotate on every
+/// use, and reuse detection that revokes the whole token family (as Auth0,
+/// Okta and Keycloak do). Counters and fault injection let tests and
+/// `tether demo` check what clients really did.
+@main
+struct DemoAuthServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo-auth-server",
+        abstract: "A local OAuth token server with rotating refresh tokens, for Tether's demo and tests.",
+        discussion: """
+            Prints "listening on http://HOST:PORT" once it accepts connections.
+            POST /token            grant_type=password | client_credentials | refresh_token
+            GET  /orders[/ID]      needs a valid access token (Bearer)
+            GET  /counters         what clients did: refreshes, reuseDetected, rejections, ...
+            POST /admin/faults     {"status":503,"count":2} or {"latencyMs":500,"latencyCount":1}
+            POST /admin/settings   {"accessTTL":SECONDS,"reuseGrace":SECONDS}
+            Secrets are read from files, never from arguments.
+            """
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 0
+
+    @Option(help: "Seconds an access token is valid.")
+    var accessTTL: Double = 30
+
+    @Option(help: "Seconds during which a just-rotated refresh token is still accepted (0: never).")
+    var reuseGrace: Double = 0
+
+    @Option(help: "The client id.")
+    var clientID = "tether-demo"
+
+    @Option(help: "A file holding the client secret (without it the client is public).")
+    var clientSecretFile: String?
+
+    @Option(help: "A file of 'user:password' lines.")
+    var usersFile: String?
+
+    func run() async throws {
+        let secret = try clientSecretFile.map { try Self.readSecret($0) }
+        var users: [String: String] = [:]
+        if let usersFile {
+            for line in try Self.readSecret(usersFile).split(whereSeparator: \.isNewline) {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                users[String(line[..<colon])] = String(line[line.index(after: colon)...])
+            }
+        }
+        let authority = await Authority(
+            settings: .init(accessTTL: accessTTL, reuseGrace: reuseGrace),
+            clientID: clientID, clientSecret: secret, users: users)
+        var logger = Logger(label: "demo-auth-server")
+        logger.logLevel = .critical
+        let app = Application(
+            router: Routes.router(authority),
+            configuration: .init(address: .hostname(host, port: port), serverName: "demo-auth-server"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                say("listening on http://\(host):\(port)")
+            },
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    static func readSecret(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read \(path)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// One line on stdout, at once: tests wait for these lines.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

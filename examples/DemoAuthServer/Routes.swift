@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+
+/// The HTTP surface of the demo server.
+enum Routes {
+    static let orders: [[String: String]] = [
+        ["id": "1041", "item": "Espresso beans, 1 kg", "status": "delivered"],
+        ["id": "1042", "item": "Pour-over kettle", "status": "shipped"],
+        ["id": "1043", "item": "Paper filters, 100", "status": "packing"],
+    ]
+
+    static func router(_ authority: Authority) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/token") { request, _ -> Response in
+            var request = request
+            let body = (try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+            let form = formDecode(body)
+            say("token request: \(form["grant_type"] ?? "none")")
+            guard await clientIsAuthenticated(request, form: form, authority) else {
+                await authority.rejected()
+                var headers = HTTPFields()
+                headers[.wwwAuthenticate] = "Basic realm=\"token\""
+                return json(["error": "invalid_client"], status: .unauthorized, headers: headers)
+            }
+            if let latency = await authority.takeLatency() {
+                // Injected latency: the fault this endpoint was asked to simulate.
+                try? await Task.sleep(nanoseconds: UInt64(latency) * 1_000_000)
+            }
+            switch await authority.token(form: form) {
+            case .tokens(let accessToken, let refreshToken, let expiresIn):
+                var answer: [String: Any] = ["access_token": accessToken, "token_type": "Bearer", "expires_in": Int(expiresIn)]
+                if let refreshToken { answer["refresh_token"] = refreshToken }
+                var headers = HTTPFields()
+                headers[.cacheControl] = "no-store"  // RFC 6749 §5.1
+                return json(answer, status: .ok, headers: headers)
+            case .error(let status, let code):
+                return json(["error": code], status: .init(code: status))
+            }
+        }
+        router.get("/orders") { request, _ -> Response in
+            guard await bearer(request, authority) != nil else { return unauthorized() }
+            return json(["orders": orders], status: .ok)
+        }
+        router.get("/orders/:id") { request, context -> Response in
+            guard await bearer(request, authority) != nil else { return unauthorized() }
+            guard let order = orders.first(where: { $0["id"] == context.parameters.get("id") }) else {
+                return json(["error": "no such order"], status: .notFound)
+            }
+            return json(order, status: .ok)
+        }
+        router.get("/counters") { _, _ -> Response in
+            json(await authority.counters, status: .ok)
+        }
+        router.post("/admin/faults") { request, context -> Response in
+            let faults = try await request.decode(as: Authority.Faults.self, context: context)
+            return json(await authority.inject(faults), status: .ok)
+        }
+        router.post("/admin/settings") { request, context -> Response in
+            let patch = try await request.decode(as: [String: Double].self, context: context)
+            return json(await authority.update(settings: patch), status: .ok)
+        }
+        return router
+    }
+
+    /// client_secret_basic when the server has a secret; else client_id in the form.
+    static func clientIsAuthenticated(_ request: Request, form: [String: String], _ authority: Authority) async -> Bool {
+        guard let secret = authority.clientSecret else { return form["client_id"] == authority.clientID }
+        guard let header = request.headers[.authorization], header.hasPrefix("Basic "),
+              let decoded = Data(base64Encoded: String(header.dropFirst(6))),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return false }
+        let id = percentDecode(String(text[..<colon]))
+        let presented = percentDecode(String(text[text.index(after: colon)...]))
+        return id == authority.clientID && presented == secret
+    }
+
+    static func bearer(_ request: Request, _ authority: Authority) async -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            await authority.rejected()
+            return nil
+        }
+        return await authority.authorize(String(header.dropFirst(7)))
+    }
+
+    static func unauthorized() -> Response {
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
+        return json(["error": "invalid_token"], status: .unauthorized, headers: headers)
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func formDecode(_ body: String) -> [String: String] {
+        var form: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            form[percentDecode(String(parts[0]))] = parts.count > 1 ? percentDecode(String(parts[1])) : ""
+        }
+        return form
+    }
+
+    static func percentDecode(_ text: String) -> String {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text
+    }
+}
