@@ -110,7 +110,8 @@ public final class TokenBroker: Sendable {
         var snapshot: CredentialStore.Snapshot
         do { snapshot = try store.snapshot() } catch { throw .store(error) }
         guard let configuration = snapshot.configuration, var current = snapshot.tokens(kind) else {
-            throw .notAuthenticated  // logged out while we waited
+            // Logged out, or the session ended in another process, while we waited.
+            throw kind == .user ? .sessionEnded : .notAuthenticated
         }
         if coordination == .full {
             // Someone refreshed while we waited for the lock: use theirs.

@@ -80,6 +80,8 @@ struct Login: ParsableCommand {
                     return (user, client)
                 }
                 return (nil, try await endpoint.request(.clientCredentials))
+            } catch .invalidGrant where password != nil {
+                throw CLIError.refused("the server refused the user name or password (invalid_grant)")
             } catch {
                 throw CLIError(error)
             }

@@ -111,7 +111,8 @@ struct Token: ParsableCommand {
         }
     }
 
-    /// For tests: COUNT atomic upserts into the credential store.
+    /// For tests: COUNT atomic upserts into the credential store, after a
+    /// line on stdin says go; prints "wrote N" after each.
     struct UpsertStress: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "upsert-stress", shouldDisplay: false)
         @Option var prefix: String
@@ -125,8 +126,8 @@ struct Token: ParsableCommand {
             for index in 0..<count {
                 let key = "stress.\(prefix).\(index)"
                 try store.shared.update { $0[key] = TokenSet(accessToken: "value-\(prefix)-\(index)").jsonValue }
+                output("wrote \(index + 1)")
             }
-            output("done")
         }
     }
 }

@@ -105,6 +105,17 @@ actor Authority {
 
     func rejected() { counters.rejections += 1 }
 
+    /// Revokes every family; returns how many were live.
+    func revokeAll() -> Int {
+        var count = 0
+        for (id, family) in families where !family.revoked {
+            families[id]?.revoked = true
+            count += 1
+        }
+        counters.familiesRevoked += count
+        return count
+    }
+
     /// Answers one /token request (its client already authenticated).
     func token(form: [String: String]) async -> Outcome {
         counters.tokenRequests += 1

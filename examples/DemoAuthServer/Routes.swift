@@ -22,11 +22,13 @@ enum Routes {
                 headers[.wwwAuthenticate] = "Basic realm=\"token\""
                 return json(["error": "invalid_client"], status: .unauthorized, headers: headers)
             }
+            let outcome = await authority.token(form: form)
             if let latency = await authority.takeLatency() {
-                // Injected latency: the fault this endpoint was asked to simulate.
+                // Injected latency, after the grant took effect: a slow answer
+                // its client may never see, the case a refresh lock must survive.
                 try? await Task.sleep(nanoseconds: UInt64(latency) * 1_000_000)
             }
-            switch await authority.token(form: form) {
+            switch outcome {
             case .tokens(let accessToken, let refreshToken, let expiresIn):
                 var answer: [String: Any] = ["access_token": accessToken, "token_type": "Bearer", "expires_in": Int(expiresIn)]
                 if let refreshToken { answer["refresh_token"] = refreshToken }
@@ -54,6 +56,9 @@ enum Routes {
         router.post("/admin/faults") { request, context -> Response in
             let faults = try await request.decode(as: Authority.Faults.self, context: context)
             return json(await authority.inject(faults), status: .ok)
+        }
+        router.post("/admin/revoke") { _, _ -> Response in
+            json(["revoked": await authority.revokeAll()], status: .ok)
         }
         router.post("/admin/settings") { request, context -> Response in
             let patch = try await request.decode(as: [String: Double].self, context: context)

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TetherGroup
+import TetherJSON
+import TetherTestSupport
+
+@Suite struct SharedStoreTests {
+    /// A store in a temporary group; the directory lives as long as the fixture.
+    struct Fixture {
+        let dir: TemporaryDirectory
+        let group: GroupDirectory
+        let store: SharedStore
+
+        init() throws {
+            dir = try TemporaryDirectory()
+            group = try GroupDirectory(path: dir.group)
+            store = try SharedStore.defaults(in: group)
+        }
+    }
+
+    @Test func setGetRemoveAndTheFileIsPrivate() throws {
+        let fixture = try Fixture()
+        let (group, store) = (fixture.group, fixture.store)
+        #expect(try store.values().isEmpty)
+        try store.set(["a": 1, "b": [true, nil]], forKey: "k")
+        #expect(try store.value(forKey: "k") == ["a": 1, "b": [true, nil]])
+        #expect(try store.removeValue(forKey: "k"))
+        #expect(try !store.removeValue(forKey: "k"))
+        let mode = try FileManager.default.attributesOfItem(atPath: group.storePath("defaults"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(throws: GroupError.invalidKey("")) { try store.set(1, forKey: "") }
+    }
+
+    @Test func aCachedReaderSeesAnotherWritersChange() throws {
+        let fixture = try Fixture()
+        let (group, store) = (fixture.group, fixture.store)
+        let other = try SharedStore.defaults(in: group)
+        try store.set("one", forKey: "k")
+        #expect(try other.value(forKey: "k") == "one")
+        #expect(try other.value(forKey: "k") == "one", "served from the cache")
+        try store.set("two", forKey: "k")
+        #expect(try other.value(forKey: "k") == "two")
+    }
+
+    @Test func aCorruptFileIsMovedAsideAndReportedNeverWiped() throws {
+        let fixture = try Fixture()
+        let (group, store) = (fixture.group, fixture.store)
+        let path = group.storePath("defaults")
+        try writeFile(path, "{\"k\": 1, oops", mode: 0o600)
+        var keptAs = ""
+        do {
+            _ = try store.values()
+            Issue.record("a corrupt store must not read as empty")
+        } catch let error {
+            guard case .corruptStore(let file, let aside, _) = error else { throw error }
+            #expect(file == path)
+            keptAs = aside
+            #expect(error.description.contains("moved aside"))
+        }
+        #expect(try String(contentsOfFile: keptAs, encoding: .utf8) == "{\"k\": 1, oops", "the bytes are kept")
+        #expect(try store.values().isEmpty)
+        try store.set(2, forKey: "k")
+        #expect(try store.value(forKey: "k") == 2)
+    }
+
+    @Test func aWriterFindingACorruptFileKeepsItAsideToo() throws {
+        let fixture = try Fixture()
+        let (group, store) = (fixture.group, fixture.store)
+        try writeFile(group.storePath("defaults"), "[1,2]", mode: 0o600)
+        #expect(throws: GroupError.self) { try store.set(1, forKey: "k") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path).filter { $0.hasPrefix("defaults.json.corrupt-") }
+        #expect(aside.count == 1)
+    }
+
+    @Test func symlinksAndExposedFilesAreRefused() throws {
+        let fixture = try Fixture()
+        let (dir, group, store) = (fixture.dir, fixture.group, fixture.store)
+        try writeFile(dir.path + "/elsewhere", "{}", mode: 0o600)
+        try FileManager.default.createSymbolicLink(atPath: group.storePath("defaults"), withDestinationPath: dir.path + "/elsewhere")
+        #expect(throws: GroupError.symlinkRefused(group.storePath("defaults"))) { try store.values() }
+        try FileManager.default.removeItem(atPath: group.storePath("defaults"))
+        try writeFile(group.storePath("defaults"), "{}", mode: 0o644)
+        #expect(throws: GroupError.exposedFile(group.storePath("defaults"), mode: 0o100644)) { try store.values() }
+    }
+
+    @Test func exclusiveLockIsHeldUntilReleased() throws {
+        let fixture = try Fixture()
+        let dir = fixture.dir
+        let path = dir.path + "/test.lock"
+        let lock = try ExclusiveLock.acquire(path: path)
+        #expect(try ExclusiveLock.tryAcquire(path: path) == nil)
+        lock.release()
+        #expect(try ExclusiveLock.tryAcquire(path: path) != nil)
+    }
+}
