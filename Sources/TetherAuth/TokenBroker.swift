@@ -54,13 +54,27 @@ public final class TokenBroker: Sendable {
     }
 
     public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+        switch try cached(kind) {
+        case .valid(let set): return set
+        case .due(let kind, let stale): return try await refreshed(kind, stale: stale)
+        }
+    }
+
+    public enum Cached: Sendable {
+        case valid(TokenSet)
+        case due(TokenKind, stale: TokenSet)
+    }
+
+    /// The stored token set of `kind` without waiting: valid, or due for a
+    /// refresh. The hot path of every token read: one `lstat` when the store
+    /// is unchanged.
+    public func cached(_ kind: TokenKind? = nil) throws(AuthError) -> Cached {
         let snapshot: CredentialStore.Snapshot
         do { snapshot = try store.snapshot() } catch { throw .store(error) }
         guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
             throw .notAuthenticated
         }
-        if !current.needsRefresh(now: Self.now(), leeway: leeway) { return current }
-        return try await refreshed(kind, stale: current)
+        return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
     }
 
     /// Renews token set `kind` now, whatever its expiry (one refresh across

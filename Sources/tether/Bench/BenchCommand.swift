@@ -13,14 +13,14 @@ struct Bench: ParsableCommand {
             idle, CPU at clock-tick resolution; host.rss; needs the examples built next to \
             tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
-            raw unix-socket echo). With no NAME, runs them all. Times are in \
+            raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat();             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms             of latency, in ms, against in-process single flight only and no coordination, with the             server's refresh and reuse counts), defaults (defaults.notify: a change until another             process reports it, against the atomic write). With no NAME, runs them all. Times are in \
             microseconds; for rates, p99 is the slow end.
             """
     )
 
-    static let all = ["probe", "watch", "host", "ipc"]
+    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc); all by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults); all by default.", valueName: "NAME"))
     var names: [String] = []
 
     @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
@@ -46,6 +46,8 @@ struct Bench: ParsableCommand {
             case "watch": results += try WatchBenchmark(scratch: scratch, scale: scale).run()
             case "host": results += try HostBenchmark(scratch: scratch, scale: scale).run()
             case "ipc": results += try IPCBenchmark(scratch: scratch, scale: scale).run()
+            case "tokens": results += try TokenBenchmark(scratch: scratch, scale: scale).run()
+            case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()
             default: break
             }
         }

@@ -11,16 +11,23 @@ final class BenchProcess {
     let pid: pid_t
     let arguments: [String]
     private let stdout: Int32
+    private var stdin: Int32 = -1
     private var buffered: [UInt8] = []
     private var reaped = false
 
     /// With `stdio`, that descriptor is the child's stdin and stdout, and
-    /// there is no output to read.
-    init(_ arguments: [String], stdio: Int32? = nil) throws {
+    /// there is no output to read. With `writableStdin`, `send` feeds the
+    /// child's stdin; otherwise it reads /dev/null.
+    init(_ arguments: [String], stdio: Int32? = nil, writableStdin: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
         // Our end must not leak into the child (nor into anything else we spawn).
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        var input: [Int32] = [-1, -1]
+        if writableStdin {
+            guard pipe(&input) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
+            _ = fcntl(input[1], F_SETFD, FD_CLOEXEC)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -29,20 +36,33 @@ final class BenchProcess {
             posix_spawn_file_actions_adddup2(&actions, stdio, 1)
         } else {
             posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            if writableStdin {
+                posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            }
         }
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var spawned: pid_t = 0
         let rc = posix_spawn(&spawned, arguments[0], &actions, nil, &argv, environ)
         close(fds[1])
+        if writableStdin { close(input[0]) }
         guard rc == 0 else {
+            if writableStdin { close(input[1]) }
             close(fds[0])
             throw CLIError.environment("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
         }
         pid = spawned
         stdout = fds[0]
+        stdin = input[1]
         self.arguments = arguments
+    }
+
+    /// Writes `line` and a newline to the child's stdin (`writableStdin`).
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(stdin, $0.baseAddress, $0.count) }
     }
 
     deinit {
@@ -51,6 +71,7 @@ final class BenchProcess {
             _ = try? wait()
         }
         close(stdout)
+        if stdin >= 0 { close(stdin) }
     }
 
     /// The next line of output, waiting at most `timeoutMilliseconds`.

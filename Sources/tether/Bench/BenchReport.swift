@@ -21,6 +21,9 @@ struct Percentiles: Encodable {
         p50 = at(0.50)
         p99 = at(0.99)
     }
+
+    /// The same percentiles in another unit.
+    func scaled(by factor: Double) -> Percentiles { Percentiles(p50: p50 * factor, p99: p99 * factor) }
 }
 
 /// One benchmark and its baselines, measured in the same run (DESIGN.md contract).
@@ -31,15 +34,19 @@ struct BenchResult: Encodable {
     let p99: Double
     let samples: Int
     let baselines: [String: Percentiles]
+    /// Event counts beside the timings (refreshes, reuse detections), per contender.
+    let counts: [String: [String: Int]]?
 
     /// A figure in another unit (a rate, a size), already reduced to p50 and p99.
-    init(name: String, unit: String, p50: Double, p99: Double, samples: Int, baselines: [String: Percentiles] = [:]) {
+    init(name: String, unit: String, p50: Double, p99: Double, samples: Int, baselines: [String: Percentiles] = [:],
+         counts: [String: [String: Int]]? = nil) {
         self.name = name
         self.unit = unit
         self.p50 = p50
         self.p99 = p99
         self.samples = samples
         self.baselines = baselines
+        self.counts = counts
     }
 
     init(name: String, samples: [UInt64], baselines: [String: Percentiles]) {
@@ -50,6 +57,7 @@ struct BenchResult: Encodable {
         self.p99 = stats.p99
         self.samples = samples.count
         self.baselines = baselines
+        self.counts = nil
     }
 }
 
@@ -68,6 +76,9 @@ struct BenchReport: Encodable {
             for (name, stats) in result.baselines.sorted(by: { $0.key < $1.key }) where !shown.contains(name) {
                 shown.insert(name)
                 output(pad("  baseline: \(name)", 48) + pad(format(stats.p50), 12) + format(stats.p99))
+            }
+            for (who, figures) in (result.counts ?? [:]).sorted(by: { $0.key < $1.key }) {
+                output("  counts: \(who): " + figures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             }
         }
     }

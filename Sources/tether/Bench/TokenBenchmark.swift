@@ -1,0 +1,153 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import TetherAuth
+import TetherGroup
+import TetherIPC
+import TetherLoop
+
+/// tokens.cached: a valid token read from the broker, against one lstat().
+/// tokens.storm: N processes × M tasks ask at once across an expiry, against
+/// the demo auth server with added latency; the same storm without the
+/// cross-process lock (in-process single flight only) and with no
+/// coordination at all are its baselines. Counts come from the server.
+struct TokenBenchmark {
+    let scratch: BenchScratch
+    let scale: Double
+    static let processes = 4
+    static let tasks = 32
+    static let latencyMilliseconds = 50
+
+    func run() throws -> [BenchResult] {
+        [try cachedRead(), try storm()]
+    }
+
+    private func cachedRead() throws -> BenchResult {
+        let group = try GroupDirectory(path: scratch.path + "/tokens-cached")
+        let store = try CredentialStore(group: group)
+        try store.save(AuthConfiguration(tokenURL: "http://127.0.0.1:9/token", clientID: "bench"))
+        try store.save(TokenSet(accessToken: "bench-token", expiresAt: Date().timeIntervalSince1970 + 3600), as: .user)
+        let broker = try TokenBroker(group: group)
+        let samples = max(1000, Int(100_000 * scale))
+        let read = try measure(samples: samples) {
+            guard case .valid = try broker.cached() else { throw CLIError.environment("the bench token was not valid") }
+        }
+        let path = store.shared.path
+        var info = stat()
+        let baseline = measure(samples: samples) { _ = lstat(path, &info) }
+        return BenchResult(name: "tokens.cached", samples: read, baselines: ["one lstat()": Percentiles(nanoseconds: baseline)])
+    }
+
+    private func storm() throws -> BenchResult {
+        let server = try BenchAuthServer(scratch: scratch)
+        var waits: [Coordination: [Double]] = [:]
+        var counts: [String: [String: Int]] = [:]
+        for coordination in [Coordination.full, .inProcess, .none] {
+            let group = try GroupDirectory(path: scratch.path + "/tokens-storm-\(coordination.rawValue)")
+            try server.loginExpired(group)
+            try server.post("/admin/faults", ["latencyMs": .number(Double(Self.latencyMilliseconds)), "latencyCount": 1_000])
+            let before = try server.counters()
+            let storms = try (0..<Self.processes).map { _ in
+                try BenchProcess([ownExecutable(), "token", "storm", "--tasks", String(Self.tasks),
+                                  "--coordination", coordination.rawValue, "--group", group.path], writableStdin: true)
+            }
+            for storm in storms { _ = try storm.readUntil { $0 == "ready" } }
+            for storm in storms { storm.send("go") }
+            var all: [Double] = []
+            for storm in storms {
+                let report = try JSONCodec.parse(Array(try storm.readLine(timeoutMilliseconds: 60_000).utf8))
+                all += report["waitsMs"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+                _ = try storm.wait()
+            }
+            try server.post("/admin/faults", [:])
+            let after = try server.counters()
+            waits[coordination] = all
+            counts[coordination == .full ? "tether" : coordination.rawValue] = [
+                "refreshes": (after["refreshes"] ?? 0) - (before["refreshes"] ?? 0),
+                "refreshRequests": (after["tokenRequests"] ?? 0) - (before["tokenRequests"] ?? 0),
+                "reuseDetected": (after["reuseDetected"] ?? 0) - (before["reuseDetected"] ?? 0),
+            ]
+        }
+        func stats(_ values: [Double]) -> Percentiles {
+            Percentiles(nanoseconds: values.map { UInt64($0 * 1e6) })
+        }
+        let tether = stats(waits[.full] ?? [])
+        return BenchResult(
+            name: "tokens.storm", unit: "ms", p50: tether.p50 / 1000, p99: tether.p99 / 1000,
+            samples: waits[.full]?.count ?? 0,
+            baselines: ["in-process single flight": stats(waits[.inProcess] ?? []).scaled(by: 1e-3),
+                        "no coordination": stats(waits[.none] ?? []).scaled(by: 1e-3)],
+            counts: counts)
+    }
+}
+
+/// The demo auth server, started next to tether for the token benchmarks.
+final class BenchAuthServer {
+    let process: BenchProcess
+    let baseURL: String
+    let secretFile: String
+    let password = "bench-\(UUID().uuidString)"
+
+    init(scratch: BenchScratch) throws {
+        let executable = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent()
+            .appendingPathComponent("demo-auth-server").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw CLIError.environment("the token benchmarks need demo-auth-server next to tether: run 'swift build' first")
+        }
+        secretFile = scratch.path + "/client-secret"
+        let users = scratch.path + "/users"
+        guard FileManager.default.createFile(atPath: secretFile, contents: Data("bench-\(UUID().uuidString)\n".utf8),
+                                             attributes: [.posixPermissions: 0o600]),
+              FileManager.default.createFile(atPath: users, contents: Data("alice:\(password)\n".utf8),
+                                             attributes: [.posixPermissions: 0o600])
+        else { throw CLIError.environment("cannot write the benchmark's secrets in \(scratch.path)") }
+        process = try BenchProcess([executable, "--client-secret-file", secretFile, "--users-file", users])
+        let line = try process.readLine(timeoutMilliseconds: 30_000)
+        guard line.hasPrefix("listening on ") else { throw CLIError.environment("demo-auth-server did not start: \(line)") }
+        baseURL = String(line.dropFirst("listening on ".count))
+    }
+
+    /// Logs in as alice with tokens that are already expired, in-process.
+    func loginExpired(_ group: GroupDirectory) throws {
+        try post("/admin/settings", ["accessTTL": -5])
+        let secret = String(decoding: FileManager.default.contents(atPath: secretFile) ?? Data(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let configuration = AuthConfiguration(tokenURL: baseURL + "/token", clientID: "tether-demo", clientSecret: secret)
+        let password = password
+        let set = try runAsync { () async throws -> TokenSet in
+            do throws(TokenEndpointError) {
+                return try await TokenEndpoint(configuration: configuration).request(.password(username: "alice", password: password))
+            } catch {
+                throw CLIError(error)
+            }
+        }
+        let store = try CredentialStore(group: group)
+        try store.save(configuration)
+        try store.save(set, as: .user)
+        try post("/admin/settings", ["accessTTL": 3600])
+    }
+
+    func counters() throws -> [String: Int] {
+        let value = try call("GET", "/counters", nil)
+        guard case .object(let object) = value else { return [:] }
+        return object.compactMapValues { $0.intValue }
+    }
+
+    func post(_ path: String, _ body: [String: JSONValue]) throws {
+        _ = try call("POST", path, .object(body))
+    }
+
+    private func call(_ method: String, _ path: String, _ body: JSONValue?) throws -> JSONValue {
+        guard let url = URL(string: baseURL + path) else { throw CLIError.environment("bad URL \(baseURL + path)") }
+        var request = URLRequest(url: url, timeoutInterval: 10)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = Data(JSONCodec.serialize(body))
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let prepared = request
+        let data = try runAsync { () async throws -> Data in try await URLSession.shared.data(for: prepared).0 }
+        return try JSONCodec.parse([UInt8](data))
+    }
+}
