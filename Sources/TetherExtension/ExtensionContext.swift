@@ -1,4 +1,5 @@
 import Foundation
+import TetherAuth
 import TetherGroup
 import TetherIPC
 import TetherLoop
@@ -19,6 +20,8 @@ public final class ExtensionContext: @unchecked Sendable {
     private(set) var exitCode: Int32 = 0
     private var finished = false
     var onHostEvent: ((HostLink.Event) -> Void)?
+    private var broker: TokenBroker?
+    var onReloadRequest: (() -> Void)?
 
     init(identity: ExtensionIdentity, loop: EventLoop) {
         self.identity = identity
@@ -39,6 +42,19 @@ public final class ExtensionContext: @unchecked Sendable {
 
     /// Writes one line to standard output at once. Under a host, the line
     /// appears in the host's output prefixed with this extension's name.
+    /// Asks a widget to reload its timeline now (reason `content`).
+    public func reloadTimeline() {
+        onReloadRequest?()
+    }
+
+    /// This process's token broker, made on first use.
+    func tokenBroker() throws(GroupError) -> TokenBroker {
+        if let broker { return broker }
+        let made = try TokenBroker(group: identity.group)
+        broker = made
+        return made
+    }
+
     public func log(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }

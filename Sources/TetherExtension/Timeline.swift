@@ -50,4 +50,9 @@ public enum ReloadReason: String, Sendable {
     case host
     /// Shared defaults the widget shows have changed.
     case defaults
+    /// The sign-in changed: logged in, logged out, or the session ended.
+    case account
+    /// The widget asked (`ExtensionContext.reloadTimeline()`), say because
+    /// data it fetched arrived.
+    case content
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TetherGroup
 import TetherIPC
 import TetherLoop
 
@@ -17,6 +18,9 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var entryTimer: LoopTimer?
     private var reloadTimer: LoopTimer?
     private var lastReload: UInt64 = 0
+    private var storeWatcher: StoreWatcher?
+    private var defaults: [String: JSONValue] = [:]
+    private var authState: AuthState = .notAuthenticated
 
     init(widget: W, context: ExtensionContext) {
         self.widget = widget
@@ -26,7 +30,39 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     func begin() {
         entryTimer = LoopTimer(loop: context.loop)
         reloadTimer = LoopTimer(loop: context.loop)
+        context.onReloadRequest = { [unowned self] in self.reload(.content) }
+        watchStores()
         reload(.start)
+    }
+
+    /// Defaults and sign-in changes reach the widget straight from the
+    /// files (inotify), host or no host, from any process that wrote them.
+    private func watchStores() {
+        let group = context.identity.group
+        defaults = (try? context.defaults.values()) ?? [:]
+        authState = context.authState()
+        do {
+            storeWatcher = try StoreWatcher(loop: context.loop, paths: [group.storePath("defaults"), group.storePath("credentials")]) {
+                [unowned self] path in
+                if path.hasSuffix("/defaults.json") { self.defaultsChanged() } else { self.credentialsChanged() }
+            }
+        } catch {
+            context.log("cannot watch the group's stores: \(error)")
+        }
+    }
+
+    private func defaultsChanged() {
+        let new = (try? context.defaults.values()) ?? [:]
+        let keys = Set(defaults.keys).union(new.keys).filter { defaults[$0] != new[$0] }.sorted()
+        defaults = new
+        if !keys.isEmpty, widget.reloads(forChangedDefaults: keys) { reload(.defaults) }
+    }
+
+    private func credentialsChanged() {
+        let new = context.authState()
+        guard new != authState else { return }
+        authState = new
+        reload(.account)
     }
 
     func hostEvent(_ event: HostLink.Event) {
@@ -35,6 +71,8 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         case HostNotification.reload:
             reload(.host)
         case HostNotification.defaultsChanged:
+            // Changes to the defaults file arrive through the watcher; this
+            // relay carries keys an extension announced for data it keeps elsewhere.
             let keys = (params?["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
             if widget.reloads(forChangedDefaults: keys) { reload(.defaults) }
         default:

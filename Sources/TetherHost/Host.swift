@@ -1,4 +1,5 @@
 import Foundation
+import TetherAuth
 import TetherGroup
 import TetherIPC
 import TetherLoop
@@ -133,6 +134,34 @@ public final class Host: @unchecked Sendable {
 
     // MARK: - Requests
 
+    /// The host's broker, made on first use: it refreshes for every
+    /// host-brokered extension, one refresh at a time like any process.
+    private var broker: TokenBroker?
+
+    private func token(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        let kind = params?["kind"]?.stringValue.flatMap(TokenKind.init(rawValue:))
+        if broker == nil {
+            do { broker = try TokenBroker(group: configuration.group) } catch {
+                return respond(.failure(.internalError(error.description)))
+            }
+        }
+        guard let broker else { return }
+        let loop = self.loop
+        nonisolated(unsafe) let respond = respond  // called on the loop only
+        Task {
+            let result: Result<JSONValue, RPCError>
+            do throws(AuthError) {
+                let set = try await broker.tokenSet(kind)
+                var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
+                if let expiresAt = set.expiresAt { answer["expiresAt"] = .number(expiresAt) }
+                result = .success(.object(answer))
+            } catch {
+                result = .failure(.refused(error.description))
+            }
+            loop.execute { respond(result) }
+        }
+    }
+
     private func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
                         respond: @escaping RPCConnection.Respond) {
         switch method {
@@ -156,6 +185,8 @@ public final class Host: @unchecked Sendable {
             push(params, respond: respond)
         case HostMethod.reload:
             respond(reload(params))
+        case HostMethod.tokenGet:
+            token(params, respond: respond)
         case HostMethod.defaultsChanged:
             let keys = params?["keys"] ?? .array([])
             var notified = 0

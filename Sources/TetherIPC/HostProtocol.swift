@@ -16,6 +16,10 @@ public enum HostMethod {
     public static let reload = "widget.reload"
     /// Tell every other extension that shared defaults changed: {keys}.
     public static let defaultsChanged = "defaults.changed"
+    /// A valid access token, refreshed by the host if due: how read-only
+    /// roles get tokens under the host-brokered policy. Params: optional
+    /// {"kind": "user"|"client"}. Result: {"accessToken", "expiresAt"}.
+    public static let tokenGet = "token.get"
 }
 
 public enum HostNotification {

@@ -220,12 +220,12 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
 
 extension TestProcess {
     /// Reads lines until one starts with `prefix`; returns all lines read.
-    func expectLineStarting(_ prefix: String, timeout: Double = 10) throws -> [String] {
+    func expectLineStarting(_ prefix: String, containing text: String = "", timeout: Double = 10) throws -> [String] {
         var seen: [String] = []
         while let line = try readLine(timeout: timeout) {
             seen.append(line)
-            if line.hasPrefix(prefix) { return seen }
+            if line.hasPrefix(prefix) && (text.isEmpty || line.contains(text)) { return seen }
         }
-        throw TestTimeout(what: "a line starting '\(prefix)' (saw \(seen))")
+        throw TestTimeout(what: "a line starting '\(prefix)' containing '\(text)' (saw \(seen))")
     }
 }

@@ -172,13 +172,14 @@ actor Authority {
         }
     }
 
-    /// The token's subject if it is a valid, unrevoked access token.
+    /// The token's subject if it is a valid, unrevoked user access token
+    /// (orders belong to users: a client token is refused).
     func authorize(_ token: String) async -> String? {
-        guard let claims = try? await keys.verify(token, as: Claims.self) else {
+        guard let claims = try? await keys.verify(token, as: Claims.self), let family = claims.fam else {
             counters.rejections += 1
             return nil
         }
-        if let family = claims.fam, families[family]?.revoked ?? true {
+        if families[family]?.revoked ?? true {
             counters.rejections += 1
             return nil
         }

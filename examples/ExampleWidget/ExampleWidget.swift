@@ -1,18 +1,23 @@
 import Foundation
 import TetherExtension
 
-/// A clock widget: a few entries a few seconds apart, each showing the time
-/// and whether the "recording" feature runs. Options: --every SECONDS (5),
-/// --entries N (3), --policy at-end|never|after:SECONDS (at-end).
+/// A clock widget: a few entries a few seconds apart, each showing the time,
+/// whether the "recording" feature runs and, once `orders.url` is set in the
+/// defaults and someone is logged in, the orders. Options: --every SECONDS
+/// (5), --entries N (3), --policy at-end|never|after:SECONDS (at-end).
 @main
 struct ExampleWidget: Widget {
+    let orders = OrdersFeed()
+
     func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline {
         let options = Options(context.arguments)
         let recording = (try? context.isFeatureRunning("recording")) == true ? "on" : "off"
+        if reason != .content { orders.refresh(in: context) }
+        let suffix = orders.summary.map { " · \($0)" } ?? ""
         let start = Date()
         let entries = (0..<options.entries).map { index in
             let date = start.addingTimeInterval(Double(index) * options.every)
-            return TimelineEntry(date: date, content: "\(Self.clock.string(from: date)) recording \(recording)")
+            return TimelineEntry(date: date, content: "\(Self.clock.string(from: date)) recording \(recording)\(suffix)")
         }
         return Timeline(entries: entries, policy: options.policy(after: start))
     }
