@@ -31,7 +31,7 @@ public final class LockWatcher: @unchecked Sendable {
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
-    private var eventBuffer = [UInt8](repeating: 0, count: 4096)
+    private var events = InotifyEvents()
 
     private static let recheckDelays: [UInt64] = [1, 2, 4, 8, 16, 32, 64, 128]
     private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
@@ -91,19 +91,7 @@ public final class LockWatcher: @unchecked Sendable {
     private func drainEvents() {
         guard !closed else { return }
         var mask: UInt32 = 0
-        while true {
-            let n = eventBuffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            var offset = 0
-            // struct inotify_event: wd, mask, cookie, len, then `len` name bytes.
-            while offset + 16 <= n {
-                let eventMask = eventBuffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
-                let length = eventBuffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) }
-                mask |= eventMask
-                offset += 16 + Int(length)
-            }
-        }
+        events.drain(inotify) { eventMask, _ in mask |= eventMask }
         if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reopen() }
         if !reprobe() { armRecheck() }
     }

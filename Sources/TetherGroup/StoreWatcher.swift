@@ -14,7 +14,7 @@ public final class StoreWatcher: @unchecked Sendable {
     private var poller: PollWatcher?
     private var onChange: ((String) -> Void)?
     private var keepAlive: StoreWatcher?
-    private var eventBuffer = [UInt8](repeating: 0, count: 4096)
+    private var events = InotifyEvents()
 
     /// Watches the files at `paths` (all in one directory). `onChange` runs
     /// on the loop with the path of a file that was replaced or removed.
@@ -53,19 +53,8 @@ public final class StoreWatcher: @unchecked Sendable {
 
     private func drainEvents(directory: String) {
         var changed: [String] = []
-        while true {
-            let n = eventBuffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            var offset = 0
-            // struct inotify_event: wd, mask, cookie, len, then a NUL-padded name.
-            while offset + 16 <= n {
-                let length = Int(eventBuffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
-                let nameBytes = eventBuffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                if names.contains(name), !changed.contains(name) { changed.append(name) }
-                offset += 16 + length
-            }
+        events.drain(inotify) { _, name in
+            if names.contains(name), !changed.contains(name) { changed.append(name) }
         }
         for name in changed { onChange?("\(directory)/\(name)") }
     }
