@@ -77,27 +77,18 @@ public final class TokenBroker: Sendable {
         return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
     }
 
-    /// Renews token set `kind` now, whatever its expiry (one refresh across
-    /// processes, like any other).
-    public func refresh(_ kind: TokenKind) async throws(AuthError) -> TokenSet {
-        let snapshot: CredentialStore.Snapshot
-        do { snapshot = try store.snapshot() } catch { throw .store(error) }
-        guard let current = snapshot.tokens(kind) else { throw .notAuthenticated }
-        return try await refreshed(kind, stale: current, forced: true)
-    }
-
     // MARK: - Single flight
 
-    private func refreshed(_ kind: TokenKind, stale: TokenSet, forced: Bool = false) async throws(AuthError) -> TokenSet {
+    private func refreshed(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
         let task: Task<TokenSet, any Error>
         if coordination == .none {
-            task = Task { try await self.refreshAcrossProcesses(kind, stale: stale, forced: forced) }
+            task = Task { try await self.refreshAcrossProcesses(kind, stale: stale) }
         } else {
             task = flights.withLock { flights in
                 if let running = flights[kind] { return running }
                 let task = Task { () async throws -> TokenSet in
                     defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
-                    return try await self.refreshAcrossProcesses(kind, stale: stale, forced: forced)
+                    return try await self.refreshAcrossProcesses(kind, stale: stale)
                 }
                 flights[kind] = task
                 return task
@@ -114,7 +105,7 @@ public final class TokenBroker: Sendable {
 
     // MARK: - Across processes
 
-    private func refreshAcrossProcesses(_ kind: TokenKind, stale: TokenSet, forced: Bool) async throws(AuthError) -> TokenSet {
+    private func refreshAcrossProcesses(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
         var lock: ExclusiveLock?
         if coordination == .full {
             do { lock = try await Self.acquire(refreshLockPath) } catch { throw .store(error) }
@@ -130,7 +121,7 @@ public final class TokenBroker: Sendable {
         if coordination == .full {
             // Someone refreshed while we waited for the lock: use theirs.
             if current.accessToken != stale.accessToken,
-               !current.needsRefresh(now: Self.now(), leeway: forced ? 0 : leeway) {
+               !current.needsRefresh(now: Self.now(), leeway: leeway) {
                 return current
             }
         } else {

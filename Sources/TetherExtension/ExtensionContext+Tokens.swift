@@ -20,16 +20,18 @@ extension ExtensionContext {
         }
     }
 
-    /// The group's defaults (see `tether defaults`).
+    /// The group's defaults (see `tether defaults`); one store per process,
+    /// so reads of an unchanged file cost one `lstat`.
     public var defaults: SharedStore {
         get throws(ExtensionError) {
-            do { return try SharedStore.defaults(in: identity.group) } catch { throw .environment(error.description) }
+            do { return try defaultsStore() } catch { throw .environment(error.description) }
         }
     }
 
-    /// The auth state as stored now: cheap, no refresh, no host.
+    /// The auth state as stored now: cheap (the broker's cached store), no
+    /// refresh, no host.
     public func authState() -> AuthState {
-        (try? CredentialStore(group: identity.group).snapshot().state) ?? .notAuthenticated
+        (try? tokenBroker().state()) ?? .notAuthenticated
     }
 
     /// A valid access token (the user's if logged in, else the client's),

@@ -21,6 +21,7 @@ public final class ExtensionContext: @unchecked Sendable {
     private var finished = false
     var onHostEvent: ((HostLink.Event) -> Void)?
     private var broker: TokenBroker?
+    private var defaultsCache: SharedStore?
     var onReloadRequest: (() -> Void)?
 
     init(identity: ExtensionIdentity, loop: EventLoop) {
@@ -45,6 +46,14 @@ public final class ExtensionContext: @unchecked Sendable {
     /// Asks a widget to reload its timeline now (reason `content`).
     public func reloadTimeline() {
         onReloadRequest?()
+    }
+
+    /// This process's defaults store, made on first use.
+    func defaultsStore() throws(GroupError) -> SharedStore {
+        if let defaultsCache { return defaultsCache }
+        let made = try SharedStore.defaults(in: identity.group)
+        defaultsCache = made
+        return made
     }
 
     /// This process's token broker, made on first use.

@@ -53,7 +53,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
 
     private func defaultsChanged() {
         let new = (try? context.defaults.values()) ?? [:]
-        let keys = Set(defaults.keys).union(new.keys).filter { defaults[$0] != new[$0] }.sorted()
+        let keys = SharedStore.changedKeys(from: defaults, to: new)
         defaults = new
         if !keys.isEmpty, widget.reloads(forChangedDefaults: keys) { reload(.defaults) }
     }

@@ -81,6 +81,11 @@ public final class SharedStore: Sendable {
         try values()[key]
     }
 
+    /// The keys whose values differ between two readings, sorted.
+    public static func changedKeys(from old: [String: JSONValue], to new: [String: JSONValue]) -> [String] {
+        Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }.sorted()
+    }
+
     // MARK: - Writing
 
     /// Applies `change` to the current values under the store's lock and
@@ -117,7 +122,7 @@ public final class SharedStore: Sendable {
 
     private enum Loaded {
         case values([String: JSONValue])
-        case corrupt(fd: Int32, reason: String)
+        case corrupt(reason: String)
     }
 
     /// Loads the file under the caller's lock; a corrupt file is moved aside.
@@ -125,8 +130,7 @@ public final class SharedStore: Sendable {
         switch try load() {
         case .values(let values):
             return values
-        case .corrupt(let fd, let reason):
-            Syscall.close(fd)
+        case .corrupt(let reason):
             let aside = "\(path).corrupt-\(time(nil))-\(getpid())"
             do {
                 _ = try Syscall.check { rename(path, aside) }
@@ -138,7 +142,8 @@ public final class SharedStore: Sendable {
         }
     }
 
-    /// Reads the file into the cache.
+    /// Reads the file into the cache. (`Syscall.open` adds O_CLOEXEC and
+    /// O_NOFOLLOW: the kept descriptor never leaks into a child.)
     private func load() throws(GroupError) -> Loaded {
         let fd: Int32
         do {
@@ -169,11 +174,13 @@ public final class SharedStore: Sendable {
         let values: [String: JSONValue]
         do {
             guard case .object(let object) = try JSONCodec.parse(bytes) else {
-                return .corrupt(fd: fd, reason: "it holds JSON, but not an object")
+                Syscall.close(fd)
+                return .corrupt(reason: "it holds JSON, but not an object")
             }
             values = object
         } catch {
-            return .corrupt(fd: fd, reason: "it is not valid JSON: \(error)")
+            Syscall.close(fd)
+            return .corrupt(reason: "it is not valid JSON: \(error)")
         }
         cache.withLock {
             Self.forget(&$0)

@@ -14,6 +14,7 @@ public final class StoreWatcher: @unchecked Sendable {
     private var poller: PollWatcher?
     private var onChange: ((String) -> Void)?
     private var keepAlive: StoreWatcher?
+    private var closed = false
     private var events = InotifyEvents()
 
     /// Watches the files at `paths` (all in one directory). `onChange` runs
@@ -44,6 +45,8 @@ public final class StoreWatcher: @unchecked Sendable {
     }
 
     public func close() {
+        guard !closed else { return }
+        closed = true
         onChange = nil
         keepAlive = nil
         poller?.close()

@@ -119,7 +119,7 @@ final class DefaultsWatchSession: LoopSession, @unchecked Sendable {
     private func changed() {
         do {
             let new = try store.values()
-            let keys = Set(values.keys).union(new.keys).filter { values[$0] != new[$0] }.sorted()
+            let keys = SharedStore.changedKeys(from: values, to: new)
             values = new
             guard !keys.isEmpty else { return }
             output(json ? compactJSON(["changed": .array(keys.map { .string($0) })]) : "changed: \(keys.joined(separator: ", "))")
