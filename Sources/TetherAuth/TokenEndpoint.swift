@@ -81,7 +81,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             let expiresAt = JSONWebToken(accessToken)?.expiresAt ?? body?["expires_in"]?.doubleValue.map { now + $0 }
             return TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
                             expiresAt: expiresAt, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
-                            scope: body?["scope"]?.stringValue)
+                            scope: body?["scope"]?.stringValue, receivedAt: now)
         case 429, 500...:
             throw .serverUnavailable(status: http.statusCode)
         default:

@@ -11,21 +11,30 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var scope: String?
     /// The user name the set was obtained for (password grant only).
     public var subject: String?
+    /// Seconds since 1970 when we received it; bounds the leeway.
+    public var receivedAt: Double?
 
     public init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
-                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil) {
+                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
+                receivedAt: Double? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt
         self.tokenType = tokenType
         self.scope = scope
         self.subject = subject
+        self.receivedAt = receivedAt
     }
 
     /// True when the token should be renewed: it expires within `leeway`
     /// seconds of `now`, which absorbs clock skew between us and the server.
+    /// The leeway is at most half the token's lifetime: a token that lives
+    /// 30 s with a 60 s leeway would otherwise be due the moment it arrives,
+    /// and every read would refresh it.
     public func needsRefresh(now: Double, leeway: Double) -> Bool {
         guard let expiresAt else { return false }
+        var leeway = leeway
+        if let receivedAt, expiresAt > receivedAt { leeway = min(leeway, (expiresAt - receivedAt) / 2) }
         return now + leeway >= expiresAt
     }
 
@@ -48,6 +57,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
         if let expiresAt { object["expiresAt"] = .number(expiresAt) }
         if let scope { object["scope"] = .string(scope) }
         if let subject { object["subject"] = .string(subject) }
+        if let receivedAt { object["receivedAt"] = .number(receivedAt) }
         return .object(object)
     }
 
@@ -59,6 +69,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
                   expiresAt: value["expiresAt"]?.doubleValue,
                   tokenType: value["tokenType"]?.stringValue ?? "Bearer",
                   scope: value["scope"]?.stringValue,
-                  subject: value["subject"]?.stringValue)
+                  subject: value["subject"]?.stringValue,
+                  receivedAt: value["receivedAt"]?.doubleValue)
     }
 }

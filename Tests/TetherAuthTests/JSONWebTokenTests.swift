@@ -46,6 +46,17 @@ import Testing
         #expect(!TokenSet(accessToken: "t").needsRefresh(now: 1e12, leeway: 60), "no expiry known: used until refused")
     }
 
+    @Test func aShortLivedTokenIsNotDueTheMomentItArrives() {
+        // Lives 30 s; a 60 s leeway would make it due at once. Half its life is the cap.
+        let set = TokenSet(accessToken: "t", expiresAt: 1_030, receivedAt: 1_000)
+        #expect(!set.needsRefresh(now: 1_000, leeway: 60))
+        #expect(!set.needsRefresh(now: 1_014, leeway: 60))
+        #expect(set.needsRefresh(now: 1_015, leeway: 60))
+        #expect(TokenSet(set.jsonValue) == set, "receivedAt is stored")
+        let alreadyExpired = TokenSet(accessToken: "t", expiresAt: 995, receivedAt: 1_000)
+        #expect(alreadyExpired.needsRefresh(now: 1_000, leeway: 60))
+    }
+
     @Test func descriptionsNeverShowASecret() {
         let set = TokenSet(accessToken: "access-secret", refreshToken: "refresh-secret", expiresAt: 5)
         let configuration = AuthConfiguration(tokenURL: "http://x/token", clientID: "id", clientSecret: "client-secret")
