@@ -13,6 +13,9 @@ struct Seconds: ExpressibleByArgument {
 
     var milliseconds: UInt64 { UInt64((value * 1000).rounded(.up)) }
 
+    /// How `--help` shows a default: "3", not "Seconds(value: 3.0)".
+    var defaultValueDescription: String { value == value.rounded() ? String(Int(value)) : String(value) }
+
     var text: String {
         value == value.rounded() ? "\(Int(value)) seconds" : "\(value) seconds"
     }

@@ -37,3 +37,19 @@ struct TestGroup {
 }
 
 func processAlive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+
+/// Processes still alive (not zombies) whose command line mentions `text`,
+/// as "PID COMMAND LINE".
+func liveProcesses(mentioning text: String) -> [String] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry -> String? in
+        guard let pid = Int32(entry), pid != getpid(),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")"),
+              let state = stat[stat.index(after: end)...].split(separator: " ").first, state != "Z", state != "X",
+              let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+        else { return nil }
+        let command = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        return command.contains(text) ? "\(pid) \(command)" : nil
+    }
+}

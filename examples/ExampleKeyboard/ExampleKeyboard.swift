@@ -5,6 +5,7 @@ import TetherExtension
 ///   start NAME         asks the host to start it (the openURL hop)
 ///   stop NAME          asks the host to stop it (needs open access)
 ///   note TEXT          saves TEXT to the group's shared files (needs open access)
+///   order ID           fetches an order from `orders.url` with the group's token
 /// Anything else is echoed as typed.
 @main
 struct ExampleKeyboard: Keyboard {
@@ -30,6 +31,8 @@ struct ExampleKeyboard: Keyboard {
                 case .failure(let error): context.log("cannot stop \(name): \(error)")
                 }
             }
+        case "order" where words.count == 2:
+            showOrder(words[1], context)
         case "note" where words.count > 1:
             do {
                 try context.container.write("keyboard-note", Array(words.dropFirst().joined(separator: " ").utf8))
@@ -39,6 +42,21 @@ struct ExampleKeyboard: Keyboard {
             }
         default:
             context.log("typed: \(text)")
+        }
+    }
+
+    private func showOrder(_ id: String, _ context: ExtensionContext) {
+        guard let base = (try? context.defaults.value(forKey: "orders.url"))??.stringValue else {
+            return context.log("cannot fetch order \(id): no orders.url in the defaults")
+        }
+        // A keyboard without open access gets its token from the host.
+        context.fetchJSON("\(base)/\(id)") { result in
+            switch result {
+            case .success(let order):
+                context.log("order \(id): \(order["item"]?.stringValue ?? "?") is \(order["status"]?.stringValue ?? "?")")
+            case .failure(let error):
+                context.log("cannot fetch order \(id): \(error)")
+            }
         }
     }
 

@@ -85,27 +85,24 @@ struct TokenBenchmark {
 /// The demo auth server, started next to tether for the token benchmarks.
 final class BenchAuthServer {
     let process: BenchProcess
-    let baseURL: String
+    let admin: AuthServerAdmin
+    var baseURL: String { admin.baseURL }
     let secretFile: String
     let password = "bench-\(UUID().uuidString)"
 
     init(scratch: BenchScratch) throws {
-        let executable = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent()
-            .appendingPathComponent("demo-auth-server").path
+        let executable = demoAuthServerExecutable()
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw CLIError.environment("the token benchmarks need demo-auth-server next to tether: run 'swift build' first")
         }
         secretFile = scratch.path + "/client-secret"
         let users = scratch.path + "/users"
-        guard FileManager.default.createFile(atPath: secretFile, contents: Data("bench-\(UUID().uuidString)\n".utf8),
-                                             attributes: [.posixPermissions: 0o600]),
-              FileManager.default.createFile(atPath: users, contents: Data("alice:\(password)\n".utf8),
-                                             attributes: [.posixPermissions: 0o600])
-        else { throw CLIError.environment("cannot write the benchmark's secrets in \(scratch.path)") }
+        try writeSecretFile(secretFile, "bench-\(UUID().uuidString)\n")
+        try writeSecretFile(users, "alice:\(password)\n")
         process = try BenchProcess([executable, "--client-secret-file", secretFile, "--users-file", users])
         let line = try process.readLine(timeoutMilliseconds: 30_000)
         guard line.hasPrefix("listening on ") else { throw CLIError.environment("demo-auth-server did not start: \(line)") }
-        baseURL = String(line.dropFirst("listening on ".count))
+        admin = AuthServerAdmin(baseURL: String(line.dropFirst("listening on ".count)))
     }
 
     /// Logs in as alice with tokens that are already expired, in-process.
@@ -128,26 +125,6 @@ final class BenchAuthServer {
         try post("/admin/settings", ["accessTTL": 3600])
     }
 
-    func counters() throws -> [String: Int] {
-        let value = try call("GET", "/counters", nil)
-        guard case .object(let object) = value else { return [:] }
-        return object.compactMapValues { $0.intValue }
-    }
-
-    func post(_ path: String, _ body: [String: JSONValue]) throws {
-        _ = try call("POST", path, .object(body))
-    }
-
-    private func call(_ method: String, _ path: String, _ body: JSONValue?) throws -> JSONValue {
-        guard let url = URL(string: baseURL + path) else { throw CLIError.environment("bad URL \(baseURL + path)") }
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(JSONCodec.serialize(body))
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let prepared = request
-        let data = try runAsync { () async throws -> Data in try await URLSession.shared.data(for: prepared).0 }
-        return try JSONCodec.parse([UInt8](data))
-    }
+    func counters() throws -> [String: Int] { try admin.counters() }
+    func post(_ path: String, _ body: [String: JSONValue]) throws { try admin.post(path, body) }
 }

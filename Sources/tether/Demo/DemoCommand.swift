@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import TetherJSON
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the whole system working: a host, three extensions, a token server, a scripted day.",
+        discussion: """
+            Starts the demo auth server, a host on a fresh temporary group with the example widget \
+            and notification extensions, and the example keyboard as if from a shell; then logs in, \
+            shows widget timelines, asks the keyboard about a feature and starts it, sends pushes \
+            (one within its time budget, one out of it), lets access tokens expire \(DemoDay.expiries) \
+            times while every process asks at once, kills an extension and then the host with \
+            SIGKILL, and starts a new host. Each step is checked. Everything runs under \
+            $TMPDIR (default /tmp) and is removed at the end, also after Ctrl-C.
+
+            Needs the example executables next to tether: run 'swift build' first.
+            Exit status: 0 if every check held, 1 if one failed, 3 if the demo could not run, \
+            130 when interrupted.
+            """
+    )
+
+    @Flag(help: ArgumentHelp("Print the summary as one JSON object on stdout (the story goes to stderr): "
+                             + "{ok, expiries, refreshes, reuseDetected, loggedOut, checks, failures, leftBehind, seconds, ...}."))
+    var json = false
+
+    @Flag(help: "Also print every line the demo's processes print.")
+    var verbose = false
+
+    func run() throws {
+        let bin = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().path
+        let missing = DemoDay.missingExecutables(in: bin)
+        guard missing.isEmpty else {
+            throw CLIError.environment("the demo needs \(missing.joined(separator: ", ")) next to tether in \(bin): "
+                + "run 'swift build' (it builds them all) and try again")
+        }
+        let narrator = DemoNarrator(json: json, totalSteps: DemoDay.steps)
+        var echo: (@Sendable (String, String) -> Void)?
+        if verbose {
+            echo = { name, line in FileHandle.standardError.write(Data("        \(name)| \(line)\n".utf8)) }
+        }
+        let stage = try DemoStage(echo: echo)
+        narrator.say("tether demo: a host, its extensions and a token server, in \(stage.root)")
+        let day = DemoDay(stage: stage, narrator: narrator, bin: bin)
+
+        var interrupted: Int32?
+        do {
+            try day.play()
+        } catch let signal as DemoInterrupted {
+            interrupted = signal.signal
+            narrator.heading("Interrupted: stopping everything the demo started")
+        } catch let failure as DemoFailure {
+            narrator.failed(failure)
+        } catch let error as CLIError {
+            narrator.failed(DemoFailure(error.message))
+        } catch {
+            narrator.failed(DemoFailure("\(error)"))
+        }
+
+        narrator.heading("Cleaning up")
+        let leftBehind = stage.tearDown()
+        if interrupted == nil {
+            narrator.check("no process, socket or file left behind", leftBehind.isEmpty, leftBehind.joined(separator: ", "))
+        } else {
+            narrator.say(leftBehind.isEmpty ? "    nothing left behind" : "    left behind: \(leftBehind.joined(separator: ", "))")
+        }
+        let summary = DemoSummary(day: day, narrator: narrator, leftBehind: leftBehind, interrupted: interrupted != nil)
+        summary.print(to: narrator)
+        if json { output(compactJSON(summary.jsonValue)) }
+        if interrupted != nil { throw ExitCode(130) }
+        if !summary.ok { throw ExitCode(1) }
+    }
+}
+
+/// What the day showed, in numbers.
+struct DemoSummary {
+    let ok: Bool
+    let interrupted: Bool
+    let expiries: Int
+    let refreshes: Int
+    let reuseDetected: Int
+    /// nil when the day ended before the last step could tell.
+    let loggedOut: Bool?
+    let askersPerExpiry: Int
+    let tokenRequests: Int
+    let hostDeathNoticedMs: Double?
+    let extensionsEndedMs: Double?
+    let checks: [DemoCheck]
+    let leftBehind: [String]
+    let seconds: Double
+
+    init(day: DemoDay, narrator: DemoNarrator, leftBehind: [String], interrupted: Bool) {
+        checks = narrator.checks
+        self.interrupted = interrupted
+        self.leftBehind = leftBehind
+        expiries = day.expiries
+        refreshes = day.refreshes
+        reuseDetected = day.counters["reuseDetected"] ?? 0
+        tokenRequests = day.counters["tokenRequests"] ?? 0
+        loggedOut = day.loggedOut
+        askersPerExpiry = day.askersPerExpiry
+        hostDeathNoticedMs = day.hostDeathNoticedMs
+        extensionsEndedMs = day.extensionsEndedMs
+        seconds = narrator.elapsed
+        ok = !interrupted && checks.allSatisfy(\.ok) && checks.count > 1 && leftBehind.isEmpty
+            && expiries == DemoDay.expiries && refreshes == expiries && reuseDetected == 0 && loggedOut == false
+    }
+
+    func print(to narrator: DemoNarrator) {
+        let failed = checks.filter { !$0.ok }
+        narrator.heading(ok ? "Summary: every check held" : interrupted ? "Summary: interrupted" : "Summary: \(failed.count) check(s) failed")
+        narrator.say("    checks          \(checks.count - failed.count) of \(checks.count) held")
+        narrator.say("    expiries        \(expiries) (each met by \(askersPerExpiry) requests at once)")
+        narrator.say("    refreshes       \(refreshes) (the server's count across the expiries)")
+        narrator.say("    reuse detected  \(reuseDetected)")
+        narrator.say("    logged out      \(loggedOut.map { $0 ? "yes" : "no" } ?? "not known (the day did not get that far)")")
+        if let hostDeathNoticedMs {
+            narrator.say(String(format: "    host death      noticed by the keyboard in %.1f ms", hostDeathNoticedMs)
+                + (extensionsEndedMs.map { String(format: "; its extensions ended in %.0f ms", $0) } ?? ""))
+        }
+        narrator.say("    left behind     \(leftBehind.isEmpty ? "nothing" : leftBehind.joined(separator: ", "))")
+        narrator.say(String(format: "    took            %.1f s", seconds))
+        for check in failed { narrator.say("    ✗ \(check.step): \(check.what)\(check.detail.map { " — \($0)" } ?? "")") }
+    }
+
+    var jsonValue: JSONValue {
+        var object: [String: JSONValue] = [
+            "ok": .bool(ok), "interrupted": .bool(interrupted),
+            "expiries": .number(Double(expiries)), "refreshes": .number(Double(refreshes)),
+            "reuseDetected": .number(Double(reuseDetected)), "loggedOut": loggedOut.map { .bool($0) } ?? .null,
+            "requestsPerExpiry": .number(Double(askersPerExpiry)), "tokenRequests": .number(Double(tokenRequests)),
+            "checks": .number(Double(checks.count)),
+            "failures": .array(checks.filter { !$0.ok }.map(\.jsonValue)),
+            "leftBehind": .array(leftBehind.map { .string($0) }),
+            "seconds": .number((seconds * 10).rounded() / 10),
+        ]
+        if let hostDeathNoticedMs { object["hostDeathNoticedMs"] = .number((hostDeathNoticedMs * 10).rounded() / 10) }
+        if let extensionsEndedMs { object["extensionsEndedMs"] = .number(extensionsEndedMs.rounded()) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// `tether demo` end to end: the whole day passes, and nothing it started
+/// outlives it, also when it is interrupted.
+@Suite struct DemoCommandTests {
+    @Test func theDayPassesAndLeavesNothingBehind() throws {
+        let scratch = try TemporaryDirectory()
+        let result = try tether(["demo", "--json"], environment: ["TMPDIR": scratch.path], timeout: 180)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(summary["ok"] as? Bool == true)
+        #expect(summary["expiries"] as? Int == 3)
+        #expect(summary["refreshes"] as? Int == 3, "one refresh per expiry")
+        #expect(summary["reuseDetected"] as? Int == 0)
+        #expect(summary["loggedOut"] as? Bool == false)
+        #expect((summary["failures"] as? [Any])?.isEmpty == true)
+        #expect((summary["leftBehind"] as? [Any])?.isEmpty == true)
+        #expect(result.stderr.contains("[11/11]"), "the story goes to stderr with --json")
+        try expectNothingLeft(in: scratch)
+    }
+
+    @Test func ctrlCStopsEverythingAndRemovesItsFiles() throws {
+        let scratch = try TemporaryDirectory()
+        let demo = try startTether(["demo"], environment: ["TMPDIR": scratch.path])
+        // Mid-day: the host, the keyboard and the server run, and the demo waits for a token to expire.
+        _ = try demo.expectLineStarting("      expiry 1: waiting", timeout: 60)
+        demo.signal(SIGINT)
+        #expect(try demo.waitForExit(timeout: 30) == 130)
+        let output = try demo.remainingOutput()
+        #expect(output.contains("Interrupted: stopping everything"), "\(output)")
+        #expect(output.contains("nothing left behind"), "\(output)")
+        try expectNothingLeft(in: scratch)
+    }
+
+    /// No directory under `scratch` and no live process whose command line names it.
+    private func expectNothingLeft(in scratch: TemporaryDirectory) throws {
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+        let survivors = liveProcesses(mentioning: scratch.path)
+        #expect(survivors.isEmpty, "still running: \(survivors)")
+    }
+}
