@@ -18,6 +18,10 @@ let package = Package(
         .executable(name: "example-notification", targets: ["ExampleNotification"]),
         // A local OAuth server with rotating refresh tokens, for the demo and tests.
         .executable(name: "demo-auth-server", targets: ["DemoAuthServer"]),
+        // For extension authors: check and embed a manifest at build time;
+        // scaffold a new extension (`swift package new-extension`).
+        .plugin(name: "TetherManifestPlugin", targets: ["TetherManifestPlugin"]),
+        .plugin(name: "NewExtension", targets: ["NewExtension"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -63,6 +67,17 @@ let package = Package(
         .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
         // The SDK an extension author imports: roles, context, host connection.
         .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
+        // The manifest check the build plugin runs: the host's own rules.
+        .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON"]),
+        .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),
+        .plugin(
+            name: "NewExtension",
+            capability: .command(
+                intent: .custom(verb: "new-extension",
+                                description: "Scaffold an extension: Sources/NAME with its code and manifest, and its target"),
+                permissions: [.writeToPackageDirectory(reason: "It writes Sources/NAME/ and adds the target to Package.swift.")]
+            )
+        ),
         .executableTarget(name: "ExampleWidget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
         .executableTarget(name: "ExampleKeyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
         .executableTarget(name: "ExampleNotification", dependencies: ["TetherExtension"],
@@ -101,6 +116,8 @@ let package = Package(
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem"]),
+        // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
+        .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,9 +22,10 @@ public struct ExtensionIdentity: Sendable {
     /// Reads `--group DIR` and `--name NAME` from `arguments` (the rest is
     /// left for the extension), then the host's variables: `TETHER_GROUP`,
     /// `TETHER_SOCKET`, `TETHER_EXTENSION`, `TETHER_ROLE`, `TETHER_HOST_PID`,
-    /// `TETHER_OPEN_ACCESS`. The default name is the executable's file name.
+    /// `TETHER_OPEN_ACCESS`. The default name is `defaultName` (an embedded
+    /// manifest's), else the executable's file name in lower case.
     public static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
-                               parentPID: Int32) throws(ExtensionError) -> ExtensionIdentity {
+                               parentPID: Int32, defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
         var rest: [String] = []
         var groupOption: String?
         var nameOption: String?
@@ -41,7 +42,7 @@ public struct ExtensionIdentity: Sendable {
             index += 1
         }
         let executableName = arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
-        let name = nameOption ?? environment["TETHER_EXTENSION"] ?? executableName.lowercased()
+        let name = nameOption ?? environment["TETHER_EXTENSION"] ?? defaultName ?? executableName.lowercased()
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         if let declared = environment["TETHER_ROLE"], declared != role.rawValue {
             throw .refused("the manifest of '\(name)' says role '\(declared)', but this executable is a \(role.rawValue)")

@@ -9,16 +9,30 @@ import Glibc
 /// the main thread until the extension finishes, and exits with its code.
 /// SIGINT and SIGTERM end it cleanly (exit 0).
 enum ExtensionMain {
-    static func run(role: ExtensionRole, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
+    static func run(role: ExtensionRole, manifest: EmbeddedManifest?, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
+        let tool = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+        func fail(_ message: String, code: Int32) -> Never {
+            FileHandle.standardError.write(Data("\(tool): \(message)\n".utf8))
+            exit(code)
+        }
+        if let manifest, manifest.role != role.rawValue {
+            fail("built with a manifest for role '\(manifest.role ?? "?")', but this executable is a \(role.rawValue)", code: 2)
+        }
+        if CommandLine.arguments.dropFirst().contains("--manifest") {
+            guard let manifest else {
+                fail("built without a manifest: add the TetherManifest plugin and a NAME.extension.json to its target", code: 2)
+            }
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? (CommandLine.arguments.first ?? tool)
+            print(manifest.installable(executable: executable))
+            exit(0)
+        }
         let identity: ExtensionIdentity
         do {
             identity = try ExtensionIdentity.resolve(role: role, arguments: CommandLine.arguments,
                                                      environment: ProcessInfo.processInfo.environment,
-                                                     parentPID: getppid())
+                                                     parentPID: getppid(), defaultName: manifest?.name)
         } catch {
-            let tool = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
-            FileHandle.standardError.write(Data("\(tool): \(error)\n".utf8))
-            exit(error.isBadInput ? 2 : 3)
+            fail("\(error)", code: error.isBadInput ? 2 : 3)
         }
         let loop: EventLoop
         do {

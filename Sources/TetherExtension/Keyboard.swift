@@ -9,13 +9,18 @@
 /// stops it.
 public protocol Keyboard {
     init()
+    /// The manifest embedded at build time by the TetherManifest plugin
+    /// (`.built`), or nil (the default).
+    static var manifest: EmbeddedManifest? { get }
     func keyPressed(_ text: String, in context: ExtensionContext)
 }
 
 extension Keyboard {
+    public static var manifest: EmbeddedManifest? { nil }
+
     public static func main() {
         let keyboard = Self()
-        ExtensionMain.run(role: .keyboard) { context in
+        ExtensionMain.run(role: .keyboard, manifest: Self.manifest) { context in
             KeyboardDriver(context: context) { text, context in keyboard.keyPressed(text, in: context) }
         }
     }

@@ -6,6 +6,9 @@ import TetherIPC
 /// time budget, the original content is delivered instead, as on iOS.
 public protocol NotificationService {
     init()
+    /// The manifest embedded at build time by the TetherManifest plugin
+    /// (`.built`), or nil (the default).
+    static var manifest: EmbeddedManifest? { get }
     /// How long a rewrite may take, unless the push sets its own budget.
     static var timeBudget: Duration { get }
     func didReceive(_ request: NotificationRequest, in context: ExtensionContext,
@@ -15,8 +18,10 @@ public protocol NotificationService {
 extension NotificationService {
     public static var timeBudget: Duration { .seconds(30) }
 
+    public static var manifest: EmbeddedManifest? { nil }
+
     public static func main() {
-        ExtensionMain.run(role: .notification) { context in
+        ExtensionMain.run(role: .notification, manifest: Self.manifest) { context in
             NotificationDriver(service: Self(), context: context, budget: Self.timeBudget)
         }
     }

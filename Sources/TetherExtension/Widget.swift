@@ -14,6 +14,9 @@ import TetherIPC
 /// ```
 public protocol Widget {
     init()
+    /// The manifest embedded at build time by the TetherManifest plugin
+    /// (`.built`), or nil (the default).
+    static var manifest: EmbeddedManifest? { get }
     func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline
     /// Whether a change to these defaults keys should reload the timeline
     /// (by default, any change does).
@@ -23,7 +26,9 @@ public protocol Widget {
 extension Widget {
     public func reloads(forChangedDefaults keys: [String]) -> Bool { true }
 
+    public static var manifest: EmbeddedManifest? { nil }
+
     public static func main() {
-        ExtensionMain.run(role: .widget) { context in WidgetDriver(widget: Self(), context: context) }
+        ExtensionMain.run(role: .widget, manifest: Self.manifest) { context in WidgetDriver(widget: Self(), context: context) }
     }
 }

@@ -48,9 +48,31 @@ public struct ExtensionManifest: Sendable, Equatable {
         } catch {
             throw ManifestError(file: path, field: nil, problem: "cannot be read")
         }
+        var manifest = try parse(Array(data), file: path)
+        let executableText = manifest.executable
+        let directory = (absolutePath(path) as NSString).deletingLastPathComponent
+        var executable = executableText.hasPrefix("/")
+            ? executableText : (directory as NSString).appendingPathComponent(executableText)
+        if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
+           let found = searchPaths.lazy.map({ ($0 as NSString).appendingPathComponent(executableText) })
+               .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            executable = found
+        }
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
+        }
+        manifest.executable = executable
+        manifest.source = absolutePath(path)
+        return manifest
+    }
+
+    /// Checks a manifest's fields without touching the file system: the
+    /// executable is returned as written. The build-time check (the
+    /// TetherManifest plugin) and `load` share it, so both refuse the same.
+    public static func parse(_ bytes: [UInt8], file path: String) throws(ManifestError) -> ExtensionManifest {
         let object: [String: JSONValue]
         do {
-            guard case .object(let parsed) = try JSONCodec.parse(Array(data)) else {
+            guard case .object(let parsed) = try JSONCodec.parse(bytes) else {
                 throw ManifestError(file: path, field: nil, problem: "is not a JSON object")
             }
             object = parsed
@@ -58,6 +80,11 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw error
         } catch {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
+        }
+        let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw ManifestError(file: path, field: unknown,
+                                problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
         }
 
         func string(_ field: String) throws(ManifestError) -> String {
@@ -76,19 +103,8 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw ManifestError(file: path, field: "role",
                                 problem: "'\(roleText)' is not a role; use widget, keyboard or notification")
         }
-        let executableText = try string("executable")
-        guard !executableText.isEmpty else { throw ManifestError(file: path, field: "executable", problem: "is empty") }
-        let directory = (absolutePath(path) as NSString).deletingLastPathComponent
-        var executable = executableText.hasPrefix("/")
-            ? executableText : (directory as NSString).appendingPathComponent(executableText)
-        if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
-           let found = searchPaths.lazy.map({ ($0 as NSString).appendingPathComponent(executableText) })
-               .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-            executable = found
-        }
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
-        }
+        let executable = try string("executable")
+        guard !executable.isEmpty else { throw ManifestError(file: path, field: "executable", problem: "is empty") }
 
         var arguments: [String] = []
         if let value = object["arguments"] {
@@ -113,7 +129,16 @@ public struct ExtensionManifest: Sendable, Equatable {
             openAccess = flag
         }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
-                                 restart: restart, openAccess: openAccess, source: absolutePath(path))
+                                 restart: restart, openAccess: openAccess, source: path)
+    }
+
+    /// The manifest as JSON, in the contract's field names.
+    public var jsonValue: JSONValue {
+        .object([
+            "name": .string(name), "role": .string(role.rawValue), "executable": .string(executable),
+            "arguments": .array(arguments.map { .string($0) }), "restart": .string(restart.rawValue),
+            "openAccess": .bool(openAccess),
+        ])
     }
 }
 

@@ -1,0 +1,30 @@
+import Foundation
+import TetherIPC
+
+/// The manifest an extension was built with. The TetherManifest build
+/// plugin checks the target's `*.extension.json` at build time and embeds
+/// it as `EmbeddedManifest.built`; a role type opts in with
+/// `static let manifest: EmbeddedManifest? = .built`. Then the executable
+/// names itself after the manifest, refuses to run in another role, and
+/// `EXECUTABLE --manifest` prints the manifest to install, with its own
+/// path as the executable.
+public struct EmbeddedManifest: Sendable {
+    public let json: String
+
+    public init(json: String) { self.json = json }
+
+    var object: [String: JSONValue] {
+        guard let value = try? JSONCodec.parse(Array(json.utf8)), case .object(let object) = value else { return [:] }
+        return object
+    }
+
+    var name: String? { object["name"]?.stringValue }
+    var role: String? { object["role"]?.stringValue }
+
+    /// The manifest with `executable` set to `path` (this process's own).
+    func installable(executable path: String) -> String {
+        var object = object
+        object["executable"] = .string(path)
+        return String(decoding: JSONCodec.serialize(.object(object)), as: UTF8.self)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// The SwiftPM plugins as an extension author meets them: a package of its
+/// own that depends on Tether, `swift package new-extension` for each role,
+/// `swift build`, the results running under a real host, and a broken
+/// manifest failing the build with the file and the field named.
+@Suite struct ExtensionPluginTests {
+    /// This repository (Tests/TetherPluginTests/ is two levels down).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test(.timeLimit(.minutes(20)))
+    func scaffoldedExtensionsBuildRunUnderTheHostAndABrokenManifestFailsTheBuild() throws {
+        let scratch = try TemporaryDirectory("tether-plugin")
+        let package = scratch.path + "/Consumer"
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
+        try writeFile(package + "/Package.swift", """
+            // swift-tools-version:6.0
+            import PackageDescription
+
+            let package = Package(
+                name: "Consumer",
+                dependencies: [.package(path: "\(Self.repository)")],
+                targets: [
+                ]
+            )
+
+            """)
+
+        // Scaffold one extension of each role.
+        for (role, name) in [("widget", "MyWidget"), ("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {
+            let made = try swift(["package", "--package-path", package, "--allow-writing-to-package-directory",
+                                  "new-extension", "--role", role, "--name", name])
+            #expect(made.status == 0, "\(made.stdout)\n\(made.stderr)")
+            #expect(made.stdout.contains("Added the executable target \(name) to Package.swift"), "\(made.stdout)")
+            #expect(FileManager.default.fileExists(atPath: "\(package)/Sources/\(name)/\(name).extension.json"))
+        }
+        // Refusals leave everything as it was.
+        let again = try swift(["package", "--package-path", package, "--allow-writing-to-package-directory",
+                               "new-extension", "--role", "widget", "--name", "MyWidget"])
+        #expect(again.status != 0)
+        #expect((again.stdout + again.stderr).contains("Sources/MyWidget already exists; nothing was written"))
+        let badRole = try swift(["package", "--package-path", package, "--allow-writing-to-package-directory",
+                                 "new-extension", "--role", "gadget", "--name", "Other"])
+        #expect(badRole.status != 0)
+        #expect((badRole.stdout + badRole.stderr).contains("'gadget' is not a role"))
+        #expect(!FileManager.default.fileExists(atPath: "\(package)/Sources/Other"))
+
+        let build = try swift(["build", "--package-path", package], timeout: 900)
+        try #require(build.status == 0, "\(build.stdout)\n\(build.stderr)")
+        #expect(!(build.stdout + build.stderr).contains("Sources/My"), "no diagnostics in the scaffolded code")
+        let bin = try swift(["build", "--package-path", package, "--show-bin-path"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // The embedded manifests, with the built executables, run under a host.
+        let group = scratch.path + "/group"
+        let extensions = scratch.path + "/extensions"
+        try FileManager.default.createDirectory(atPath: extensions, withIntermediateDirectories: true)
+        for (name, manifestName) in [("MyWidget", "my-widget"), ("MyNotifications", "my-notifications")] {
+            let printed = try runCommand("\(bin)/\(name)", ["--manifest"])
+            #expect(printed.status == 0, "\(printed.stderr)")
+            let manifest = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as? [String: Any]
+            #expect(manifest?["name"] as? String == manifestName)
+            #expect(manifest?["executable"] as? String == "\(bin)/\(name)")
+            try writeFile("\(extensions)/\(manifestName).extension.json", printed.stdout)
+        }
+        let host = try startTether(["host", "--group", group, "--extensions-dir", extensions])
+        defer { host.signal(SIGTERM) }
+        try expectLine(from: host, containing: "[my-widget] shows: Hello from my-widget")
+        try expectLine(from: host, containing: "extension 'my-notifications' attached")
+        #expect(try tether(["defaults", "set", "greeting", "\"Howdy\"", "--group", group]).status == 0)
+        try expectLine(from: host, containing: "[my-widget] shows: Howdy from my-widget")
+        let push = try tether(["push", "--group", group, #"{"title":"Hi"}"#])
+        #expect(push.stdout.contains(#"delivered by my-notifications: {"title":"[my-notifications] Hi"}"#), "\(push)")
+
+        // The keyboard, started by hand, attaches and answers.
+        let keyboard = try TestProcess("\(bin)/MyKeyboard", ["--group", group])
+        try expectLine(from: keyboard, containing: "attached to host pid")
+        keyboard.writeStdin("is recording running?\n")
+        try expectLine(from: keyboard, containing: "recording is not running")
+        keyboard.closeStdin()
+        #expect(try keyboard.waitForExit(timeout: 10) == 0)
+
+        // A broken manifest fails the build, naming the file and the field.
+        let manifestPath = "\(package)/Sources/MyWidget/MyWidget.extension.json"
+        let good = try String(contentsOfFile: manifestPath, encoding: .utf8)
+        for (broken, field) in [(good.replacingOccurrences(of: "\"widget\"", with: "\"gadget\""), "\"role\""),
+                                (good.replacingOccurrences(of: "\"restart\"", with: "\"restrat\""), "\"restrat\"")] {
+            try writeFile(manifestPath, broken)
+            let failed = try swift(["build", "--package-path", package], timeout: 600)
+            #expect(failed.status != 0)
+            let output = failed.stdout + failed.stderr
+            #expect(output.contains("\(manifestPath): error: invalid extension manifest: \(field)"), "\(output)")
+        }
+        try writeFile(manifestPath, good)
+        #expect(try swift(["build", "--package-path", package], timeout: 600).status == 0)
+    }
+
+    private func swift(_ arguments: [String], timeout: Double = 300) throws -> CommandResult {
+        try runCommand("swift", arguments, timeout: timeout)
+    }
+
+    private func expectLine(from process: TestProcess, containing text: String) throws {
+        var seen: [String] = []
+        while let line = try process.readLine(timeout: 30) {
+            if line.contains(text) { return }
+            seen.append(line)
+        }
+        throw TestTimeout(what: "a line containing '\(text)' (saw \(seen))")
+    }
+}
