@@ -68,8 +68,7 @@ import TetherTestSupport
         }
         let host = try startTether(["host", "--group", group, "--extensions-dir", extensions])
         defer { host.signal(SIGTERM) }
-        try expectLine(from: host, containing: "[my-widget] shows: Hello from my-widget")
-        try expectLine(from: host, containing: "extension 'my-notifications' attached")
+        try expectLines(from: host, containing: ["[my-widget] shows: Hello from my-widget", "extension 'my-notifications' attached"])
         #expect(try tether(["defaults", "set", "greeting", "\"Howdy\"", "--group", group]).status == 0)
         try expectLine(from: host, containing: "[my-widget] shows: Howdy from my-widget")
         let push = try tether(["push", "--group", group, #"{"title":"Hi"}"#])
@@ -103,11 +102,17 @@ import TetherTestSupport
     }
 
     private func expectLine(from process: TestProcess, containing text: String) throws {
+        try expectLines(from: process, containing: [text])
+    }
+
+    /// Reads lines until each of `texts` has appeared in one, in any order.
+    private func expectLines(from process: TestProcess, containing texts: [String]) throws {
+        var missing = texts
         var seen: [String] = []
-        while let line = try process.readLine(timeout: 30) {
-            if line.contains(text) { return }
+        while !missing.isEmpty, let line = try process.readLine(timeout: 30) {
+            missing.removeAll { line.contains($0) }
             seen.append(line)
         }
-        throw TestTimeout(what: "a line containing '\(text)' (saw \(seen))")
+        if !missing.isEmpty { throw TestTimeout(what: "lines containing \(missing) (saw \(seen))") }
     }
 }
