@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/ensure-libuv
 echo "Building tether and the example extensions..."
-swift build 2>&1 | tail -n 1
+if ! log=$(swift build 2>&1); then printf '%s\n' "$log"; exit 1; fi
+printf '%s\n' "$log" | tail -n 1
 bin="$(swift build --show-bin-path)"
 tether="$bin/tether"
 

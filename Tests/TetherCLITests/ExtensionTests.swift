@@ -108,6 +108,21 @@ import TetherTestSupport
         try waitUntilGone(pids, within: 1)
     }
 
+    /// Any language will do: the Python example speaks the manifest and JSON-RPC, no SDK.
+    @Test func aPythonNotificationExtensionRewritesPushes() throws {
+        let group = try TestGroup()
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/python-notification").path
+        let host = try startHost(group, ["--extensions-dir", example])
+        defer { host.signal(SIGTERM) }
+        _ = try host.expectLineStarting("extension 'python-notification' attached")
+        let push = try group.json(try group.run(["push", "--json", #"{"title":"Hi","body":"there"}"#]))
+        let first = try #require((push["delivered"] as? [[String: Any]])?.first)
+        #expect(first["extension"] as? String == "python-notification")
+        #expect((first["content"] as? [String: Any])?["title"] as? String == "[python] Hi")
+        #expect((first["content"] as? [String: Any])?["body"] as? String == "there")
+    }
+
     // MARK: - Notification
 
     @Test func pushIsRewrittenWithinItsBudgetOrDeliveredAsSent() throws {
