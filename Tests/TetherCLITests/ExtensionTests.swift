@@ -108,6 +108,12 @@ import TetherTestSupport
         try waitUntilGone(pids, within: 1)
     }
 
+    @Test func anExtensionBuiltWithoutAManifestSaysHowToEmbedOne() throws {
+        let result = try runCommand(exampleExecutable("example-widget"), ["--manifest"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("built without a manifest: add the TetherManifest plugin"), "\(result.stderr)")
+    }
+
     /// Any language will do: the Python example speaks the manifest and JSON-RPC, no SDK.
     @Test func aPythonNotificationExtensionRewritesPushes() throws {
         let group = try TestGroup()

@@ -82,9 +82,17 @@ import TetherTestSupport
         keyboard.closeStdin()
         #expect(try keyboard.waitForExit(timeout: 10) == 0)
 
-        // A broken manifest fails the build, naming the file and the field.
+        // A valid manifest for another role builds, but the executable refuses to run in it.
         let manifestPath = "\(package)/Sources/MyWidget/MyWidget.extension.json"
         let good = try String(contentsOfFile: manifestPath, encoding: .utf8)
+        try writeFile(manifestPath, good.replacingOccurrences(of: "\"widget\"", with: "\"keyboard\""))
+        #expect(try swift(["build", "--package-path", package], timeout: 600).status == 0)
+        let wrongRole = try runCommand("\(bin)/MyWidget", ["--group", group])
+        #expect(wrongRole.status == 2)
+        #expect(wrongRole.stderr.contains("built with a manifest for role 'keyboard', but this executable is a widget"),
+                "\(wrongRole.stderr)")
+
+        // A broken manifest fails the build, naming the file and the field.
         for (broken, field) in [(good.replacingOccurrences(of: "\"widget\"", with: "\"gadget\""), "\"role\""),
                                 (good.replacingOccurrences(of: "\"restart\"", with: "\"restrat\""), "\"restrat\"")] {
             try writeFile(manifestPath, broken)
