@@ -78,7 +78,9 @@ public final class LivenessLock: @unchecked Sendable {
     /// started before our OFD lock, and later probes will see the OFD lock and
     /// stay away), or a foreign exclusive holder such as flock(1) (give up).
     private static func takeFlock(_ fd: Int32, file: stat) throws(Errno) -> Bool {
-        let deadline = MonotonicClock.nanoseconds() + 1_000_000_000
+        // Generous: on an overloaded machine a probe preempted inside its
+        // flock/close pair may wait a long time for a CPU.
+        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
         var attempts = 0
         while true {
             if try Syscall.flock(fd, LOCK_EX | LOCK_NB) { return true }
@@ -91,8 +93,14 @@ public final class LivenessLock: @unchecked Sendable {
             attempts += 1
             if MonotonicClock.nanoseconds() > deadline { return false }
             // Bounded wait for a probe that was preempted inside its
-            // flock/close pair; yielding lets it run and let go.
-            sched_yield()
+            // flock/close pair. Yielding first; then really giving up the
+            // CPU (sched_yield may put us straight back), so a probe that
+            // waits for one runs and lets go. Backoff, not synchronization.
+            if attempts < 64 {
+                sched_yield()
+            } else {
+                usleep(UInt32(min(1_000, 10 * (attempts - 63))))
+            }
         }
     }
 
