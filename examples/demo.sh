@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/ensure-libuv
-echo "Building tether, the example extensions and the demo auth server (a few minutes the first time)..."
-if ! log=$(swift build 2>&1); then printf '%s\n' "$log"; exit 1; fi
-printf '%s\n' "$log" | tail -n 1
+# Build messages go to stderr: with --json, stdout carries only the summary.
+echo "Building tether, the example extensions and the demo auth server (a few minutes the first time)..." >&2
+if ! log=$(swift build 2>&1); then printf '%s\n' "$log" >&2; exit 1; fi
+printf '%s\n' "$log" | tail -n 1 >&2
 exec "$(swift build --show-bin-path)/tether" demo "$@"
