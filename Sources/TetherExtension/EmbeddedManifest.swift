@@ -10,12 +10,16 @@ import TetherIPC
 /// path as the executable.
 public struct EmbeddedManifest: Sendable {
     public let json: String
+    /// Parsed once; the build already checked it.
+    let object: [String: JSONValue]
 
-    public init(json: String) { self.json = json }
-
-    var object: [String: JSONValue] {
-        guard let value = try? JSONCodec.parse(Array(json.utf8)), case .object(let object) = value else { return [:] }
-        return object
+    public init(json: String) {
+        self.json = json
+        if let value = try? JSONCodec.parse(Array(json.utf8)), case .object(let object) = value {
+            self.object = object
+        } else {
+            object = [:]
+        }
     }
 
     var name: String? { object["name"]?.stringValue }

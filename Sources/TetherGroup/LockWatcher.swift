@@ -22,8 +22,7 @@ public final class LockWatcher: @unchecked Sendable {
 
     private var fd: Int32
     private var file: stat
-    private let inotify: Int32
-    private var poller: PollWatcher?
+    private var inotify: Inotify?
     private let recheck: LoopTimer
     private var recheckStep = 0
     private var onChange: ((LockStatus) -> Void)?
@@ -31,7 +30,6 @@ public final class LockWatcher: @unchecked Sendable {
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
-    private var events = InotifyEvents()
 
     private static let recheckDelays: [UInt64] = [1, 2, 4, 8, 16, 32, 64, 128]
     private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
@@ -49,18 +47,16 @@ public final class LockWatcher: @unchecked Sendable {
         }
         fd = opened.fd
         file = opened.info
-        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         recheck = LoopTimer(loop: loop)
         status = .notRunning
         do {
-            guard inotify >= 0 else { throw Errno(rawValue: errno) }
+            let inotify = try Inotify(loop: loop)
+            self.inotify = inotify
             try addWatch()
-            let poller = try PollWatcher(loop: loop, fileDescriptor: inotify)
-            self.poller = poller
-            try poller.start(.readable) { [unowned self] _ in self.drainEvents() }
+            try inotify.start { [unowned self] events in eventsArrived(events.reduce(0) { $0 | $1.mask }) }
         } catch {
             close()
-            throw .system("watch", path: path, error as? Errno ?? .ioError)
+            throw .system("watch", path: path, error)
         }
         status = (try? probe()) ?? .notRunning
         self.onChange = onChange
@@ -73,25 +69,22 @@ public final class LockWatcher: @unchecked Sendable {
         closed = true
         onChange = nil
         keepAlive = nil
-        poller?.close()
+        inotify?.close()
         recheck.close()
-        if inotify >= 0 { Syscall.close(inotify) }
         Syscall.close(fd)
     }
 
     private func addWatch() throws(Errno) {
         // Watching /proc/self/fd/N pins the watch to the very inode we probe.
-        _ = try Syscall.check { inotify_add_watch(inotify, "/proc/self/fd/\(fd)", Self.eventMask) }
+        try inotify?.watch("/proc/self/fd/\(fd)", mask: Self.eventMask)
     }
 
     private func probe() throws(GroupError) -> LockStatus {
         try LockProbe.status(fd: fd, file: file, path: path, identifyHolder: true, keepsDescriptor: true)
     }
 
-    private func drainEvents() {
+    private func eventsArrived(_ mask: UInt32) {
         guard !closed else { return }
-        var mask: UInt32 = 0
-        events.drain(inotify) { eventMask, _ in mask |= eventMask }
         if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reopen() }
         if !reprobe() { armRecheck() }
     }

@@ -10,12 +10,10 @@ import TetherLoop
 public final class StoreWatcher: @unchecked Sendable {
     public let loop: EventLoop
     private let names: Set<String>
-    private let inotify: Int32
-    private var poller: PollWatcher?
+    private var inotify: Inotify?
     private var onChange: ((String) -> Void)?
     private var keepAlive: StoreWatcher?
     private var closed = false
-    private var events = InotifyEvents()
 
     /// Watches the files at `paths` (all in one directory). `onChange` runs
     /// on the loop with the path of a file that was replaced or removed.
@@ -28,17 +26,20 @@ public final class StoreWatcher: @unchecked Sendable {
             throw .system("watch", path: paths.joined(separator: ", "), .invalidArgument)
         }
         names = Set(paths.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path })
-        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         do {
-            guard inotify >= 0 else { throw Errno(rawValue: errno) }
-            let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR)
-            _ = try Syscall.check { inotify_add_watch(inotify, directory, mask) }
-            let poller = try PollWatcher(loop: loop, fileDescriptor: inotify)
-            self.poller = poller
-            try poller.start(.readable) { [unowned self] _ in self.drainEvents(directory: directory) }
+            let inotify = try Inotify(loop: loop)
+            self.inotify = inotify
+            try inotify.watch(directory, mask: UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR))
+            try inotify.start { [unowned self] events in
+                var changed: [String] = []
+                for event in events where names.contains(event.name) && !changed.contains(event.name) {
+                    changed.append(event.name)
+                }
+                for name in changed { self.onChange?("\(directory)/\(name)") }
+            }
         } catch {
             close()
-            throw .system("watch", path: directory, error as? Errno ?? .ioError)
+            throw .system("watch", path: directory, error)
         }
         self.onChange = onChange
         keepAlive = self
@@ -49,17 +50,7 @@ public final class StoreWatcher: @unchecked Sendable {
         closed = true
         onChange = nil
         keepAlive = nil
-        poller?.close()
-        poller = nil
-        if inotify >= 0 { Syscall.close(inotify) }
-    }
-
-    private func drainEvents(directory: String) {
-        var changed: [String] = []
-        events.drain(inotify) { _, name in
-            if names.contains(name), !changed.contains(name) { changed.append(name) }
-        }
-        for name in changed { onChange?("\(directory)/\(name)") }
+        inotify?.close()
     }
 }
 #endif

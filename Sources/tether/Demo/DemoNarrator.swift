@@ -1,5 +1,6 @@
 import Foundation
 import TetherJSON
+import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,7 @@ import Glibc
 final class DemoNarrator: @unchecked Sendable {
     private let handle: FileHandle
     private let color: Bool
-    private let started = Date()
+    private let started = MonotonicClock.nanoseconds()
     private(set) var checks: [DemoCheck] = []
     private var currentStep = ""
     private var stepNumber = 0
@@ -24,7 +25,7 @@ final class DemoNarrator: @unchecked Sendable {
         self.totalSteps = totalSteps
     }
 
-    var elapsed: Double { Date().timeIntervalSince(started) }
+    var elapsed: Double { Double(MonotonicClock.nanoseconds() - started) / 1e9 }
 
     func say(_ text: String) { handle.write(Data((text + "\n").utf8)) }
 
