@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "tether", targets: ["tether"]),
         .library(name: "TetherLoop", targets: ["TetherLoop"]),
         .library(name: "TetherJSON", targets: ["TetherJSON"]),
+        .library(name: "TetherLog", targets: ["TetherLog"]),
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
         .library(name: "TetherAuth", targets: ["TetherAuth"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
@@ -26,6 +27,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         // Only the demo auth server (examples/) uses these two.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
@@ -50,6 +52,12 @@ let package = Package(
         // JSON values and a byte-level reader/writer: the socket protocol and
         // the shared stores both speak it.
         .target(name: "TetherJSON"),
+        // Output that never traps or blocks: a swift-log handler (text or
+        // JSON lines, secrets redacted) over non-blocking, bounded writers.
+        .target(
+            name: "TetherLog",
+            dependencies: ["TetherLoop", "TetherJSON", .product(name: "Logging", package: "swift-log")]
+        ),
         // The group directory: layout, permissions, liveness locks, stores.
         .target(
             name: "TetherGroup",
@@ -62,9 +70,9 @@ let package = Package(
         // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker.
         .target(name: "TetherAuth", dependencies: ["TetherGroup", "TetherJSON", "TetherLoop"]),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
-        .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON"]),
+        .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem"]),
         // The supervisor: manifests, extension processes, features, the socket.
-        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
+        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog"]),
         // The SDK an extension author imports: roles, context, host connection.
         .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
         // The manifest check the build plugin runs: the host's own rules.
@@ -95,6 +103,7 @@ let package = Package(
             name: "tether",
             dependencies: [
                 "TetherLoop",
+                "TetherLog",
                 "TetherGroup",
                 "TetherIPC",
                 "TetherAuth",
@@ -109,6 +118,7 @@ let package = Package(
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherJSONTests", dependencies: ["TetherJSON"]),
+        .testTarget(name: "TetherLogTests", dependencies: ["TetherLog", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),

@@ -2,6 +2,7 @@
 #include "CTetherSystem.h"
 
 #ifdef __linux__
+#include <malloc.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -23,6 +24,14 @@ int tether_current_cpu(void) {
     return sched_getcpu();
 }
 
+int tether_release_free_memory(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
 int tether_pidfd_open(int pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -33,6 +42,10 @@ int tether_pidfd_open(int pid) {
 }
 #else
 #include <errno.h>
+
+int tether_release_free_memory(void) {
+    return 0;
+}
 
 int tether_set_parent_death_signal(int signal) {
     (void)signal;

@@ -16,6 +16,9 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotRefresh
     /// A host-brokered policy set strict, with no host to ask.
     case noHost
+    /// Another process has held the refresh lock for `seconds` (stopped or
+    /// hung); nothing was changed, so a later try may succeed.
+    case refreshStalled(seconds: Int)
     case store(GroupError)
 
     public var description: String {
@@ -32,6 +35,8 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "the user token has expired and the server gave no refresh token to renew it; log in again"
         case .noHost:
             "no host is running to refresh the token, and this extension's policy is host-brokered (strict)"
+        case .refreshStalled(let seconds):
+            "another process has been refreshing the token for \(seconds) s and may be stopped or hung; nothing was lost, try again later"
         case .store(let error):
             "\(error)"
         }

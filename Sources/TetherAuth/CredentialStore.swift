@@ -37,6 +37,19 @@ public struct CredentialStore: Sendable {
         public var configuration: AuthConfiguration? { AuthConfiguration(values[CredentialStore.configurationKey]) }
         public func tokens(_ kind: TokenKind) -> TokenSet? { TokenSet(values[kind.rawValue]) }
 
+        /// Every secret stored: access and refresh tokens, the client
+        /// secret. For the log handler's redactor, never for output.
+        public var secrets: [String] {
+            var secrets: [String] = []
+            for kind in [TokenKind.user, .client] {
+                guard let set = tokens(kind) else { continue }
+                secrets.append(set.accessToken)
+                if let refresh = set.refreshToken { secrets.append(refresh) }
+            }
+            if let secret = configuration?.clientSecret { secrets.append(secret) }
+            return secrets
+        }
+
         public var state: AuthState {
             if tokens(.user) != nil { return .userAuthenticated }
             if tokens(.client) != nil { return .clientAuthenticated }

@@ -108,7 +108,16 @@ public final class TokenBroker: Sendable {
     private func refreshAcrossProcesses(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
         var lock: ExclusiveLock?
         if coordination == .full {
-            do { lock = try await Self.acquire(refreshLockPath) } catch { throw .store(error) }
+            // A holder that is stopped or hung must not stall us forever:
+            // a few request timeouts, then a clear error (nothing is lost).
+            let timeout = Int(min(3_600, max(1, requestTimeout * 3)) * 1000)
+            do {
+                lock = try await Self.acquire(refreshLockPath, timeoutMilliseconds: timeout)
+            } catch .lockTimeout(_, let seconds) {
+                throw .refreshStalled(seconds: seconds)
+            } catch {
+                throw .store(error)
+            }
         }
         defer { lock?.release() }
 
@@ -186,13 +195,15 @@ public final class TokenBroker: Sendable {
     }
 
     /// Takes the refresh lock without blocking a cooperative thread: the
-    /// blocking wait runs on a thread of its own.
-    static func acquire(_ path: String) async throws(GroupError) -> ExclusiveLock {
+    /// bounded wait runs on a thread of its own.
+    static func acquire(_ path: String, timeoutMilliseconds: Int) async throws(GroupError) -> ExclusiveLock {
         if let lock = try ExclusiveLock.tryAcquire(path: path) { return lock }
         let result: Result<ExclusiveLock, GroupError> = await withCheckedContinuation { continuation in
+            // The thread ends by the deadline at the latest.
             let thread = Thread {
                 do throws(GroupError) {
-                    continuation.resume(returning: .success(try ExclusiveLock.acquire(path: path)))
+                    continuation.resume(returning: .success(
+                        try ExclusiveLock.acquire(path: path, timeoutMilliseconds: timeoutMilliseconds)))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }

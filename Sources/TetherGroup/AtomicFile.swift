@@ -49,11 +49,34 @@ public enum AtomicFile {
         }
     }
 
-    /// Replaces the file at `path` with `bytes`, atomically and durably.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(GroupError) {
+    /// Removes every temp file `write` makes for `path` (`.NAME.PID.N.tmp`
+    /// beside it). Only for callers that write `path` under a lock they
+    /// hold now: then every such file is a dead writer's leftover.
+    public static func removeTemporaryFiles(of path: String) {
+        let (directory, name) = split(path)
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        let prefix = ".\(name)."
+        var leftovers: [String] = []
+        while let entry = readdir(stream) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if entryName.hasPrefix(prefix), entryName.hasSuffix(".tmp") { leftovers.append(entryName) }
+        }
+        for leftover in leftovers { unlink("\(directory)/\(leftover)") }
+    }
+
+    private static func split(_ path: String) -> (directory: String, name: String) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        return (directory.isEmpty ? "/" : directory, name)
+    }
+
+    /// Replaces the file at `path` with `bytes`, atomically and durably.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(GroupError) {
+        let (directory, name) = split(path)
         var temporary = ""
         var fd: Int32 = -1
         do throws(Errno) {

@@ -1,14 +1,22 @@
 #if os(Linux)
 import SystemPackage
 import Glibc
+import TetherLoop
 
 /// A cross-process mutex: an OFD lock on a file that is created once and
 /// never unlinked. The kernel drops it when the holder dies, so a crash
 /// never leaves it stuck and nobody guesses at staleness. Used to serialize
 /// store writers and token refreshes; liveness uses `LivenessLock` instead.
+///
+/// Every wait has a deadline: a holder that is stopped (SIGSTOP, a debugger)
+/// or hung holds the lock as long as it lives, and a waiter must be able to
+/// say so rather than block forever.
 public final class ExclusiveLock: @unchecked Sendable {
     public let path: String
     private var fd: Int32
+
+    /// How long a store writer waits for another: writes take milliseconds.
+    public static let defaultTimeoutMilliseconds = 10_000
 
     private init(path: String, fd: Int32) {
         self.path = path
@@ -17,28 +25,45 @@ public final class ExclusiveLock: @unchecked Sendable {
 
     deinit { release() }
 
-    /// Blocks until the lock is ours. A holder that dies releases it at once.
-    public static func acquire(path: String) throws(GroupError) -> ExclusiveLock {
-        guard let lock = try take(path: path, wait: true) else {
-            throw .system("lock", path: path, .resourceTemporarilyUnavailable)  // not reached: a wait ends holding it
+    /// Waits until the lock is ours, at most `timeoutMilliseconds`; then
+    /// throws `GroupError.lockTimeout`. A holder that dies releases it at
+    /// once. The wait is event-driven (inotify on the lock file: a holder
+    /// lets go by closing it), on the calling thread.
+    public static func acquire(path: String,
+                               timeoutMilliseconds: Int = ExclusiveLock.defaultTimeoutMilliseconds) throws(GroupError) -> ExclusiveLock {
+        let started = MonotonicClock.nanoseconds()
+        let deadline = started + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+        // A lock file is never unlinked, but it may be replaced by hand; the
+        // loop ends when the locked inode is the one the path names.
+        for _ in 0..<64 {
+            guard let (fd, info) = try LockFile.open(path, .hold) else { break }
+            let locked: Bool
+            do {
+                locked = try wait(fd: fd, path: path, deadline: deadline)
+            } catch {
+                Syscall.close(fd)
+                throw .system("lock", path: path, error)
+            }
+            guard locked else {
+                Syscall.close(fd)
+                let seconds = Int((MonotonicClock.nanoseconds() - started) / 1_000_000_000)
+                throw .lockTimeout(path, seconds: seconds)
+            }
+            LockFaultInjection.afterLocking(path)
+            if let current = try? Syscall.lstat(path), current.sameFile(as: info) {
+                return ExclusiveLock(path: path, fd: fd)
+            }
+            Syscall.close(fd)
         }
-        return lock
+        throw .system("lock", path: path, .resourceBusy)
     }
 
     /// The lock, or nil when another process holds it.
     public static func tryAcquire(path: String) throws(GroupError) -> ExclusiveLock? {
-        try take(path: path, wait: false)
-    }
-
-    private static func take(path: String, wait: Bool) throws(GroupError) -> ExclusiveLock? {
-        // A lock file is never unlinked, but it may be replaced by hand; the
-        // loop ends when the locked inode is the one the path names.
-        while true {
+        for _ in 0..<64 {
             guard let (fd, info) = try LockFile.open(path, .hold) else { return nil }
             do {
-                if wait {
-                    try OFDLock.lockExclusive(fd)
-                } else if try !OFDLock.tryLockExclusive(fd) {
+                guard try OFDLock.tryLockExclusive(fd) else {
                     Syscall.close(fd)
                     return nil
                 }
@@ -46,10 +71,47 @@ public final class ExclusiveLock: @unchecked Sendable {
                 Syscall.close(fd)
                 throw .system("lock", path: path, error)
             }
+            LockFaultInjection.afterLocking(path)
             if let current = try? Syscall.lstat(path), current.sameFile(as: info) {
                 return ExclusiveLock(path: path, fd: fd)
             }
             Syscall.close(fd)
+        }
+        throw .system("lock", path: path, .resourceBusy)
+    }
+
+    /// Takes the OFD lock on `fd`, waiting for the holder's close until
+    /// `deadline`; false at the deadline. The descriptor stays open all along,
+    /// so our own tries raise no events. After an event that did not free the
+    /// lock (the kernel reports a dying holder's close a moment before it
+    /// drops its locks) it looks again at 1 ms doubling to 128 ms.
+    private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Bool {
+        if try OFDLock.tryLockExclusive(fd) { return true }
+        let notify = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
+        guard notify >= 0 else { throw Errno(rawValue: errno) }
+        defer { Glibc.close(notify) }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+        guard inotify_add_watch(notify, path, mask) >= 0 else { throw Errno(rawValue: errno) }
+        let rechecks: [Int32] = [1, 2, 4, 8, 16, 32, 64, 128]
+        var step = rechecks.count
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            // The holder may have let go before the watch was in place.
+            if try OFDLock.tryLockExclusive(fd) { return true }
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return false }
+            var timeout = Int32(clamping: (deadline - now) / 1_000_000 + 1)
+            if step < rechecks.count { timeout = min(timeout, rechecks[step]) }
+            var pfd = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, timeout)
+            if ready > 0 {
+                while read(notify, &buffer, buffer.count) > 0 {}
+                step = 0
+            } else if ready == 0, step < rechecks.count {
+                step += 1
+            } else if ready < 0, errno != EINTR {
+                throw Errno(rawValue: errno)
+            }
         }
     }
 
@@ -61,4 +123,5 @@ public final class ExclusiveLock: @unchecked Sendable {
         fd = -1
     }
 }
+
 #endif

@@ -7,6 +7,9 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case invalidFeatureName(String)
     case noGroupDirectory
     case symlinkRefused(String)
+    /// A lock or store file with more than one name: writing it would write
+    /// through to the other name.
+    case hardLinkRefused(String, links: UInt64)
     case notADirectory(String)
     case notARegularFile(String)
     case foreignOwner(String, uid: UInt32)
@@ -15,11 +18,14 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     /// A store file that failed to parse, moved aside to `keptAs`.
     case corruptStore(String, keptAs: String, reason: String)
     case invalidKey(String)
+    case valueTooDeep(String, limit: Int)
+    /// Waited `seconds` for a lock another process holds (stopped or hung).
+    case lockTimeout(String, seconds: Int)
     case exposedFile(String, mode: UInt32)
 
     public var isBadInput: Bool {
         switch self {
-        case .invalidFeatureName, .invalidKey: return true
+        case .invalidFeatureName, .invalidKey, .valueTooDeep: return true
         default: return false
         }
     }
@@ -32,6 +38,8 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
             return "cannot find a group directory: pass --group DIR or set TETHER_GROUP, XDG_STATE_HOME or HOME"
         case .symlinkRefused(let path):
             return "refusing \(path): it is a symbolic link, and Tether never follows links in its group directory"
+        case .hardLinkRefused(let path, let links):
+            return "refusing \(path): it has \(links) hard links, and Tether never writes through a link in its group directory"
         case .notADirectory(let path):
             return "\(path) is not a directory"
         case .notARegularFile(let path):
@@ -46,6 +54,10 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
             return "\(path) could not be read (\(reason)); it was moved aside to \(keptAs) and a fresh, empty store is used from now on"
         case .exposedFile(let path, let mode):
             return "refusing \(path): its mode \(String(mode & 0o7777, radix: 8)) lets group or others read it; run 'chmod 600 \(path)'"
+        case .lockTimeout(let path, let seconds):
+            return "another process has held \(path) for \(seconds) s; it may be stopped or hung (gave up waiting)"
+        case .valueTooDeep(let key, let limit):
+            return "the value for \(quoted(key)) is nested deeper than \(limit) levels; nothing was stored"
         case .invalidKey(let key):
             return "invalid key \(quoted(key)): use 1 to 256 printable characters"
         }

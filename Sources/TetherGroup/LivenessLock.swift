@@ -1,6 +1,5 @@
 import Synchronization
 import SystemPackage
-import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,11 +12,18 @@ import Glibc
 /// symlinks:
 /// 1. an exclusive OFD lock: the arbiter between Tether holders, and the
 ///    lock probes query without taking;
-/// 2. an exclusive flock(2) lock: what util-linux flock(1) and Darwin
-///    O_EXLOCK see, so those tools and Tether exclude each other;
+/// 2. a *shared* flock(2) lock: what util-linux flock(1) and Darwin
+///    O_EXLOCK see. Those take exclusive locks, so they fail against it, and
+///    a foreign exclusive holder makes this step fail at once. Shared, because
+///    it must never wait: a probe's momentary shared flock (and a foreign
+///    `flock -s`) is compatible with it. A foreign shared flock is therefore
+///    not a holder, for probe and hold alike (probe and hold always agree);
 /// 3. a check that `path` still names the locked inode (the file is never
 ///    unlinked by Tether, but someone else might replace it);
 /// 4. the holder's pid, start time and label, written into the file.
+///
+/// Nothing here waits or spins: a refusal comes within microseconds, so it
+/// may run on an event loop.
 public final class LivenessLock: @unchecked Sendable {
     public let path: String
     public let holder: HolderInfo
@@ -45,10 +51,11 @@ public final class LivenessLock: @unchecked Sendable {
                     return nil
                 }
                 #endif
-                guard try takeFlock(fd, file: opened.info) else {
+                guard try takeFlock(fd) else {
                     Syscall.close(fd)  // also drops the OFD lock
                     return nil
                 }
+                LockFaultInjection.afterLocking(path)
                 let current: stat
                 do {
                     current = try Syscall.lstat(path)
@@ -73,35 +80,15 @@ public final class LivenessLock: @unchecked Sendable {
         throw .system("lock", path: path, .resourceBusy)
     }
 
-    /// Takes the flock(2) half. It can only be busy for two reasons: a probe
-    /// holding a shared lock for a few instructions (wait it out: that probe
-    /// started before our OFD lock, and later probes will see the OFD lock and
-    /// stay away), or a foreign exclusive holder such as flock(1) (give up).
-    private static func takeFlock(_ fd: Int32, file: stat) throws(Errno) -> Bool {
-        // Generous: on an overloaded machine a probe preempted inside its
-        // flock/close pair may wait a long time for a CPU.
-        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
-        var attempts = 0
-        while true {
-            if try Syscall.flock(fd, LOCK_EX | LOCK_NB) { return true }
-            #if os(Linux)
-            if attempts % 64 == 0,
-               FlockTable.exclusiveHolder(device: file.st_dev, inode: file.st_ino) != nil {
-                return false
-            }
-            #endif
-            attempts += 1
-            if MonotonicClock.nanoseconds() > deadline { return false }
-            // Bounded wait for a probe that was preempted inside its
-            // flock/close pair. Yielding first; then really giving up the
-            // CPU (sched_yield may put us straight back), so a probe that
-            // waits for one runs and lets go. Backoff, not synchronization.
-            if attempts < 64 {
-                sched_yield()
-            } else {
-                usleep(UInt32(min(1_000, 10 * (attempts - 63))))
-            }
-        }
+    /// Takes the flock(2) half: fails only while a foreign process holds an
+    /// exclusive flock (flock(1), O_EXLOCK). Without OFD locks (not Linux)
+    /// the flock is the only arbiter between holders, so it is exclusive.
+    private static func takeFlock(_ fd: Int32) throws(Errno) -> Bool {
+        #if os(Linux)
+        try Syscall.flock(fd, LOCK_SH | LOCK_NB)
+        #else
+        try Syscall.flock(fd, LOCK_EX | LOCK_NB)
+        #endif
     }
 
     /// Releases the lock. Idempotent. The record is cleared first, and both

@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Opening a lock file safely: close-on-exec, never through a symlink, never
-/// blocking on a FIFO planted in its place, only a regular file of ours.
+/// Opening a lock file safely: close-on-exec, never through a symlink or a
+/// hard link, never blocking on a FIFO planted in its place, only a regular
+/// file of ours.
 enum LockFile {
     enum Access {
         /// Read-only; a missing file means "nobody ever held it".
@@ -39,6 +40,9 @@ enum LockFile {
             let info = try Syscall.fstat(fd)
             guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
             guard info.st_uid == currentUID() else { throw GroupError.foreignOwner(path, uid: info.st_uid) }
+            // A hard link planted here would have a holder write its record
+            // through it into the linked file: refused like a symlink.
+            guard info.st_nlink == 1 else { throw GroupError.hardLinkRefused(path, links: UInt64(info.st_nlink)) }
             return (fd, info)
         } catch let error as GroupError {
             Syscall.close(fd)

@@ -96,6 +96,10 @@ public final class SharedStore: Sendable {
     public func update<T>(_ change: (inout [String: JSONValue]) throws(GroupError) -> T) throws(GroupError) -> T {
         let lock = try ExclusiveLock.acquire(path: lockPath)
         defer { lock.release() }
+        // Writers make temp files only while holding this lock, so any temp
+        // file of this store found now is a dead writer's: it may hold a full
+        // copy of the secrets, and goes before anything else happens.
+        AtomicFile.removeTemporaryFiles(of: path)
         let before = try loadHoldingLock()
         var after = before
         let result = try change(&after)
@@ -105,9 +109,14 @@ public final class SharedStore: Sendable {
         return result
     }
 
-    /// Sets `key` to `value` in one atomic replacement.
+    /// Sets `key` to `value` in one atomic replacement. A value nested
+    /// deeper than `JSONCodec.maximumDepth` is refused and nothing is stored:
+    /// every value stored can be read back.
     public func set(_ value: JSONValue, forKey key: String) throws(GroupError) {
         try Self.validate(key: key)
+        guard value.isNested(atMost: JSONCodec.maximumDepth) else {
+            throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
+        }
         try update { $0[key] = value }
     }
 
@@ -163,6 +172,7 @@ public final class SharedStore: Sendable {
             guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
             guard info.st_uid == currentUID() else { throw GroupError.foreignOwner(path, uid: info.st_uid) }
             guard info.st_mode & 0o077 == 0 else { throw GroupError.exposedFile(path, mode: UInt32(info.st_mode)) }
+            guard info.st_nlink == 1 else { throw GroupError.hardLinkRefused(path, links: UInt64(info.st_nlink)) }
             bytes = try AtomicFile.read(fd: fd, path: path)
         } catch let error as GroupError {
             Syscall.close(fd)
@@ -173,7 +183,8 @@ public final class SharedStore: Sendable {
         }
         let values: [String: JSONValue]
         do {
-            guard case .object(let object) = try JSONCodec.parse(bytes) else {
+            // One level more than a value: the object that wraps the values.
+            guard case .object(let object) = try JSONCodec.parse(bytes, maximumDepth: JSONCodec.maximumDepth + 1) else {
                 Syscall.close(fd)
                 return .corrupt(reason: "it holds JSON, but not an object")
             }

@@ -1,10 +1,13 @@
 import Glibc
+import Logging
 import TetherGroup
 import TetherIPC
+import SystemPackage
 import TetherLoop
 
-/// Runs one extension: spawns it, prefixes its output with its name,
-/// restarts it by its manifest's policy with backoff, and stops it.
+/// Runs one extension: spawns it in a process group of its own, logs its
+/// output under its name (at a bounded rate), restarts it by its manifest's
+/// policy with backoff, and stops it, with everything it started.
 ///
 /// While its process runs, the host holds the extension's instance lock, so
 /// no second copy starts anywhere. If someone else holds it (the extension
@@ -19,26 +22,41 @@ final class ExtensionSupervisor {
     private let lockPath: String
     private let environment: [String]
     private let launcher: [String]
-    private let log: HostLog
+    private let logger: Logger
     private(set) var state: State = .stopped
     private(set) var restarts = 0
+    /// Output lines dropped by the rate limit since the host started.
+    private(set) var droppedLines = 0
     private var process: ChildProcess?
+    /// The process group of the running instance: its pid (it leads a session).
+    private var group: Int32 = 0
     private var instanceLock: LivenessLock?
     private var startedAt: UInt64 = 0
     private var backoff = RestartBackoff()
+    /// Spawn failures for want of a resource (descriptors, processes,
+    /// memory) are retried on this schedule, never marked failed.
+    private var resourceBackoff = RetryDelay()
     private var restartTimer: LoopTimer?
     private var externalWatcher: LockWatcher?
     private var stopping: (() -> Void)?
     private var killTimer: LoopTimer?
+    private var throttle: OutputThrottle
+    private var pausedStreams: [PipeStream] = []
+    private var resumeTimer: LoopTimer?
+    private var droppedSinceReport = 0
+    private var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         launcher: [String], log: HostLog) {
+         launcher: [String], logger: Logger) {
         self.manifest = manifest
         self.loop = loop
         self.lockPath = lockPath
         self.environment = environment
         self.launcher = launcher
-        self.log = log
+        var logger = logger
+        logger[metadataKey: "extension"] = .string(manifest.name)
+        self.logger = logger
+        throttle = OutputThrottle(now: loop.now)
     }
 
     var pid: Int32? { state == .running ? process?.pid : nil }
@@ -47,7 +65,7 @@ final class ExtensionSupervisor {
         [
             "name": .string(manifest.name), "role": .string(manifest.role.rawValue),
             "pid": pid.map { .number(Double($0)) } ?? .null, "state": .string(state.rawValue),
-            "restarts": .number(Double(restarts)),
+            "restarts": .number(Double(restarts)), "droppedLines": .number(Double(droppedLines)),
         ]
     }
 
@@ -57,6 +75,9 @@ final class ExtensionSupervisor {
         do {
             lock = try LivenessLock.tryAcquire(path: lockPath, label: "extension \(manifest.name)")
         } catch {
+            if case .system(_, _, let errno) = error, Self.isResourceShortage(errno) {
+                return retryLater("cannot take its instance lock: \(error)")
+            }
             return fail("cannot take its instance lock: \(error)")
         }
         guard let lock else { return waitForExternalInstance() }
@@ -67,7 +88,7 @@ final class ExtensionSupervisor {
     /// An instance started by hand holds the lock: run ours once it is gone.
     private func waitForExternalInstance() {
         state = .external
-        log.info("extension '\(manifest.name)' is already running outside the host; waiting for it to end")
+        logger.info("extension '\(manifest.name)' is already running outside the host; waiting for it to end")
         do {
             externalWatcher = try LockWatcher(loop: loop, path: lockPath) { [unowned self] status in
                 guard !status.running else { return }
@@ -83,40 +104,105 @@ final class ExtensionSupervisor {
     private func spawn() {
         state = .starting
         let command = launcher + [manifest.executable] + manifest.arguments
+        // A session of its own: one signal to the group reaches everything
+        // the extension started, and a terminal's Ctrl-C reaches the host only.
         let options = ProcessOptions(executable: command[0], arguments: Array(command.dropFirst()),
-                                     environment: environment, stdin: .ignore, stdout: .pipe, stderr: .pipe)
+                                     environment: environment, stdin: .ignore, stdout: .pipe, stderr: .pipe,
+                                     detached: true)
         do {
             let process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
             self.process = process
+            group = process.pid
             startedAt = loop.now
             state = .running
-            forward(process.stdout, to: log.info)
-            forward(process.stderr, to: log.error)
+            resourceBackoff = RetryDelay()
+            forward(process.stdout, stream: "stdout", level: .info)
+            forward(process.stderr, stream: "stderr", level: .error)
         } catch {
             releaseInstance()
+            if Self.isResourceShortage(error) {
+                return retryLater("cannot start \(manifest.executable): \(error)")
+            }
             fail("cannot start \(manifest.executable): \(error)")
         }
     }
 
-    private func forward(_ stream: PipeStream?, to sink: @escaping @Sendable (String) -> Void) {
+    static func isResourceShortage(_ error: Errno) -> Bool {
+        [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .resourceTemporarilyUnavailable, .noMemory,
+         .noSpace].contains(error)
+    }
+
+    /// A resource ran out (EMFILE, EAGAIN, ENOMEM): not the extension's fault,
+    /// so it is not a failure. Try again later, on a backoff of its own.
+    private func retryLater(_ reason: String) {
+        let delay = resourceBackoff.next()
+        state = .waiting
+        logger.warning("extension '\(manifest.name)' \(reason); retrying in \(delay) ms")
+        scheduleStart(after: delay, countsAsRestart: false)
+    }
+
+    // MARK: - Output
+
+    private func forward(_ stream: PipeStream?, stream name: String, level: Logger.Level) {
         guard let stream else { return }
         var splitter = LineSplitter()
-        let prefix = "[\(manifest.name)] "
-        try? stream.startReading { event in
+        let metadata: Logger.Metadata = ["origin": "output", "stream": .string(name)]
+        try? stream.startReading { [unowned self] event in
             switch event {
             case .data(let bytes):
-                for line in splitter.append(bytes) { sink(prefix + line) }
+                throttle.refill(now: loop.now)
+                for line in splitter.append(bytes, admit: { self.throttle.admit(byteCount: $0) }) {
+                    logger.log(level: level, "\(line)", metadata: metadata)
+                }
+                if splitter.dropped > 0 {
+                    droppedLines += splitter.dropped
+                    droppedSinceReport += splitter.dropped
+                    splitter.dropped = 0
+                }
+                if throttle.isEmpty { pause(stream) }
             case .end, .failed:
-                if let rest = splitter.flush() { sink(prefix + rest) }
+                if let rest = splitter.flush() { logger.log(level: level, "\(rest)", metadata: metadata) }
+                pausedStreams.removeAll { $0 === stream }
                 stream.close()
             }
         }
     }
 
+    /// Over its rate: stop reading until the bucket refills. Its pipe fills
+    /// and its writes wait; the host spends nothing on it meanwhile.
+    private func pause(_ stream: PipeStream) {
+        stream.stopReading()
+        if !pausedStreams.contains(where: { $0 === stream }) { pausedStreams.append(stream) }
+        let timer = resumeTimer ?? LoopTimer(loop: loop)
+        resumeTimer = timer
+        guard !timer.isActive else { return }
+        timer.start(afterMilliseconds: throttle.millisecondsUntilRefilled) { [unowned self] in self.resume() }
+    }
+
+    private func resume() {
+        if droppedSinceReport > 0, lastDropReport == 0 || loop.now - lastDropReport >= 5_000 {
+            lastDropReport = loop.now
+            let limit = "\(Int(OutputThrottle.linesPerSecond)) lines or \(Int(OutputThrottle.bytesPerSecond) / 1024) KiB"
+            logger.warning("extension '\(manifest.name)': \(droppedSinceReport) output lines dropped (it printed more than \(limit) a second)")
+            droppedSinceReport = 0
+        }
+        let streams = pausedStreams
+        pausedStreams.removeAll()
+        for stream in streams where !stream.isClosed {
+            // The reader set up in forward() is still in place: resume it.
+            try? stream.resumeReading()
+        }
+    }
+
+    // MARK: - Exit and restart
+
     private func exited(_ status: TerminationStatus) {
         let ranFor = loop.now - startedAt
         process?.close()
         process = nil
+        // Whatever the extension left running in its group goes with it:
+        // a restart starts from nothing, and a stop leaves nothing behind.
+        endGroup(SIGKILL)
         releaseInstance()
         if let stopping {
             state = .stopped
@@ -133,7 +219,7 @@ final class ExtensionSupervisor {
         }
         guard wantsRestart else {
             state = .stopped
-            log.info("extension '\(manifest.name)' \(status)")
+            logger.info("extension '\(manifest.name)' \(status)")
             return
         }
         guard let delay = backoff.delayAfterFailure(ranFor: ranFor) else {
@@ -141,18 +227,28 @@ final class ExtensionSupervisor {
                         + "\(RestartBackoff.stableAfter / 1000) s of starting; not restarting it")
         }
         state = .waiting
-        log.info("extension '\(manifest.name)' \(status); restarting in \(delay) ms")
+        logger.info("extension '\(manifest.name)' \(status); restarting in \(delay) ms")
+        scheduleStart(after: delay, countsAsRestart: true)
+    }
+
+    private func scheduleStart(after delay: UInt64, countsAsRestart: Bool) {
         let timer = restartTimer ?? LoopTimer(loop: loop)
         restartTimer = timer
         timer.start(afterMilliseconds: delay) { [unowned self] in
-            self.restarts += 1
+            if countsAsRestart { self.restarts += 1 }
             self.start()
         }
     }
 
+    private func endGroup(_ signal: Int32) {
+        guard group > 0 else { return }
+        _ = kill(-group, signal)
+        if signal == SIGKILL { group = 0 }
+    }
+
     private func fail(_ reason: String) {
         state = .failed
-        log.error("extension '\(manifest.name)' failed: \(reason)")
+        logger.error("extension '\(manifest.name)' failed: \(reason)")
     }
 
     private func releaseInstance() {
@@ -160,10 +256,13 @@ final class ExtensionSupervisor {
         instanceLock = nil
     }
 
-    /// SIGTERM, then SIGKILL after `graceMilliseconds`; `completion` once it is gone.
+    /// SIGTERM to its whole process group, then SIGKILL after
+    /// `graceMilliseconds`; `completion` once it is gone.
     func stop(graceMilliseconds: UInt64, completion: @escaping () -> Void) {
         restartTimer?.close()
         restartTimer = nil
+        resumeTimer?.close()
+        resumeTimer = nil
         externalWatcher?.close()
         externalWatcher = nil
         guard let process, process.exitStatus == nil else {
@@ -171,9 +270,25 @@ final class ExtensionSupervisor {
             return completion()
         }
         stopping = completion
+        endGroup(SIGTERM)
         try? process.signal(SIGTERM)
+        // Paused output would keep a dying extension blocked on its pipe.
+        resume()
         let timer = LoopTimer(loop: loop)
         killTimer = timer
-        timer.start(afterMilliseconds: graceMilliseconds) { [weak process] in try? process?.signal(SIGKILL) }
+        timer.start(afterMilliseconds: graceMilliseconds) { [weak self, weak process] in
+            self?.endGroup(SIGKILL)
+            try? process?.signal(SIGKILL)
+        }
+    }
+}
+
+/// 100 ms doubling to 30 s, without end: for waits on the environment.
+struct RetryDelay {
+    private var next_: UInt64 = RestartBackoff.firstDelay
+
+    mutating func next() -> UInt64 {
+        defer { next_ = min(RestartBackoff.maximumDelay, next_ * 2) }
+        return next_
     }
 }

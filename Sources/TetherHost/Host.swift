@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 import TetherAuth
 import TetherGroup
 import TetherIPC
+import TetherLog
 import TetherLoop
 
 /// The host: holds the host lock, serves JSON-RPC on the group's socket,
@@ -14,15 +16,24 @@ public final class Host: @unchecked Sendable {
         /// the child's life to the host's).
         public var launcher: [String]
         public var graceMilliseconds: UInt64
-        public var log: HostLog
+        public var logger: Logger
+        /// Connections and queued replies on the socket.
+        public var limits: RPCServer.Limits
+        /// Features the host may run at once.
+        public var maximumFeatures: Int
+
+        public static let defaultMaximumFeatures = 256
 
         public init(group: GroupDirectory, manifests: [ExtensionManifest], launcher: [String] = [],
-                    graceMilliseconds: UInt64 = 3_000, log: HostLog) {
+                    graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
+                    maximumFeatures: Int = Configuration.defaultMaximumFeatures) {
             self.group = group
             self.manifests = manifests
             self.launcher = launcher
             self.graceMilliseconds = graceMilliseconds
-            self.log = log
+            self.logger = logger
+            self.limits = limits
+            self.maximumFeatures = maximumFeatures
         }
     }
 
@@ -43,6 +54,9 @@ public final class Host: @unchecked Sendable {
     }
 
     public var socketPath: String { configuration.group.socketPath }
+    private var logger: Logger { configuration.logger }
+    /// Connections allowed after the descriptor reserve is set aside.
+    public private(set) var effectiveLimits = RPCServer.Limits()
     public var pid: Int32 { getpid() }
 
     /// Takes the host lock, opens the socket and starts the extensions.
@@ -62,8 +76,15 @@ public final class Host: @unchecked Sendable {
         hostLock = lock
         // Holding the host lock, any socket file left here is a dead host's.
         unlink(socketPath)
+        effectiveLimits = configuration.limits
+        effectiveLimits.maximumConnections = DescriptorLimit.connectionCeiling(configuration.limits.maximumConnections)
+        // Secrets the host could ever print (an extension echoing its token)
+        // are redacted from its log, whatever the extension does.
+        if let store = try? CredentialStore(group: group) {
+            Redactor.shared.setProvider { (try? store.snapshot().secrets) ?? [] }
+        }
         do {
-            server = try RPCServer(loop: loop, path: socketPath, handler: { [unowned self] connection, method, params, respond in
+            server = try RPCServer(loop: loop, path: socketPath, limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
                 self.handle(connection, method: method, params: params, respond: respond)
             }, onDisconnect: { [unowned self] connection in
                 self.detach(connection)
@@ -80,7 +101,7 @@ public final class Host: @unchecked Sendable {
             do {
                 lockPath = try group.preparedLockPath(for: .extensionInstance(FeatureName(manifest.name)))
             } catch {
-                configuration.log.error("extension '\(manifest.name)' cannot run: \(error)")
+                logger.error("extension '\(manifest.name)' cannot run: \(error)")
                 continue
             }
             let supervisor = ExtensionSupervisor(
@@ -89,7 +110,7 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                launcher: configuration.launcher, log: configuration.log)
+                launcher: configuration.launcher, logger: logger)
             supervisors.append(supervisor)
             supervisor.start()
         }
@@ -222,7 +243,9 @@ public final class Host: @unchecked Sendable {
             openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
             timeBudgetMilliseconds: budget, connection: connection)
         attached[key] = entry
-        configuration.log.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
+        // An extension's connection is never evicted to make room for others.
+        connection.isPinned = true
+        logger.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
         return .success(["hostPid": .number(Double(pid)), "group": .string(configuration.group.path),
                          "managed": .bool(managed), "openAccess": .bool(entry.openAccess)])
@@ -230,7 +253,7 @@ public final class Host: @unchecked Sendable {
 
     private func detach(_ connection: RPCConnection) {
         guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
-        if !shuttingDown { configuration.log.info("extension '\(entry.name)' detached") }
+        if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
     }
 
@@ -267,6 +290,16 @@ public final class Host: @unchecked Sendable {
             "socket": .string(socketPath),
             "extensions": .array(extensionList()),
             "features": .array(features.keys.sorted().map { .string($0) }),
+            "connections": .number(Double(server?.connections.count ?? 0)),
+            "limits": [
+                "maximumConnections": .number(Double(effectiveLimits.maximumConnections)),
+                "replyBudgetBytes": .number(Double(effectiveLimits.replyBudget)),
+                "maximumFeatures": .number(Double(configuration.maximumFeatures)),
+            ],
+            "evictedConnections": .number(Double(server?.evictedPeers ?? 0)),
+            // Lines of the host's own output dropped for a slow or closed reader.
+            "droppedLogLines": .number(Double(LogOutput.standardOutput.droppedLines
+                                              + LogOutput.standardError.droppedLines)),
         ]
     }
 
@@ -276,13 +309,15 @@ public final class Host: @unchecked Sendable {
         var list: [JSONValue] = supervisors.map { supervisor in
             var entry = supervisor.statusJSON
             let peer = byName[supervisor.manifest.name]
-            entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true)])
+            entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true),
+                                   "pendingCalls": .number(Double(peer?.connection.pendingCalls ?? 0))])
             if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .number(Double(peer.pid))]) }
             return entry
         }
         let supervised = Set(supervisors.map(\.manifest.name))
         for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
-            list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true]))
+            list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true,
+                                           "pendingCalls": .number(Double(peer.connection.pendingCalls))]))
         }
         return list
     }
@@ -295,6 +330,9 @@ public final class Host: @unchecked Sendable {
     private func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
         if features[name.rawValue] != nil {
             return .success(["name": .string(name.rawValue), "started": false, "pid": .number(Double(pid))])
+        }
+        guard features.count < configuration.maximumFeatures else {
+            return .failure(.refused("the host already runs \(features.count) features, its limit; stop one first"))
         }
         do {
             let path = try configuration.group.preparedLockPath(for: .feature(name))

@@ -13,11 +13,15 @@ final class PushDelivery {
     private var results: [JSONValue?]
     private var remaining: Int
     private var timers: [LoopTimer] = []
+    /// The call to each extension, cancelled when its budget runs out: an
+    /// extension that never answers leaves nothing (payload included) behind.
+    private var calls: [JSONValue?] = []
     private var respond: RPCConnection.Respond?
 
     private init(payload: JSONValue, count: Int, respond: @escaping RPCConnection.Respond) {
         self.payload = payload
         self.results = Array(repeating: nil, count: count)
+        self.calls = Array(repeating: nil, count: count)
         self.remaining = count
         self.respond = respond
     }
@@ -40,7 +44,7 @@ final class PushDelivery {
             timer.start(afterMilliseconds: budget + slackMilliseconds) {
                 delivery.finish(index, target, content: nil, timedOut: true)
             }
-            target.connection.call(ExtensionMethod.receivePush,
+            delivery.calls[index] = target.connection.call(ExtensionMethod.receivePush,
                                    ["payload": payload, "budgetMilliseconds": .number(Double(budget))]) { result in
                 switch result {
                 case .success(let answer):
@@ -56,6 +60,8 @@ final class PushDelivery {
     private func finish(_ index: Int, _ target: AttachedExtension, content: JSONValue?, timedOut: Bool) {
         guard results[index] == nil else { return }
         timers[index].close()
+        if timedOut, let id = calls[index] { target.connection.cancel(id) }
+        calls[index] = nil
         let delivered = content ?? payload
         results[index] = ["extension": .string(target.name), "content": delivered,
                           "modified": .bool(delivered != payload), "timedOut": .bool(timedOut)]

@@ -4,8 +4,9 @@ import TetherLoop
 /// size; calls in both directions, matched by id. Lives on its loop.
 ///
 /// Bad input never stalls or crashes the loop: a frame that is not JSON-RPC
-/// gets an error response; a peer that keeps sending garbage, sends an
-/// oversized frame, or stops reading its responses is disconnected.
+/// gets an error response; a peer that sends mostly garbage (more than half
+/// of its last 16 frames), sends an oversized frame, or stops reading its
+/// responses is disconnected.
 public final class RPCConnection: @unchecked Sendable {
     public typealias Respond = (Result<JSONValue, RPCError>) -> Void
     /// Handles a request or notification. `respond` is a no-op for
@@ -23,10 +24,20 @@ public final class RPCConnection: @unchecked Sendable {
     private var framer: LineFramer
     private var pending: [JSONValue: Respond] = [:]
     private var nextID = 1
-    private var consecutiveErrors = 0
+    /// The last 16 frames, newest in bit 0: 1 for a frame that was not JSON-RPC.
+    private var recentFrames: UInt16 = 0
 
-    static let maximumConsecutiveErrors = 8
-    static let maximumWriteQueue = 4 << 20
+    /// More bad frames than this among the last 16 disconnect the peer.
+    static let maximumBadFrames = 8
+    public static let maximumWriteQueue = 4 << 20
+
+    /// Loop time (ms) of the last frame received: the least recently active
+    /// peer is the first to go when the server is full.
+    public private(set) var lastActivity: UInt64 = 0
+    /// Exempt from eviction: an extension that said hello.
+    public var isPinned = false
+    /// Told after each send, with the bytes now queued: the server's budget.
+    var onQueued: ((RPCConnection) -> Void)?
 
     public init(stream: PipeStream, peer: PeerCredentials? = nil,
                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
@@ -39,6 +50,7 @@ public final class RPCConnection: @unchecked Sendable {
     public func start(handler: @escaping Handler, onClose: ((RPCConnection) -> Void)? = nil) {
         self.handler = handler
         self.onClose = onClose
+        lastActivity = stream.loop.now
         do {
             try stream.startReading { [weak self] event in self?.received(event) }
         } catch {
@@ -46,13 +58,31 @@ public final class RPCConnection: @unchecked Sendable {
         }
     }
 
-    public func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) {
-        guard !isClosed else { return completion(.failure(.internalError("connection closed"))) }
+    /// Calls `method` on the peer. The returned id cancels the call
+    /// (`cancel(_:)`): its completion is dropped and a late answer ignored.
+    @discardableResult
+    public func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) -> JSONValue {
         let id = JSONValue.number(Double(nextID))
         nextID += 1
+        guard !isClosed else {
+            completion(.failure(.internalError("connection closed")))
+            return id
+        }
         pending[id] = completion
         send(.request(id: id, method: method, params: params))
+        return id
     }
+
+    /// Forgets the call with `id`: nothing is kept for an answer that may never come.
+    public func cancel(_ id: JSONValue) {
+        pending.removeValue(forKey: id)
+    }
+
+    /// Calls waiting for the peer's answer.
+    public var pendingCalls: Int { pending.count }
+
+    /// Bytes queued for this peer and not yet taken by the kernel.
+    public var queuedBytes: Int { stream.writeQueueSize }
 
     public func notify(_ method: String, _ params: JSONValue? = nil) {
         send(.notification(method: method, params: params))
@@ -61,7 +91,8 @@ public final class RPCConnection: @unchecked Sendable {
     public func send(_ message: RPCMessage) {
         guard !isClosed else { return }
         stream.write(message.encoded())
-        if stream.writeQueueSize > Self.maximumWriteQueue { close() }
+        if stream.writeQueueSize > Self.maximumWriteQueue { return close() }
+        onQueued?(self)
     }
 
     public func close() {
@@ -70,6 +101,7 @@ public final class RPCConnection: @unchecked Sendable {
         let waiting = pending
         pending.removeAll()
         handler = nil
+        onQueued = nil
         stream.close()
         for (_, respond) in waiting { respond(.failure(.internalError("connection closed"))) }
         let onClose = self.onClose
@@ -80,6 +112,7 @@ public final class RPCConnection: @unchecked Sendable {
     private func received(_ event: PipeStream.ReadEvent) {
         switch event {
         case .data(let bytes):
+            lastActivity = loop.now
             let frames: [[UInt8]]
             do {
                 frames = try framer.append(bytes)
@@ -100,12 +133,12 @@ public final class RPCConnection: @unchecked Sendable {
         do {
             message = try RPCMessage.parse(frame)
         } catch {
-            consecutiveErrors += 1
+            recentFrames = recentFrames << 1 | 1
             send(.response(id: .null, result: .failure(error)))
-            if consecutiveErrors >= Self.maximumConsecutiveErrors { close() }
+            if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
             return
         }
-        consecutiveErrors = 0
+        recentFrames <<= 1
         switch message {
         case .request(let id, let method, let params):
             var answered = false

@@ -1,3 +1,4 @@
+import CTetherSystem
 import SystemPackage
 import TetherLoop
 #if canImport(Glibc)
@@ -6,22 +7,53 @@ import Glibc
 
 /// A JSON-RPC server on a Unix socket: mode 0600, and peers running as
 /// another user are disconnected on accept (`SO_PEERCRED`).
+///
+/// Ceilings, so no peer is served at the cost of the others:
+/// - at most `limits.maximumConnections` connections. When full, the least
+///   recently active connection that is not pinned (an extension) makes
+///   room for the newcomer: idle connections cannot lock everyone out, and
+///   the newest request (`tether status`) is always answered;
+/// - at most `limits.replyBudget` bytes of replies queued across every
+///   connection; past it, the peers with the most unread replies are
+///   disconnected first. Memory freed that way is handed back to the system.
 public final class RPCServer: @unchecked Sendable {
+    public struct Limits: Sendable {
+        public var maximumConnections: Int
+        public var replyBudget: Int
+
+        public static let defaultMaximumConnections = 256
+        public static let defaultReplyBudget = 32 << 20
+
+        public init(maximumConnections: Int = Limits.defaultMaximumConnections,
+                    replyBudget: Int = Limits.defaultReplyBudget) {
+            self.maximumConnections = maximumConnections
+            self.replyBudget = replyBudget
+        }
+    }
+
     public let path: String
     public let loop: EventLoop
+    public let limits: Limits
     public private(set) var connections: [ObjectIdentifier: RPCConnection] = [:]
     private let listener: UnixListener
     private let handler: RPCConnection.Handler
     private var onDisconnect: ((RPCConnection) -> Void)?
     /// Peers refused for running as another user, for tests and status.
     public private(set) var refusedPeers = 0
+    /// Connections closed to make room, or for holding too many replies.
+    public private(set) var evictedPeers = 0
+    private var trimTimer: LoopTimer?
+
+    /// Queues below this are not worth adding up on every send.
+    static let budgetCheckThreshold = 64 << 10
 
     /// Binds `path`, which must not exist. Throws `.fileNameTooLong` for a
     /// path longer than a socket address can hold.
-    public init(loop: EventLoop, path: String, handler: @escaping RPCConnection.Handler,
+    public init(loop: EventLoop, path: String, limits: Limits = Limits(), handler: @escaping RPCConnection.Handler,
                 onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
         self.loop = loop
         self.path = path
+        self.limits = limits
         self.handler = handler
         self.onDisconnect = onDisconnect
         listener = UnixListener(loop: loop)
@@ -29,9 +61,18 @@ public final class RPCServer: @unchecked Sendable {
             try listener.bind(path: path)
             // Only the owner may connect; the group directory is 0700 too.
             guard chmod(path, 0o600) == 0 else { throw Errno(rawValue: errno) }
-            try listener.listen { [weak self] result in
-                guard let self, case .success(let stream) = result else { return }
-                self.accept(stream)
+            try listener.listen(backlog: 512) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success(let stream):
+                    self.accept(stream)
+                case .failure(let error) where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem:
+                    // Out of descriptors: free one from the least active peer;
+                    // the waiting connection is accepted on the next turn.
+                    _ = self.evictLeastActive(reason: "the host is out of file descriptors")
+                case .failure:
+                    break
+                }
             }
         } catch {
             listener.close()
@@ -46,12 +87,63 @@ public final class RPCServer: @unchecked Sendable {
             stream.close()
             return
         }
+        if connections.count >= limits.maximumConnections,
+           !evictLeastActive(reason: "the host is at its limit of \(limits.maximumConnections) connections") {
+            // Every connection is an extension's: the newcomer is refused.
+            refusedPeers += 1
+            let refusal = RPCMessage.response(id: .null, result: .failure(.refused(
+                "the host is at its limit of \(limits.maximumConnections) connections")))
+            stream.write(refusal.encoded()) { _ in stream.close() }
+            return
+        }
         let connection = RPCConnection(stream: stream, peer: peer)
         connections[ObjectIdentifier(connection)] = connection
+        connection.onQueued = { [unowned self] connection in self.checkBudget(after: connection) }
         connection.start(handler: handler) { [weak self] connection in
             self?.connections.removeValue(forKey: ObjectIdentifier(connection))
             self?.onDisconnect?(connection)
         }
+    }
+
+    /// Closes the least recently active connection that is not pinned,
+    /// telling it why; false if every connection is pinned.
+    private func evictLeastActive(reason: String) -> Bool {
+        guard let victim = connections.values.filter({ !$0.isPinned }).min(by: { $0.lastActivity < $1.lastActivity })
+        else { return false }
+        evict(victim, reason: reason + "; closing the least recently active connection")
+        return true
+    }
+
+    private func evict(_ connection: RPCConnection, reason: String) {
+        evictedPeers += 1
+        let hadQueued = connection.queuedBytes
+        connection.notify("host.disconnecting", ["reason": .string(reason)])
+        connection.close()
+        if hadQueued >= Self.budgetCheckThreshold { scheduleTrim() }
+    }
+
+    /// Past the reply budget, the peers holding the most unread replies go first.
+    private func checkBudget(after connection: RPCConnection) {
+        guard connection.queuedBytes >= Self.budgetCheckThreshold else { return }
+        var total = connections.values.reduce(0) { $0 + $1.queuedBytes }
+        guard total > limits.replyBudget else { return }
+        for candidate in connections.values.sorted(by: { $0.queuedBytes > $1.queuedBytes }) {
+            guard total > limits.replyBudget else { break }
+            total -= candidate.queuedBytes
+            evictedPeers += 1
+            candidate.close()
+        }
+        scheduleTrim()
+    }
+
+    /// glibc keeps freed memory for reuse; after a burst of abuse, give it
+    /// back so the host returns to near its idle size. Once per second at most.
+    private func scheduleTrim() {
+        let timer = trimTimer ?? LoopTimer(loop: loop)
+        trimTimer = timer
+        guard !timer.isActive else { return }
+        timer.unref()
+        timer.start(afterMilliseconds: 1_000) { _ = tether_release_free_memory() }
     }
 
     /// Sends a notification to every connected peer.
@@ -62,6 +154,7 @@ public final class RPCServer: @unchecked Sendable {
     /// Stops listening, closes every connection, and removes the socket file.
     public func close() {
         listener.close()
+        trimTimer?.close()
         onDisconnect = nil
         for connection in connections.values { connection.close() }
         connections.removeAll()

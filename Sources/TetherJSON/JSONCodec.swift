@@ -15,9 +15,12 @@ public enum JSONCodec {
 
     // MARK: - Reading
 
-    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+    /// Parses one document. `maximumDepth` bounds nesting (a container at
+    /// the top counts as level 1); a store file allows one level more than a
+    /// value, for the object that wraps its values.
+    public static func parse(_ bytes: [UInt8], maximumDepth: Int = JSONCodec.maximumDepth) throws(SyntaxError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
-            var reader = Reader(bytes: buffer)
+            var reader = Reader(bytes: buffer, maximumDepth: maximumDepth)
             let value = try reader.value(depth: 0)
             reader.skipWhitespace()
             guard reader.index == buffer.count else { throw reader.error("unexpected data after the value") }
@@ -27,6 +30,7 @@ public enum JSONCodec {
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
+        let maximumDepth: Int
         var index = 0
 
         func error(_ reason: String) -> SyntaxError { SyntaxError(offset: index, reason: reason) }

@@ -101,3 +101,21 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(nilLiteral: ()) { self = .null }
 }
+
+extension JSONValue {
+    /// True if no container in the value is nested deeper than `limit`
+    /// levels (a top-level container is level 1). Stops at the limit, so a
+    /// value built in code, however deep, costs at most `limit` levels.
+    public func isNested(atMost limit: Int) -> Bool {
+        switch self {
+        case .array(let values):
+            guard limit > 0 else { return false }
+            return values.allSatisfy { $0.isNested(atMost: limit - 1) }
+        case .object(let values):
+            guard limit > 0 else { return false }
+            return values.values.allSatisfy { $0.isNested(atMost: limit - 1) }
+        default:
+            return true
+        }
+    }
+}

@@ -115,6 +115,13 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         }))
     }
 
+    /// Starts reading again after `stopReading`, with the same callback.
+    public func resumeReading() throws(Errno) {
+        loop.assertInLoop()
+        guard let onRead, !isClosed, !isReading else { return }
+        try startReading(onRead)
+    }
+
     public func stopReading() {
         loop.assertInLoop()
         guard !isClosed else { return }

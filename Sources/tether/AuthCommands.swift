@@ -8,7 +8,7 @@ extension CLIError {
         switch error {
         case .notAuthenticated, .sessionEnded, .cannotRefresh, .refused, .noHost:
             self.init(code: .refused, message: error.description)
-        case .temporarilyUnavailable:
+        case .temporarilyUnavailable, .refreshStalled:
             self.init(code: .environment, message: error.description)
         case .store(let error):
             self.init(error)

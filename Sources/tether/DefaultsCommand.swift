@@ -106,6 +106,7 @@ final class DefaultsWatchSession: LoopSession, @unchecked Sendable {
     }
 
     override func start() {
+        streamOutput()
         guard handleSignals([SIGINT, SIGTERM], { [unowned self] _ in self.finish(.success(0)) }) else { return }
         do {
             watcher = try StoreWatcher(loop: loop, paths: [store.path]) { [unowned self] _ in self.changed() }

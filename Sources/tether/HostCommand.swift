@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TetherGroup
 import TetherHost
+import TetherIPC
+import TetherLog
 
 struct HostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,6 +31,21 @@ struct HostCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds an extension gets to exit after SIGTERM before SIGKILL.", valueName: "SECONDS"))
     var grace = Seconds(3)
 
+    @Option(help: ArgumentHelp("Output as text (a person at a terminal) or json (one object per line).",
+                               valueName: "text|json"))
+    var logFormat: LogFormatOption = LogFormatOption(.text)
+
+    @Option(help: ArgumentHelp("The least severe records written.", valueName: Logger.Level.names))
+    var logLevel: LogLevelOption = LogLevelOption(.info)
+
+    @Option(help: ArgumentHelp("Connections served at once; when full, the least recently active one makes room.",
+                               valueName: "N"))
+    var maxConnections: Int = RPCServer.Limits.defaultMaximumConnections
+
+    func validate() throws {
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1.") }
+    }
+
     func run() throws {
         let directory = try group.open()
         // A bare executable name in a manifest is looked up next to tether, then on $PATH.
@@ -35,11 +53,34 @@ struct HostCommand: ParsableCommand {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
                                                    searchPaths: [ownDirectory] + path)
-        for error in errors { printError("skipping \(error)") }
-        let session = try HostSession(group: directory, manifests: loaded, grace: grace)
+        let session = try HostSession(group: directory, manifests: loaded, skipped: errors.map { "\($0)" },
+                                      grace: grace, format: logFormat.value, level: logLevel.value,
+                                      limits: RPCServer.Limits(maximumConnections: maxConnections))
         switch session.run() {
         case .success(let code): if code != 0 { throw ExitCode(code) }
         case .failure(let error): throw error
         }
     }
+}
+
+struct LogFormatOption: ExpressibleByArgument {
+    let value: LogFormat
+    init(_ value: LogFormat) { self.value = value }
+    init?(argument: String) {
+        guard let value = LogFormat(rawValue: argument) else { return nil }
+        self.value = value
+    }
+    var defaultValueDescription: String { value.rawValue }
+    static var allValueStrings: [String] { LogFormat.allCases.map(\.rawValue) }
+}
+
+struct LogLevelOption: ExpressibleByArgument {
+    let value: Logger.Level
+    init(_ value: Logger.Level) { self.value = value }
+    init?(argument: String) {
+        guard let value = Logger.Level(rawValue: argument) else { return nil }
+        self.value = value
+    }
+    var defaultValueDescription: String { value.rawValue }
+    static var allValueStrings: [String] { Logger.Level.allCases.map(\.rawValue) }
 }

@@ -1,29 +1,42 @@
 import Foundation
 import Glibc
+import Logging
 import TetherGroup
 import TetherHost
+import TetherIPC
+import TetherLog
 
 /// `tether host` on the event loop.
 final class HostSession: LoopSession, @unchecked Sendable {
     private let group: GroupDirectory
     private let manifests: [ExtensionManifest]
     private let grace: Seconds
+    private let logger: Logger
+    private let limits: RPCServer.Limits
+    private let skipped: [String]
     private var host: TetherHost.Host?
 
-    init(group: GroupDirectory, manifests: [ExtensionManifest], grace: Seconds) throws {
+    init(group: GroupDirectory, manifests: [ExtensionManifest], skipped: [String], grace: Seconds,
+         format: LogFormat, level: Logger.Level, limits: RPCServer.Limits) throws {
         self.group = group
         self.manifests = manifests
+        self.skipped = skipped
         self.grace = grace
+        self.limits = limits
+        logger = Logger(label: "tether.host") { _ in TetherLogHandler(format: format, logLevel: level) }
         try super.init()
     }
 
     override func start() {
-        let log = HostLog(info: { output($0) }, error: { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        })
+        // The host's output never blocks its loop: a stalled reader costs
+        // dropped lines (counted in status), a closed one costs nothing.
+        LogOutput.standardOutput.attach(to: loop)
+        LogOutput.standardError.attach(to: loop)
+        for problem in skipped { logger.error("tether: skipping \(problem)") }
         let launcher = [ownExecutable(), "launch-extension", "--parent", String(getpid()), "--"]
         let host = TetherHost.Host(loop: loop, configuration: TetherHost.Host.Configuration(
-            group: group, manifests: manifests, launcher: launcher, graceMilliseconds: grace.milliseconds, log: log))
+            group: group, manifests: manifests, launcher: launcher, graceMilliseconds: grace.milliseconds,
+            logger: logger, limits: limits))
         do {
             try host.start()
         } catch .alreadyRunning(let pid) {
@@ -35,7 +48,8 @@ final class HostSession: LoopSession, @unchecked Sendable {
         guard handleSignals([SIGINT, SIGTERM], { [unowned self] _ in
             self.host?.shutdown { self.finish(.success(0)) }
         }) else { return }
-        output("tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)")
+        logger.notice("tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
+                      metadata: ["event": "host.ready"])
         SystemdNotifier.notify("READY=1\nMAINPID=\(host.pid)", environment: ProcessInfo.processInfo.environment)
     }
 }

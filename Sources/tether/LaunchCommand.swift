@@ -1,6 +1,7 @@
 import ArgumentParser
 import CTetherSystem
 import Foundation
+import TetherHost
 
 /// The host starts every extension through this: it ties the extension's
 /// life to the host's (the kernel sends SIGTERM when the host dies, even by
@@ -31,6 +32,8 @@ struct LaunchExtension: ParsableCommand {
         // tether itself ignores SIGPIPE; an ignored signal stays ignored
         // across exec, and the extension should start with the default.
         signal(SIGPIPE, SIG_DFL)
+        // The host raised its own descriptor limit; the extension gets the usual one.
+        DescriptorLimit.resetForChild()
         // An executable just written can be briefly "busy" (ETXTBSY): a
         // process that forked while the writer's descriptor was open holds a
         // copy until it execs. That passes in microseconds: a bounded retry

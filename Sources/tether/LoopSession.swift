@@ -1,3 +1,4 @@
+import TetherLog
 import TetherLoop
 
 /// A command that runs on an event loop (on the main thread) until it has
@@ -15,6 +16,10 @@ class LoopSession: @unchecked Sendable {
     func run() -> Result<Int32, CLIError> {
         loop.execute { self.start() }
         loop.run()
+        // What the loop had not written yet, boundedly: a stalled reader
+        // cannot hold the exit.
+        LogOutput.standardOutput.finish()
+        LogOutput.standardError.finish()
         return outcome
     }
 
@@ -32,6 +37,16 @@ class LoopSession: @unchecked Sendable {
         outcome = result
         willFinish()
         loop.stop()
+    }
+
+    /// Output for a command that prints a stream of lines: written without
+    /// blocking the loop, and when the reader goes away (`watch | head -1`)
+    /// the command ends quietly with 0, as Unix tools do.
+    func streamOutput() {
+        LogOutput.standardError.attach(to: loop)
+        LogOutput.standardOutput.attach(to: loop) { [unowned self] in
+            self.loop.execute { self.finish(.success(0)) }
+        }
     }
 
     /// Routes `signals` to `handler` on the loop; false (and finished with an

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TetherGroup
+import TetherLog
 
 struct Tether: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,6 +29,9 @@ enum TetherMain {
         // connection, not the death of the host. (libuv resets signal
         // dispositions in the children it spawns, so they are unaffected.)
         signal(SIGPIPE, SIG_IGN)
+        // Anything that logs through swift-log writes as Tether does: never
+        // trapping on a closed output, secrets redacted.
+        LoggingSystem.bootstrap { _ in TetherLogHandler() }
         let code: Int32
         do {
             var command = try Tether.parseAsRoot()
@@ -55,15 +60,20 @@ enum TetherMain {
     }
 }
 
-/// Writes one line to stdout at once (unbuffered): scripts and tests wait
-/// for lines from long-running commands such as `watch`.
+/// A command's result, one line to stdout at once (unbuffered: scripts and
+/// tests wait for lines from long-running commands such as `watch`). The
+/// data asked for is printed as it is; a closed stdout never traps.
+private let resultLogger = Logger(label: "tether.output") { _ in TetherLogHandler(redactor: nil) }
+/// Errors and warnings: stderr, secrets redacted.
+private let messageLogger = Logger(label: "tether") { _ in TetherLogHandler() }
+
 func output(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    resultLogger.notice("\(line)")
 }
 
 func printError(_ message: String) {
     let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    messageLogger.error("\(text)")
 }
 
 /// The running tether binary's absolute path, to start copies of itself.

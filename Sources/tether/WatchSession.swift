@@ -21,6 +21,8 @@ final class WatchSession: LoopSession, @unchecked Sendable {
     }
 
     override func start() {
+        // A plain watch prints a stream: it ends quietly when its reader does.
+        if until == nil { streamOutput() }
         // Interrupting a plain watch is how it normally ends.
         guard handleSignals([SIGINT, SIGTERM, SIGHUP], { [unowned self] _ in
             self.finish(.success(self.until == nil ? 0 : 1))

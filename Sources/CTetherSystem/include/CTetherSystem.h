@@ -15,4 +15,8 @@ int tether_pidfd_open(int pid);
 int tether_pin_to_cpu(int pid, int cpu);
 int tether_current_cpu(void);
 
+/// malloc_trim(0) where glibc has it: hand freed heap memory back to the
+/// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.
+int tether_release_free_memory(void);
+
 #endif

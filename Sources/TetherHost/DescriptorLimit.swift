@@ -1,0 +1,40 @@
+import Glibc
+
+/// The host's descriptor budget. At start it raises its soft limit to the
+/// hard limit (as systemd services do), and it keeps a reserve that
+/// connections never take, so the host can still open lock files, spawn an
+/// extension (pipes) and answer `status` when peers have taken the rest.
+public enum DescriptorLimit {
+    /// Descriptors kept free of connections.
+    public static let reserve = 64
+
+    /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft
+    /// limit now in force.
+    @discardableResult
+    public static func raise() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
+    }
+
+    /// Connections allowed: the configured number, less whatever would eat
+    /// into the reserve under the current soft limit.
+    public static func connectionCeiling(_ configured: Int) -> Int {
+        let soft = raise()
+        return max(1, min(configured, soft - reserve - 32))
+    }
+
+    /// What an extension starts with: the conventional 1024 soft limit
+    /// (programs using select(2) break above it), under the hard limit.
+    public static func resetForChild() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        limit.rlim_cur = min(limit.rlim_max, 1024)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

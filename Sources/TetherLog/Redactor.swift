@@ -1,0 +1,107 @@
+import Synchronization
+
+/// The log handler's last line of defence: anything that looks like a JWT,
+/// and every secret a process has registered (stored refresh tokens, opaque
+/// access tokens, client secrets), is replaced by `[redacted]` before a
+/// record reaches the output. Code should never log a secret; this catches
+/// the day it does, or an extension prints one.
+public final class Redactor: Sendable {
+    public static let shared = Redactor()
+    public static let replacement = "[redacted]"
+
+    /// Secrets shorter than this are not registered: replacing every
+    /// occurrence of a 3-character string would garble ordinary text.
+    static let minimumSecretLength = 8
+
+    private let secrets = Mutex<Set<String>>([])
+    /// Called at each record to learn the current secrets (a process that
+    /// reads the credential store registers a reader here).
+    private let provider = Mutex<(@Sendable () -> [String])?>(nil)
+
+    public init() {}
+
+    public func register(_ secret: String) {
+        guard secret.utf8.count >= Self.minimumSecretLength else { return }
+        secrets.withLock { _ = $0.insert(secret) }
+    }
+
+    /// `body` returns secrets to redact, read afresh for each record (keep
+    /// it cheap: a cached store read is one lstat).
+    public func setProvider(_ body: (@Sendable () -> [String])?) {
+        provider.withLock { $0 = body }
+    }
+
+    public func redact(_ text: String) -> String {
+        var known = secrets.withLock { $0 }
+        if let provided = provider.withLock({ $0 })?() {
+            for secret in provided where secret.utf8.count >= Self.minimumSecretLength { known.insert(secret) }
+        }
+        var bytes = Array(text.utf8)
+        var changed = Self.redactJWTs(&bytes)
+        for secret in known where Self.replace(Array(secret.utf8), in: &bytes) { changed = true }
+        return changed ? String(decoding: bytes, as: UTF8.self) : text
+    }
+
+    /// `eyJ...` segments joined by dots, three or more: a JWS or JWE. The
+    /// header of every JWT is base64url JSON starting with `{"`, so `eyJ`.
+    static func redactJWTs(_ bytes: inout [UInt8]) -> Bool {
+        var changed = false
+        var index = 0
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "e"), index + 3 <= bytes.count,
+               bytes[index + 1] == UInt8(ascii: "y"), bytes[index + 2] == UInt8(ascii: "J"),
+               index == 0 || !isBase64URL(bytes[index - 1]) {
+                var end = index
+                var dots = 0
+                while end < bytes.count, isBase64URL(bytes[end]) || bytes[end] == UInt8(ascii: ".") {
+                    if bytes[end] == UInt8(ascii: ".") { dots += 1 }
+                    end += 1
+                }
+                if dots >= 2 && end - index >= 16 {
+                    output += Array(replacement.utf8)
+                    index = end
+                    changed = true
+                    continue
+                }
+            }
+            output.append(bytes[index])
+            index += 1
+        }
+        if changed { bytes = output }
+        return changed
+    }
+
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "="):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func replace(_ needle: [UInt8], in bytes: inout [UInt8]) -> Bool {
+        guard !needle.isEmpty, needle.count <= bytes.count else { return false }
+        var output: [UInt8] = []
+        var index = 0
+        var changed = false
+        let first = needle[0]
+        while index < bytes.count {
+            if bytes[index] == first, index + needle.count <= bytes.count,
+               bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                if !changed { output.reserveCapacity(bytes.count); output += bytes[0..<index] }
+                output += Array(replacement.utf8)
+                index += needle.count
+                changed = true
+                continue
+            }
+            if changed { output.append(bytes[index]) }
+            index += 1
+        }
+        if changed { bytes = output }
+        return changed
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import CTetherSystem
+import TetherTestSupport
+
+/// Invariant 11: the host never traps or blocks on its own output, its peers
+/// or its extensions. Each test puts the host in a situation real use
+/// creates, then checks that it still answers `status` quickly.
+@Suite struct HostHardeningTests {
+    /// Lines of about 1.2 KB as fast as the shell can: past the host's rate
+    /// limit and its output queue within a second.
+    static let chattyScript = #"line=$(printf '%01200d' 0); while :; do echo "chatty $line"; done"#
+
+    /// `tether host ... | CONSUMER` in a shell; the host's pid from its lock.
+    func startPipedHost(_ fixture: HostFixture, consumer: String) throws -> (shell: TestProcess, pid: Int32) {
+        let tether = tetherExecutable
+        let command = "exec 3>&1; '\(tether)' host --group '\(fixture.group.path)' --extensions-dir '\(fixture.extensions)'"
+            + " --grace 2 | \(consumer)"
+        let shell = try TestProcess("/bin/sh", ["-c", command])
+        let ready = try fixture.group.run(["watch", "host", "--until", "running", "--timeout", "20", "--json"])
+        #expect(ready.status == 0, "\(ready.stderr)")
+        let pid = try #require(try fixture.group.json(ready)["pid"] as? Int)
+        return (shell, Int32(pid))
+    }
+
+    /// Status answers, each within a bound far below the old multi-second stalls.
+    func expectResponsive(_ fixture: HostFixture, times: Int = 10) throws -> [String: Any] {
+        var last: [String: Any] = [:]
+        for _ in 0..<times {
+            let started = Date()
+            let result = try fixture.group.run(["status", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 2, "status took \(Date().timeIntervalSince(started)) s")
+            last = try fixture.group.json(result)
+        }
+        return last
+    }
+
+    /// Polls status (bounded by count and time) until `condition` holds.
+    func waitForStatus(_ fixture: HostFixture, timeout: Double = 20,
+                       _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: [String: Any] = [:]
+        for _ in 0..<2_000 {
+            status = try fixture.status()
+            if condition(status) || Date() > deadline { break }
+            // Each round is a real request to the host; no sleep needed.
+        }
+        return status
+    }
+
+    func stop(_ pid: Int32, _ shell: TestProcess) throws {
+        kill(pid, SIGTERM)
+        _ = try shell.waitForExit(timeout: 20)
+    }
+
+    @Test func hostWhoseStdoutClosesKeepsServing() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("chatty", restart: "always", script: Self.chattyScript)
+        let (shell, pid) = try startPipedHost(fixture, consumer: "head -n 1 >/dev/null")
+        // Lines keep coming after head has gone; a trapping write would end the host.
+        let status = try waitForStatus(fixture) { ($0["droppedLogLines"] as? Int ?? 0) > 0 }
+        #expect((status["droppedLogLines"] as? Int ?? 0) > 0, "the host wrote past its closed stdout")
+        _ = try expectResponsive(fixture)
+        #expect(processAlive(pid))
+        #expect(try fixture.group.run(["feature", "start", "rec"]).status == 0)
+        try stop(pid, shell)
+    }
+
+    @Test func hostWhoseStdoutIsNeverReadKeepsServing() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("chatty", restart: "always", script: Self.chattyScript)
+        let reader = fixture.group.dir.path + "/reader.pid"
+        let (shell, pid) = try startPipedHost(fixture, consumer: "sh -c 'echo $$ > \(reader); exec sleep 600'")
+        let status = try waitForStatus(fixture) { ($0["droppedLogLines"] as? Int ?? 0) > 0 }
+        #expect((status["droppedLogLines"] as? Int ?? 0) > 0, "the queue never filled: lines were not bounded")
+        _ = try expectResponsive(fixture)
+        #expect(try fixture.group.run(["feature", "start", "rec"]).status == 0)
+        #expect(try fixture.group.run(["probe", "feature", "rec"]).status == 0)
+        // The reader never reads: end it, then the host.
+        let readerPID = Int32(try String(contentsOfFile: reader, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(readerPID > 0)
+        kill(readerPID, SIGKILL)
+        try stop(pid, shell)
+    }
+
+    @Test func aChattyExtensionIsRateLimitedAndCounted() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("spam", restart: "always", script: "exec yes spam")
+        let host = try fixture.startHost()
+        let status = try waitForStatus(fixture) { status in
+            let entry = (status["extensions"] as? [[String: Any]])?.first
+            return (entry?["droppedLines"] as? Int ?? 0) > 0
+        }
+        let entry = (status["extensions"] as? [[String: Any]])?.first
+        #expect((entry?["droppedLines"] as? Int ?? 0) > 0, "excess output is dropped and counted")
+        _ = try expectResponsive(fixture)
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+
+    @Test func watchEndsQuietlyWhenItsReaderGoes() throws {
+        let group = try TestGroup()
+        let tether = tetherExecutable
+        // head takes the first line and exits; watch must notice and exit 0
+        // at once, though the lock never changes again.
+        let script = "'\(tether)' watch host --group '\(group.path)' | head -n 1; echo \"watch=${PIPESTATUS[0]}\""
+        let shell = try TestProcess("/bin/bash", ["-c", script])
+        _ = try shell.expectLine("not running")
+        _ = try shell.expectLine("watch=0", timeout: 10)
+        #expect(try shell.waitForExit() == 0)
+    }
+
+    @Test func extensionProcessGroupEndsWithItsExtension() throws {
+        let fixture = try HostFixture()
+        let script = #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#
+        try fixture.addExtension("parent", script: script)
+        try fixture.addExtension("crasher", restart: "always", script: script)
+        let host = try fixture.startHost()
+        var children: [String: (child: Int32, leader: Int32)] = [:]
+        for _ in 0..<2 {
+            let line = try #require(try host.readLine())
+            let name = String(line.dropFirst().prefix { $0 != "]" })
+            let words = line.split(separator: " ")
+            children[name] = (Int32(words[2]) ?? 0, Int32(words[4]) ?? 0)
+        }
+        let crasher = try #require(children["crasher"])
+        let parent = try #require(children["parent"])
+        #expect(!hasEnded(crasher.child) && !hasEnded(parent.child))
+        // The crasher dies; the host restarts it, and what it left running goes.
+        kill(crasher.leader, SIGKILL)
+        _ = try host.expectLineStarting("[crasher] child")
+        #expect(hasEnded(crasher.child, within: 5), "a restart ends what the old instance left running")
+        #expect(!hasEnded(parent.child))
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(hasEnded(parent.child, within: 5), "stopping the host ends the extension's background child")
+    }
+}
+
+/// True once `pid` has terminated (a zombie counts as ended: orphans here may
+/// wait a while to be reaped). Waits on a pidfd, at most `within` seconds.
+func hasEnded(_ pid: Int32, within seconds: Double = 0) -> Bool {
+    let fd = tether_pidfd_open(pid)
+    guard fd >= 0 else { return errno == ESRCH }
+    defer { close(fd) }
+    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    return poll(&pfd, 1, Int32(seconds * 1000)) > 0
+}
