@@ -6,7 +6,7 @@ import Glibc
 /// extension (pipes) and answer `status` when peers have taken the rest.
 public enum DescriptorLimit {
     /// Descriptors kept free of connections.
-    public static let reserve = 64
+    public static let reserve = 96
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft
     /// limit now in force.
@@ -26,7 +26,7 @@ public enum DescriptorLimit {
     /// into the reserve under the current soft limit.
     public static func connectionCeiling(_ configured: Int) -> Int {
         let soft = raise()
-        return max(1, min(configured, soft - reserve - 32))
+        return max(1, min(configured, soft - reserve))
     }
 
     /// What an extension starts with: the conventional 1024 soft limit

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// Invariant 11, peers: ceilings with clear refusals, and an abusive peer is
+/// disconnected rather than served at the cost of the others.
+@Suite struct HostPeerTests {
+    func hostPID(_ fixture: HostFixture) throws -> Int32 {
+        Int32(try #require(try fixture.status()["pid"] as? Int))
+    }
+
+    func residentKiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    /// Raises this process's soft descriptor limit, so it can play 1,100 clients.
+    func raiseOwnDescriptorLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    @Test func elevenHundredIdleConnectionsUnderATenTwentyFourLimitCannotLockStatusOut() throws {
+        raiseOwnDescriptorLimit()
+        let fixture = try HostFixture()
+        try fixture.addExtension("steady", restart: "always", script: #"echo "pid $$"; exec sleep 1000"#)
+        let tether = tetherExecutable
+        // The hard limit too: the host cannot raise its way out.
+        let host = try TestProcess("/bin/sh", ["-c", "ulimit -n 1024 && exec '\(tether)' host --group '\(fixture.group.path)'"
+                                                + " --extensions-dir '\(fixture.extensions)' --grace 2"])
+        _ = try host.expectLineStarting("tether host ready")
+        let first = try #require(try host.readLine())
+        let extensionPID = try #require(Int32(first.split(separator: " ").last ?? ""))
+
+        var clients: [RawClient] = []
+        for _ in 0..<1_100 { clients.append(try RawClient(path: fixture.group.path + "/host.sock")) }
+        // The extension crashes while descriptors are scarce: it must come back, not be marked failed.
+        kill(extensionPID, SIGKILL)
+        _ = try host.expectLineStarting("[steady] pid")
+
+        let status = try fixture.status()
+        let entry = (status["extensions"] as? [[String: Any]])?.first
+        #expect(entry?["state"] as? String == "running")
+        #expect(entry?["restarts"] as? Int == 1)
+        #expect((status["connections"] as? Int ?? 0) <= 256)
+        #expect((status["evictedConnections"] as? Int ?? 0) >= 1_100 - 256)
+        for client in clients { client.close() }
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+
+    @Test func hundredClientsThatNeverReadCannotGrowTheHostWithoutBound() throws {
+        raiseOwnDescriptorLimit()
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        let pid = host.pid
+        _ = try fixture.status()
+        let idle = residentKiB(pid)
+        // Each push is answered at once with its 100 KB payload (no
+        // notification extension); nobody reads the answers.
+        let payload = String(repeating: "x", count: 100_000)
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"body":""#
+            + payload + "\"}}}\n").utf8)
+        var clients: [RawClient] = []
+        var peak = idle
+        for _ in 0..<100 {
+            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            for _ in 0..<20 { client.send(request) }
+            clients.append(client)
+            peak = max(peak, residentKiB(pid))
+        }
+        let status = try fixture.status()
+        peak = max(peak, residentKiB(pid))
+        #expect((status["evictedConnections"] as? Int ?? 0) > 0, "the reply budget disconnected the worst readers")
+        // 100 clients × 2 MB of answers: without a budget the host grows by 200 MB or more.
+        #expect(peak - idle < 80 * 1024, "peak \(peak) KiB vs idle \(idle) KiB")
+        for client in clients { client.close() }
+        // Memory goes back (malloc_trim a second after the abuse ends).
+        var after = residentKiB(pid)
+        let deadline = Date().addingTimeInterval(10)
+        while after - idle > 40 * 1024, Date() < deadline {
+            _ = try fixture.status()  // a real request per round; bounded by the deadline
+            after = residentKiB(pid)
+        }
+        #expect(after - idle < 40 * 1024, "after \(after) KiB vs idle \(idle) KiB")
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+
+    @Test func garbageWithOneValidRequestInEightIsDisconnected() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        for _ in 0..<4 {
+            for _ in 0..<7 { client.send(Array("not json at all\n".utf8)) }
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a]))
+        }
+        #expect(client.isClosedByPeer(), "a peer sending mostly garbage is disconnected")
+        client.close()
+        // A well-behaved peer with the odd bad frame is not.
+        let polite = try RawClient(path: fixture.group.path + "/host.sock")
+        for _ in 0..<3 {
+            polite.send(Array("oops\n".utf8))
+            for _ in 0..<3 { polite.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a])) }
+        }
+        for _ in 0..<12 { #expect(polite.readLine() != nil) }
+        polite.close()
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+
+    @Test func pushesToAnExtensionThatNeverAnswersLeaveNoPendingCalls() throws {
+        let fixture = try HostFixture()
+        let script = """
+            import json, os, socket
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["TETHER_SOCKET"])
+            f = s.makefile("rw", encoding="utf-8", newline="\\n")
+            f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+                                "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}}) + "\\n")
+            f.flush()
+            print("hello sent", flush=True)
+            for line in f:
+                pass  # never answers a push
+            """
+        try writeFile(fixture.extensions + "/mute.py", script)
+        try fixture.addExtension("mute", role: "notification", restart: "never", script: "exec python3 \"$(dirname \"$0\")/mute.py\"")
+        let host = try fixture.startHost()
+        // Its own line and the host's "attached" line may come in either order.
+        _ = try host.expectLineStarting("extension 'mute' attached")
+        let pushes = try (0..<5).map { index in
+            try fixture.group.start(["push", "--budget", "0.2", "--json", #"{"title":"n\#(index)"}"#])
+        }
+        for push in pushes { #expect(try push.waitForExit(timeout: 20) == 0) }
+        let entry = (try fixture.status()["extensions"] as? [[String: Any]])?.first
+        #expect(entry?["attached"] as? Bool == true)
+        #expect(entry?["pendingCalls"] as? Int == 0, "each push past its budget cancelled its call")
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TetherGroup
+import TetherTestSupport
+
+/// Invariant 2's second half: after locking, the holder checks that the path
+/// still names the inode it locked. The seam swaps the file at exactly the
+/// instant a real race would (between the lock and the check).
+@Suite(.serialized) struct LockReplacementTests {
+    /// Replaces the file at `path` once, by renaming a fresh file over it.
+    func swapOnce(_ path: String) {
+        let swapped = Once()
+        LockFaultInjection.setAfterLocking { locked in
+            guard locked == path, swapped.first() else { return }
+            let fresh = path + ".fresh"
+            let fd = open(fresh, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            close(fd)
+            rename(fresh, path)
+        }
+    }
+
+    @Test func livenessLockRetriesOnTheInodeThePathNamesNow() throws {
+        let dir = try TemporaryDirectory()
+        let path = try GroupDirectory(path: dir.group).preparedLockPath(for: .feature(FeatureName("rec")))
+        swapOnce(path)
+        defer { LockFaultInjection.setAfterLocking(nil) }
+        let lock = try #require(try LivenessLock.tryAcquire(path: path, label: "swap"))
+        // Held on the file the path names: probes of the path see it.
+        #expect(try LockProbe.status(ofLockAt: path).running)
+        lock.release()
+    }
+
+    @Test func exclusiveLockRetriesOnTheInodeThePathNamesNow() throws {
+        let dir = try TemporaryDirectory()
+        let path = try GroupDirectory(path: dir.group).preparedStoreLockPath("defaults")
+        swapOnce(path)
+        defer { LockFaultInjection.setAfterLocking(nil) }
+        let lock = try ExclusiveLock.acquire(path: path, timeoutMilliseconds: 1_000)
+        // Another taker of the path must find it held.
+        #expect(try ExclusiveLock.tryAcquire(path: path) == nil)
+        lock.release()
+        #expect(try ExclusiveLock.tryAcquire(path: path) != nil)
+    }
+
+    @Test func aStoppedHolderMakesAWaiterGiveUpAtItsDeadline() throws {
+        let dir = try TemporaryDirectory()
+        let path = try GroupDirectory(path: dir.group).preparedRefreshLockPath()
+        let holder = try #require(try ExclusiveLock.tryAcquire(path: path))
+        let started = Date()
+        #expect(throws: GroupError.self) { try ExclusiveLock.acquire(path: path, timeoutMilliseconds: 300) }
+        #expect(Date().timeIntervalSince(started) < 5)
+        holder.release()
+        #expect(try ExclusiveLock.acquire(path: path, timeoutMilliseconds: 300).path == path)
+    }
+}
+
+final class Once: Sendable {
+    private let done = Atomic<Bool>(false)
+    /// True the first time only.
+    func first() -> Bool { !done.exchange(true, ordering: .relaxed) }
+}
