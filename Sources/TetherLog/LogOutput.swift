@@ -104,8 +104,12 @@ public final class LogOutput: @unchecked Sendable {
     private func writeDirect(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if n >= 0 { offset += n; continue }
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return Glibc.write(fileDescriptor, base + offset, raw.count - offset)
+            }
+            if n > 0 { offset += n; continue }
+            if n == 0 { return }  // nothing taken: give up on this line rather than spin
             switch errno {
             case EINTR: continue
             case EAGAIN:
@@ -255,10 +259,11 @@ public final class LogOutput: @unchecked Sendable {
         func write(_ bytes: [UInt8]) -> Result<Int, Errno> {
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { raw in
-                    isSocket
-                        ? send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                        : Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let n = bytes.withUnsafeBytes { raw -> Int in
+                    guard let base = raw.baseAddress else { return 0 }
+                    return isSocket
+                        ? send(fd, base + offset, raw.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                        : Glibc.write(fd, base + offset, raw.count - offset)
                 }
                 if n > 0 { offset += n; continue }
                 if n < 0 && errno == EINTR { continue }
