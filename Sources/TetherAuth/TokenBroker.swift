@@ -30,14 +30,33 @@ public final class TokenBroker: Sendable {
 
     private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])
 
+    /// A pair the server issued that the store would not take (disk full,
+    /// I/O error). The server may already have revoked the refresh token it
+    /// replaced, so this pair is the session: it is kept here, with the
+    /// refresh lock still held (no other process can refresh with the old
+    /// token meanwhile), and saved at the next chance.
+    private struct Unsaved {
+        var set: TokenSet
+        /// The refresh token it replaced: saved only while that is still the stored one.
+        var replacing: String?
+        var lock: ExclusiveLock?
+        /// Why the store did not take it.
+        var error: GroupError
+    }
+    private let unsaved = Mutex<[TokenKind: Unsaved]>([:])
+    /// Told (once per failure) when the store cannot be written.
+    private let onWarning: (@Sendable (String) -> Void)?
+
     public init(group: GroupDirectory, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
-                coordination: Coordination = .full, requestTimeout: Double = 10) throws(GroupError) {
+                coordination: Coordination = .full, requestTimeout: Double = 10,
+                onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         store = try CredentialStore(group: group)
         refreshLockPath = try group.preparedRefreshLockPath()
         self.leeway = leeway
         self.backoff = backoff
         self.coordination = coordination
         self.requestTimeout = requestTimeout
+        self.onWarning = onWarning
     }
 
     static func now() -> Double { Date().timeIntervalSince1970 }
@@ -54,6 +73,7 @@ public final class TokenBroker: Sendable {
     }
 
     public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+        if let pending = try pendingSet(kind) { return pending }
         switch try cached(kind) {
         case .valid(let set): return set
         case .due(let kind, let stale): return try await refreshed(kind, stale: stale)
@@ -75,6 +95,58 @@ public final class TokenBroker: Sendable {
             throw .notAuthenticated
         }
         return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
+    }
+
+    // MARK: - Pairs the store did not take
+
+    /// Tries again to save every pair kept in memory; true when none is left.
+    @discardableResult
+    public func saveUnsaved() -> Bool {
+        unsaved.withLock { entries in
+            for (kind, entry) in entries {
+                do {
+                    try store.shared.update { values in
+                        // Only over the pair it replaced: a logout or another
+                        // login since then wins.
+                        if TokenSet(values[kind.rawValue])?.refreshToken == entry.replacing {
+                            values[kind.rawValue] = entry.set.jsonValue
+                        }
+                    }
+                    entry.lock?.release()
+                    entries.removeValue(forKey: kind)
+                } catch {
+                    continue
+                }
+            }
+            return entries.isEmpty
+        }
+    }
+
+    /// The kept pair of `kind` (nil: the user's, else the client's), after
+    /// one more try to save it. While it is valid it is the answer; once it
+    /// is due, no refresh is chained onto a pair the store never took.
+    private func pendingSet(_ kind: TokenKind?) throws(AuthError) -> TokenSet? {
+        guard !unsaved.withLock({ $0.isEmpty }), !saveUnsaved() else { return nil }
+        let entry = unsaved.withLock { entries in kind.flatMap { entries[$0] } ?? entries[.user] ?? entries[.client] }
+        guard let entry else { return nil }
+        guard entry.set.needsRefresh(now: Self.now(), leeway: 0) else { return entry.set }
+        throw .store(entry.error)
+    }
+
+    /// After a failed save of `fresh`: a few quick retries, then keep it in
+    /// memory with the refresh lock (taken from the caller) until it saves.
+    private func keepUnsaved(_ fresh: TokenSet, as kind: TokenKind, replacing: String?,
+                             lock: inout ExclusiveLock?, error: GroupError) async {
+        for delay in [UInt64(50), 200] {
+            // Retry backoff for a failing disk, not synchronization.
+            try? await Task.sleep(nanoseconds: delay * 1_000_000)
+            if (try? store.save(fresh, as: kind)) != nil { return }
+        }
+        let held = lock
+        lock = nil  // released once the pair is saved, not before
+        unsaved.withLock { $0[kind] = Unsaved(set: fresh, replacing: replacing, lock: held, error: error) }
+        onWarning?("the credential store is failing (\(error)); the new tokens are kept in this process "
+                   + "and saved as soon as it can be written")
     }
 
     // MARK: - Single flight
@@ -157,7 +229,13 @@ public final class TokenBroker: Sendable {
                 if fresh.refreshToken == nil { fresh.refreshToken = current.refreshToken }
                 fresh.subject = current.subject
                 if fresh.scope == nil { fresh.scope = current.scope }
-                do { try store.save(fresh, as: kind) } catch { throw .store(error) }
+                do {
+                    try store.save(fresh, as: kind)
+                } catch {
+                    // The server issued this pair and may have revoked the old
+                    // one: never drop it. Keep it (and the lock) until it saves.
+                    await keepUnsaved(fresh, as: kind, replacing: current.refreshToken, lock: &lock, error: error)
+                }
                 return fresh
             case .failure(.invalidGrant):
                 // Re-read first: a process outside our lock (or a host) may have rotated it.

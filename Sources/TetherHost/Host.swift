@@ -162,7 +162,10 @@ public final class Host: @unchecked Sendable {
     private func token(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
         let kind = params?["kind"]?.stringValue.flatMap(TokenKind.init(rawValue:))
         if broker == nil {
-            do { broker = try TokenBroker(group: configuration.group) } catch {
+            let logger = self.logger
+            do {
+                broker = try TokenBroker(group: configuration.group, onWarning: { logger.warning("\($0)") })
+            } catch {
                 return respond(.failure(.internalError(error.description)))
             }
         }

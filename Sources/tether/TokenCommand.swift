@@ -65,12 +65,17 @@ struct Token: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let broker = try TokenBroker(group: try group.open(), leeway: leeway)
+            let broker = try TokenBroker(group: try group.open(), leeway: leeway,
+                                         onWarning: { printError("warning: \($0)") })
             let kind = kind
             let token = try runAsync { () async throws -> String in
                 do throws(AuthError) { return try await broker.accessToken(kind) } catch { throw CLIError(error) }
             }
             output(token)
+            if !broker.saveUnsaved() {
+                printError("warning: the new tokens could not be saved and end with this process; "
+                           + "the next refresh may be refused and need a new login")
+            }
         }
     }
 

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// A rotated pair the store cannot take is never dropped: the server may have
+/// revoked the old refresh token already, so the new pair is the session.
+@Suite struct TokenSaveFailureTests {
+    func stored(_ group: TestGroup) throws -> [String: Any] {
+        let data = try #require(FileManager.default.contents(atPath: group.path + "/credentials.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func storedRefreshToken(_ group: TestGroup) throws -> String? {
+        (try stored(group)["user"] as? [String: Any])?["refreshToken"] as? String
+    }
+
+    func tokenGet(_ client: RawClient, id: Int) throws -> String {
+        client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"token.get"}"#.utf8) + [0x0a])
+        let line = try #require(client.readLine(timeout: 30_000))
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let result = try #require(answer["result"] as? [String: Any], "\(line)")
+        return try #require(result["accessToken"] as? String)
+    }
+
+    @Test func aRotatedPairTheStoreCannotTakeIsKeptServedAndSavedLater() throws {
+        let fixture = try HostFixture()
+        let group = fixture.group
+        // No grace: a reused refresh token ends the session, as strict servers do.
+        let server = try DemoServer(in: group.dir)
+        try server.loginExpired(group)
+        let original = try #require(try storedRefreshToken(group))
+        let host = try fixture.startHost()
+
+        // The disk "fails": every temp name the host's writer may use is taken.
+        let planted = (0..<16).map { "\(group.path)/.credentials.json.\(host.pid).\($0).tmp" }
+        for path in planted { #expect(mkdir(path, 0o700) == 0) }
+        let client = try RawClient(path: group.path + "/host.sock")
+        let token = try tokenGet(client, id: 1)
+        #expect(try server.counters()["refreshes"] == 1)
+        #expect(try storedRefreshToken(group) == original, "the store did not take the new pair")
+        try host.waitForError(containing: "the credential store is failing")
+
+        // Asked again: the kept pair, and no second refresh with the old token.
+        #expect(try tokenGet(client, id: 2) == token)
+        #expect(try server.counters()["refreshes"] == 1)
+
+        // The disk recovers: the next request saves the kept pair.
+        for path in planted { rmdir(path) }
+        #expect(try tokenGet(client, id: 3) == token)
+        let saved = try #require(try storedRefreshToken(group))
+        #expect(saved != original)
+        client.close()
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+
+        // A later process refreshes with what was saved: no reuse, no logout.
+        var credentials = try stored(group)
+        var user = try #require(credentials["user"] as? [String: Any])
+        user["expiresAt"] = Date().timeIntervalSince1970 - 100
+        credentials["user"] = user
+        let replacement = group.path + "/credentials.json.test"
+        try writeFile(replacement, String(decoding: try JSONSerialization.data(withJSONObject: credentials), as: UTF8.self),
+                      mode: 0o600)
+        #expect(rename(replacement, group.path + "/credentials.json") == 0)
+        let printed = try group.run(["token", "print"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == 2)
+        #expect(counters["reuseDetected"] == 0)
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+    }
+}
