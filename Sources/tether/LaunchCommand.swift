@@ -14,6 +14,8 @@ struct LaunchExtension: ParsableCommand {
         shouldDisplay: false)
 
     @Option(help: "The host's pid.") var parent: Int32
+    @Option(help: "Milliseconds the extension's group gets after SIGTERM if the host dies.")
+    var graceMilliseconds: Int32 = 3_000
     @Argument(parsing: .postTerminator) var command: [String] = []
 
     func validate() throws {
@@ -34,6 +36,10 @@ struct LaunchExtension: ParsableCommand {
         signal(SIGPIPE, SIG_DFL)
         // The host raised its own descriptor limit; the extension gets the usual one.
         DescriptorLimit.resetForChild()
+        // PDEATHSIG reaches this process only; a reaper in its group ends the
+        // rest (background children) if the host dies. Without pidfds
+        // (Linux < 5.3) the host still ends the group when it can.
+        _ = tether_start_group_reaper(parent, graceMilliseconds)
         // An executable just written can be briefly "busy" (ETXTBSY): a
         // process that forked while the writer's descriptor was open holds a
         // copy until it execs. That passes in microseconds: a bounded retry

@@ -112,6 +112,23 @@ import TetherTestSupport
         #expect(try shell.waitForExit() == 0)
     }
 
+    /// kill -9 of the host: PDEATHSIG ends the extension's main process, and
+    /// the group reaper ends what it started.
+    @Test func losingTheHostEndsTheExtensionsBackgroundChildren() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("parent", script: #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#)
+        let host = try fixture.startHost()
+        let line = try #require(try host.expectLineStarting("[parent] child").last)
+        let words = line.split(separator: " ")
+        let child = try #require(Int32(words[2]))
+        let leader = try #require(Int32(words[4]))
+        #expect(!hasEnded(child))
+        host.signal(SIGKILL)
+        #expect(hasEnded(leader, within: 10))
+        // The fixture's grace is 2 s: SIGTERM at once, SIGKILL after it.
+        #expect(hasEnded(child, within: 10), "a background child outlived its host")
+    }
+
     @Test func extensionProcessGroupEndsWithItsExtension() throws {
         let fixture = try HostFixture()
         let script = #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#

@@ -15,6 +15,13 @@ int tether_pidfd_open(int pid);
 int tether_pin_to_cpu(int pid, int cpu);
 int tether_current_cpu(void);
 
+/// For an extension about to exec, in a process group of its own: starts a
+/// small orphaned process in that group which waits on pidfds of the host
+/// and of this process. If the host dies first (even by SIGKILL), it sends
+/// SIGTERM to the whole group and SIGKILL after `grace_ms`, so nothing the
+/// extension started outlives the host. 0, or -1 (no pidfds: Linux < 5.3).
+int tether_start_group_reaper(int host_pid, int grace_ms);
+
 /// malloc_trim(0) where glibc has it: hand freed heap memory back to the
 /// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.
 int tether_release_free_memory(void);
