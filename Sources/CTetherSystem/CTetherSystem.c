@@ -41,9 +41,11 @@ static void run_reaper(int host, int extension, int grace_ms) {
         int ready = poll(fds, 2, -1);
         if (ready < 0 && errno == EINTR) continue;
         if (ready < 0) _exit(1);
+        /* The host first: its death also ends the extension (PDEATHSIG), so
+           both may be ready at once, and then the group is ours to end. */
+        if (fds[0].revents) break;
         /* The extension ended while its host lives: the host ends the group. */
         if (fds[1].revents) _exit(0);
-        if (fds[0].revents) break;
     }
     /* The host is gone: SIGTERM to the whole group, SIGKILL after the grace
        (that one ends the reaper too). */

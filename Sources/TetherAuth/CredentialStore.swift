@@ -22,6 +22,12 @@ public struct CredentialStore: Sendable {
         Snapshot(values: try shared.values())
     }
 
+    /// Every stored secret, read without a lock or any side effect: for the
+    /// log handler's redactor, which runs inside logging calls.
+    public func secretsWithoutLocking() -> [String] {
+        Snapshot(values: shared.valuesWithoutLocking()).secrets
+    }
+
     /// Replaces token set `kind` (nil removes it) in one atomic upsert.
     public func save(_ set: TokenSet?, as kind: TokenKind) throws(GroupError) {
         try shared.update { $0[kind.rawValue] = set?.jsonValue }

@@ -25,7 +25,10 @@ public struct SharedContainer: Sendable {
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         do {
             _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
-            try AtomicFile.write(bytes, to: "\(directory)/\(name)")
+            let path = "\(directory)/\(name)"
+            // No lock here: only temp files of writers that are gone are theirs to remove.
+            AtomicFile.removeTemporaryFiles(of: path, onlyDeadWriters: true)
+            try AtomicFile.write(bytes, to: path)
         } catch {
             throw .environment(error.description)
         }

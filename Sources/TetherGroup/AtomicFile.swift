@@ -49,22 +49,35 @@ public enum AtomicFile {
         }
     }
 
-    /// Removes every temp file `write` makes for `path` (`.NAME.PID.N.tmp`
-    /// beside it). Only for callers that write `path` under a lock they
-    /// hold now: then every such file is a dead writer's leftover.
-    public static func removeTemporaryFiles(of path: String) {
+    /// Removes the temp files `write` leaves for `path` when its writer dies
+    /// (`.NAME.PID.N.tmp` beside it). With `onlyDeadWriters` false, every
+    /// such file goes: only for callers that write `path` under a lock they
+    /// hold now, so that any temp file is a dead writer's. Without such a
+    /// lock, only files whose pid is gone are removed.
+    public static func removeTemporaryFiles(of path: String, onlyDeadWriters: Bool = false) {
         let (directory, name) = split(path)
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
-        let prefix = ".\(name)."
         var leftovers: [String] = []
         while let entry = readdir(stream) {
             let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if entryName.hasPrefix(prefix), entryName.hasSuffix(".tmp") { leftovers.append(entryName) }
+            guard let pid = writerPID(ofTemporary: entryName, for: name) else { continue }
+            if onlyDeadWriters, pid == getpid() || Syscall.processExists(pid) { continue }
+            leftovers.append(entryName)
         }
         for leftover in leftovers { unlink("\(directory)/\(leftover)") }
+    }
+
+    /// The writer's pid if `entry` is exactly `.NAME.PID.N.tmp`.
+    static func writerPID(ofTemporary entry: String, for name: String) -> Int32? {
+        let prefix = ".\(name)."
+        guard entry.hasPrefix(prefix), entry.hasSuffix(".tmp") else { return nil }
+        let middle = entry.dropFirst(prefix.count).dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+        guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let pid = Int32(middle[0]), Int(middle[1]) != nil else { return nil }
+        return pid
     }
 
     private static func split(_ path: String) -> (directory: String, name: String) {

@@ -32,7 +32,8 @@ public final class ExclusiveLock: @unchecked Sendable {
     public static func acquire(path: String,
                                timeoutMilliseconds: Int = ExclusiveLock.defaultTimeoutMilliseconds) throws(GroupError) -> ExclusiveLock {
         let started = MonotonicClock.nanoseconds()
-        let deadline = started + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+        // At most a day: no overflow, and no wait that long is meant.
+        let deadline = started + UInt64(min(max(0, timeoutMilliseconds), 86_400_000)) * 1_000_000
         // A lock file is never unlinked, but it may be replaced by hand; the
         // loop ends when the locked inode is the one the path names.
         for _ in 0..<64 {
@@ -87,11 +88,13 @@ public final class ExclusiveLock: @unchecked Sendable {
     /// drops its locks) it looks again at 1 ms doubling to 128 ms.
     private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Bool {
         if try OFDLock.tryLockExclusive(fd) { return true }
+        // Without an inotify instance (the per-user limit, 128 by default, is
+        // easy to reach in a storm of waiters), the same schedule runs on
+        // timeouts alone, capped at 128 ms: slower to notice, still bounded.
         let notify = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
-        guard notify >= 0 else { throw Errno(rawValue: errno) }
-        defer { Glibc.close(notify) }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
-        guard inotify_add_watch(notify, path, mask) >= 0 else { throw Errno(rawValue: errno) }
+        defer { if notify >= 0 { Glibc.close(notify) } }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF) | UInt32(IN_DONT_FOLLOW)
+        let watching = notify >= 0 && inotify_add_watch(notify, path, mask) >= 0
         let rechecks: [Int32] = [1, 2, 4, 8, 16, 32, 64, 128]
         var step = rechecks.count
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -102,7 +105,8 @@ public final class ExclusiveLock: @unchecked Sendable {
             guard now < deadline else { return false }
             var timeout = Int32(clamping: (deadline - now) / 1_000_000 + 1)
             if step < rechecks.count { timeout = min(timeout, rechecks[step]) }
-            var pfd = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            if !watching { timeout = min(timeout, rechecks[min(step, rechecks.count - 1)]) }
+            var pfd = pollfd(fd: watching ? notify : -1, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, timeout)
             if ready > 0 {
                 while read(notify, &buffer, buffer.count) > 0 {}

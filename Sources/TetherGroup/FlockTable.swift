@@ -2,25 +2,18 @@
 import Glibc
 
 /// The kernel's lock table, `/proc/locks`. Read only when a flock(2) lock
-/// must be attributed: to name a foreign holder's pid, and to tell a foreign
-/// exclusive holder from a probe's momentary shared lock.
+/// must be attributed: to name a foreign exclusive holder's pid.
 enum FlockTable {
     /// The pid of a process holding an exclusive flock(2) lock on the file
     /// `(device, inode)`, or nil if there is none (or the table is unreadable).
     static func exclusiveHolder(device: dev_t, inode: ino_t) -> Int32? {
-        holder(device: device, inode: inode, kind: "FLOCK")
-    }
-
-    /// The pid of a process holding a write lock of `kind` (`FLOCK`,
-    /// `POSIX`; OFD locks are listed with pid -1) on the file.
-    static func holder(device: dev_t, inode: ino_t, kind: String) -> Int32? {
         guard let table = readTable() else { return nil }
         // Lines look like "3: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF";
         // waiters are marked "3: -> FLOCK ..." and are skipped.
         let wanted = "\(hex(major(device))):\(hex(minor(device))):\(inode)"
         for line in table.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[1] == kind[...], fields[3] == "WRITE",
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[3] == "WRITE",
                   fields[5] == wanted[...] else { continue }
             return Int32(fields[4])
         }

@@ -9,9 +9,9 @@ import Glibc
 /// a flock(2) lock (see `LivenessLock`). The probe first *queries* the OFD lock
 /// (F_OFD_GETLK takes nothing). Only if no OFD lock is held does it try a
 /// shared flock, to see holders that only use flock: util-linux flock(1),
-/// Darwin's O_EXLOCK on a shared volume, older tools. A Tether holder that
-/// meets that brief shared lock has already won the OFD lock and waits it
-/// out, so a storm of probes can never make an acquisition fail.
+/// Darwin's O_EXLOCK on a shared volume, older tools. A Tether holder takes
+/// a shared flock too, so that brief shared lock never conflicts with it: a
+/// storm of probes can never make an acquisition fail.
 ///
 /// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
 /// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.

@@ -77,6 +77,18 @@ public final class SharedStore: Sendable {
         return try loadHoldingLock()
     }
 
+    /// The values as far as they can be read right now, for observers that
+    /// must never wait or change anything (the log redactor): no lock is
+    /// taken, an unreadable file is not moved aside, any failure reads empty.
+    public func valuesWithoutLocking() -> [String: JSONValue] {
+        guard let info = try? Syscall.lstat(path) else { return [:] }
+        if let cached = cache.withLock({ $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }) {
+            return cached
+        }
+        guard case .values(let values)? = try? load() else { return [:] }
+        return values
+    }
+
     public func value(forKey key: String) throws(GroupError) -> JSONValue? {
         try values()[key]
     }
@@ -103,6 +115,11 @@ public final class SharedStore: Sendable {
         let before = try loadHoldingLock()
         var after = before
         let result = try change(&after)
+        // Every value written can be read back: the file allows one level
+        // more than a value, for the object that wraps them.
+        for (key, value) in after where before[key] != value && !value.isNested(atMost: JSONCodec.maximumDepth) {
+            throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
+        }
         if after != before {
             try AtomicFile.write(JSONCodec.serialize(.object(after)) + [0x0a], to: path, mode: 0o600)
         }
@@ -114,9 +131,6 @@ public final class SharedStore: Sendable {
     /// every value stored can be read back.
     public func set(_ value: JSONValue, forKey key: String) throws(GroupError) {
         try Self.validate(key: key)
-        guard value.isNested(atMost: JSONCodec.maximumDepth) else {
-            throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
-        }
         try update { $0[key] = value }
     }
 

@@ -22,11 +22,15 @@ public enum DescriptorLimit {
         return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }
 
-    /// Connections allowed: the configured number, less whatever would eat
-    /// into the reserve under the current soft limit.
-    public static func connectionCeiling(_ configured: Int) -> Int {
-        let soft = raise()
-        return max(1, min(configured, soft - reserve))
+    /// Descriptors an extension costs the host besides its connection:
+    /// stdout and stderr pipes, its instance lock, a lock watcher.
+    public static let perExtension = 4
+
+    /// Connections allowed: the configured number, less what would eat into
+    /// the reserve once every feature and extension has its descriptors,
+    /// under `softLimit` (what `raise()` returned).
+    public static func connectionCeiling(_ configured: Int, softLimit: Int, features: Int, extensions: Int) -> Int {
+        max(1, min(configured, softLimit - reserve - features - perExtension * extensions))
     }
 
     /// What an extension starts with: the conventional 1024 soft limit

@@ -22,6 +22,7 @@ final class ExtensionSupervisor {
     private let lockPath: String
     private let environment: [String]
     private let launcher: [String]
+    private let graceMilliseconds: UInt64
     private let logger: Logger
     private(set) var state: State = .stopped
     private(set) var restarts = 0
@@ -47,8 +48,9 @@ final class ExtensionSupervisor {
     private var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         launcher: [String], logger: Logger) {
+         launcher: [String], graceMilliseconds: UInt64, logger: Logger) {
         self.manifest = manifest
+        self.graceMilliseconds = graceMilliseconds
         self.loop = loop
         self.lockPath = lockPath
         self.environment = environment
@@ -154,12 +156,15 @@ final class ExtensionSupervisor {
                 for line in splitter.append(bytes, admit: { self.throttle.admit(byteCount: $0) }) {
                     logger.log(level: level, "\(line)", metadata: metadata)
                 }
-                if splitter.dropped > 0 {
+                // Any refused line means the bucket ran dry for this
+                // extension's lines: stop reading until it refills.
+                let refused = splitter.dropped > 0
+                if refused {
                     droppedLines += splitter.dropped
                     droppedSinceReport += splitter.dropped
                     splitter.dropped = 0
                 }
-                if throttle.isEmpty { pause(stream) }
+                if refused || throttle.isEmpty { pause(stream) }
             case .end, .failed:
                 if let rest = splitter.flush() { logger.log(level: level, "\(rest)", metadata: metadata) }
                 pausedStreams.removeAll { $0 === stream }
@@ -176,7 +181,7 @@ final class ExtensionSupervisor {
         let timer = resumeTimer ?? LoopTimer(loop: loop)
         resumeTimer = timer
         guard !timer.isActive else { return }
-        timer.start(afterMilliseconds: throttle.millisecondsUntilRefilled) { [unowned self] in self.resume() }
+        timer.start(afterMilliseconds: OutputThrottle.pauseMilliseconds) { [unowned self] in self.resume() }
     }
 
     private func resume() {
@@ -201,8 +206,9 @@ final class ExtensionSupervisor {
         process?.close()
         process = nil
         // Whatever the extension left running in its group goes with it:
-        // a restart starts from nothing, and a stop leaves nothing behind.
-        endGroup(SIGKILL)
+        // SIGTERM now, SIGKILL after the grace. A restart starts from
+        // nothing, and a stop leaves nothing behind.
+        endLeftovers()
         releaseInstance()
         if let stopping {
             state = .stopped
@@ -243,7 +249,20 @@ final class ExtensionSupervisor {
     private func endGroup(_ signal: Int32) {
         guard group > 0 else { return }
         _ = kill(-group, signal)
-        if signal == SIGKILL { group = 0 }
+    }
+
+    /// The main process is gone; its group may not be. The group's id stays
+    /// reserved while any member lives, so the delayed SIGKILL reaches only
+    /// the leftovers (or nobody: ESRCH).
+    private func endLeftovers() {
+        let leftovers = group
+        group = 0
+        guard leftovers > 0, kill(-leftovers, SIGTERM) == 0 else { return }
+        let timer = LoopTimer(loop: loop)
+        timer.start(afterMilliseconds: graceMilliseconds) {
+            _ = kill(-leftovers, SIGKILL)
+            timer.close()
+        }
     }
 
     private func fail(_ reason: String) {
@@ -261,19 +280,20 @@ final class ExtensionSupervisor {
     func stop(graceMilliseconds: UInt64, completion: @escaping () -> Void) {
         restartTimer?.close()
         restartTimer = nil
-        resumeTimer?.close()
-        resumeTimer = nil
         externalWatcher?.close()
         externalWatcher = nil
+        // Paused output would keep a dying extension blocked on its pipe, and
+        // a paused pipe must still be read to its end.
+        resumeTimer?.close()
+        resumeTimer = nil
+        resume()
         guard let process, process.exitStatus == nil else {
             state = state == .failed ? .failed : .stopped
             return completion()
         }
         stopping = completion
-        endGroup(SIGTERM)
-        try? process.signal(SIGTERM)
-        // Paused output would keep a dying extension blocked on its pipe.
-        resume()
+        // The group holds the main process too; without a group, just it.
+        if group > 0 { endGroup(SIGTERM) } else { try? process.signal(SIGTERM) }
         let timer = LoopTimer(loop: loop)
         killTimer = timer
         timer.start(afterMilliseconds: graceMilliseconds) { [weak self, weak process] in
@@ -283,12 +303,13 @@ final class ExtensionSupervisor {
     }
 }
 
-/// 100 ms doubling to 30 s, without end: for waits on the environment.
+/// RestartBackoff's schedule (100 ms doubling to 30 s) without the crash-loop
+/// limit: for waits on the environment, which are not the extension's fault.
 struct RetryDelay {
-    private var next_: UInt64 = RestartBackoff.firstDelay
+    private var upcoming = RestartBackoff.firstDelay
 
     mutating func next() -> UInt64 {
-        defer { next_ = min(RestartBackoff.maximumDelay, next_ * 2) }
-        return next_
+        defer { upcoming = min(RestartBackoff.maximumDelay, upcoming * 2) }
+        return upcoming
     }
 }

@@ -77,11 +77,13 @@ public final class Host: @unchecked Sendable {
         // Holding the host lock, any socket file left here is a dead host's.
         unlink(socketPath)
         effectiveLimits = configuration.limits
-        effectiveLimits.maximumConnections = DescriptorLimit.connectionCeiling(configuration.limits.maximumConnections)
+        effectiveLimits.maximumConnections = DescriptorLimit.connectionCeiling(
+            configuration.limits.maximumConnections, softLimit: DescriptorLimit.raise(),
+            features: configuration.maximumFeatures, extensions: configuration.manifests.count)
         // Secrets the host could ever print (an extension echoing its token)
         // are redacted from its log, whatever the extension does.
         if let store = try? CredentialStore(group: group) {
-            Redactor.shared.setProvider { (try? store.snapshot().secrets) ?? [] }
+            Redactor.shared.setProvider { store.secretsWithoutLocking() }
         }
         do {
             server = try RPCServer(loop: loop, path: socketPath, limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
@@ -110,7 +112,7 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                launcher: configuration.launcher, logger: logger)
+                launcher: configuration.launcher, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
             supervisors.append(supervisor)
             supervisor.start()
         }

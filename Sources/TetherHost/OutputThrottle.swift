@@ -35,6 +35,6 @@ struct OutputThrottle {
 
     var isEmpty: Bool { lines < 1 || bytes < 1 }
 
-    /// Milliseconds until one line (of average size) fits again.
-    var millisecondsUntilRefilled: UInt64 { 100 }
+    /// How long reading pauses once the bucket runs dry.
+    static let pauseMilliseconds: UInt64 = 100
 }

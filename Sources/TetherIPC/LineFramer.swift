@@ -9,6 +9,9 @@ public struct LineFramer: Sendable {
 
     public struct FrameTooLarge: Error, Equatable {}
 
+    /// Bytes of a frame received but not yet complete.
+    public var bufferedCount: Int { buffer.count }
+
     public init(maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
         self.maximumFrameSize = maximumFrameSize
     }

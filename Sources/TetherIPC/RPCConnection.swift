@@ -31,11 +31,19 @@ public final class RPCConnection: @unchecked Sendable {
     static let maximumBadFrames = 8
     public static let maximumWriteQueue = 4 << 20
 
-    /// Loop time (ms) of the last frame received: the least recently active
-    /// peer is the first to go when the server is full.
+    /// Monotonic time (ns: no ties) of the last bytes received: the least
+    /// recently active peer is the first to go when the server is full.
     public private(set) var lastActivity: UInt64 = 0
     /// Exempt from eviction: an extension that said hello.
     public var isPinned = false
+    /// Requests from the peer not answered yet (a push waiting on its
+    /// extensions, a token waiting on a refresh): such a peer is busy, not idle.
+    public private(set) var unansweredRequests = 0
+    /// The most bytes ever queued for this peer: a big one's end is worth
+    /// giving memory back for.
+    public private(set) var peakQueuedBytes = 0
+    /// Bytes of an incomplete frame held for this peer.
+    public var bufferedBytes: Int { framer.bufferedCount }
     /// Told after each send, with the bytes now queued: the server's budget.
     var onQueued: ((RPCConnection) -> Void)?
 
@@ -50,7 +58,7 @@ public final class RPCConnection: @unchecked Sendable {
     public func start(handler: @escaping Handler, onClose: ((RPCConnection) -> Void)? = nil) {
         self.handler = handler
         self.onClose = onClose
-        lastActivity = stream.loop.now
+        lastActivity = MonotonicClock.nanoseconds()
         do {
             try stream.startReading { [weak self] event in self?.received(event) }
         } catch {
@@ -91,7 +99,9 @@ public final class RPCConnection: @unchecked Sendable {
     public func send(_ message: RPCMessage) {
         guard !isClosed else { return }
         stream.write(message.encoded())
-        if stream.writeQueueSize > Self.maximumWriteQueue { return close() }
+        let queued = stream.writeQueueSize
+        peakQueuedBytes = max(peakQueuedBytes, queued)
+        if queued > Self.maximumWriteQueue { return close() }
         onQueued?(self)
     }
 
@@ -112,7 +122,7 @@ public final class RPCConnection: @unchecked Sendable {
     private func received(_ event: PipeStream.ReadEvent) {
         switch event {
         case .data(let bytes):
-            lastActivity = loop.now
+            lastActivity = MonotonicClock.nanoseconds()
             let frames: [[UInt8]]
             do {
                 frames = try framer.append(bytes)
@@ -123,6 +133,8 @@ public final class RPCConnection: @unchecked Sendable {
                 return
             }
             for frame in frames where !isClosed { dispatch(frame) }
+            // A large partial frame counts against the server's budget too.
+            if !isClosed, framer.bufferedCount >= 64 << 10 { onQueued?(self) }
         case .end, .failed:
             close()
         }
@@ -142,9 +154,11 @@ public final class RPCConnection: @unchecked Sendable {
         switch message {
         case .request(let id, let method, let params):
             var answered = false
+            unansweredRequests += 1
             handler?(self, method, params) { [weak self] result in
                 guard !answered else { return }
                 answered = true
+                self?.unansweredRequests -= 1
                 self?.send(.response(id: id, result: result))
             }
         case .notification(let method, let params):

@@ -10,12 +10,16 @@ import Glibc
 ///
 /// Ceilings, so no peer is served at the cost of the others:
 /// - at most `limits.maximumConnections` connections. When full, the least
-///   recently active connection that is not pinned (an extension) makes
-///   room for the newcomer: idle connections cannot lock everyone out, and
-///   the newest request (`tether status`) is always answered;
-/// - at most `limits.replyBudget` bytes of replies queued across every
-///   connection; past it, the peers with the most unread replies are
+///   recently active idle connection (not an extension's, no request in
+///   flight) makes room for the newcomer: idle connections cannot lock
+///   everyone out, and the newest request (`tether status`) is answered;
+/// - at most `limits.replyBudget` bytes of replies and partial frames held
+///   across every connection; past it, the peers holding the most are
 ///   disconnected first. Memory freed that way is handed back to the system.
+///
+/// The ceiling is set below the descriptor limit (see the host's
+/// `DescriptorLimit`), because at EMFILE libuv accepts and closes waiting
+/// connections itself, without telling us.
 public final class RPCServer: @unchecked Sendable {
     public struct Limits: Sendable {
         public var maximumConnections: Int
@@ -67,8 +71,8 @@ public final class RPCServer: @unchecked Sendable {
                 case .success(let stream):
                     self.accept(stream)
                 case .failure(let error) where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem:
-                    // Out of descriptors: free one from the least active peer;
-                    // the waiting connection is accepted on the next turn.
+                    // Rare (libuv drops connections at EMFILE itself): free a
+                    // descriptor for the next one.
                     _ = self.evictLeastActive(reason: "the host is out of file descriptors")
                 case .failure:
                     break
@@ -89,7 +93,7 @@ public final class RPCServer: @unchecked Sendable {
         }
         if connections.count >= limits.maximumConnections,
            !evictLeastActive(reason: "the host is at its limit of \(limits.maximumConnections) connections") {
-            // Every connection is an extension's: the newcomer is refused.
+            // Every connection is an extension's or busy: the newcomer is refused.
             refusedPeers += 1
             let refusal = RPCMessage.response(id: .null, result: .failure(.refused(
                 "the host is at its limit of \(limits.maximumConnections) connections")))
@@ -100,40 +104,40 @@ public final class RPCServer: @unchecked Sendable {
         connections[ObjectIdentifier(connection)] = connection
         connection.onQueued = { [unowned self] connection in self.checkBudget(after: connection) }
         connection.start(handler: handler) { [weak self] connection in
-            self?.connections.removeValue(forKey: ObjectIdentifier(connection))
-            self?.onDisconnect?(connection)
+            guard let self else { return }
+            self.connections.removeValue(forKey: ObjectIdentifier(connection))
+            if connection.peakQueuedBytes >= Self.budgetCheckThreshold { self.scheduleTrim() }
+            self.onDisconnect?(connection)
         }
     }
 
     /// Closes the least recently active connection that is not pinned,
     /// telling it why; false if every connection is pinned.
     private func evictLeastActive(reason: String) -> Bool {
-        guard let victim = connections.values.filter({ !$0.isPinned }).min(by: { $0.lastActivity < $1.lastActivity })
-        else { return false }
+        let idle = connections.values.filter { !$0.isPinned && $0.unansweredRequests == 0 }
+        guard let victim = idle.min(by: { $0.lastActivity < $1.lastActivity }) else { return false }
         evict(victim, reason: reason + "; closing the least recently active connection")
         return true
     }
 
     private func evict(_ connection: RPCConnection, reason: String) {
         evictedPeers += 1
-        let hadQueued = connection.queuedBytes
         connection.notify("host.disconnecting", ["reason": .string(reason)])
         connection.close()
-        if hadQueued >= Self.budgetCheckThreshold { scheduleTrim() }
     }
 
     /// Past the reply budget, the peers holding the most unread replies go first.
     private func checkBudget(after connection: RPCConnection) {
-        guard connection.queuedBytes >= Self.budgetCheckThreshold else { return }
-        var total = connections.values.reduce(0) { $0 + $1.queuedBytes }
+        func held(_ connection: RPCConnection) -> Int { connection.queuedBytes + connection.bufferedBytes }
+        guard held(connection) >= Self.budgetCheckThreshold else { return }
+        var total = connections.values.reduce(0) { $0 + held($1) }
         guard total > limits.replyBudget else { return }
-        for candidate in connections.values.sorted(by: { $0.queuedBytes > $1.queuedBytes }) {
+        for candidate in connections.values.sorted(by: { held($0) > held($1) }) {
             guard total > limits.replyBudget else { break }
-            total -= candidate.queuedBytes
+            total -= held(candidate)
             evictedPeers += 1
             candidate.close()
         }
-        scheduleTrim()
     }
 
     /// glibc keeps freed memory for reuse; after a burst of abuse, give it

@@ -14,14 +14,21 @@ import Glibc
 /// - Attached to a loop (the host, `watch`): lines go into a bounded queue
 ///   that the loop writes without blocking, when the descriptor is writable.
 ///   Beyond `limitBytes` lines are dropped and counted, and one "N lines
-///   dropped" line follows once the reader catches up. A reader that goes
+///   dropped" record follows once the reader catches up. A reader that goes
 ///   away closes the output; the process goes on (or ends, if it asked to).
 ///
 /// Pipes and terminals are reopened through `/proc/self/fd` to get a file
 /// description of our own: making a shared description non-blocking would
 /// surprise the shell or the other processes writing to it. A socket (the
 /// systemd journal) is written with `MSG_DONTWAIT`. Regular files and
-/// devices never stall, so they are written directly in every mode.
+/// devices never stall, so they are written directly in every mode. When
+/// stderr is the same file as stdout (`2>&1`, the journal), it goes through
+/// stdout's queue, so records never tear each other. Writes end at line
+/// boundaries and are at most `PIPE_BUF` long where lines allow, so a pipe
+/// takes each whole or not at all.
+///
+/// The process must ignore SIGPIPE (a closed pipe is then EPIPE); Tether's
+/// executables do.
 public final class LogOutput: @unchecked Sendable {
     public static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
     public static let standardError = LogOutput(fileDescriptor: STDERR_FILENO)
@@ -37,16 +44,20 @@ public final class LogOutput: @unchecked Sendable {
         case direct
         /// Non-blocking writes, driven by the loop.
         case attached(Writer)
+        /// The same file as another output: its queue keeps the order.
+        case shared(LogOutput)
         case closed
     }
 
     private struct State {
         var target: Target = .direct
         var queue: [UInt8] = []
-        var flushScheduled = false
-        var dropped = 0
+        /// A flush is scheduled, or the writer waits for room: either way
+        /// new lines need no wake-up of their own.
+        var flushPending = false
         var droppedSinceNotice = 0
         var onClosed: (@Sendable () -> Void)?
+        var renderNotice: @Sendable (String) -> String = { $0 }
     }
 
     private let state = Mutex(State())
@@ -72,7 +83,7 @@ public final class LogOutput: @unchecked Sendable {
     }
 
     public func write(bytes: [UInt8]) {
-        enum Next { case none, direct, schedule(Writer) }
+        enum Next { case none, direct, forward(LogOutput), schedule(Writer) }
         let next: Next = state.withLock { state in
             switch state.target {
             case .closed:
@@ -80,22 +91,24 @@ public final class LogOutput: @unchecked Sendable {
                 return .none
             case .direct:
                 return .direct
+            case .shared(let other):
+                return .forward(other)
             case .attached(let writer):
                 guard state.queue.count + bytes.count <= limitBytes else {
-                    state.dropped += 1
                     state.droppedSinceNotice += 1
                     droppedTotal.add(1, ordering: .relaxed)
                     return .none
                 }
                 state.queue += bytes
-                guard !state.flushScheduled else { return .none }
-                state.flushScheduled = true
+                guard !state.flushPending else { return .none }
+                state.flushPending = true
                 return .schedule(writer)
             }
         }
         switch next {
         case .none: return
         case .direct: writeDirect(bytes)
+        case .forward(let other): other.write(bytes: bytes)
         case .schedule(let writer): writer.loop.execute { self.flush() }
         }
     }
@@ -124,8 +137,18 @@ public final class LogOutput: @unchecked Sendable {
 
     /// Switches to non-blocking, loop-driven writes. Call on `loop`'s
     /// thread. `onClosed` runs on the loop once the reader goes away.
-    /// Outputs that never stall (files, devices) stay direct.
-    public func attach(to loop: EventLoop, onClosed: (@Sendable () -> Void)? = nil) {
+    /// `sharing`: an output already attached that may be the same file
+    /// (stdout, when attaching stderr). `renderNotice` formats the "lines
+    /// dropped" record like the others (JSON lines stay JSON).
+    public func attach(to loop: EventLoop, sharing other: LogOutput? = nil,
+                       renderNotice: (@Sendable (String) -> String)? = nil,
+                       onClosed: (@Sendable () -> Void)? = nil) {
+        if let other, other !== self, Self.sameFile(fileDescriptor, other.fileDescriptor) {
+            state.withLock { state in
+                if case .direct = state.target { state.target = .shared(other) }
+            }
+            return
+        }
         let writer: Writer?
         do {
             writer = try Writer.open(fileDescriptor, loop: loop,
@@ -137,34 +160,57 @@ public final class LogOutput: @unchecked Sendable {
             return markClosed()
         }
         guard let writer else { return }
-        state.withLock { state in
+        let attached: Bool = state.withLock { state in
+            if let renderNotice { state.renderNotice = renderNotice }
+            guard case .direct = state.target else { return false }
             state.onClosed = onClosed
-            if case .direct = state.target { state.target = .attached(writer) }
+            state.target = .attached(writer)
+            return true
+        }
+        guard attached else {
+            // Closed meanwhile (a direct write met EPIPE): say so, keep nothing.
+            writer.close()
+            if isClosed { onClosed?() }
+            return
         }
         writer.watch(wantsWrite: false)
+    }
+
+    static func sameFile(_ first: Int32, _ second: Int32) -> Bool {
+        var a = stat(), b = stat()
+        guard fstat(first, &a) == 0, fstat(second, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// On the loop: writes what the queue holds, as far as the descriptor
     /// takes it without blocking.
     private func flush() {
         let (writer, bytes): (Writer?, [UInt8]) = state.withLock { state in
-            state.flushScheduled = false
-            guard case .attached(let writer) = state.target else { return (nil, []) }
+            guard case .attached(let writer) = state.target else {
+                state.flushPending = false
+                return (nil, [])
+            }
+            defer { state.queue = [] }
             return (writer, state.queue)
         }
-        guard let writer, !bytes.isEmpty else { return }
+        guard let writer else { return }
         switch writer.write(bytes) {
         case .failure:
             markClosed()
         case .success(let written):
-            let (empty, notice): (Bool, Int) = state.withLock { state in
-                state.queue.removeFirst(min(written, state.queue.count))
-                guard state.queue.isEmpty else { return (false, 0) }
+            let (waiting, notice, render): (Bool, Int, @Sendable (String) -> String) = state.withLock { state in
+                // What the descriptor did not take goes back in front of what came since.
+                if written < bytes.count { state.queue = Array(bytes[written...]) + state.queue }
+                let waiting = !state.queue.isEmpty
+                state.flushPending = waiting  // the writable watch wakes us
+                guard !waiting else { return (true, 0, state.renderNotice) }
                 defer { state.droppedSinceNotice = 0 }
-                return (true, state.droppedSinceNotice)
+                return (false, state.droppedSinceNotice, state.renderNotice)
             }
-            writer.watch(wantsWrite: !empty)
-            if notice > 0 { write("tether: \(notice) output line\(notice == 1 ? "" : "s") dropped (the reader was too slow)") }
+            writer.watch(wantsWrite: waiting)
+            if notice > 0 {
+                write(render("tether: \(notice) output line\(notice == 1 ? "" : "s") dropped (the reader was too slow)"))
+            }
         }
     }
 
@@ -186,12 +232,15 @@ public final class LogOutput: @unchecked Sendable {
     }
 
     /// Before exit: writes what is still queued, waiting at most
-    /// `timeoutMilliseconds` for a slow reader. Safe from any thread once
-    /// the loop no longer runs (or from the loop itself).
+    /// `timeoutMilliseconds` for a slow reader, and goes back to direct
+    /// writes. Safe from any thread once the loop no longer runs.
     public func finish(timeoutMilliseconds: Int32 = 250) {
         let (writer, bytes): (Writer?, [UInt8]) = state.withLock { state in
+            state.onClosed = nil
+            if case .shared = state.target { state.target = .direct }
             guard case .attached(let writer) = state.target else { return (nil, []) }
             state.target = .direct
+            state.flushPending = false
             defer { state.queue = [] }
             return (writer, state.queue)
         }
@@ -199,8 +248,8 @@ public final class LogOutput: @unchecked Sendable {
         writer.drain(bytes, timeoutMilliseconds: timeoutMilliseconds)
     }
 
-    /// The descriptor-level half, touched on the loop only (but `write` and
-    /// `drain` work from any thread: they are plain syscalls).
+    /// The descriptor-level half. `watch` and `close` run on the loop;
+    /// `write` and `drain` are plain syscalls, safe from any thread.
     final class Writer: @unchecked Sendable {
         let loop: EventLoop
         let fd: Int32
@@ -225,7 +274,7 @@ public final class LogOutput: @unchecked Sendable {
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw Errno(rawValue: errno) }
             let kind = info.st_mode & S_IFMT
-            let own: Int32
+            var own: Int32
             var isSocket = false
             switch kind {
             case S_IFIFO, S_IFCHR:
@@ -234,9 +283,14 @@ public final class LogOutput: @unchecked Sendable {
                 // A description of our own, non-blocking. O_NONBLOCK also keeps
                 // the open from waiting for a reader (ENXIO if there is none).
                 own = Glibc.open("/proc/self/fd/\(fd)", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-                guard own >= 0 else {
+                if own < 0 {
                     if errno == ENXIO { throw Errno(rawValue: ENXIO) }
-                    return nil  // no /proc: stay direct
+                    // No /proc, or not allowed to reopen: share the description
+                    // and make it non-blocking. Surprising for whoever shares
+                    // it, but blocking the loop would be worse.
+                    own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+                    guard own >= 0 else { return nil }
+                    _ = fcntl(own, F_SETFL, fcntl(own, F_GETFL) | O_NONBLOCK)
                 }
             case S_IFSOCK:
                 own = fcntl(fd, F_DUPFD_CLOEXEC, 3)
@@ -256,14 +310,17 @@ public final class LogOutput: @unchecked Sendable {
         }
 
         /// Bytes written without blocking, or the error that ends the output.
+        /// Each write ends at a line boundary and is at most PIPE_BUF long
+        /// when the lines allow it: a pipe then takes it whole or not at all.
         func write(_ bytes: [UInt8]) -> Result<Int, Errno> {
             var offset = 0
             while offset < bytes.count {
+                let end = Self.chunkEnd(bytes, from: offset)
                 let n = bytes.withUnsafeBytes { raw -> Int in
                     guard let base = raw.baseAddress else { return 0 }
                     return isSocket
-                        ? send(fd, base + offset, raw.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                        : Glibc.write(fd, base + offset, raw.count - offset)
+                        ? send(fd, base + offset, end - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                        : Glibc.write(fd, base + offset, end - offset)
                 }
                 if n > 0 { offset += n; continue }
                 if n < 0 && errno == EINTR { continue }
@@ -271,6 +328,19 @@ public final class LogOutput: @unchecked Sendable {
                 return .failure(Errno(rawValue: n < 0 ? errno : EPIPE))
             }
             return .success(offset)
+        }
+
+        /// The end of the next write: after the last newline within PIPE_BUF,
+        /// else (one long line) PIPE_BUF further, else the end.
+        static func chunkEnd(_ bytes: [UInt8], from start: Int) -> Int {
+            let limit = min(bytes.count, start + Int(PIPE_BUF))
+            guard limit < bytes.count else { return bytes.count }
+            var index = limit
+            while index > start {
+                if bytes[index - 1] == 0x0a { return index }
+                index -= 1
+            }
+            return limit
         }
 
         /// Watches for room to write, or (idle) only for the reader going away.

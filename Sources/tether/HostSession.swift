@@ -12,6 +12,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
     private let manifests: [ExtensionManifest]
     private let grace: Seconds
     private let logger: Logger
+    private let format: LogFormat
     private let limits: RPCServer.Limits
     private let skipped: [String]
     private var host: TetherHost.Host?
@@ -23,6 +24,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
         self.skipped = skipped
         self.grace = grace
         self.limits = limits
+        self.format = format
         logger = Logger(label: "tether.host") { _ in TetherLogHandler(format: format, logLevel: level) }
         try super.init()
     }
@@ -30,8 +32,11 @@ final class HostSession: LoopSession, @unchecked Sendable {
     override func start() {
         // The host's output never blocks its loop: a stalled reader costs
         // dropped lines (counted in status), a closed one costs nothing.
-        LogOutput.standardOutput.attach(to: loop)
-        LogOutput.standardError.attach(to: loop)
+        let render: @Sendable (String) -> String = { [format] message in
+            format.render(level: .warning, message: message, metadata: [:])
+        }
+        LogOutput.standardOutput.attach(to: loop, renderNotice: render)
+        LogOutput.standardError.attach(to: loop, sharing: .standardOutput, renderNotice: render)
         for problem in skipped { logger.error("tether: skipping \(problem)") }
         let launcher = [ownExecutable(), "launch-extension", "--parent", String(getpid()),
                         "--grace-milliseconds", String(min(grace.milliseconds, UInt64(Int32.max))), "--"]
@@ -48,6 +53,10 @@ final class HostSession: LoopSession, @unchecked Sendable {
         self.host = host
         guard handleSignals([SIGINT, SIGTERM], { [unowned self] _ in
             self.host?.shutdown { self.finish(.success(0)) }
+        }) else { return }
+        // A closed terminal is a closed output, not a reason to stop serving.
+        guard handleSignals([SIGHUP], { [logger] _ in
+            logger.notice("tether host: SIGHUP (terminal closed?); still running; stop it with SIGTERM")
         }) else { return }
         logger.notice("tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
                       metadata: ["event": "host.ready"])

@@ -43,10 +43,10 @@ class LoopSession: @unchecked Sendable {
     /// blocking the loop, and when the reader goes away (`watch | head -1`)
     /// the command ends quietly with 0, as Unix tools do.
     func streamOutput() {
-        LogOutput.standardError.attach(to: loop)
-        LogOutput.standardOutput.attach(to: loop) { [unowned self] in
+        LogOutput.standardOutput.attach(to: loop, onClosed: { [unowned self] in
             self.loop.execute { self.finish(.success(0)) }
-        }
+        })
+        LogOutput.standardError.attach(to: loop, sharing: .standardOutput)
     }
 
     /// Routes `signals` to `handler` on the loop; false (and finished with an

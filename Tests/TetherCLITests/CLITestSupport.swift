@@ -17,8 +17,8 @@ struct TestGroup {
         return Array(arguments[..<terminator]) + ["--group", path] + Array(arguments[terminator...])
     }
 
-    func run(_ arguments: [String]) throws -> CommandResult {
-        try tether(withGroup(arguments))
+    func run(_ arguments: [String], timeout: Double = 30) throws -> CommandResult {
+        try tether(withGroup(arguments), timeout: timeout)
     }
 
     func start(_ arguments: [String]) throws -> TestProcess {

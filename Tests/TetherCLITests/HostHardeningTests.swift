@@ -17,10 +17,14 @@ import TetherTestSupport
         let command = "exec 3>&1; '\(tether)' host --group '\(fixture.group.path)' --extensions-dir '\(fixture.extensions)'"
             + " --grace 2 | \(consumer)"
         let shell = try TestProcess("/bin/sh", ["-c", command])
-        let ready = try fixture.group.run(["watch", "host", "--until", "running", "--timeout", "20", "--json"])
+        let ready = try fixture.group.run(["watch", "host", "--until", "running", "--timeout", "20"])
         #expect(ready.status == 0, "\(ready.stderr)")
-        let pid = try #require(try fixture.group.json(ready)["pid"] as? Int)
-        return (shell, Int32(pid))
+        // The lock is taken a moment before the socket listens: ask until it answers (bounded).
+        for _ in 0..<200 {
+            let status = try fixture.group.run(["status", "--json"])
+            if status.status == 0, let pid = try fixture.group.json(status)["pid"] as? Int { return (shell, Int32(pid)) }
+        }
+        throw TestTimeout(what: "the piped host to answer status")
     }
 
     /// Status answers, each within a bound far below the old multi-second stalls.

@@ -12,7 +12,7 @@ import TetherTestSupport
     /// The store parses and holds one of the values ever written.
     func expectWhole(_ group: TestGroup, values: Set<String>) throws {
         let path = group.path + "/defaults.json"
-        guard let data = FileManager.default.contents(atPath: path) else { return }
+        let data = try #require(FileManager.default.contents(atPath: path), "the store vanished")
         let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let value = try #require(object?["big"] as? String, "torn or empty store: \(data.count) bytes")
         #expect(values.contains(String(value.prefix(8))))
@@ -46,7 +46,7 @@ import TetherTestSupport
             try expectWhole(group, values: written)
             if !temporaryFiles(group).isEmpty { leftovers += 1 }
         }
-        #expect(caughtMidWrite > 50, "the test caught writers mid-write")
+        #expect(caughtMidWrite > 20, "the test caught writers mid-write (\(caughtMidWrite))")
         #expect(leftovers > 0, "some kills left a temp file behind, as crashes do")
         // The next write removes every dead writer's temp file.
         #expect(try group.run(["defaults", "set", "big", #""final""#]).status == 0)
