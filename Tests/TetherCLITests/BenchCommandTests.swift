@@ -37,7 +37,11 @@ import TetherTestSupport
             (item["name"] as? String).map { ($0, item) }
         })
         #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
+                                     "host.status.under-spam", "host.cpu.under-spam", "host.rss.after-abuse",
                                      "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput"])
+        #expect(byName["host.cpu.under-spam"]?["unit"] as? String == "%")
+        let spam = try #require(byName["host.status.under-spam"]?["baselines"] as? [String: [String: Double]])
+        #expect(spam["host.status idle"]?["p50"] ?? 0 > 0)
         #expect(byName["host.rss"]?["unit"] as? String == "MiB")
         #expect(byName["ipc.throughput"]?["unit"] as? String == "req/s")
         #expect((byName["ipc.throughput"]?["p50"] as? Double ?? 0) > 0)

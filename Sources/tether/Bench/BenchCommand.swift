@@ -10,7 +10,9 @@ struct Bench: ParsableCommand {
             after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (host.attach: \
             start until the three example extensions attached; host.restart: kill -9 of \
             one until its replacement attached; host.idle-cpu and host.idle-wakeups per 10 s \
-            idle, CPU at clock-tick resolution; host.rss; needs the examples built next to \
+            idle, CPU at clock-tick resolution; host.rss; host.status.under-spam, \
+            host.cpu.under-spam (one extension printing flat out) and host.rss.after-abuse \
+            (100 clients that never read); needs the examples built next to \
             tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat();             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms             of latency, in ms, against in-process single flight only and no coordination, with the             server's refresh and reuse counts), defaults (defaults.notify: a change until another             process reports it, against the atomic write). With no NAME, runs them all. Times are in \
@@ -44,7 +46,9 @@ struct Bench: ParsableCommand {
             switch name {
             case "probe": results += try ProbeBenchmark(scratch: scratch, scale: scale).run()
             case "watch": results += try WatchBenchmark(scratch: scratch, scale: scale).run()
-            case "host": results += try HostBenchmark(scratch: scratch, scale: scale).run()
+            case "host":
+                results += try HostBenchmark(scratch: scratch, scale: scale).run()
+                results += try HostLoadBenchmark(scratch: scratch, scale: scale).run()
             case "ipc": results += try IPCBenchmark(scratch: scratch, scale: scale).run()
             case "tokens": results += try TokenBenchmark(scratch: scratch, scale: scale).run()
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()

@@ -128,7 +128,7 @@ private final class HostRun {
 }
 
 /// CPU time and context switches of a process, from /proc.
-private struct ProcessCounters {
+struct ProcessCounters {
     var cpuMilliseconds: Double = 0
     var switches: Int = 0
 

@@ -69,6 +69,34 @@ final class LineSocket {
 
     private var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
+    /// Sends `bytes` and reads nothing: a peer that never reads its replies.
+    /// False once the other end has closed.
+    @discardableResult
+    func sendOnly(_ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { return false }
+            sent += n
+        }
+        return true
+    }
+
+    /// Sends `bytes` and returns the first line that comes back.
+    func readReply(to bytes: [UInt8]) throws -> String {
+        guard sendOnly(bytes) else { throw CLIError.environment("the socket closed mid-benchmark") }
+        var line: [UInt8] = []
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            if let end = buffer[0..<n].firstIndex(of: 0x0a) {
+                line += buffer[0..<end]
+                return String(decoding: line, as: UTF8.self)
+            }
+            line += buffer[0..<n]
+        }
+    }
+
     /// Sends `bytes`, then reads until `lines` newlines came back.
     func exchange(_ bytes: [UInt8], lines: Int) throws {
         var sent = 0
