@@ -35,8 +35,9 @@ import TetherTestSupport
             watcher.drain()
             let writer = try group.start(["defaults", "set", "big", value])
             if round % 2 == 0 {
-                // Catch it mid-write: the instant its temp file appears.
-                if watcher.waitForCreation(suffix: ".tmp", timeoutMilliseconds: 5_000) { caughtMidWrite += 1 }
+                // Catch it mid-write: the instant its temp file appears (or,
+                // for a writer that writes in place, the store is modified).
+                if watcher.waitForWriteStart(of: "defaults.json", timeoutMilliseconds: 5_000) { caughtMidWrite += 1 }
             } else {
                 // A random instant from start-up to the end of the write.
                 usleep(UInt32.random(in: 0...40_000, using: &generator))  // the instant to kill at, not a wait for state
@@ -92,7 +93,7 @@ final class DirectoryWatcher {
 
     init(path: String) throws {
         fd = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
-        guard fd >= 0, inotify_add_watch(fd, path, UInt32(IN_CREATE)) >= 0 else {
+        guard fd >= 0, inotify_add_watch(fd, path, UInt32(IN_CREATE | IN_MODIFY)) >= 0 else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
     }
@@ -104,8 +105,9 @@ final class DirectoryWatcher {
         while read(fd, &buffer, buffer.count) > 0 {}
     }
 
-    /// True once a file whose name ends in `suffix` is created.
-    func waitForCreation(suffix: String, timeoutMilliseconds: Int32) -> Bool {
+    /// True once a writer of `name` starts: its temp file `.NAME.*.tmp` is
+    /// created, or `name` itself is modified (a writer that writes in place).
+    func waitForWriteStart(of name: String, timeoutMilliseconds: Int32) -> Bool {
         let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while Date() < deadline {
@@ -118,8 +120,12 @@ final class DirectoryWatcher {
             while offset + 16 <= n {
                 let length = Int(buffer[offset + 12]) | Int(buffer[offset + 13]) << 8
                     | Int(buffer[offset + 14]) << 16 | Int(buffer[offset + 15]) << 24
+                let mask = UInt32(buffer[offset + 4]) | UInt32(buffer[offset + 5]) << 8
+                    | UInt32(buffer[offset + 6]) << 16 | UInt32(buffer[offset + 7]) << 24
                 let nameBytes = buffer[(offset + 16)..<min(n, offset + 16 + length)].prefix { $0 != 0 }
-                if String(decoding: nameBytes, as: UTF8.self).hasSuffix(suffix) { return true }
+                let entry = String(decoding: nameBytes, as: UTF8.self)
+                if mask & UInt32(IN_CREATE) != 0, entry.hasPrefix(".\(name)."), entry.hasSuffix(".tmp") { return true }
+                if mask & UInt32(IN_MODIFY) != 0, entry == name { return true }
                 offset += 16 + length
             }
         }
