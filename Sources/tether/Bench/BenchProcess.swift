@@ -17,8 +17,9 @@ final class BenchProcess {
 
     /// With `stdio`, that descriptor is the child's stdin and stdout, and
     /// there is no output to read. With `writableStdin`, `send` feeds the
-    /// child's stdin; otherwise it reads /dev/null.
-    init(_ arguments: [String], stdio: Int32? = nil, writableStdin: Bool = false) throws {
+    /// child's stdin; otherwise it reads /dev/null. `quietStderr` sends the
+    /// child's stderr to /dev/null (a host under abuse warns, by design).
+    init(_ arguments: [String], stdio: Int32? = nil, writableStdin: Bool = false, quietStderr: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
         // Our end must not leak into the child (nor into anything else we spawn).
@@ -42,6 +43,7 @@ final class BenchProcess {
                 posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
             }
         }
+        if quietStderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var spawned: pid_t = 0

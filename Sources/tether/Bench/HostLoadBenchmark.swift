@@ -21,7 +21,7 @@ struct HostLoadBenchmark {
         let samples = max(20, Int(500 * scale))
 
         let idleGroup = scratch.path + "/load-idle"
-        let idle = try BenchProcess([tether, "host", "--group", idleGroup])
+        let idle = try BenchProcess([tether, "host", "--group", idleGroup], quietStderr: true)
         _ = try idle.readUntil { $0.hasPrefix("tether host ready") }
         let idleStatus = try statusSamples(group: idleGroup, samples: samples)
         let (idleRSS, peakRSS, afterRSS) = try abuse(idle, group: idleGroup)
@@ -33,7 +33,7 @@ struct HostLoadBenchmark {
         try FileManager.default.createDirectory(atPath: manifests, withIntermediateDirectories: true)
         let manifest = #"{"name":"spam","role":"widget","executable":"/usr/bin/yes","arguments":["spam"],"restart":"always"}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: manifests + "/spam.extension.json"))
-        let spam = try BenchProcess([tether, "host", "--group", spamGroup, "--extensions-dir", manifests])
+        let spam = try BenchProcess([tether, "host", "--group", spamGroup, "--extensions-dir", manifests], quietStderr: true)
         _ = try spam.readUntil { $0.hasPrefix("tether host ready") }
         // Nobody reads the host's stdout from here on, as with `host | sleep`.
         let spammer = try spamPID(group: spamGroup)
