@@ -74,9 +74,9 @@ let package = Package(
         // The supervisor: manifests, extension processes, features, the socket.
         .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog"]),
         // The SDK an extension author imports: roles, context, host connection.
-        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop"]),
+        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog"]),
         // The manifest check the build plugin runs: the host's own rules.
-        .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON"]),
+        .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON", "TetherLog"]),
         .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),
         .plugin(
             name: "NewExtension",

@@ -2,6 +2,7 @@ import Foundation
 import TetherAuth
 import TetherGroup
 import TetherIPC
+import TetherLog
 import TetherLoop
 
 /// A running extension: its identity, its connection to the host, and what
@@ -64,8 +65,12 @@ public final class ExtensionContext: @unchecked Sendable {
         return made
     }
 
+    /// One line to stdout (the host logs it under the extension's name).
+    /// Never traps when the host is gone, never blocks the loop when the
+    /// host reads slowly (it rate-limits chatty extensions): excess lines
+    /// are dropped, so pushes and pings are still answered.
     public func log(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        LogOutput.standardOutput.write(line)
     }
 
     /// Probes a feature's lock directly: works with or without a host, and
@@ -192,6 +197,6 @@ public final class ExtensionContext: @unchecked Sendable {
     }
 
     func printFailure(_ message: String) {
-        FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+        LogOutput.standardError.write("\(name): \(message)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TetherIPC
+import TetherLog
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,11 @@ import Glibc
 enum ExtensionMain {
     static func run(role: ExtensionRole, manifest: EmbeddedManifest?, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
         let tool = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+        // A host that went away must not kill us with SIGPIPE mid-write; the
+        // write fails and the connection's end is handled on the loop.
+        signal(SIGPIPE, SIG_IGN)
         func fail(_ message: String, code: Int32) -> Never {
-            FileHandle.standardError.write(Data("\(tool): \(message)\n".utf8))
+            LogOutput.standardError.write("\(tool): \(message)")
             exit(code)
         }
         if let manifest, manifest.role != role.rawValue {
@@ -38,17 +42,17 @@ enum ExtensionMain {
         do {
             loop = try EventLoop()
         } catch {
-            FileHandle.standardError.write(Data("\(identity.name): cannot start the event loop: \(error)\n".utf8))
+            LogOutput.standardError.write("\(identity.name): cannot start the event loop: \(error)")
             exit(3)
         }
-        // A host that went away must not kill us with SIGPIPE mid-write; the
-        // write fails and the connection's end is handled on the loop.
-        signal(SIGPIPE, SIG_IGN)
         let context = ExtensionContext(identity: identity, loop: loop)
         let driver = makeDriver(context)
         let start = Start(context: context, driver: driver)
         loop.execute { start.run() }
         loop.run()
+        // What the loop had not written yet, boundedly.
+        LogOutput.standardOutput.finish()
+        LogOutput.standardError.finish()
         exit(context.exitCode)
     }
 
@@ -62,6 +66,9 @@ enum ExtensionMain {
         }
 
         func run() {
+            // Output that neither traps nor blocks the loop (see ExtensionContext.log).
+            LogOutput.standardOutput.attach(to: context.loop)
+            LogOutput.standardError.attach(to: context.loop, sharing: .standardOutput)
             for signal in [SIGINT, SIGTERM] {
                 _ = try? SignalWatcher(loop: context.loop, signal: signal) { [context] _ in context.finish() }
             }

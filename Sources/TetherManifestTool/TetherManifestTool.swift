@@ -1,4 +1,5 @@
 import Foundation
+import TetherLog
 import TetherHost
 import TetherJSON
 
@@ -44,7 +45,7 @@ enum TetherManifestTool {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        LogOutput.standardError.write(message)
         exit(1)
     }
 

@@ -300,6 +300,16 @@ func waitUntilGone(_ pids: [Int32], within seconds: Double) throws {
         defer { close(fd) }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-        #expect(poll(&pfd, 1, remaining) == 1, "pid \(pid) outlived its host by over \(seconds) s")
+        let ended = poll(&pfd, 1, remaining) == 1
+        #expect(ended, "pid \(pid) outlived its host by over \(seconds) s: \(ended ? "" : processState(pid))")
     }
+}
+
+/// What a process is doing, for a failure message: its stat line and wait channel.
+func processState(_ pid: Int32) -> String {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "gone"
+    let wchan = (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "?"
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let signals = status.split(separator: "\n").filter { $0.hasPrefix("Sig") || $0.hasPrefix("Shd") }.joined(separator: " ")
+    return "\(stat.prefix(120)) wchan=\(wchan) \(signals)"
 }

@@ -116,6 +116,24 @@ import TetherTestSupport
         #expect(try shell.waitForExit() == 0)
     }
 
+    /// An SDK extension whose stdout reader has gone (the host killed, a
+    /// `| head` by hand) carries on and exits cleanly: a trap there is slow
+    /// (the runtime's backtracer) and loses the extension's last work.
+    @Test func anSDKExtensionWithAClosedStdoutCarriesOnAndExitsCleanly() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        let keyboard = exampleExecutable("example-keyboard")
+        let script = "printf 'is recording running?\\nstart recording\\n' | '\(keyboard)' --group '\(fixture.group.path)'"
+            + " | head -c 0; echo \"keyboard=${PIPESTATUS[1]}\""
+        let shell = try TestProcess("/bin/bash", ["-c", script])
+        _ = try shell.expectLine("keyboard=0", timeout: 20)
+        #expect(try shell.waitForExit() == 0)
+        // It did its work though nobody read a word of it.
+        #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 0)
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 20) == 0)
+    }
+
     /// kill -9 of the host: PDEATHSIG ends the extension's main process, and
     /// the group reaper ends what it started.
     @Test func losingTheHostEndsTheExtensionsBackgroundChildren() throws {

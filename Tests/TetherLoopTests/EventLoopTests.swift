@@ -54,7 +54,9 @@ import TetherTestSupport
         let loop = thread.loop
         let timer = try await loop.submit {
             let timer = LoopTimer(loop: loop)
-            timer.start(afterMilliseconds: 60_000) {}
+            // An hour: still pending however long a busy test run (blocking
+            // tests hold the cooperative threads) makes this task wait.
+            timer.start(afterMilliseconds: 3_600_000) {}
             return timer
         }
         #expect(try await loop.submit { timer.isActive })

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TetherLog
 import TetherJSON
 
 struct Demo: ParsableCommand {
@@ -37,7 +38,7 @@ struct Demo: ParsableCommand {
         let narrator = DemoNarrator(json: json, totalSteps: DemoDay.steps)
         var echo: (@Sendable (String, String) -> Void)?
         if verbose {
-            echo = { name, line in FileHandle.standardError.write(Data("        \(name)| \(line)\n".utf8)) }
+            echo = { name, line in LogOutput.standardError.write("        \(name)| \(line)") }
         }
         let stage = try DemoStage(echo: echo)
         narrator.say("tether demo: a host, its extensions and a token server, in \(stage.root)")
