@@ -27,7 +27,7 @@ enum ExtensionMain {
                 fail("built without a manifest: add the TetherManifest plugin and a NAME.extension.json to its target", code: 2)
             }
             let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? (CommandLine.arguments.first ?? tool)
-            print(manifest.installable(executable: executable))
+            LogOutput.standardOutput.write(manifest.installable(executable: executable))
             exit(0)
         }
         let identity: ExtensionIdentity

@@ -49,7 +49,7 @@ enum TetherMain {
             // ArgumentParser: --help and --version are clean exits; anything
             // else is a usage error, which the contract calls 2.
             if Tether.exitCode(for: error) == .success {
-                print(Tether.fullMessage(for: error))
+                output(Tether.fullMessage(for: error))
                 code = 0
             } else {
                 printError(Tether.fullMessage(for: error))

@@ -1,5 +1,6 @@
 import Foundation
 import TetherJSON
+import TetherLog
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,8 @@ import Glibc
 /// and each check with ✓ or ✗. With `--json` the story goes to stderr, so
 /// stdout carries only the summary object.
 final class DemoNarrator: @unchecked Sendable {
-    private let handle: FileHandle
+    /// Never traps on a closed reader (`tether demo | head`).
+    private let out: LogOutput
     private let color: Bool
     private let started = MonotonicClock.nanoseconds()
     private(set) var checks: [DemoCheck] = []
@@ -18,7 +20,7 @@ final class DemoNarrator: @unchecked Sendable {
     let totalSteps: Int
 
     init(json: Bool, totalSteps: Int) {
-        handle = json ? .standardError : .standardOutput
+        out = json ? .standardError : .standardOutput
         let fd = json ? STDERR_FILENO : STDOUT_FILENO
         color = isatty(fd) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             && ProcessInfo.processInfo.environment["TERM"] != "dumb"
@@ -27,7 +29,7 @@ final class DemoNarrator: @unchecked Sendable {
 
     var elapsed: Double { Double(MonotonicClock.nanoseconds() - started) / 1e9 }
 
-    func say(_ text: String) { handle.write(Data((text + "\n").utf8)) }
+    func say(_ text: String) { out.write(text) }
 
     func step(_ title: String) {
         stepNumber += 1
