@@ -25,10 +25,8 @@ public struct SharedContainer: Sendable {
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         do {
             _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
-            let path = "\(directory)/\(name)"
-            // No lock here: only temp files of writers that are gone are theirs to remove.
-            AtomicFile.removeTemporaryFiles(of: path, onlyDeadWriters: true)
-            try AtomicFile.write(bytes, to: path)
+            // No lock here: the write sweeps only temp files of writers that are gone.
+            try AtomicFile.write(bytes, to: "\(directory)/\(name)")
         } catch {
             throw .environment(error.description)
         }

@@ -49,12 +49,21 @@ public enum AtomicFile {
         }
     }
 
+    /// Which temp files of a crashed writer a write removes first.
+    public enum Sweep: Sendable {
+        /// None: the caller swept already.
+        case none
+        /// Those whose writer's pid is gone: safe without any lock.
+        case deadWriters
+        /// Every one: only for callers that write `path` under a lock they
+        /// hold, so that any temp file found is a dead writer's.
+        case all
+    }
+
     /// Removes the temp files `write` leaves for `path` when its writer dies
-    /// (`.NAME.PID.N.tmp` beside it). With `onlyDeadWriters` false, every
-    /// such file goes: only for callers that write `path` under a lock they
-    /// hold now, so that any temp file is a dead writer's. Without such a
-    /// lock, only files whose pid is gone are removed.
-    public static func removeTemporaryFiles(of path: String, onlyDeadWriters: Bool = false) {
+    /// (`.NAME.PID.N.tmp` beside it): they may hold a full copy of a secret.
+    public static func removeTemporaryFiles(of path: String, _ sweep: Sweep = .all) {
+        guard sweep != .none else { return }
         let (directory, name) = split(path)
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
@@ -64,7 +73,7 @@ public enum AtomicFile {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             guard let pid = writerPID(ofTemporary: entryName, for: name) else { continue }
-            if onlyDeadWriters, pid == getpid() || Syscall.processExists(pid) { continue }
+            if sweep == .deadWriters, pid == getpid() || Syscall.processExists(pid) { continue }
             leftovers.append(entryName)
         }
         for leftover in leftovers { unlink("\(directory)/\(leftover)") }
@@ -87,8 +96,11 @@ public enum AtomicFile {
         return (directory.isEmpty ? "/" : directory, name)
     }
 
-    /// Replaces the file at `path` with `bytes`, atomically and durably.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(GroupError) {
+    /// Replaces the file at `path` with `bytes`, atomically and durably,
+    /// first removing crashed writers' temp files as `sweeping` says.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
+                             sweeping: Sweep = .deadWriters) throws(GroupError) {
+        removeTemporaryFiles(of: path, sweeping)
         let (directory, name) = split(path)
         var temporary = ""
         var fd: Int32 = -1

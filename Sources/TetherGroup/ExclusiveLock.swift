@@ -34,10 +34,23 @@ public final class ExclusiveLock: @unchecked Sendable {
         let started = MonotonicClock.nanoseconds()
         // At most a day: no overflow, and no wait that long is meant.
         let deadline = started + UInt64(min(max(0, timeoutMilliseconds), 86_400_000)) * 1_000_000
-        // A lock file is never unlinked, but it may be replaced by hand; the
-        // loop ends when the locked inode is the one the path names.
+        guard let lock = try take(path: path, deadline: deadline) else {
+            throw .lockTimeout(path, seconds: Int((MonotonicClock.nanoseconds() - started) / 1_000_000_000))
+        }
+        return lock
+    }
+
+    /// The lock, or nil when another process holds it.
+    public static func tryAcquire(path: String) throws(GroupError) -> ExclusiveLock? {
+        try take(path: path, deadline: 0)
+    }
+
+    /// The lock, or nil at `deadline`. A lock file is never unlinked, but it
+    /// may be replaced by hand: the loop ends when the locked inode is the
+    /// one the path names.
+    private static func take(path: String, deadline: UInt64) throws(GroupError) -> ExclusiveLock? {
         for _ in 0..<64 {
-            guard let (fd, info) = try LockFile.open(path, .hold) else { break }
+            guard let (fd, info) = try LockFile.open(path, .hold) else { return nil }
             let locked: Bool
             do {
                 locked = try wait(fd: fd, path: path, deadline: deadline)
@@ -47,30 +60,7 @@ public final class ExclusiveLock: @unchecked Sendable {
             }
             guard locked else {
                 Syscall.close(fd)
-                let seconds = Int((MonotonicClock.nanoseconds() - started) / 1_000_000_000)
-                throw .lockTimeout(path, seconds: seconds)
-            }
-            LockFaultInjection.afterLocking(path)
-            if let current = try? Syscall.lstat(path), current.sameFile(as: info) {
-                return ExclusiveLock(path: path, fd: fd)
-            }
-            Syscall.close(fd)
-        }
-        throw .system("lock", path: path, .resourceBusy)
-    }
-
-    /// The lock, or nil when another process holds it.
-    public static func tryAcquire(path: String) throws(GroupError) -> ExclusiveLock? {
-        for _ in 0..<64 {
-            guard let (fd, info) = try LockFile.open(path, .hold) else { return nil }
-            do {
-                guard try OFDLock.tryLockExclusive(fd) else {
-                    Syscall.close(fd)
-                    return nil
-                }
-            } catch {
-                Syscall.close(fd)
-                throw .system("lock", path: path, error)
+                return nil
             }
             LockFaultInjection.afterLocking(path)
             if let current = try? Syscall.lstat(path), current.sameFile(as: info) {
@@ -88,6 +78,7 @@ public final class ExclusiveLock: @unchecked Sendable {
     /// drops its locks) it looks again at 1 ms doubling to 128 ms.
     private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Bool {
         if try OFDLock.tryLockExclusive(fd) { return true }
+        guard MonotonicClock.nanoseconds() < deadline else { return false }
         // Without an inotify instance (the per-user limit, 128 by default, is
         // easy to reach in a storm of waiters), the same schedule runs on
         // timeouts alone, capped at 128 ms: slower to notice, still bounded.

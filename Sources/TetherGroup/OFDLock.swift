@@ -11,7 +11,6 @@ enum OFDLock {
     // _GNU_SOURCE, so these names are not imported.
     static let getLock: Int32 = 36  // F_OFD_GETLK
     static let setLock: Int32 = 37  // F_OFD_SETLK
-    static let setLockWait: Int32 = 38  // F_OFD_SETLKW
 
     private static func wholeFile(_ type: Int32) -> flock {
         var description = flock()
@@ -33,13 +32,6 @@ enum OFDLock {
         } catch where error == .resourceTemporarilyUnavailable || error == .permissionDenied {
             return false
         }
-    }
-
-    /// Takes an exclusive lock on the whole file, blocking until the holder
-    /// lets go (or dies: the kernel drops a dead process's locks).
-    static func lockExclusive(_ fd: Int32) throws(Errno) {
-        var description = wholeFile(F_WRLCK)
-        _ = try Syscall.check { fcntl(fd, setLockWait, &description) }
     }
 
     static func unlock(_ fd: Int32) {

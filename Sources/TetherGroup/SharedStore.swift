@@ -66,9 +66,7 @@ public final class SharedStore: Sendable {
         } catch {
             throw .system("read", path: path, error)
         }
-        if let cached = cache.withLock({ $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }) {
-            return cached
-        }
+        if let cached = cachedValues(for: info) { return cached }
         if case .values(let values) = try load() { return values }
         // A parse failure is looked at again under the lock before the file
         // is moved aside: a writer may have just replaced it.
@@ -82,11 +80,15 @@ public final class SharedStore: Sendable {
     /// taken, an unreadable file is not moved aside, any failure reads empty.
     public func valuesWithoutLocking() -> [String: JSONValue] {
         guard let info = try? Syscall.lstat(path) else { return [:] }
-        if let cached = cache.withLock({ $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }) {
-            return cached
-        }
+        if let cached = cachedValues(for: info) { return cached }
         guard case .values(let values)? = try? load() else { return [:] }
         return values
+    }
+
+    /// The values last read, if the file is still that inode (kept open, so
+    /// the inode number cannot have been reused).
+    private func cachedValues(for info: stat) -> [String: JSONValue]? {
+        cache.withLock { $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }
     }
 
     public func value(forKey key: String) throws(GroupError) -> JSONValue? {
@@ -121,7 +123,8 @@ public final class SharedStore: Sendable {
             throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
         }
         if after != before {
-            try AtomicFile.write(JSONCodec.serialize(.object(after)) + [0x0a], to: path, mode: 0o600)
+            // Leftovers were swept above, under the lock.
+            try AtomicFile.write(JSONCodec.serialize(.object(after)) + [0x0a], to: path, mode: 0o600, sweeping: .none)
         }
         return result
     }

@@ -15,6 +15,9 @@ struct AttachedExtension {
     let timeBudgetMilliseconds: UInt64?
     let connection: RPCConnection
 
+    /// Host calls (pushes) it has not answered yet.
+    var pendingCalls: Int { connection.pendingCalls }
+
     var json: JSONValue {
         ["name": .string(name), "role": .string(role.rawValue), "pid": .number(Double(pid)),
          "managed": .bool(managed), "openAccess": .bool(openAccess)]

@@ -246,9 +246,14 @@ final class ExtensionSupervisor {
         }
     }
 
-    private func endGroup(_ signal: Int32) {
-        guard group > 0 else { return }
-        _ = kill(-group, signal)
+    /// The whole group, which holds the main process too; without a group
+    /// (never spawned as one), the main process alone.
+    private func signal(_ signal: Int32) {
+        if group > 0 {
+            _ = kill(-group, signal)
+        } else {
+            try? process?.signal(signal)
+        }
     }
 
     /// The main process is gone; its group may not be. The group's id stays
@@ -275,9 +280,9 @@ final class ExtensionSupervisor {
         instanceLock = nil
     }
 
-    /// SIGTERM to its whole process group, then SIGKILL after
-    /// `graceMilliseconds`; `completion` once it is gone.
-    func stop(graceMilliseconds: UInt64, completion: @escaping () -> Void) {
+    /// SIGTERM to its whole process group, then SIGKILL after the grace;
+    /// `completion` once it is gone.
+    func stop(completion: @escaping () -> Void) {
         restartTimer?.close()
         restartTimer = nil
         externalWatcher?.close()
@@ -292,14 +297,10 @@ final class ExtensionSupervisor {
             return completion()
         }
         stopping = completion
-        // The group holds the main process too; without a group, just it.
-        if group > 0 { endGroup(SIGTERM) } else { try? process.signal(SIGTERM) }
+        signal(SIGTERM)
         let timer = LoopTimer(loop: loop)
         killTimer = timer
-        timer.start(afterMilliseconds: graceMilliseconds) { [weak self, weak process] in
-            self?.endGroup(SIGKILL)
-            try? process?.signal(SIGKILL)
-        }
+        timer.start(afterMilliseconds: graceMilliseconds) { [weak self] in self?.signal(SIGKILL) }
     }
 }
 

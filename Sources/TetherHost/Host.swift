@@ -148,7 +148,7 @@ public final class Host: @unchecked Sendable {
         }
         guard remaining > 0 else { return finish() }
         for supervisor in supervisors {
-            supervisor.stop(graceMilliseconds: configuration.graceMilliseconds) {
+            supervisor.stop {
                 remaining -= 1
                 if remaining == 0 { finish() }
             }
@@ -315,14 +315,14 @@ public final class Host: @unchecked Sendable {
             var entry = supervisor.statusJSON
             let peer = byName[supervisor.manifest.name]
             entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true),
-                                   "pendingCalls": .number(Double(peer?.connection.pendingCalls ?? 0))])
+                                   "pendingCalls": .number(Double(peer?.pendingCalls ?? 0))])
             if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .number(Double(peer.pid))]) }
             return entry
         }
         let supervised = Set(supervisors.map(\.manifest.name))
         for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
             list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true,
-                                           "pendingCalls": .number(Double(peer.connection.pendingCalls))]))
+                                           "pendingCalls": .number(Double(peer.pendingCalls))]))
         }
         return list
     }

@@ -116,6 +116,21 @@ import TetherTestSupport
         #expect(try shell.waitForExit() == 0)
     }
 
+    /// Stop sends SIGTERM to the whole group at once: an extension that
+    /// handles SIGTERM only after the child it waits on ends, ends as soon as
+    /// that child does, not at the end of the grace (10 s here).
+    @Test func stopSignalsTheWholeGroupAtOnce() throws {
+        let fixture = try HostFixture()
+        // sh runs its TERM trap only once its foreground child has ended.
+        try fixture.addExtension("stubborn", script: #"trap 'echo "term"' TERM; echo "waiting"; sleep 1000; echo "done""#)
+        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "10"]))
+        _ = try host.expectLineStarting("[stubborn] waiting")
+        let started = Date()
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 30) == 0)
+        #expect(Date().timeIntervalSince(started) < 5, "stop took \(Date().timeIntervalSince(started)) s of a 10 s grace")
+    }
+
     /// An SDK extension whose stdout reader has gone (the host killed, a
     /// `| head` by hand) carries on and exits cleanly: a trap there is slow
     /// (the runtime's backtracer) and loses the extension's last work.
