@@ -122,9 +122,10 @@ import TetherTestSupport
     @Test func stopSignalsTheWholeGroupAtOnce() throws {
         let fixture = try HostFixture()
         // sh runs its TERM trap only once its foreground child has ended.
-        try fixture.addExtension("stubborn", script: #"trap 'echo "term"' TERM; echo "waiting"; sleep 1000; echo "done""#)
+        // The foreground child says "ready" itself, so it exists when the host is stopped.
+        try fixture.addExtension("stubborn", script: #"trap 'echo "term"' TERM; sh -c 'echo ready; exec sleep 1000'; echo "done""#)
         let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "10"]))
-        _ = try host.expectLineStarting("[stubborn] waiting")
+        _ = try host.expectLineStarting("[stubborn] ready")
         let started = Date()
         host.signal(SIGTERM)
         #expect(try host.waitForExit(timeout: 30) == 0)
