@@ -28,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // HTTP(S) for token requests and fetchJSON without Foundation's
+        // networking (libcurl and its 40 shared libraries) on the start-up path.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // Only the demo auth server (examples/) uses these two.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
@@ -67,14 +71,33 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker.
-        .target(name: "TetherAuth", dependencies: ["TetherGroup", "TetherJSON", "TetherLoop"]),
+        // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker,
+        // and HTTP without Foundation (async-http-client).
+        .target(
+            name: "TetherAuth",
+            dependencies: [
+                "TetherGroup", "TetherJSON", "TetherLoop",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
         .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem"]),
         // The supervisor: manifests, extension processes, features, the socket.
-        .target(name: "TetherHost", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog"]),
+        .target(
+            name: "TetherHost",
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The SDK an extension author imports: roles, context, host connection.
-        .target(name: "TetherExtension", dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog"]),
+        .target(
+            name: "TetherExtension",
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The manifest check the build plugin runs: the host's own rules.
         .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON", "TetherLog"]),
         .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),

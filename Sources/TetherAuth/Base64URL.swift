@@ -23,6 +23,13 @@ public enum Base64URL {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Standard base64 with padding (RFC 4648 §4), as HTTP Basic wants it.
+    public static func encodeStandard(_ bytes: [UInt8]) -> String {
+        var text = String(encode(bytes).map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        while text.utf8.count % 4 != 0 { text += "=" }
+        return text
+    }
+
     /// The decoded bytes, or nil when `text` is not base64url.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var input = Array(text.utf8)

@@ -19,5 +19,7 @@ public struct JSONWebToken: Sendable {
 
     /// `exp`: seconds since 1970 (a NumericDate), if present.
     public var expiresAt: Double? { claims["exp"]?.doubleValue }
+    /// `exp` exactly as written.
+    public var expiry: JSONNumber? { claims["exp"]?.numberValue }
     public var subject: String? { claims["sub"]?.stringValue }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import SystemPackage
+import TetherLoop
 import Synchronization
 import TetherGroup
 
@@ -59,7 +60,7 @@ public final class TokenBroker: Sendable {
         self.onWarning = onWarning
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     /// The auth state as stored now.
     public func state() throws(AuthError) -> AuthState {
@@ -278,15 +279,18 @@ public final class TokenBroker: Sendable {
         if let lock = try ExclusiveLock.tryAcquire(path: path) { return lock }
         let result: Result<ExclusiveLock, GroupError> = await withCheckedContinuation { continuation in
             // The thread ends by the deadline at the latest.
-            let thread = Thread {
-                do throws(GroupError) {
-                    continuation.resume(returning: .success(
-                        try ExclusiveLock.acquire(path: path, timeoutMilliseconds: timeoutMilliseconds)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+            do throws(Errno) {
+                try DetachedThread.start {
+                    do throws(GroupError) {
+                        continuation.resume(returning: .success(
+                            try ExclusiveLock.acquire(path: path, timeoutMilliseconds: timeoutMilliseconds)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
+            } catch {
+                continuation.resume(returning: .failure(.system("pthread_create", path: path, error)))
             }
-            thread.start()
         }
         return try result.get()
     }

@@ -1,15 +1,11 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TetherJSON
+import TetherLoop
 
 /// An OAuth 2.0 token endpoint client (RFC 6749): password,
 /// client_credentials and refresh_token grants as form-encoded POSTs, the
 /// client authenticated with HTTP Basic (`client_secret_basic`, §2.3.1) when
 /// it has a secret, else identified by `client_id` in the form (a public
-/// client). Foundation's URLSession carries the requests: it ships with the
-/// toolchain, so the core modules need no HTTP stack of their own.
+/// client). `HTTPExchange` carries the requests.
 public struct TokenEndpoint: Sendable, CustomStringConvertible {
     public enum Grant: Sendable {
         case password(username: String, password: String)
@@ -28,22 +24,12 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     public var description: String { "TokenEndpoint(\(configuration))" }
 
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        return URLSession(configuration: configuration)
-    }()
-
     /// Asks for a token set. `now` stamps `expires_in` answers.
-    public func request(_ grant: Grant, now: Double = Date().timeIntervalSince1970) async throws(TokenEndpointError) -> TokenSet {
-        guard let url = URL(string: configuration.tokenURL), let scheme = url.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", url.host != nil
-        else { throw .badConfiguration("the token URL is not an http(s) URL") }
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+    public func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
+        guard HTTPExchange.isHTTPURL(configuration.tokenURL) else {
+            throw .badConfiguration("the token URL is not an http(s) URL")
+        }
+        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
         var form: [(String, String)]
         switch grant {
         case .password(let username, let password):
@@ -56,41 +42,39 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
         if let secret = configuration.clientSecret {
             let credentials = Self.formEncode(configuration.clientID) + ":" + Self.formEncode(secret)
-            request.setValue("Basic " + Data(credentials.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+            headers.append(("Authorization", "Basic " + Base64URL.encodeStandard(Array(credentials.utf8))))
         } else {
             form.append(("client_id", configuration.clientID))
         }
-        request.httpBody = Data(form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&").utf8)
+        let encoded = Array(form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&").utf8)
 
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await Self.session.data(for: request)
-        } catch let error as URLError {
-            throw .unreachable(Self.reason(error))
+        let response: HTTPExchange.Response
+        do throws(HTTPExchange.Failure) {
+            response = try await HTTPExchange.send("POST", configuration.tokenURL, headers: headers, body: encoded, timeout: timeout)
+        } catch .badURL {
+            throw .badConfiguration("the token URL is not an http(s) URL")
         } catch {
-            throw .unreachable("the request failed")
+            throw .unreachable(error.description)
         }
-        guard let http = response as? HTTPURLResponse else { throw .unreachable("the answer was not HTTP") }
-        let body = try? JSONCodec.parse([UInt8](data))
-        switch http.statusCode {
+        let body = try? JSONCodec.parse(response.body)
+        switch response.status {
         case 200..<300:
             guard let accessToken = body?["access_token"]?.stringValue, !accessToken.isEmpty else {
-                throw .serverUnavailable(status: http.statusCode)  // a 2xx without a token: a broken server, not our credentials
+                throw .serverUnavailable(status: response.status)  // a 2xx without a token: a broken server, not our credentials
             }
-            let expiresAt = JSONWebToken(accessToken)?.expiresAt ?? body?["expires_in"]?.doubleValue.map { now + $0 }
+            let expiry = JSONWebToken(accessToken)?.expiry ?? body?["expires_in"]?.doubleValue.map { JSONNumber(now + $0) }
             return TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
-                            expiresAt: expiresAt, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
+                            expiry: expiry, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
                             scope: body?["scope"]?.stringValue, receivedAt: now)
         case 429, 500...:
-            throw .serverUnavailable(status: http.statusCode)
+            throw .serverUnavailable(status: response.status)
         default:
             switch body?["error"]?.stringValue {
             case "invalid_grant": throw .invalidGrant
             case "invalid_client": throw .invalidClient
-            case let code?: throw .rejected(status: http.statusCode, code: Self.printable(code))
-            case nil where http.statusCode == 401: throw .invalidClient
-            case nil: throw .rejected(status: http.statusCode, code: "no error code")
+            case let code?: throw .rejected(status: response.status, code: Self.printable(code))
+            case nil where response.status == 401: throw .invalidClient
+            case nil: throw .rejected(status: response.status, code: "no error code")
             }
         }
     }
@@ -116,17 +100,6 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     /// A server's error code, shown to the user, limited to what RFC 6749 allows in it.
     private static func printable(_ code: String) -> String {
         String(code.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "\\" }.prefix(64))
-    }
-
-    private static func reason(_ error: URLError) -> String {
-        switch error.code {
-        case .timedOut: "the request timed out"
-        case .cannotConnectToHost: "the connection was refused"
-        case .cannotFindHost, .dnsLookupFailed: "the host name did not resolve"
-        case .networkConnectionLost: "the connection was lost"
-        case .notConnectedToInternet: "the machine is offline"
-        default: "the request failed (URLError \(error.code.rawValue))"
-        }
     }
 }
 

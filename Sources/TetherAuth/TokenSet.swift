@@ -5,8 +5,14 @@ import TetherJSON
 public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var accessToken: String
     public var refreshToken: String?
-    /// Seconds since 1970; nil when neither the token nor the response said.
-    public var expiresAt: Double?
+    /// Seconds since 1970 as the server gave it (a JWT's `exp` is kept
+    /// exactly, however large); nil when neither the token nor the response said.
+    public var expiry: JSONNumber?
+    /// `expiry` as a Double, for arithmetic.
+    public var expiresAt: Double? {
+        get { expiry?.doubleValue }
+        set { expiry = newValue.map { JSONNumber($0) } }
+    }
     public var tokenType: String
     public var scope: String?
     /// The user name the set was obtained for (password grant only).
@@ -17,9 +23,16 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
                 tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
                 receivedAt: Double? = nil) {
+        self.init(accessToken: accessToken, refreshToken: refreshToken, expiry: expiresAt.map { JSONNumber($0) },
+                  tokenType: tokenType, scope: scope, subject: subject, receivedAt: receivedAt)
+    }
+
+    public init(accessToken: String, refreshToken: String? = nil, expiry: JSONNumber?,
+                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
+                receivedAt: Double? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
-        self.expiresAt = expiresAt
+        self.expiry = expiry
         self.tokenType = tokenType
         self.scope = scope
         self.subject = subject
@@ -46,7 +59,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "none" : "<redacted>"), "
-            + "expiresAt: \(expiresAt.map { String(Int($0)) } ?? "unknown"))"
+            + "expiresAt: \(expiry?.description ?? "unknown"))"
     }
 
     // MARK: - Stored form
@@ -54,10 +67,10 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["accessToken": .string(accessToken), "tokenType": .string(tokenType)]
         if let refreshToken { object["refreshToken"] = .string(refreshToken) }
-        if let expiresAt { object["expiresAt"] = .number(expiresAt) }
+        if let expiry { object["expiresAt"] = .number(expiry) }
         if let scope { object["scope"] = .string(scope) }
         if let subject { object["subject"] = .string(subject) }
-        if let receivedAt { object["receivedAt"] = .number(receivedAt) }
+        if let receivedAt { object["receivedAt"] = .double(receivedAt) }
         return .object(object)
     }
 
@@ -66,7 +79,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
         guard let value, let accessToken = value["accessToken"]?.stringValue, !accessToken.isEmpty else { return nil }
         self.init(accessToken: accessToken,
                   refreshToken: value["refreshToken"]?.stringValue,
-                  expiresAt: value["expiresAt"]?.doubleValue,
+                  expiry: value["expiresAt"]?.numberValue,
                   tokenType: value["tokenType"]?.stringValue ?? "Bearer",
                   scope: value["scope"]?.stringValue,
                   subject: value["subject"]?.stringValue,

@@ -1,6 +1,6 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
 #endif
 import TetherAuth
 import TetherGroup
@@ -80,9 +80,10 @@ extension ExtensionContext {
     /// the status, never the token.
     public func fetchJSON(_ url: String, timeout: Double = 10,
                           _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
-        guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
+        guard HTTPExchange.isHTTPURL(url) else {
             return completion(.failure(.environment("\(url) is not an http(s) URL")))
         }
+        let path = Self.pathForErrors(url)
         let loop = self.loop
         nonisolated(unsafe) let completion = completion  // runs on the loop only
         accessToken { result in
@@ -90,20 +91,30 @@ extension ExtensionContext {
                 if case .failure(let error) = result { completion(.failure(error)) }
                 return
             }
-            var request = URLRequest(url: target, timeoutInterval: timeout)
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            request.setValue("application/json", forHTTPHeaderField: "Accept")
-            URLSession.shared.dataTask(with: request) { data, response, error in
+            Task {
                 let outcome: Result<JSONValue, ExtensionError>
-                if let status = (response as? HTTPURLResponse)?.statusCode, !(200..<300).contains(status) {
-                    outcome = .failure(.refused("\(target.path) answered HTTP \(status)"))
-                } else if let data, let value = try? JSONCodec.parse([UInt8](data)) {
-                    outcome = .success(value)
-                } else {
-                    outcome = .failure(.environment(error == nil ? "\(target.path) answered no JSON" : "cannot reach \(target.host ?? url)"))
+                do throws(HTTPExchange.Failure) {
+                    let response = try await HTTPExchange.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
+                                                                                      ("Accept", "application/json")],
+                                                               timeout: timeout)
+                    if !(200..<300).contains(response.status) {
+                        outcome = .failure(.refused("\(path) answered HTTP \(response.status)"))
+                    } else if let value = try? JSONCodec.parse(response.body) {
+                        outcome = .success(value)
+                    } else {
+                        outcome = .failure(.environment("\(path) answered no JSON"))
+                    }
+                } catch {
+                    outcome = .failure(.environment("cannot fetch \(path): \(error)"))
                 }
                 loop.execute { completion(outcome) }
-            }.resume()
+            }
         }
+    }
+
+    /// The URL's path for error text: no query (which may carry a secret).
+    static func pathForErrors(_ url: String) -> String {
+        let afterScheme = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(3).first ?? ""
+        return "/" + (afterScheme.split(whereSeparator: { $0 == "?" || $0 == "#" }).first ?? "")
     }
 }

@@ -1,6 +1,10 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 import TetherIPC
+import SystemPackage
 
 /// Who this extension is and where its group lives: from the environment a
 /// host gives its children, or from the command line when started by hand.
@@ -41,7 +45,7 @@ public struct ExtensionIdentity: Sendable {
             rest.append(argument)
             index += 1
         }
-        let executableName = arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+        let executableName = arguments.first.flatMap { FilePath($0).lastComponent?.string } ?? role.rawValue
         let name = nameOption ?? environment["TETHER_EXTENSION"] ?? defaultName ?? executableName.lowercased()
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         if let declared = environment["TETHER_ROLE"], declared != role.rawValue {

@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import TetherIPC
 import TetherLog
 import TetherLoop
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,7 @@ import Glibc
 /// SIGINT and SIGTERM end it cleanly (exit 0).
 enum ExtensionMain {
     static func run(role: ExtensionRole, manifest: EmbeddedManifest?, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
-        let tool = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? role.rawValue
+        let tool = CommandLine.arguments.first.flatMap { FilePath($0).lastComponent?.string } ?? role.rawValue
         // A host that went away must not kill us with SIGPIPE mid-write; the
         // write fails and the connection's end is handled on the loop.
         signal(SIGPIPE, SIG_IGN)
@@ -75,7 +76,7 @@ enum ExtensionMain {
             let identity = context.identity
             var hello: [String: JSONValue] = [
                 "name": .string(identity.name), "role": .string(identity.role.rawValue),
-                "pid": .number(Double(getpid())), "openAccess": .bool(identity.openAccess),
+                "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
             ]
             hello.merge(driver.helloFields) { _, new in new }
             context.onHostEvent = { [driver] event in driver.hostEvent(event) }

@@ -15,7 +15,7 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
         budgetMilliseconds = UInt64(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))  // 10^15 as per ms
     }
 
-    var helloFields: [String: JSONValue] { ["timeBudgetMilliseconds": .number(Double(budgetMilliseconds))] }
+    var helloFields: [String: JSONValue] { ["timeBudgetMilliseconds": .integer(budgetMilliseconds)] }
 
     func begin() {}
 

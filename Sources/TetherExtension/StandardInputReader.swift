@@ -1,4 +1,4 @@
-import Foundation
+import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +16,7 @@ enum StandardInputReader {
     static let maximumLine = 64 * 1024
 
     static func start(_ deliver: @escaping @Sendable (Event) -> Void) {
-        let thread = Thread {
+        let started: Void? = try? DetachedThread.start {
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -36,7 +36,6 @@ enum StandardInputReader {
             if !pending.isEmpty { deliver(.line(String(decoding: pending, as: UTF8.self))) }
             deliver(.end)
         }
-        thread.name = "stdin"
-        thread.start()
+        if started == nil { deliver(.end) }
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherLoop
 
 /// What a widget shows over time, and when to ask it again (WidgetKit's model).
 public struct Timeline: Sendable, Equatable {
@@ -34,7 +38,7 @@ public enum ReloadPolicy: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .atEnd: "at end"
-        case .after(let date): "after \(ISO8601DateFormatter().string(from: date))"
+        case .after(let date): "after \(WallClock.iso8601(seconds: date.timeIntervalSince1970) ?? "\(date.timeIntervalSince1970) s since 1970")"
         case .never: "never"
         }
     }

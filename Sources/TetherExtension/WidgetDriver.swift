@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 import TetherIPC
 import TetherLoop
@@ -121,7 +124,9 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     }
 
     private static func milliseconds(until date: Date) -> UInt64 {
+        // At most a year ahead: a date far in the future (or a NaN) must not trap.
         let interval = date.timeIntervalSinceNow
-        return interval <= 0 ? 0 : UInt64((interval * 1000).rounded(.up))
+        guard interval > 0 else { return 0 }
+        return UInt64((min(interval, 365 * 86_400) * 1000).rounded(.up))
     }
 }

@@ -19,7 +19,7 @@ struct AttachedExtension {
     var pendingCalls: Int { connection.pendingCalls }
 
     var json: JSONValue {
-        ["name": .string(name), "role": .string(role.rawValue), "pid": .number(Double(pid)),
+        ["name": .string(name), "role": .string(role.rawValue), "pid": .integer(pid),
          "managed": .bool(managed), "openAccess": .bool(openAccess)]
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
 import TetherGroup
 import TetherIPC
 
@@ -50,11 +54,11 @@ public struct ExtensionManifest: Sendable, Equatable {
         }
         var manifest = try parse(Array(data), file: path)
         let executableText = manifest.executable
-        let directory = (absolutePath(path) as NSString).deletingLastPathComponent
+        let directory = FilePath(absolutePath(path)).removingLastComponent().string
         var executable = executableText.hasPrefix("/")
-            ? executableText : (directory as NSString).appendingPathComponent(executableText)
+            ? executableText : FilePath(directory).appending(executableText).string
         if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
-           let found = searchPaths.lazy.map({ ($0 as NSString).appendingPathComponent(executableText) })
+           let found = searchPaths.lazy.map({ FilePath($0).appending(executableText).string })
                .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
             executable = found
         }

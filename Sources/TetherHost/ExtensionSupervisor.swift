@@ -66,8 +66,8 @@ final class ExtensionSupervisor {
     var statusJSON: JSONValue {
         [
             "name": .string(manifest.name), "role": .string(manifest.role.rawValue),
-            "pid": pid.map { .number(Double($0)) } ?? .null, "state": .string(state.rawValue),
-            "restarts": .number(Double(restarts)), "droppedLines": .number(Double(droppedLines)),
+            "pid": pid.map { .integer($0) } ?? .null, "state": .string(state.rawValue),
+            "restarts": .integer(restarts), "droppedLines": .integer(droppedLines),
         ]
     }
 

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import TetherAuth
 import TetherGroup
@@ -179,7 +182,7 @@ public final class Host: @unchecked Sendable {
             do throws(AuthError) {
                 let set = try await broker.tokenSet(kind)
                 var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
-                if let expiresAt = set.expiresAt { answer["expiresAt"] = .number(expiresAt) }
+                if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
                 result = .success(.object(answer))
             } catch {
                 result = .failure(.refused(error.description))
@@ -192,7 +195,7 @@ public final class Host: @unchecked Sendable {
                         respond: @escaping RPCConnection.Respond) {
         switch method {
         case HostMethod.ping:
-            respond(.success(["pid": .number(Double(pid))]))
+            respond(.success(["pid": .integer(pid)]))
         case HostMethod.status:
             respond(.success(status()))
         case HostMethod.featureStart:
@@ -220,7 +223,7 @@ public final class Host: @unchecked Sendable {
                 peer.connection.notify(HostNotification.defaultsChanged, ["keys": keys])
                 notified += 1
             }
-            respond(.success(["notified": .number(Double(notified))]))
+            respond(.success(["notified": .integer(notified)]))
         default:
             respond(.failure(.methodNotFound(method)))
         }
@@ -252,7 +255,7 @@ public final class Host: @unchecked Sendable {
         connection.isPinned = true
         logger.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
-        return .success(["hostPid": .number(Double(pid)), "group": .string(configuration.group.path),
+        return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
                          "managed": .bool(managed), "openAccess": .bool(entry.openAccess)])
     }
 
@@ -288,23 +291,23 @@ public final class Host: @unchecked Sendable {
     private func status() -> JSONValue {
         let uptime = Double(loop.now - startedAt) / 1000
         return [
-            "pid": .number(Double(pid)),
+            "pid": .integer(pid),
             "since": .string(hostLock?.holder.since ?? ""),
-            "uptime": .number(uptime),
+            "uptime": .double(uptime),
             "group": .string(configuration.group.path),
             "socket": .string(socketPath),
             "extensions": .array(extensionList()),
             "features": .array(features.keys.sorted().map { .string($0) }),
-            "connections": .number(Double(server?.connections.count ?? 0)),
+            "connections": .integer(server?.connections.count ?? 0),
             "limits": [
-                "maximumConnections": .number(Double(effectiveLimits.maximumConnections)),
-                "replyBudgetBytes": .number(Double(effectiveLimits.replyBudget)),
-                "maximumFeatures": .number(Double(configuration.maximumFeatures)),
+                "maximumConnections": .integer(effectiveLimits.maximumConnections),
+                "replyBudgetBytes": .integer(effectiveLimits.replyBudget),
+                "maximumFeatures": .integer(configuration.maximumFeatures),
             ],
-            "evictedConnections": .number(Double(server?.evictedPeers ?? 0)),
+            "evictedConnections": .integer(server?.evictedPeers ?? 0),
             // Lines of the host's own output dropped for a slow or closed reader.
-            "droppedLogLines": .number(Double(LogOutput.standardOutput.droppedLines
-                                              + LogOutput.standardError.droppedLines)),
+            "droppedLogLines": .integer(LogOutput.standardOutput.droppedLines
+                                              + LogOutput.standardError.droppedLines),
         ]
     }
 
@@ -315,14 +318,14 @@ public final class Host: @unchecked Sendable {
             var entry = supervisor.statusJSON
             let peer = byName[supervisor.manifest.name]
             entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true),
-                                   "pendingCalls": .number(Double(peer?.pendingCalls ?? 0))])
-            if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .number(Double(peer.pid))]) }
+                                   "pendingCalls": .integer(peer?.pendingCalls ?? 0)])
+            if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .integer(peer.pid)]) }
             return entry
         }
         let supervised = Set(supervisors.map(\.manifest.name))
         for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
             list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true,
-                                           "pendingCalls": .number(Double(peer.pendingCalls))]))
+                                           "pendingCalls": .integer(peer.pendingCalls)]))
         }
         return list
     }
@@ -334,7 +337,7 @@ public final class Host: @unchecked Sendable {
 
     private func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
         if features[name.rawValue] != nil {
-            return .success(["name": .string(name.rawValue), "started": false, "pid": .number(Double(pid))])
+            return .success(["name": .string(name.rawValue), "started": false, "pid": .integer(pid)])
         }
         guard features.count < configuration.maximumFeatures else {
             return .failure(.refused("the host already runs \(features.count) features, its limit; stop one first"))
@@ -347,7 +350,7 @@ public final class Host: @unchecked Sendable {
             }
             features[name.rawValue] = lock
             server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
-            return .success(["name": .string(name.rawValue), "started": true, "pid": .number(Double(pid))])
+            return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])
         } catch {
             return .failure(.internalError(error.description))
         }
@@ -373,7 +376,7 @@ public final class Host: @unchecked Sendable {
             guard let status = try? LockProbe.status(ofLockAt: "\(directory)/\(name).lock"), status.running else { continue }
             list.append([
                 "name": .string(name),
-                "pid": status.holder.map { .number(Double($0.pid)) } ?? .null,
+                "pid": status.holder.map { .integer($0.pid) } ?? .null,
                 "since": status.holder?.since.map { .string($0) } ?? .null,
                 "owner": .string(features[name] != nil ? "host" : "other"),
             ])

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Collects manifests from files and directories. A bad manifest is reported
 /// and skipped; the good ones are returned, so one mistake never keeps the

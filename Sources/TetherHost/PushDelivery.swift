@@ -45,7 +45,7 @@ final class PushDelivery {
                 delivery.finish(index, target, content: nil, timedOut: true)
             }
             delivery.calls[index] = target.connection.call(ExtensionMethod.receivePush,
-                                   ["payload": payload, "budgetMilliseconds": .number(Double(budget))]) { result in
+                                   ["payload": payload, "budgetMilliseconds": .integer(budget)]) { result in
                 switch result {
                 case .success(let answer):
                     let content = answer["content"].flatMap { if case .object = $0 { $0 } else { nil } }

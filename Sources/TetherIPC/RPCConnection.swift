@@ -29,6 +29,9 @@ public final class RPCConnection: @unchecked Sendable {
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
+    /// The most members a batch may have: each may cost a handler call and
+    /// a response, and the whole batch is one frame.
+    public static let maximumBatchMembers = 128
     public static let maximumWriteQueue = 4 << 20
 
     /// Monotonic time (ns: no ties) of the last bytes received: the least
@@ -70,7 +73,7 @@ public final class RPCConnection: @unchecked Sendable {
     /// (`cancel(_:)`): its completion is dropped and a late answer ignored.
     @discardableResult
     public func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) -> JSONValue {
-        let id = JSONValue.number(Double(nextID))
+        let id = JSONValue.integer(nextID)
         nextID += 1
         guard !isClosed else {
             completion(.failure(.internalError("connection closed")))
@@ -97,8 +100,12 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     public func send(_ message: RPCMessage) {
+        enqueue(message.encoded())
+    }
+
+    private func enqueue(_ frame: [UInt8]) {
         guard !isClosed else { return }
-        stream.write(message.encoded())
+        stream.write(frame)
         let queued = stream.writeQueueSize
         peakQueuedBytes = max(peakQueuedBytes, queued)
         if queued > Self.maximumWriteQueue { return close() }
@@ -141,31 +148,122 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     private func dispatch(_ frame: [UInt8]) {
+        let value: JSONValue
         let message: RPCMessage
         do {
-            message = try RPCMessage.parse(frame)
+            value = try RPCMessage.parseJSON(frame)
+            if case .array(let members) = value { return dispatchBatch(members) }
+            message = try RPCMessage(value)
         } catch {
-            recentFrames = recentFrames << 1 | 1
-            send(.response(id: .null, result: .failure(error)))
-            if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
+            refused(error)
             return
         }
         recentFrames <<= 1
         switch message {
         case .request(let id, let method, let params):
-            var answered = false
-            unansweredRequests += 1
-            handler?(self, method, params) { [weak self] result in
-                guard !answered else { return }
-                answered = true
-                self?.unansweredRequests -= 1
-                self?.send(.response(id: id, result: result))
-            }
+            handle(id: id, method: method, params: params) { [weak self] response in self?.send(response) }
         case .notification(let method, let params):
             handler?(self, method, params) { _ in }
         case .response(let id, let result):
             pending.removeValue(forKey: id)?(result)
         }
     }
+
+    /// A frame that is not JSON-RPC: an error with a null id, and the peer
+    /// goes if most of its recent frames were like it.
+    private func refused(_ error: RPCError) {
+        recentFrames = recentFrames << 1 | 1
+        send(.response(id: .null, result: .failure(error)))
+        if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
+    }
+
+    /// Runs a request; `reply` gets its response once, when the handler answers.
+    private func handle(id: JSONValue, method: String, params: JSONValue?, reply: @escaping (RPCMessage) -> Void) {
+        var answered = false
+        unansweredRequests += 1
+        handler?(self, method, params) { [weak self] result in
+            guard !answered else { return }
+            answered = true
+            self?.unansweredRequests -= 1
+            reply(.response(id: id, result: result))
+        }
+    }
+
+    /// JSON-RPC 2.0 §6: the members run as if sent one by one; their
+    /// responses (none for notifications, -32600 with a null id for an
+    /// invalid member) go back together in one array, once all are answered.
+    /// An empty batch is one invalid request; a batch of notifications gets
+    /// nothing back.
+    private func dispatchBatch(_ members: [JSONValue]) {
+        guard !members.isEmpty else { return refused(.invalidRequest("an empty batch")) }
+        guard members.count <= Self.maximumBatchMembers else {
+            return refused(.invalidRequest("a batch may have at most \(Self.maximumBatchMembers) members"))
+        }
+        recentFrames <<= 1
+        let reply = BatchReply(count: members.count) { [weak self] responses in
+            if !responses.isEmpty { self?.sendBatch(responses) }
+        }
+        for (slot, member) in members.enumerated() where !isClosed {
+            let message: RPCMessage
+            do {
+                message = try RPCMessage(member)
+            } catch {
+                reply.refuse(slot, .response(id: .null, result: .failure(error)))
+                continue
+            }
+            switch message {
+            case .request(let id, let method, let params):
+                reply.expect()
+                handle(id: id, method: method, params: params) { response in reply.answer(slot, response) }
+            case .notification(let method, let params):
+                handler?(self, method, params) { _ in }
+            case .response(let id, let result):
+                pending.removeValue(forKey: id)?(result)
+            }
+        }
+        reply.seal()
+    }
+
+    private func sendBatch(_ responses: [RPCMessage]) {
+        enqueue(RPCMessage.encodedBatch(responses))
+    }
 }
 
+/// Collects a batch's responses in member order and hands them over once
+/// every request in it is answered (and the batch has been read through).
+private final class BatchReply {
+    private var slots: [RPCMessage?]
+    private var outstanding = 0
+    private var sealed = false
+    private var done: (([RPCMessage]) -> Void)?
+
+    init(count: Int, done: @escaping ([RPCMessage]) -> Void) {
+        slots = Array(repeating: nil, count: count)
+        self.done = done
+    }
+
+    func expect() { outstanding += 1 }
+
+    /// A request's response (each request answers once).
+    func answer(_ slot: Int, _ response: RPCMessage) {
+        slots[slot] = response
+        outstanding -= 1
+        finishIfComplete()
+    }
+
+    /// An invalid member's error.
+    func refuse(_ slot: Int, _ response: RPCMessage) {
+        slots[slot] = response
+    }
+
+    func seal() {
+        sealed = true
+        finishIfComplete()
+    }
+
+    private func finishIfComplete() {
+        guard sealed, outstanding == 0, let done else { return }
+        self.done = nil
+        done(slots.compactMap { $0 })
+    }
+}

@@ -186,37 +186,50 @@ public enum JSONCodec {
             return value
         }
 
-        mutating func number() throws(SyntaxError) -> Double {
+        /// Integers (no fraction, no exponent) that fit Int64 or UInt64 are
+        /// kept exactly; "-0" and everything else become the nearest Double.
+        mutating func number() throws(SyntaxError) -> JSONNumber {
             let start = index
-            var integer: Int64 = 0
-            var simple = true
-            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+            var magnitude: UInt64 = 0
+            var fits = true
             if bytes[index] == UInt8(ascii: "0") {
                 index += 1
             } else {
                 while index < bytes.count, isDigit(bytes[index]) {
-                    if index - start < 16 { integer = integer * 10 + Int64(bytes[index] - UInt8(ascii: "0")) } else { simple = false }
+                    if fits {
+                        let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                        let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                        if overflow1 || overflow2 { fits = false } else { magnitude = sum }
+                    }
                     index += 1
                 }
             }
+            var integer = true
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-                simple = false
+                integer = false
                 index += 1
                 guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-                simple = false
+                integer = false
                 index += 1
                 if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
                 guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             }
-            if simple { return bytes[start] == UInt8(ascii: "-") ? -Double(integer) : Double(integer) }
+            if integer, fits {
+                if !negative { return JSONNumber(magnitude) }
+                if magnitude == 0 { return JSONNumber(-0.0) }
+                if magnitude <= UInt64(Int64.max) { return JSONNumber(-Int64(magnitude)) }
+                if magnitude == UInt64(Int64.max) + 1 { return JSONNumber(Int64.min) }
+            }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             guard let value = Double(text), value.isFinite else { throw error("number out of range") }
-            return value
+            return JSONNumber(value)
         }
 
         func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -236,7 +249,7 @@ public enum JSONCodec {
         switch value {
         case .null: out += "null".utf8
         case .bool(let flag): out += (flag ? "true" : "false").utf8
-        case .number(let number): writeNumber(number, to: &out)
+        case .number(let number): out += number.description.utf8
         case .string(let text): writeString(text, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -254,16 +267,6 @@ public enum JSONCodec {
                 if let item = object[key] { write(item, to: &out) }
             }
             out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    private static func writeNumber(_ number: Double, to out: inout [UInt8]) {
-        guard number.isFinite else { return out += "null".utf8 }
-        // Whole numbers go out without a fraction: ids and pids stay integers.
-        if number.rounded() == number, abs(number) < 1e15 {
-            out += String(Int64(number)).utf8
-        } else {
-            out += "\(number)".utf8
         }
     }
 

@@ -1,9 +1,10 @@
 /// Any JSON value, Sendable, for JSON-RPC params and results. Hashable so
-/// response ids can key the table of pending calls.
+/// response ids can key the table of pending calls. Numbers keep 64-bit
+/// integers exactly (`JSONNumber`).
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -14,8 +15,12 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .number(JSONNumber(value))
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .number(JSONNumber(value))
         } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+            self = .number(JSONNumber(value))
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
@@ -30,9 +35,18 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
-        case .number(let value):
-            // Whole numbers go out without a fraction: ids and pids stay integers.
-            if value.rounded() == value, abs(value) < 1e15 { try container.encode(Int64(value)) } else { try container.encode(value) }
+        case .number(let number):
+            switch number.storage {
+            case .int64(let value): try container.encode(value)
+            case .uint64(let value): try container.encode(value)
+            case .double(let value):
+                // Whole numbers go out without a fraction: ids and pids stay integers.
+                if let integer = number.int64Value, value.magnitude < 9_007_199_254_740_992, !(value == 0 && value.sign == .minus) {
+                    try container.encode(integer)
+                } else {
+                    try container.encode(value)
+                }
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -49,8 +63,24 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return nil
     }
 
+    /// The number as an `Int`, if it is a whole number in range.
     public var intValue: Int? {
-        if case .number(let value) = self, value.rounded() == value, abs(value) < 1e15 { return Int(value) }
+        if case .number(let value) = self { return value.intValue }
+        return nil
+    }
+
+    public var int64Value: Int64? {
+        if case .number(let value) = self { return value.int64Value }
+        return nil
+    }
+
+    public var uint64Value: UInt64? {
+        if case .number(let value) = self { return value.uint64Value }
+        return nil
+    }
+
+    public var numberValue: JSONNumber? {
+        if case .number(let value) = self { return value }
         return nil
     }
 
@@ -59,10 +89,17 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return nil
     }
 
+    /// Any number as the nearest `Double` (integers above 2^53 round).
     public var doubleValue: Double? {
-        if case .number(let value) = self { return value }
+        if case .number(let value) = self { return value.doubleValue }
         return nil
     }
+
+    /// An integer number, kept exactly.
+    public static func integer(_ value: some BinaryInteger) -> JSONValue { .number(JSONNumber(value)) }
+
+    /// A fractional number (or one that came from arithmetic on doubles).
+    public static func double(_ value: Double) -> JSONValue { .number(JSONNumber(value)) }
 
     /// This object with `other`'s keys added or replaced; other values are
     /// returned unchanged.
@@ -77,23 +114,15 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return nil
     }
 
-    public var description: String {
-        switch self {
-        case .null: "null"
-        case .bool(let value): "\(value)"
-        case .number(let value): value.rounded() == value ? "\(Int64(value))" : "\(value)"
-        case .string(let value): "\"\(value)\""
-        case .array(let value): "[\(value.map(\.description).joined(separator: ","))]"
-        case .object(let value): "{\(value.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ","))}"
-        }
-    }
+    /// The compact JSON text (keys sorted); never traps.
+    public var description: String { String(decoding: JSONCodec.serialize(self), as: UTF8.self) }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral {
     public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(integerLiteral value: Int64) { self = .number(JSONNumber(value)) }
+    public init(floatLiteral value: Double) { self = .number(JSONNumber(value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))

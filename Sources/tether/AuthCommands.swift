@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherAuth
 import TetherGroup
 
@@ -107,7 +110,7 @@ struct Login: ParsableCommand {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError.badInput("cannot read the client secret file \(path)")
         }
-        let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let secret = String(decoding: data, as: UTF8.self).trimmed
         guard !secret.isEmpty else { throw CLIError.badInput("the client secret file \(path) is empty") }
         return secret
     }

@@ -1,7 +1,8 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
 #endif
+import TetherAuth
 import TetherJSON
 
 /// The demo auth server's counters and admin endpoints (`/counters`,
@@ -20,16 +21,14 @@ struct AuthServerAdmin: Sendable {
     }
 
     private func call(_ method: String, _ path: String, _ body: JSONValue?) throws -> JSONValue {
-        guard let url = URL(string: baseURL + path) else { throw CLIError.environment("bad URL \(baseURL + path)") }
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(JSONCodec.serialize(body))
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let url = baseURL + path
+        let headers = body == nil ? [] : [("Content-Type", "application/json")]
+        let bytes = body.map { JSONCodec.serialize($0) }
+        let response = try runAsync { () async throws -> HTTPExchange.Response in
+            try await HTTPExchange.send(method, url, headers: headers, body: bytes, timeout: 10)
         }
-        let prepared = request
-        let data = try runAsync { () async throws -> Data in try await URLSession.shared.data(for: prepared).0 }
-        return try JSONCodec.parse([UInt8](data))
+        guard (200..<300).contains(response.status) else { throw CLIError.environment("\(path) answered HTTP \(response.status)") }
+        return try JSONCodec.parse(response.body)
     }
 }
 

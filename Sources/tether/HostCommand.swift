@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import TetherGroup
 import TetherHost
@@ -49,7 +52,7 @@ struct HostCommand: ParsableCommand {
     func run() throws {
         let directory = try group.open()
         // A bare executable name in a manifest is looked up next to tether, then on $PATH.
-        let ownDirectory = (ownExecutable() as NSString).deletingLastPathComponent
+        let ownDirectory = directoryName(ownExecutable())
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
                                                    searchPaths: [ownDirectory] + path)

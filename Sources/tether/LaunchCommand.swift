@@ -1,6 +1,9 @@
 import ArgumentParser
 import CTetherSystem
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherHost
 
 /// The host starts every extension through this: it ties the extension's

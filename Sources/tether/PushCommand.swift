@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherIPC
 
 struct Push: ParsableCommand {
@@ -27,7 +30,7 @@ struct Push: ParsableCommand {
     var json = false
 
     func run() throws {
-        let text = payload == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : payload
+        let text = payload == "-" ? try readStandardInput(limit: 1 << 20, what: "the payload") : payload
         guard let value = try? JSONCodec.parse(Array(text.utf8)), case .object = value else {
             throw CLIError.badInput("the payload must be a JSON object, such as '{\"title\":\"Hello\",\"body\":\"...\"}'")
         }
@@ -35,7 +38,7 @@ struct Push: ParsableCommand {
         var wait = PushDeliveryTimeout.defaultMilliseconds
         if let budget {
             guard budget.milliseconds > 0 else { throw CLIError.badInput("--budget must be above 0 seconds") }
-            params["budgetMilliseconds"] = .number(Double(budget.milliseconds))
+            params["budgetMilliseconds"] = .integer(budget.milliseconds)
             wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
         }
         let answer = try HostClient.call(try group.open(), HostMethod.push, .object(params), timeoutMilliseconds: wait)

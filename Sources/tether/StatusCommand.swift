@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherIPC
 
 struct Status: ParsableCommand {
@@ -15,7 +18,7 @@ struct Status: ParsableCommand {
         let status = try HostClient.call(try group.open(), "host.status")
         if json { return try printJSON(status) }
         let uptime = status["uptime"]?.doubleValue ?? 0
-        output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(String(format: "%.1f", uptime)) s, group \(status["group"]?.stringValue ?? "?")")
+        output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(TextFormat.fixed(uptime, 1)) s, group \(status["group"]?.stringValue ?? "?")")
         let extensions = status["extensions"]?.arrayValue ?? []
         output(extensions.isEmpty ? "extensions: none" : "extensions:")
         for item in extensions {

@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import TetherGroup
 import TetherLog
@@ -74,6 +77,12 @@ func output(_ line: String) {
 func printError(_ message: String) {
     let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
     messageLogger.error("\(text)")
+}
+
+/// The directory part of `path` ("." for a bare name).
+func directoryName(_ path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
 /// The running tether binary's absolute path, to start copies of itself.

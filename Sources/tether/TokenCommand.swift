@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherAuth
 import TetherGroup
 import TetherIPC
@@ -19,13 +22,14 @@ struct Token: ParsableCommand {
 
         func run() throws {
             let snapshot = try CredentialStore(group: try group.open()).snapshot()
-            let now = Date().timeIntervalSince1970
+            let now = WallClock.now()
             func describe(_ set: TokenSet?) -> JSONValue {
                 guard let set else { return .null }
                 var object: [String: JSONValue] = ["refreshable": .bool(set.refreshToken != nil)]
-                if let expiresAt = set.expiresAt {
-                    object["expiresAt"] = .string(iso8601(expiresAt))
-                    object["expiresIn"] = .number((expiresAt - now).rounded())
+                if let expiry = set.expiry {
+                    object["expiry"] = .number(expiry)
+                    object["expiresAt"] = WallClock.iso8601(seconds: expiry.doubleValue).map { .string($0) } ?? .null
+                    object["expiresIn"] = .double((expiry.doubleValue - now).rounded())
                 }
                 if let subject = set.subject { object["subject"] = .string(subject) }
                 return .object(object)
@@ -47,8 +51,10 @@ struct Token: ParsableCommand {
             for kind in [TokenKind.user, .client] {
                 guard let set = snapshot.tokens(kind) else { continue }
                 let who = set.subject.map { " for \($0)" } ?? ""
-                let expiry = set.expiresAt.map { at in
-                    at > now ? "expires in \(Int((at - now).rounded())) s (\(iso8601(at)))" : "expired \(Int((now - at).rounded())) s ago"
+                let expiry = set.expiry.map { expiry in
+                    let at = expiry.doubleValue
+                    let when = WallClock.iso8601(seconds: at) ?? "at \(expiry) s since 1970"
+                    return at > now ? "expires in \(wholeSeconds(at - now)) s (\(when))" : "expired \(wholeSeconds(now - at)) s ago"
                 } ?? "no expiry known"
                 output("\(kind.rawValue) token\(who): \(expiry)\(set.refreshToken == nil ? "" : ", refreshable")")
             }
@@ -111,7 +117,7 @@ struct Token: ParsableCommand {
             let waits = results.map(\.1).sorted()
             output(compactJSON([
                 "tokens": .array(Array(Set(results.map(\.0))).sorted().map { .string($0) }),
-                "waitsMs": .array(waits.map { .number($0) }),
+                "waitsMs": .array(waits.map { .double($0) }),
             ]))
         }
     }
@@ -147,7 +153,5 @@ func fingerprint(_ token: String) -> String {
     return String(hash, radix: 16)
 }
 
-func iso8601(_ seconds: Double) -> String {
-    let formatter = ISO8601DateFormatter()
-    return formatter.string(from: Date(timeIntervalSince1970: seconds))
-}
+/// A duration in whole seconds for people; never traps, however large.
+func wholeSeconds(_ seconds: Double) -> String { JSONNumber(seconds.rounded()).description }

@@ -29,7 +29,7 @@ final class EchoServer: @unchecked Sendable {
                 box.server = try RPCServer(loop: loop, path: path) { _, method, params, respond in
                     switch method {
                     case "echo": respond(.success(params ?? .null))
-                    case "uid": respond(.success(.number(Double(geteuid()))))
+                    case "uid": respond(.success(.integer(geteuid())))
                     default: respond(.failure(.methodNotFound(method)))
                     }
                 }

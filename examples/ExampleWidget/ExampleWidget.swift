@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TetherExtension
 
 /// A clock widget: a few entries a few seconds apart, each showing the time,
@@ -17,16 +18,19 @@ struct ExampleWidget: Widget {
         let start = Date()
         let entries = (0..<options.entries).map { index in
             let date = start.addingTimeInterval(Double(index) * options.every)
-            return TimelineEntry(date: date, content: "\(Self.clock.string(from: date)) recording \(recording)\(suffix)")
+            return TimelineEntry(date: date, content: "\(Self.clock(date)) recording \(recording)\(suffix)")
         }
         return Timeline(entries: entries, policy: options.policy(after: start))
     }
 
-    static let clock: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter
-    }()
+    /// HH:mm:ss in local time.
+    static func clock(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return "--:--:--" }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    }
 
     struct Options {
         var every = 5.0

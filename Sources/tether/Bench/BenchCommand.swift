@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(

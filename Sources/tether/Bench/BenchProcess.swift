@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -133,4 +133,13 @@ func residentMemory(of pid: pid_t, field: String = "VmRSS") -> UInt64 {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
     return (line.split(separator: " ").dropFirst().first.flatMap { UInt64($0) } ?? 0) * 1024
+}
+
+/// Waits on the clock: only for a benchmark's measurement window, never to
+/// synchronize with another process.
+func sleepSeconds(_ seconds: Double) {
+    guard seconds > 0, seconds.isFinite else { return }
+    var request = timespec(tv_sec: Int(seconds.rounded(.down)), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
 }

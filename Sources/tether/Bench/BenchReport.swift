@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherLoop
 
 /// p50 and p99 of a set of samples, in microseconds.
@@ -87,7 +90,7 @@ struct BenchReport: Encodable {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 
-    private func format(_ value: Double) -> String { String(format: "%.3f", value) }
+    private func format(_ value: Double) -> String { TextFormat.fixed(value, 3) }
 }
 
 struct MachineInfo: Encodable {
@@ -99,7 +102,7 @@ struct MachineInfo: Encodable {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
-            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+            .map { $0.trimmed } ?? "unknown CPU"
         var names = utsname()
         uname(&names)
         let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 import TetherJSON
 import TetherLoop
@@ -21,7 +24,7 @@ struct DefaultsBenchmark {
         var writes: [UInt64] = []
         for index in 0..<iterations {
             let start = MonotonicClock.nanoseconds()
-            try store.set(.number(Double(index)), forKey: "bench.counter")
+            try store.set(.integer(index), forKey: "bench.counter")
             let written = MonotonicClock.nanoseconds()
             _ = try watcher.readUntil { $0 == "changed: bench.counter" }
             notify.append(MonotonicClock.nanoseconds() - start)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +31,7 @@ struct HostBenchmark {
         let before = ProcessCounters(pid: idle.process.pid)
         // The measurement window itself: idle is what happens over time
         // with nothing to do, so here the benchmark waits on the clock.
-        Thread.sleep(forTimeInterval: window)
+        sleepSeconds(window)
         let after = ProcessCounters(pid: idle.process.pid)
         let rss = Double(idle.process.residentBytes) / 1_048_576
         let extensionRSS = Double(idle.widgetResidentBytes) / 1_048_576
@@ -60,7 +60,7 @@ struct HostBenchmark {
 
     /// The example manifests, naming the built examples next to tether.
     private func writeManifests(next tether: String) throws -> String {
-        let directory = (tether as NSString).deletingLastPathComponent
+        let directory = directoryName(tether)
         let manifests = scratch.path + "/manifests"
         try FileManager.default.createDirectory(atPath: manifests, withIntermediateDirectories: true)
         for name in Self.examples {
@@ -68,7 +68,7 @@ struct HostBenchmark {
             guard access(executable, X_OK) == 0 else {
                 throw CLIError.environment("the host benchmark needs \(executable); build the examples with 'swift build'")
             }
-            let role = name.replacingOccurrences(of: "example-", with: "")
+            let role = name.hasPrefix("example-") ? String(name.dropFirst("example-".count)) : name
             let arguments = role == "widget" ? #"["--entries","1","--policy","never"]"# : "[]"
             let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(executable)","arguments":\#(arguments)}"#
             try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(manifests)/\(name).extension.json"))
@@ -144,7 +144,7 @@ struct ProcessCounters {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         for line in status.split(separator: "\n") where line.hasSuffix("ctxt_switches") == false
             && line.contains("ctxt_switches:") {
-            switches += line.split(separator: "\t").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            switches += line.split(separator: "\t").last.flatMap { Int($0.trimmed) } ?? 0
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +42,7 @@ struct HostLoadBenchmark {
         let spammerBefore = ProcessCounters(pid: spammer)
         // The measurement window: CPU is what happens over time, so here the
         // benchmark waits on the clock.
-        Thread.sleep(forTimeInterval: window)
+        sleepSeconds(window)
         let hostPercent = (ProcessCounters(pid: spam.pid).cpuMilliseconds - hostBefore.cpuMilliseconds) / (10 * window)
         let spammerPercent = (ProcessCounters(pid: spammer).cpuMilliseconds - spammerBefore.cpuMilliseconds) / (10 * window)
         let spamStatus = try statusSamples(group: spamGroup, samples: samples)
@@ -91,7 +91,7 @@ struct HostLoadBenchmark {
         clients.removeAll()
         // The host trims a second after large peers leave; the measurement
         // waits out that second and a margin on the clock.
-        Thread.sleep(forTimeInterval: 1.5)
+        sleepSeconds(1.5)
         return (idle, peak, residentMemory(of: host.pid))
     }
 

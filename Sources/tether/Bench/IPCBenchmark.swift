@@ -1,5 +1,5 @@
 import CTetherSystem
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,7 @@ final class LineSocket {
     /// raw ping/pong every IPC figure is set against.
     static func echoPair() throws -> LineSocket {
         let (mine, theirs) = try socketPair()
-        Thread {
+        try DetachedThread.start {
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(theirs, $0.baseAddress, $0.count) }
@@ -52,7 +53,7 @@ final class LineSocket {
                 }
             }
             close(theirs)
-        }.start()
+        }
         return LineSocket(fd: mine)
     }
 

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 
 /// Probe costs in each state, against what a script or a naive client would

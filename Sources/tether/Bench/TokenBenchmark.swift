@@ -1,6 +1,6 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
 #endif
 import TetherAuth
 import TetherGroup
@@ -46,7 +46,7 @@ struct TokenBenchmark {
         for coordination in [Coordination.full, .inProcess, .none] {
             let group = try GroupDirectory(path: scratch.path + "/tokens-storm-\(coordination.rawValue)")
             try server.loginExpired(group)
-            try server.post("/admin/faults", ["latencyMs": .number(Double(Self.latencyMilliseconds)), "latencyCount": 1_000])
+            try server.post("/admin/faults", ["latencyMs": .integer(Self.latencyMilliseconds), "latencyCount": 1_000])
             let before = try server.counters()
             let storms = try (0..<Self.processes).map { _ in
                 try BenchProcess([ownExecutable(), "token", "storm", "--tasks", String(Self.tasks),
@@ -109,7 +109,7 @@ final class BenchAuthServer {
     func loginExpired(_ group: GroupDirectory) throws {
         try post("/admin/settings", ["accessTTL": -5])
         let secret = String(decoding: FileManager.default.contents(atPath: secretFile) ?? Data(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .trimmed
         let configuration = AuthConfiguration(tokenURL: baseURL + "/token", clientID: "tether-demo", clientSecret: secret)
         let password = password
         let set = try runAsync { () async throws -> TokenSet in

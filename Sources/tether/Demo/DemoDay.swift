@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherAuth
 import TetherGroup
 import TetherJSON
@@ -98,10 +98,10 @@ final class DemoDay {
     private func startHost() throws {
         say.step("Start the host on a fresh group, with the widget and notification extensions")
         try FileManager.default.createDirectory(atPath: extensionsDir, withIntermediateDirectories: true)
-        try writeManifest(["name": "example-widget", "role": "widget", "executable": bin + "/example-widget",
+        try writeManifest(["name": "example-widget", "role": "widget", "executable": .string(bin + "/example-widget"),
                            "arguments": ["--entries", "1", "--policy", "never"], "restart": "on-failure"])
         try writeManifest(["name": "example-notification", "role": "notification",
-                           "executable": bin + "/example-notification", "restart": "always"])
+                           "executable": .string(bin + "/example-notification"), "restart": "always"])
         let host = try stage.start("host", tether, ["host", "--group", group, "--extensions-dir", extensionsDir])
         self.host = host
         let ready = try host.line("its readiness line", timeout: 30) { $0.hasPrefix("tether host ready") }
@@ -193,13 +193,13 @@ final class DemoDay {
     private func tokenExpiries() throws {
         say.step("Access tokens expire \(Self.expiries) times while every process asks at once")
         guard let host, let keyboard else { return }
-        try admin.post("/admin/settings", ["accessTTL": .number(Self.shortTTL)])
+        try admin.post("/admin/settings", ["accessTTL": .double(Self.shortTTL)])
         say.detail("the server now issues tokens that live \(formatSeconds(Self.shortTTL))")
         let askers = Self.stormProcesses * Self.stormTasks
         askersPerExpiry = askers + 3
         for round in 1...Self.expiries {
             let wait = try userTokenExpiry() - Date().timeIntervalSince1970 + 0.05
-            say.detail(String(format: "expiry %d: waiting %.1f s for the access token to expire", round, max(0, wait)))
+            say.detail("expiry \(round): waiting \(TextFormat.fixed(max(0, wait), 1)) s for the access token to expire")
             try stage.pause(wait)
             let storms = try (0..<Self.stormProcesses).map { index in
                 try stage.start("storm-\(index)", tether, ["token", "storm", "--tasks", String(Self.stormTasks), "--group", group],
@@ -283,9 +283,9 @@ final class DemoDay {
         say.detail("keyboard: \(noticed)")
         let allEnded = LiveProcesses.waitForExit(children, untilNanoseconds: killed + 1_000_000_000)
         extensionsEndedMs = allEnded ? Double(MonotonicClock.nanoseconds() - killed) / 1e6 : nil
-        say.check(String(format: "the keyboard started by hand noticed in %.1f ms and carries on", hostDeathNoticedMs ?? 0),
+        say.check("the keyboard started by hand noticed in \(TextFormat.fixed(hostDeathNoticedMs ?? 0, 1)) ms and carries on",
                   (hostDeathNoticedMs ?? .infinity) < 1000)
-        say.check(allEnded ? String(format: "the host's %d extensions ended within %.0f ms", children.count, extensionsEndedMs ?? 0)
+        say.check(allEnded ? "the host's \(children.count) extensions ended within \(TextFormat.fixed(extensionsEndedMs ?? 0, 0)) ms"
                            : "the host's extensions ended within 1 s", allEnded && !children.isEmpty,
                   "still running: \(children.filter { !LiveProcesses.hasEnded($0) })")
         let probe = try run(["probe", "host"])
@@ -320,10 +320,9 @@ final class DemoDay {
         try stage.run("tether \(arguments.first ?? "")", tether, arguments + ["--group", group], input: input)
     }
 
-    private func writeManifest(_ object: [String: Any]) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        let name = object["name"] as? String ?? "extension"
-        try data.write(to: URL(fileURLWithPath: "\(extensionsDir)/\(name).extension.json"))
+    private func writeManifest(_ object: [String: JSONValue]) throws {
+        let name = object["name"]?.stringValue ?? "extension"
+        try Data(JSONCodec.serialize(.object(object)) + [0x0a]).write(to: URL(fileURLWithPath: "\(extensionsDir)/\(name).extension.json"))
     }
 
     /// The first delivery of a `push --json`.

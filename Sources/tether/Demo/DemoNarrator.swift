@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherJSON
 import TetherLog
 import TetherLoop
@@ -36,7 +36,7 @@ final class DemoNarrator: @unchecked Sendable {
         currentStep = title
         let counter = "[\(stepNumber)/\(totalSteps)]"
         say("")
-        say(paint("\(counter) \(title)", "1") + paint("  \(String(format: "%5.1f s", elapsed))", "2"))
+        say(paint("\(counter) \(title)", "1") + paint("  \(TextFormat.padded(TextFormat.fixed(elapsed, 1), 5) + " s")", "2"))
     }
 
     /// Something the demo saw, indented under its step.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SystemPackage
 import TetherLoop
 #if canImport(Glibc)

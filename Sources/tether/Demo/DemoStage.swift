@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -141,7 +141,7 @@ final class DemoStage: @unchecked Sendable {
         do {
             try FileManager.default.removeItem(atPath: root)
         } catch {
-            left.append("\(root): \(error.localizedDescription)")
+            left.append("\(root): \(error)")
         }
         if FileManager.default.fileExists(atPath: root) { left.append(root) }
         loopThread.shutdown()
@@ -183,5 +183,5 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
 }
 
 func formatSeconds(_ seconds: Double) -> String {
-    seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
+    seconds == seconds.rounded() ? "\(TextFormat.fixed(seconds, 0)) s" : "\(TextFormat.fixed(seconds, 1)) s"
 }

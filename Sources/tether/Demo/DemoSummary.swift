@@ -43,27 +43,27 @@ struct DemoSummary {
         narrator.say("    reuse detected  \(reuseDetected)")
         narrator.say("    logged out      \(loggedOut.map { $0 ? "yes" : "no" } ?? "not known (the day did not get that far)")")
         if let hostDeathNoticedMs {
-            narrator.say(String(format: "    host death      noticed by the keyboard in %.1f ms", hostDeathNoticedMs)
-                + (extensionsEndedMs.map { String(format: "; its extensions ended in %.0f ms", $0) } ?? ""))
+            narrator.say("    host death      noticed by the keyboard in \(TextFormat.fixed(hostDeathNoticedMs, 1)) ms"
+                + (extensionsEndedMs.map { "; its extensions ended in \(TextFormat.fixed($0, 0)) ms" } ?? ""))
         }
         narrator.say("    left behind     \(leftBehind.isEmpty ? "nothing" : leftBehind.joined(separator: ", "))")
-        narrator.say(String(format: "    took            %.1f s", seconds))
+        narrator.say("    took            \(TextFormat.fixed(seconds, 1)) s")
         for check in failed { narrator.say("    ✗ \(check.step): \(check.what)\(check.detail.map { " — \($0)" } ?? "")") }
     }
 
     var jsonValue: JSONValue {
         var object: [String: JSONValue] = [
             "ok": .bool(ok), "interrupted": .bool(interrupted),
-            "expiries": .number(Double(expiries)), "refreshes": .number(Double(refreshes)),
-            "reuseDetected": .number(Double(reuseDetected)), "loggedOut": loggedOut.map { .bool($0) } ?? .null,
-            "requestsPerExpiry": .number(Double(askersPerExpiry)), "tokenRequests": .number(Double(tokenRequests)),
-            "checks": .number(Double(checks.count)),
+            "expiries": .integer(expiries), "refreshes": .integer(refreshes),
+            "reuseDetected": .integer(reuseDetected), "loggedOut": loggedOut.map { .bool($0) } ?? .null,
+            "requestsPerExpiry": .integer(askersPerExpiry), "tokenRequests": .integer(tokenRequests),
+            "checks": .integer(checks.count),
             "failures": .array(checks.filter { !$0.ok }.map(\.jsonValue)),
             "leftBehind": .array(leftBehind.map { .string($0) }),
-            "seconds": .number((seconds * 10).rounded() / 10),
+            "seconds": .double((seconds * 10).rounded() / 10),
         ]
-        if let hostDeathNoticedMs { object["hostDeathNoticedMs"] = .number((hostDeathNoticedMs * 10).rounded() / 10) }
-        if let extensionsEndedMs { object["extensionsEndedMs"] = .number(extensionsEndedMs.rounded()) }
+        if let hostDeathNoticedMs { object["hostDeathNoticedMs"] = .double((hostDeathNoticedMs * 10).rounded() / 10) }
+        if let extensionsEndedMs { object["extensionsEndedMs"] = .double(extensionsEndedMs.rounded()) }
         return .object(object)
     }
 }

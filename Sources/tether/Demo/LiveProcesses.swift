@@ -1,5 +1,5 @@
 import CTetherSystem
-import Foundation
+import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +25,7 @@ enum LiveProcesses {
     }
 
     static func command(_ pid: pid_t) -> String {
-        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmed
     }
 
     /// Waits until every one of `pids` has exited or the deadline passes;
