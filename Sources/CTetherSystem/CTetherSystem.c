@@ -113,6 +113,34 @@ int tether_pidfd_open(int pid) {
     return -1;
 #endif
 }
+int tether_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
+                        long long *wall_ns, int *status, struct rusage *usage) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) return -1;
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    pid_t pid = use_fork ? fork() : vfork();
+    if (pid == 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        execve(path, argv, envp);
+        _exit(127);
+    }
+    int saved = errno;
+    close(null);
+    if (pid < 0) {
+        errno = saved;
+        return -1;
+    }
+    while (wait4(pid, status, 0, usage) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    *wall_ns = (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec);
+    return 0;
+}
+
 #else
 #include <errno.h>
 

@@ -32,6 +32,7 @@ extension CLIError {
 
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "login",
         abstract: "Obtain tokens from an OAuth 2.0 token endpoint and store them for the whole group.",
         discussion: """
             With --username, the password is read from standard input (one line), never from \
@@ -118,6 +119,7 @@ struct Login: ParsableCommand {
 
 struct Logout: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "logout",
         abstract: "End the user session in every process of the group; the client token is kept.")
     @OptionGroup var group: GroupOptions
 

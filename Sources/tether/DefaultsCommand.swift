@@ -10,6 +10,7 @@ import TetherLoop
 /// `tether defaults`: the group's shared key-value settings.
 struct Defaults: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "defaults",
         abstract: "Read and write the defaults every process of the group shares.",
         discussion: """
             Values are JSON. Each change replaces GROUP/defaults.json atomically under a lock, \
@@ -19,7 +20,7 @@ struct Defaults: ParsableCommand {
     )
 
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the JSON value of KEY (exit 1 if it has none).")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the JSON value of KEY (exit 1 if it has none).")
         @Argument(help: "The key.") var key: String
         @OptionGroup var group: GroupOptions
 
@@ -34,6 +35,7 @@ struct Defaults: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Set KEY to a JSON value.",
             discussion: #"Examples: tether defaults set theme '"dark"'; tether defaults set refresh.seconds 30; tether defaults set featured '["1042"]'"#)
         @Argument(help: "The key.") var key: String
@@ -53,7 +55,7 @@ struct Defaults: ParsableCommand {
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove KEY (exit 1 if it had no value).")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Remove KEY (exit 1 if it had no value).")
         @Argument(help: "The key.") var key: String
         @OptionGroup var group: GroupOptions
 
@@ -65,7 +67,7 @@ struct Defaults: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every key and its JSON value, sorted by key.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Print every key and its JSON value, sorted by key.")
         @OptionGroup var group: GroupOptions
         @Flag(help: "Print one JSON object of every key and value.") var json = false
 

@@ -4,6 +4,7 @@ import TetherIPC
 
 struct Feature: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "feature",
         abstract: "Start, stop or list the host's features.",
         discussion: """
             A running feature holds its lock, so 'tether probe feature NAME' always agrees. \
@@ -13,7 +14,7 @@ struct Feature: ParsableCommand {
     )
 
     struct Start: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Ask the host to start a feature.")
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Ask the host to start a feature.")
         @Argument(help: ArgumentHelp("The feature's name.", valueName: "NAME")) var name: String
         @OptionGroup var group: GroupOptions
 
@@ -25,7 +26,7 @@ struct Feature: ParsableCommand {
     }
 
     struct Stop: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Ask the host to stop a feature.")
+        static let configuration = CommandConfiguration(commandName: "stop", abstract: "Ask the host to stop a feature.")
         @Argument(help: ArgumentHelp("The feature's name.", valueName: "NAME")) var name: String
         @OptionGroup var group: GroupOptions
 
@@ -37,7 +38,7 @@ struct Feature: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List running features (held by the host or anyone else).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List running features (held by the host or anyone else).")
         @OptionGroup var group: GroupOptions
         @Flag(help: "Print one JSON object: {\"features\": [{name, pid, since, owner}]}.") var json = false
 

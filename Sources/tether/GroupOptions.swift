@@ -12,7 +12,9 @@ struct GroupOptions: ParsableArguments {
         valueName: "DIR"))
     var path: String?
 
-    func open() throws(GroupError) -> GroupDirectory {
+    func open() throws(GroupError) -> GroupDirectory { try Self.open(path) }
+
+    static func open(_ path: String?) throws(GroupError) -> GroupDirectory {
         let resolved = try GroupDirectory.resolvePath(
             explicit: path, environment: ProcessInfo.processInfo.environment)
         return try GroupDirectory(path: resolved)

@@ -3,6 +3,7 @@ import TetherGroup
 
 struct Hold: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "hold",
         abstract: "Hold the host's or a feature's lock while a command runs.",
         discussion: """
             Takes the lock (at once, or waiting up to --wait seconds), runs the command \
@@ -32,8 +33,12 @@ struct Hold: ParsableCommand {
     }
 
     func run() throws {
-        let target = try what.target()
-        let path = try group.open().preparedLockPath(for: target)
+        try Self.execute(target: try what.target(), group: group.path, wait: wait, command: command)
+    }
+
+    /// For `run()` and the fast path (`FastCommandLine`).
+    static func execute(target: LockTarget, group: String?, wait: Seconds?, command: [String]) throws {
+        let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let session = try HoldSession(target: target, path: path, command: command, wait: wait)
         switch session.run() {
         case .success(let status): throw ExitCode(status)

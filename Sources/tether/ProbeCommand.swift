@@ -3,6 +3,7 @@ import TetherGroup
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Tell whether the host or a feature is running.",
         discussion: """
             Prints "running" (exit 0) or "not running" (exit 1). The probe never \
@@ -16,11 +17,15 @@ struct Probe: ParsableCommand {
     var json = false
 
     func run() throws {
-        let target = try what.target()
-        let path = try group.open().preparedLockPath(for: target)
+        try Self.execute(target: try what.target(), group: group.path, json: json)
+    }
+
+    /// The probe itself, for `run()` and the fast path (`FastCommandLine`).
+    static func execute(target: LockTarget, group: String?, json: Bool) throws {
+        let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: json)
         let report = StatusReport(target: target, lock: path, status: status)
-        if json { try printJSON(report) } else { output(report.text) }
+        output(json ? compactJSON(report.jsonValue) : report.text)
         if !status.running { throw ExitCode(1) }
     }
 }

@@ -7,6 +7,7 @@ import TetherIPC
 
 struct Push: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "push",
         abstract: "Send a push through the notification extensions and print what was delivered.",
         discussion: """
             PAYLOAD is a JSON object, such as '{"title":"Order shipped","body":"#42 is on its way"}', \

@@ -3,6 +3,7 @@ import TetherIPC
 
 struct Reload: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reload",
         abstract: "Ask the attached widgets (or one of them) to reload their timelines.")
 
     @Argument(help: ArgumentHelp("Only this widget.", valueName: "NAME"))

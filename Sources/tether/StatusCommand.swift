@@ -7,6 +7,7 @@ import TetherIPC
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the running host: pid, uptime, extensions and features.",
         discussion: "Exits 1 with \"host is not running\" when there is no host.")
 

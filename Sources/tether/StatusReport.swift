@@ -3,10 +3,11 @@ import FoundationEssentials
 import Glibc
 #endif
 import TetherGroup
+import TetherJSON
 
 /// The JSON form of a probe or watch answer (DESIGN.md contract): `target`,
 /// `name`, `running`, `lock`, and when known `pid` and `since`.
-struct StatusReport: Encodable {
+struct StatusReport {
     let target: String
     let name: String
     let running: Bool
@@ -24,6 +25,14 @@ struct StatusReport: Encodable {
     }
 
     var text: String { running ? "running" : "not running" }
+
+    var jsonValue: JSONValue {
+        var object: [String: JSONValue] = ["target": .string(target), "name": .string(name), "running": .bool(running),
+                                           "lock": .string(lock)]
+        if let pid { object["pid"] = .integer(pid) }
+        if let since { object["since"] = .string(since) }
+        return .object(object)
+    }
 }
 
 /// One JSON object on one line.

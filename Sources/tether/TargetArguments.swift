@@ -15,7 +15,9 @@ struct TargetArguments: ParsableArguments {
         "The feature's name: 1-64 of a-z 0-9 . _ - starting with a letter or digit.", valueName: "NAME"))
     var name: String?
 
-    func target() throws -> LockTarget {
+    func target() throws -> LockTarget { try Self.target(kind, name) }
+
+    static func target(_ kind: TargetKind, _ name: String?) throws -> LockTarget {
         switch (kind, name) {
         case (.host, nil):
             return .host

@@ -37,8 +37,16 @@ enum TetherMain {
         LoggingSystem.bootstrap { _ in TetherLogHandler() }
         let code: Int32
         do {
-            var command = try Tether.parseAsRoot()
-            try command.run()
+            // Plain liveness commands skip ArgumentParser's reflection (see
+            // FastCommandLine); TETHER_ARGUMENT_PARSER=1 turns that off, so
+            // the tests can run the same lines both ways.
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if getenv("TETHER_ARGUMENT_PARSER") == nil, let fast = FastCommandLine.parse(arguments) {
+                try fast()
+            } else {
+                var command = try Tether.parseAsRoot(arguments)
+                try command.run()
+            }
             code = 0
         } catch let error as CLIError {
             printError(error.message)

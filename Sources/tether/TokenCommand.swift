@@ -10,12 +10,14 @@ import TetherLoop
 
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "token",
         abstract: "Show the auth state, or print a valid access token.",
         subcommands: [Status.self, Print.self, Storm.self, UpsertStress.self]
     )
 
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
         @Flag(help: "Print one JSON object: {state, tokenURL, clientID, user, client}.") var json = false
@@ -63,6 +65,7 @@ struct Token: ParsableCommand {
 
     struct Print: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "print",
             abstract: "Print a valid access token and nothing else, refreshing it first if needed.",
             discussion: "One refresh serves every process that asks at the same time; see the README.")
         @Option(help: ArgumentHelp("Which token: user or client (default: the user's if logged in).", valueName: "KIND"))
@@ -88,7 +91,7 @@ struct Token: ParsableCommand {
     /// For benchmarks and tests: M tasks of this process ask for a token at
     /// once, after a line on stdin says go. Prints fingerprints, never tokens.
     struct Storm: ParsableCommand {
-        static let configuration = CommandConfiguration(shouldDisplay: false)
+        static let configuration = CommandConfiguration(commandName: "storm", shouldDisplay: false)
         @Option var tasks = 32
         @Option var coordination: Coordination = .full
         @Option var leeway: Double = 60

@@ -8,6 +8,7 @@ enum WatchUntil: String, ExpressibleByArgument, CaseIterable {
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Report when the host or a feature starts or stops running.",
         discussion: """
             Prints the current state, then a line each time it changes ("running" or \
@@ -30,8 +31,12 @@ struct Watch: ParsableCommand {
     var json = false
 
     func run() throws {
-        let target = try what.target()
-        let path = try group.open().preparedLockPath(for: target)
+        try Self.execute(target: try what.target(), group: group.path, until: until, timeout: timeout, json: json)
+    }
+
+    /// For `run()` and the fast path (`FastCommandLine`).
+    static func execute(target: LockTarget, group: String?, until: WatchUntil?, timeout: Seconds?, json: Bool) throws {
+        let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let session = try WatchSession(target: target, path: path, until: until, timeout: timeout, json: json)
         switch session.run() {
         case .success(let code): if code != 0 { throw ExitCode(code) }

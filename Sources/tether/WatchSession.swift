@@ -57,7 +57,7 @@ final class WatchSession: LoopSession, @unchecked Sendable {
 
     private func emit(_ report: StatusReport) {
         if json {
-            do { try printJSON(report) } catch { output(report.text) }
+            output(compactJSON(report.jsonValue))
         } else {
             output(report.text)
         }

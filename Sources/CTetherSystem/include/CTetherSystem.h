@@ -1,6 +1,8 @@
 #ifndef CTETHER_SYSTEM_H
 #define CTETHER_SYSTEM_H
 
+#include <sys/resource.h>
+
 /// prctl(PR_SET_PDEATHSIG, signal): ask the kernel to send `signal` to this
 /// process when its parent dies. prctl is variadic, which Swift cannot call.
 /// Returns 0, or -1 with errno set; 0 without effect off Linux.
@@ -25,5 +27,14 @@ int tether_start_group_reaper(int host_pid, int grace_ms);
 /// malloc_trim(0) where glibc has it: hand freed heap memory back to the
 /// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.
 int tether_release_free_memory(void);
+
+/// For benchmarks: runs `path` (argv, envp) with stdio on /dev/null and waits
+/// for it. `use_fork` 1 makes the child with fork(2): its peak RSS is then
+/// its own (a vfork child shares the parent's memory, and exec carries the
+/// parent's high-water mark into the child's); 0 uses vfork, the cheaper
+/// spawn that posix_spawn does. Fills the wall time from before the fork to
+/// after the wait, the wait status, and the child's rusage. 0, or -1 and errno.
+int tether_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
+                        long long *wall_ns, int *status, struct rusage *usage);
 
 #endif

@@ -6,6 +6,7 @@ import Glibc
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Measure Tether against baselines taken in the same run.",
         discussion: """
             Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
@@ -18,14 +19,17 @@ struct Bench: ParsableCommand {
             (100 clients that never read); needs the examples built next to \
             tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
-            raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat();             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms             of latency, in ms, against in-process single flight only and no coordination, with the             server's refresh and reuse counts), defaults (defaults.notify: a change until another             process reports it, against the atomic write). With no NAME, runs them all. Times are in \
+            raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat();             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms             of latency, in ms, against in-process single flight only and no coordination, with the             server's refresh and reuse counts), defaults (defaults.notify: a change until another             process reports it, against the atomic write), cli (whole commands as a script runs \
+            them: cli.probe, cli.hold and cli.watch from spawn to exit, with their CPU and peak \
+            RSS, against flock -n FILE true and /bin/true in the same run; cli.extension-start: \
+            example-widget from spawn until its hello reaches the socket). With no NAME, runs them all. Times are in \
             microseconds; for rates, p99 is the slow end.
             """
     )
 
-    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults"]
+    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults); all by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli); all by default.", valueName: "NAME"))
     var names: [String] = []
 
     @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
@@ -55,6 +59,7 @@ struct Bench: ParsableCommand {
             case "ipc": results += try IPCBenchmark(scratch: scratch, scale: scale).run()
             case "tokens": results += try TokenBenchmark(scratch: scratch, scale: scale).run()
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()
+            case "cli": results += try CLIBenchmark(scratch: scratch, scale: scale).run()
             default: break
             }
         }

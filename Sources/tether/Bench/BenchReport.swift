@@ -15,11 +15,16 @@ struct Percentiles: Encodable {
     }
 
     init(nanoseconds samples: [UInt64]) {
+        self = Percentiles(values: samples).scaled(by: 1.0 / 1_000)  // ns → µs
+    }
+
+    /// Percentiles of values in their own unit (KiB, say).
+    init(values samples: [UInt64]) {
         let sorted = samples.sorted()
         func at(_ fraction: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))
-            return Double(sorted[index]) / 1_000  // ns → µs
+            return Double(sorted[index])
         }
         p50 = at(0.50)
         p99 = at(0.99)

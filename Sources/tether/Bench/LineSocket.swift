@@ -27,6 +27,50 @@ final class LineSocket {
         self.init(fd: fd)
     }
 
+    /// A listening Unix stream socket at `path` (replacing a stale one).
+    static func listen(at path: String) throws -> Int32 {
+        unlink(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0, Glibc.listen(fd, 16) == 0 else {
+            if fd >= 0 { Glibc.close(fd) }
+            throw CLIError.environment("cannot listen on \(path): \(String(cString: strerror(errno)))")
+        }
+        return fd
+    }
+
+    /// The next connection to `listener`, waiting at most `timeoutMilliseconds`.
+    static func accept(_ listener: Int32, timeoutMilliseconds: Int32) throws -> LineSocket {
+        var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("nobody connected in time") }
+        let fd = Glibc.accept(listener, nil, nil)
+        if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        guard fd >= 0 else { throw CLIError.environment("accept failed: \(String(cString: strerror(errno)))") }
+        return LineSocket(fd: fd)
+    }
+
+    /// One line, waiting at most `timeoutMilliseconds` for each read.
+    func readLine(timeoutMilliseconds: Int32) throws -> String {
+        var line: [UInt8] = []
+        while true {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("no line in time") }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            if let end = buffer[0..<n].firstIndex(of: 0x0a) { return String(decoding: line + buffer[0..<end], as: UTF8.self) }
+            line += buffer[0..<n]
+        }
+    }
+
+    func closeSocket() { Glibc.close(fd) }
+
     /// A connected pair of Unix stream sockets, close-on-exec.
     private static func socketPair() throws -> (mine: Int32, theirs: Int32) {
         var fds: [Int32] = [-1, -1]

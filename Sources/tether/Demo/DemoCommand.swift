@@ -8,6 +8,7 @@ import TetherJSON
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "Show the whole system working: a host, three extensions, a token server, a scripted day.",
         discussion: """
             Starts the demo auth server, a host on a fresh temporary group with the example widget \
