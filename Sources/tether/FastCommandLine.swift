@@ -16,6 +16,7 @@ enum FastCommandLine {
     /// The command to run, or nil to parse with ArgumentParser.
     static func parse(_ arguments: [String]) -> (() throws -> Void)? {
         guard let command = arguments.first else { return nil }
+        if command == CLIBenchmark.peakMemoryHelper { return { try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst())) } }
         var options: [String: String] = [:]
         var flags: Set<String> = []
         var positionals: [String] = []

@@ -50,6 +50,27 @@ import TetherTestSupport
         #expect(raw["raw unix socket ping/pong"]?["p50"] ?? 0 > 0)
     }
 
+    @Test func cliBenchmarkSetsWholeCommandsAgainstFlockAndTrue() throws {
+        let result = try tether(["bench", "cli", "--json", "--scale", "0.05"], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: benchmarks.compactMap { item in
+            (item["name"] as? String).map { ($0, item) }
+        })
+        var expected: Set<String> = ["cli.extension-start"]
+        for command in ["cli.probe", "cli.hold", "cli.watch"] { expected.formUnion([command, command + ".cpu", command + ".peak-rss"]) }
+        #expect(Set(byName.keys) == expected)
+        for name in ["cli.probe", "cli.hold.cpu", "cli.watch.peak-rss"] {
+            let baselines = try #require(byName[name]?["baselines"] as? [String: [String: Double]])
+            #expect(Set(baselines.keys) == ["flock -n FILE true", "/bin/true"], "\(name)")
+            #expect((baselines["flock -n FILE true"]?["p50"] ?? 0) > 0 && (byName[name]?["p50"] as? Double ?? 0) > 0, "\(name)")
+        }
+        #expect(byName["cli.probe.peak-rss"]?["unit"] as? String == "KiB")
+        let start = try #require(byName["cli.extension-start"]?["baselines"] as? [String: [String: Double]])
+        #expect((start["/bin/true"]?["p50"] ?? 0) > 0 && (byName["cli.extension-start"]?["p50"] as? Double ?? 0) > 0)
+    }
+
     @Test func unknownBenchmarkIsBadUsage() throws {
         let result = try tether(["bench", "nonsense"])
         #expect(result.status == 2)

@@ -15,8 +15,8 @@ import Glibc
 ///   its hello reaches the host's socket, against `/bin/true`'s spawn to exit.
 ///
 /// Times are spawned with vfork (as posix_spawn does). Peak RSS is measured
-/// in separate runs spawned with fork from this small process, so that each
-/// child's high-water mark is its own and not this process's.
+/// in separate runs, each forked from a fresh small helper (`tether
+/// bench-peak-memory`), so that a child's high-water mark is its own.
 struct CLIBenchmark {
     let scratch: BenchScratch
     let scale: Double
@@ -45,15 +45,14 @@ struct CLIBenchmark {
         var samples = [String: Sample]()
         for round in 0..<(rounds + 10) {
             for command in commands {
-                let (wall, cpu, _) = try runMeasured(command.argv, fork: false)
+                let (wall, cpu, _) = try Self.runMeasured(command.argv, fork: false)
                 if round >= 10 { samples[command.name, default: Sample()].wall.append(wall) }
                 if round >= 10 { samples[command.name, default: Sample()].cpu.append(cpu) }
             }
         }
         for _ in 0..<max(5, Int(20 * scale)) {
             for command in commands {
-                let (_, _, peak) = try runMeasured(command.argv, fork: true)
-                samples[command.name, default: Sample()].peakKiB.append(peak)
+                samples[command.name, default: Sample()].peakKiB.append(try peakMemory(command.argv, tether: tether))
             }
         }
         func stats(_ name: String) -> (wall: Percentiles, cpu: Percentiles, peak: Percentiles) {
@@ -77,8 +76,29 @@ struct CLIBenchmark {
         return results
     }
 
+    /// `tether bench-peak-memory CMD...` (not in --help): runs CMD from this
+    /// fresh, small process with fork(2) and prints its peak RSS in KiB.
+    /// The bench itself has grown by then, and a forked child starts with a
+    /// copy of its parent's private pages: the figure would be the parent's.
+    static let peakMemoryHelper = "bench-peak-memory"
+
+    static func reportPeakMemory(of argv: [String]) throws {
+        guard !argv.isEmpty else { throw CLIError.badInput("\(peakMemoryHelper) needs a command") }
+        let (_, _, peak) = try runMeasured(argv, fork: true)
+        output(String(peak))
+    }
+
+    /// Peak RSS (KiB) of `argv`, measured by a fresh helper process.
+    private func peakMemory(_ argv: [String], tether: String) throws -> UInt64 {
+        let helper = try BenchProcess([tether, Self.peakMemoryHelper] + argv)
+        let line = try helper.readLine(timeoutMilliseconds: 10_000)
+        try helper.wait()
+        guard let kib = UInt64(line) else { throw CLIError.environment("the peak memory helper said \(line)") }
+        return kib
+    }
+
     /// (wall ns, user + system ns, peak RSS KiB) of one run.
-    private func runMeasured(_ argv: [String], fork: Bool) throws -> (UInt64, UInt64, UInt64) {
+    private static func runMeasured(_ argv: [String], fork: Bool) throws -> (UInt64, UInt64, UInt64) {
         var arguments = argv.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
         var environment: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
@@ -122,7 +142,7 @@ struct CLIBenchmark {
             kill(process.pid, SIGKILL)
             _ = try process.wait()
             connection.closeSocket()
-            let (wall, _, _) = try runMeasured(["/bin/true"], fork: false)
+            let (wall, _, _) = try Self.runMeasured(["/bin/true"], fork: false)
             if round >= 3 {
                 starts.append(elapsed)
                 trues.append(wall)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds tether and the example extensions as fully static executables (no
+# Swift runtime, Foundation or libuv needed where they run; they start about
+# as fast as flock(1)) and installs them into PREFIX/bin (default ~/.local).
+#
+#   scripts/install.sh [--prefix DIR] [--no-examples]
+#
+# Installs libuv's development files first if they are missing (as
+# .ci/ensure-libuv does), since the static link uses its libuv_a.a.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix="$HOME/.local"
+examples=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) [ $# -ge 2 ] || { echo "install.sh: --prefix needs a directory" >&2; exit 2; }; prefix="$2"; shift 2 ;;
+        --prefix=*) prefix="${1#--prefix=}"; shift ;;
+        --no-examples) examples=0; shift ;;
+        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+.ci/ensure-libuv
+# Debian ships the static libuv as libuv_a.a; the linker looks for libuv.a.
+static_uv=""
+for dir in $(pkg-config --variable=libdir libuv 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib; do
+    for name in libuv_a.a libuv.a; do
+        [ -f "$dir/$name" ] && { static_uv="$dir/$name"; break 2; }
+    done
+done
+[ -n "$static_uv" ] || { echo "install.sh: no static libuv found; run: sudo apt-get install -y libuv1-dev" >&2; exit 3; }
+links=$(mktemp -d)
+trap 'rm -rf "$links"' EXIT
+ln -s "$static_uv" "$links/libuv.a"
+
+echo "Building a static release of tether (several minutes the first time)..." >&2
+if ! log=$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links" 2>&1); then
+    printf '%s\n' "$log" >&2
+    exit 1
+fi
+printf '%s\n' "$log" | tail -n 1 >&2
+bin=$(swift build -c release --show-bin-path)
+
+mkdir -p "$prefix/bin"
+products=(tether)
+[ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification demo-auth-server)
+for product in "${products[@]}"; do
+    # Copy then rename: a running tether keeps its old file, and no reader sees half a binary.
+    install -m 0755 "$bin/$product" "$prefix/bin/.$product.new"
+    mv -f "$prefix/bin/.$product.new" "$prefix/bin/$product"
+done
+echo "installed ${products[*]} into $prefix/bin" >&2
+case ":$PATH:" in *":$prefix/bin:"*) ;; *) echo "note: $prefix/bin is not on your PATH" >&2 ;; esac
