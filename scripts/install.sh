@@ -8,7 +8,6 @@
 # Installs libuv's development files first if they are missing (as
 # .ci/ensure-libuv does), since the static link uses its libuv_a.a.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 prefix="$HOME/.local"
 examples=1
@@ -21,6 +20,10 @@ while [ $# -gt 0 ]; do
         *) echo "install.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+[ -n "$prefix" ] || { echo "install.sh: the prefix is empty" >&2; exit 2; }
+# Relative to where it was run from, not to the repository.
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+cd "$(dirname "$0")/.."
 
 .ci/ensure-libuv
 # Debian ships the static libuv as libuv_a.a; the linker looks for libuv.a.
@@ -36,7 +39,9 @@ trap 'rm -rf "$links"' EXIT
 ln -s "$static_uv" "$links/libuv.a"
 
 echo "Building a static release of tether (several minutes the first time)..." >&2
-if ! log=$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links" 2>&1); then
+only=()
+[ "$examples" = 1 ] || only=(--product tether)
+if ! log=$(swift build -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links" "${only[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     exit 1
 fi

@@ -70,7 +70,7 @@ public enum HTTPExchange {
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let milliseconds = timeout.isFinite ? Int64(max(1, min(timeout, 86_400)) * 1000) : 86_400_000
+        let milliseconds = timeout.isFinite ? Int64(max(0.001, min(timeout, 86_400)) * 1000) : 86_400_000
         let deadline = NIODeadline.now() + .milliseconds(milliseconds)
         do {
             let response = try await client.execute(request, deadline: deadline)
@@ -91,7 +91,8 @@ public enum HTTPExchange {
         case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout: .timedOut
         case .invalidURL, .emptyHost, .emptyScheme: .badURL
         case .remoteConnectionClosed: .failed("the connection was lost")
-        default: .failed("the request failed (\(error))")
+        // Not the error's description: some carry header values, a token among them.
+        default: .failed("the request failed")
         }
     }
 

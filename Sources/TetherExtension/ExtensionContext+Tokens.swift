@@ -114,7 +114,9 @@ extension ExtensionContext {
 
     /// The URL's path for error text: no query (which may carry a secret).
     static func pathForErrors(_ url: String) -> String {
-        let afterScheme = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(3).first ?? ""
-        return "/" + (afterScheme.split(whereSeparator: { $0 == "?" || $0 == "#" }).first ?? "")
+        // Up to the first '?' or '#' wherever it is (even in the authority), then the path after the host.
+        let beforeQuery = url.prefix { $0 != "?" && $0 != "#" }
+        let afterScheme = beforeQuery.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(3).first ?? ""
+        return "/" + afterScheme
     }
 }

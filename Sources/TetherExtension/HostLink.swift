@@ -148,10 +148,10 @@ final class HostLink {
         connection.call(HostMethod.hello, hello) { [unowned self] result in
             switch result {
             case .success(let answer):
-                guard let pid = answer["hostPid"]?.intValue else { return connection.close() }
+                guard let pid = answer["hostPid"]?.intValue.flatMap({ Int32(exactly: $0) }) else { return connection.close() }
                 self.retryDelay = 0
-                self.attachedTo = Int32(pid)
-                self.onEvent(.attached(hostPID: Int32(pid), openAccess: answer["openAccess"]?.boolValue ?? false))
+                self.attachedTo = pid
+                self.onEvent(.attached(hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false))
                 self.flushQueue()
             case .failure(let error):
                 guard !connection.isClosed else { return }

@@ -203,11 +203,13 @@ public final class RPCConnection: @unchecked Sendable {
         let reply = BatchReply(count: members.count) { [weak self] responses in
             if !responses.isEmpty { self?.sendBatch(responses) }
         }
+        var invalid = 0
         for (slot, member) in members.enumerated() where !isClosed {
             let message: RPCMessage
             do {
                 message = try RPCMessage(member)
             } catch {
+                invalid += 1
                 reply.refuse(slot, .response(id: .null, result: .failure(error)))
                 continue
             }
@@ -222,6 +224,11 @@ public final class RPCConnection: @unchecked Sendable {
             }
         }
         reply.seal()
+        // A batch of nothing but garbage is a garbage frame.
+        if invalid == members.count {
+            recentFrames |= 1
+            if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
+        }
     }
 
     private func sendBatch(_ responses: [RPCMessage]) {

@@ -16,7 +16,6 @@ enum FastCommandLine {
     /// The command to run, or nil to parse with ArgumentParser.
     static func parse(_ arguments: [String]) -> (() throws -> Void)? {
         guard let command = arguments.first else { return nil }
-        if command == CLIBenchmark.peakMemoryHelper { return { try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst())) } }
         var options: [String: String] = [:]
         var flags: Set<String> = []
         var positionals: [String] = []
@@ -47,6 +46,8 @@ enum FastCommandLine {
             let name: String, value: String
             if let equals = argument.firstIndex(of: "=") {
                 (name, value) = (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+                // ArgumentParser reads `--group=` as no value (and takes the next argument).
+                guard !value.isEmpty else { return nil }
             } else {
                 guard index < arguments.count else { return nil }
                 (name, value) = (argument, arguments[index])

@@ -41,7 +41,10 @@ enum TetherMain {
             // FastCommandLine); TETHER_ARGUMENT_PARSER=1 turns that off, so
             // the tests can run the same lines both ways.
             let arguments = Array(CommandLine.arguments.dropFirst())
-            if getenv("TETHER_ARGUMENT_PARSER") == nil, let fast = FastCommandLine.parse(arguments) {
+            if arguments.first == CLIBenchmark.peakMemoryHelper {
+                try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst()))
+            } else if getenv("TETHER_ARGUMENT_PARSER").map({ String(cString: $0) }) != "1",
+                      let fast = FastCommandLine.parse(arguments) {
                 try fast()
             } else {
                 var command = try Tether.parseAsRoot(arguments)

@@ -83,6 +83,13 @@ import TetherTestSupport
         }
     }
 
+    @Test func batchesOfNothingButGarbageGetThePeerDisconnected() throws {
+        try withHost { client, _ in
+            for _ in 0..<12 { send(client, "[1,2,3]") }
+            #expect(client.isClosedByPeer(), "garbage batches count as garbage frames")
+        }
+    }
+
     /// A member answered later (a push waiting on its extension) holds the
     /// whole answer back: one array, in member order, once all are answered.
     @Test func aBatchWaitsForItsSlowestMember() throws {

@@ -25,7 +25,7 @@ struct ExampleWidget: Widget {
 
     /// HH:mm:ss in local time.
     static func clock(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        guard var seconds = time_t(exactly: date.timeIntervalSince1970.rounded(.down)) else { return "--:--:--" }
         var parts = tm()
         guard localtime_r(&seconds, &parts) != nil else { return "--:--:--" }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -341,7 +341,7 @@ final class DemoDay {
         for entry in answer["extensions"]?.arrayValue ?? [] {
             // Only the host's children: the keyboard started by hand is listed too.
             guard entry["managed"]?.boolValue == true else { continue }
-            if let name = entry["name"]?.stringValue, let pid = entry["pid"]?.intValue { pids[name] = pid_t(pid) }
+            if let name = entry["name"]?.stringValue, let pid = entry["pid"]?.intValue.flatMap({ pid_t(exactly: $0) }) { pids[name] = pid }
         }
         return pids
     }
