@@ -26,9 +26,6 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     /// Asks for a token set. `now` stamps `expires_in` answers.
     public func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
-        guard HTTPExchange.isHTTPURL(configuration.tokenURL) else {
-            throw .badConfiguration("the token URL is not an http(s) URL")
-        }
         var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
         var form: [(String, String)]
         switch grant {

@@ -76,3 +76,17 @@ import Testing
         #expect(TokenEndpoint.formEncode("A-z_.*9") == "A-z_.*9")
     }
 }
+
+/// HTTPExchange's errors never carry what was sent: a header value (an
+/// access token among them) that the client refuses stays out of the text.
+@Suite struct HTTPExchangeErrorTextTests {
+    @Test func aRefusedHeaderValueNeverReachesTheErrorText() async {
+        let secret = "Bearer tok\u{1}SECRET-TOKEN"
+        do {
+            _ = try await HTTPExchange.send("GET", "http://127.0.0.1:9/x", headers: [("Authorization", secret)], timeout: 5)
+            Issue.record("a header with a control character was sent")
+        } catch {
+            #expect(!error.description.contains("SECRET"), "\(error)")
+        }
+    }
+}

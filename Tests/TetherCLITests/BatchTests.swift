@@ -94,11 +94,8 @@ import TetherTestSupport
     /// whole answer back: one array, in member order, once all are answered.
     @Test func aBatchWaitsForItsSlowestMember() throws {
         let fixture = try HostFixture()
-        let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))"}"#
-        try writeFile("\(fixture.extensions)/notify.extension.json", manifest)
-        let host = try fixture.startHost()
+        let host = try fixture.startHostWithExampleNotification()
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
         let client = try RawClient(path: fixture.group.path + "/host.sock")
         defer { client.close() }
         send(client, #"[{"jsonrpc":"2.0","method":"push.send","params":{"payload":{"title":"Slow","delayMs":300}},"id":"push"},"#

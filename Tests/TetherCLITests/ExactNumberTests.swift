@@ -33,11 +33,8 @@ import TetherTestSupport
 
     @Test func aPushPayloadReachesTheExtensionAndComesBackExactly() throws {
         let fixture = try HostFixture()
-        let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))"}"#
-        try writeFile("\(fixture.extensions)/notify.extension.json", manifest)
-        let host = try fixture.startHost()
+        let host = try fixture.startHostWithExampleNotification()
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
         let fields = Self.numbers.enumerated().map { #""n\#($0.offset)":\#($0.element.sent)"# }
         let payload = #"{"title":"Order","orderId":12345678901234567890,"# + fields.joined(separator: ",") + "}"
         let result = try fixture.group.run(["push", "--json", payload])

@@ -29,6 +29,16 @@ struct HostFixture {
         return host
     }
 
+    /// A host with the Swift example notification extension, named
+    /// "notify", attached.
+    func startHostWithExampleNotification() throws -> TestProcess {
+        let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))"}"#
+        try writeFile("\(extensions)/notify.extension.json", manifest)
+        let host = try startHost()
+        _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
+        return host
+    }
+
     func status() throws -> [String: Any] {
         let result = try group.run(["status", "--json"])
         #expect(result.status == 0, "\(result.stderr)")

@@ -10,16 +10,24 @@ final class LineSocket {
 
     init(fd: Int32) { self.fd = fd }
 
-    convenience init(connectingTo path: String) throws {
+    /// A Unix stream socket (close-on-exec) and `body` run with its address for `path`.
+    private static func withSocket(at path: String, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32)
+        -> (fd: Int32, rc: Int32) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
         }
+        guard fd >= 0 else { return (fd, -1) }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
+        return (fd, rc)
+    }
+
+    convenience init(connectingTo path: String) throws {
+        let (fd, rc) = Self.withSocket(at: path) { connect($0, $1, $2) }
         guard rc == 0 else {
             close(fd)
             throw CLIError.environment("cannot connect to \(path): \(String(cString: strerror(errno)))")
@@ -30,15 +38,7 @@ final class LineSocket {
     /// A listening Unix stream socket at `path` (replacing a stale one).
     static func listen(at path: String) throws -> Int32 {
         unlink(path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let (fd, bound) = withSocket(at: path) { bind($0, $1, $2) }
         guard fd >= 0, bound == 0, Glibc.listen(fd, 16) == 0 else {
             if fd >= 0 { Glibc.close(fd) }
             throw CLIError.environment("cannot listen on \(path): \(String(cString: strerror(errno)))")
