@@ -30,6 +30,13 @@ public struct ExtensionIdentity: Sendable {
     /// manifest's), else the executable's file name in lower case.
     public static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
                                parentPID: Int32, defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
+        try resolve(role: role, arguments: arguments, variable: { environment[$0] }, parentPID: parentPID, defaultName: defaultName)
+    }
+
+    /// The same, reading variables one at a time (`ProcessEnvironment.value`
+    /// at start-up, which then builds no dictionary of the environment).
+    public static func resolve(role: ExtensionRole, arguments: [String], variable: (String) -> String?,
+                               parentPID: Int32, defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
         var rest: [String] = []
         var groupOption: String?
         var nameOption: String?
@@ -46,25 +53,25 @@ public struct ExtensionIdentity: Sendable {
             index += 1
         }
         let executableName = arguments.first.flatMap { FilePath($0).lastComponent?.string } ?? role.rawValue
-        let name = nameOption ?? environment["TETHER_EXTENSION"] ?? defaultName ?? executableName.lowercased()
+        let name = nameOption ?? variable("TETHER_EXTENSION") ?? defaultName ?? executableName.lowercased()
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
-        if let declared = environment["TETHER_ROLE"], declared != role.rawValue {
+        if let declared = variable("TETHER_ROLE"), declared != role.rawValue {
             throw .refused("the manifest of '\(name)' says role '\(declared)', but this executable is a \(role.rawValue)")
         }
         let group: GroupDirectory
         do {
-            group = try GroupDirectory(path: try GroupDirectory.resolvePath(explicit: groupOption, environment: environment))
+            group = try GroupDirectory(path: try GroupDirectory.resolvePath(explicit: groupOption, variable: variable))
         } catch {
             throw .environment(error.description)
         }
         // Only trust TETHER_HOST_PID from the process that is really our
         // parent: a shell that exported it does not make us managed.
-        let hostPID = environment["TETHER_HOST_PID"].flatMap { Int32($0) }
+        let hostPID = variable("TETHER_HOST_PID").flatMap { Int32($0) }
         let managed = groupOption == nil && hostPID != nil && hostPID == parentPID
         return ExtensionIdentity(
             name: name, role: role, group: group,
-            socketPath: (managed ? environment["TETHER_SOCKET"] : nil) ?? group.socketPath,
+            socketPath: (managed ? variable("TETHER_SOCKET") : nil) ?? group.socketPath,
             parentHostPID: managed ? hostPID : nil,
-            openAccess: environment["TETHER_OPEN_ACCESS"] == "1", arguments: rest)
+            openAccess: variable("TETHER_OPEN_ACCESS") == "1", arguments: rest)
     }
 }

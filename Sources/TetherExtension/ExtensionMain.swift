@@ -34,7 +34,7 @@ enum ExtensionMain {
         let identity: ExtensionIdentity
         do {
             identity = try ExtensionIdentity.resolve(role: role, arguments: CommandLine.arguments,
-                                                     environment: ProcessInfo.processInfo.environment,
+                                                     variable: ProcessEnvironment.value,
                                                      parentPID: getppid(), defaultName: manifest?.name)
         } catch {
             fail("\(error)", code: error.isBadInput ? 2 : 3)

@@ -27,13 +27,19 @@ public struct GroupDirectory: Sendable {
     /// `--group DIR`, else `$TETHER_GROUP`, else
     /// `${XDG_STATE_HOME:-~/.local/state}/tether/default`.
     public static func resolvePath(explicit: String?, environment: [String: String]) throws(GroupError) -> String {
+        try resolvePath(explicit: explicit) { environment[$0] }
+    }
+
+    /// The same, reading variables one at a time (`ProcessEnvironment.value`
+    /// on start-up paths, which then build no dictionary).
+    public static func resolvePath(explicit: String?, variable: (String) -> String?) throws(GroupError) -> String {
         if let explicit, !explicit.isEmpty { return absolutePath(explicit) }
-        if let group = environment["TETHER_GROUP"], !group.isEmpty { return absolutePath(group) }
+        if let group = variable("TETHER_GROUP"), !group.isEmpty { return absolutePath(group) }
         let stateHome: String
         // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+        if let xdg = variable("XDG_STATE_HOME"), xdg.hasPrefix("/") {
             stateHome = xdg
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
+        } else if let home = variable("HOME"), home.hasPrefix("/") {
             stateHome = home + "/.local/state"
         } else {
             throw .noGroupDirectory

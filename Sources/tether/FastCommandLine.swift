@@ -12,22 +12,34 @@ import TetherGroup
 /// hands everything else (help, a typo, an unusual order) to ArgumentParser,
 /// whose errors are the ones users see. The CLI tests run the same lines
 /// both ways and compare.
+///
+/// It keeps to arrays: the first `Set<String>` or `[String: String]` a
+/// process builds costs the runtime a scan of every protocol conformance in
+/// the binary (for `String: Hashable`), about a megabyte of pages touched.
 enum FastCommandLine {
+    /// The process's arguments without its name, read from argv directly
+    /// (`CommandLine.arguments` is a lazily built global of its own).
+    static func arguments() -> [String] {
+        let argv = CommandLine.unsafeArgv
+        return (1..<max(1, Int(CommandLine.argc))).compactMap { argv[$0].map { String(cString: $0) } }
+    }
+
     /// The command to run, or nil to parse with ArgumentParser.
-    static func parse(_ arguments: [String]) -> (() throws -> Void)? {
+    static func parse(_ arguments: [String]) -> (() throws -> Int32)? {
         guard let command = arguments.first else { return nil }
-        var options: [String: String] = [:]
-        var flags: Set<String> = []
         var positionals: [String] = []
         var trailing: [String]?
         var index = 1
-        let valued: Set<String>, switches: Set<String>
+        let valued: [String], switches: [String]
         switch command {
         case "probe": (valued, switches) = (["--group"], ["--json"])
         case "hold": (valued, switches) = (["--group", "--wait"], [])
         case "watch": (valued, switches) = (["--group", "--until", "--timeout"], ["--json"])
         default: return nil
         }
+        // Seen options and flags as bits, values by position in `valued`.
+        var values = [String](repeating: "", count: valued.count)
+        var seenOptions = 0, seenFlags = 0
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -39,8 +51,9 @@ enum FastCommandLine {
                 positionals.append(argument)
                 continue
             }
-            if switches.contains(argument) {
-                guard flags.insert(argument).inserted else { return nil }
+            if let flag = switches.firstIndex(of: argument) {
+                guard seenFlags & (1 << flag) == 0 else { return nil }
+                seenFlags |= 1 << flag
                 continue
             }
             let name: String, value: String
@@ -53,19 +66,24 @@ enum FastCommandLine {
                 (name, value) = (argument, arguments[index])
                 index += 1
             }
-            guard valued.contains(name), !value.hasPrefix("-"), options.updateValue(value, forKey: name) == nil else { return nil }
+            guard let option = valued.firstIndex(of: name), !value.hasPrefix("-"), seenOptions & (1 << option) == 0 else { return nil }
+            seenOptions |= 1 << option
+            values[option] = value
+        }
+        func option(_ name: String) -> String? {
+            valued.firstIndex(of: name).flatMap { seenOptions & (1 << $0) != 0 ? values[$0] : nil }
         }
         guard let target = target(positionals) else { return nil }
-        let group = options["--group"]
+        let group = option("--group")
         switch command {
         case "probe":
             guard trailing == nil else { return nil }
-            let json = flags.contains("--json")
+            let json = seenFlags != 0
             return { try Probe.execute(target: target, group: group, json: json) }
         case "hold":
             guard let trailing, !trailing.isEmpty else { return nil }
             var wait: Seconds?
-            if let text = options["--wait"] {
+            if let text = option("--wait") {
                 guard let seconds = Seconds(argument: text) else { return nil }
                 wait = seconds
             }
@@ -74,15 +92,15 @@ enum FastCommandLine {
             guard trailing == nil else { return nil }
             var until: WatchUntil?
             var timeout: Seconds?
-            if let text = options["--until"] {
+            if let text = option("--until") {
                 guard let state = WatchUntil(rawValue: text) else { return nil }
                 until = state
             }
-            if let text = options["--timeout"] {
+            if let text = option("--timeout") {
                 guard let seconds = Seconds(argument: text) else { return nil }
                 timeout = seconds
             }
-            let json = flags.contains("--json")
+            let json = seenFlags != 0
             return { [until, timeout] in try Watch.execute(target: target, group: group, until: until, timeout: timeout, json: json) }
         }
     }

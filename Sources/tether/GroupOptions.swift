@@ -1,9 +1,6 @@
 import ArgumentParser
-import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import TetherGroup
+import TetherLoop
 
 /// `--group DIR`, shared by every command that touches the group directory.
 struct GroupOptions: ParsableArguments {
@@ -15,8 +12,7 @@ struct GroupOptions: ParsableArguments {
     func open() throws(GroupError) -> GroupDirectory { try Self.open(path) }
 
     static func open(_ path: String?) throws(GroupError) -> GroupDirectory {
-        let resolved = try GroupDirectory.resolvePath(
-            explicit: path, environment: ProcessInfo.processInfo.environment)
+        let resolved = try GroupDirectory.resolvePath(explicit: path, variable: ProcessEnvironment.value)
         return try GroupDirectory(path: resolved)
     }
 }

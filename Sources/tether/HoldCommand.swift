@@ -1,5 +1,7 @@
 import ArgumentParser
+import Glibc
 import TetherGroup
+import TetherLoop
 
 struct Hold: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,16 +35,45 @@ struct Hold: ParsableCommand {
     }
 
     func run() throws {
-        try Self.execute(target: try what.target(), group: group.path, wait: wait, command: command)
+        throw ExitCode(try Self.execute(target: try what.target(), group: group.path, wait: wait, command: command))
     }
 
-    /// For `run()` and the fast path (`FastCommandLine`).
-    static func execute(target: LockTarget, group: String?, wait: Seconds?, command: [String]) throws {
+    static let forwardedSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    /// For `run()` and the fast path (`FastCommandLine`); returns the
+    /// command's exit status.
+    static func execute(target: LockTarget, group: String?, wait: Seconds?, command: [String]) throws -> Int32 {
         let path = try GroupOptions.open(group).preparedLockPath(for: target)
-        let session = try HoldSession(target: target, path: path, command: command, wait: wait)
-        switch session.run() {
-        case .success(let status): throw ExitCode(status)
-        case .failure(let error): throw error
+        let lock: LivenessLock
+        if let wait {
+            let session = try LockWaitSession(target: target, path: path, wait: wait)
+            if case .failure(let error) = session.run() { throw error }
+            guard let acquired = session.lock else { throw CLIError.environment("the lock wait ended without the lock") }
+            lock = acquired
+        } else {
+            guard let acquired = try LivenessLock.tryAcquire(path: path, label: target.label) else {
+                throw refusal(target: target, path: path, waited: nil)
+            }
+            lock = acquired
         }
+        defer { lock.release() }
+        // The command runs in the foreground, without the loop: spawned
+        // vfork-style, its exit and the forwarded signals taken by sigwaitinfo.
+        do {
+            return try ForegroundProcess.run(command, forwarding: forwardedSignals).shellCode
+        } catch .noSuchFileOrDirectory {
+            throw CLIError.badInput("command not found: \(command[0])")
+        } catch .permissionDenied {
+            throw CLIError.badInput("cannot run \(command[0]): permission denied")
+        } catch {
+            throw CLIError.environment("cannot run \(command[0]): \(error)")
+        }
+    }
+
+    /// Someone else holds the lock (and did for all of `waited`).
+    static func refusal(target: LockTarget, path: String, waited: Seconds?) -> CLIError {
+        let holder = (try? LockProbe.status(ofLockAt: path))?.holder.map { " (pid \($0.pid))" } ?? ""
+        let after = waited.map { " after waiting \($0.text)" } ?? ""
+        return .refused("\(target) is already running\(holder)\(after)")
     }
 }

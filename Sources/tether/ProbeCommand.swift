@@ -17,15 +17,17 @@ struct Probe: ParsableCommand {
     var json = false
 
     func run() throws {
-        try Self.execute(target: try what.target(), group: group.path, json: json)
+        let code = try Self.execute(target: try what.target(), group: group.path, json: json)
+        if code != 0 { throw ExitCode(code) }
     }
 
-    /// The probe itself, for `run()` and the fast path (`FastCommandLine`).
-    static func execute(target: LockTarget, group: String?, json: Bool) throws {
+    /// The probe itself, for `run()` and the fast path (`FastCommandLine`);
+    /// returns the exit code.
+    static func execute(target: LockTarget, group: String?, json: Bool) throws -> Int32 {
         let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: json)
         let report = StatusReport(target: target, lock: path, status: status)
         output(json ? compactJSON(report.jsonValue) : report.text)
-        if !status.running { throw ExitCode(1) }
+        return status.running ? 0 : 1
     }
 }

@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import TetherGroup
 import TetherLog
+import TetherLoop
 
 struct Tether: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,25 +33,29 @@ enum TetherMain {
         // connection, not the death of the host. (libuv resets signal
         // dispositions in the children it spawns, so they are unaffected.)
         signal(SIGPIPE, SIG_IGN)
-        // Anything that logs through swift-log writes as Tether does: never
-        // trapping on a closed output, secrets redacted.
-        LoggingSystem.bootstrap { _ in TetherLogHandler() }
         let code: Int32
         do {
             // Plain liveness commands skip ArgumentParser's reflection (see
             // FastCommandLine); TETHER_ARGUMENT_PARSER=1 turns that off, so
             // the tests can run the same lines both ways.
-            let arguments = Array(CommandLine.arguments.dropFirst())
+            let arguments = FastCommandLine.arguments()
             if arguments.first == CLIBenchmark.peakMemoryHelper {
                 try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst()))
-            } else if getenv("TETHER_ARGUMENT_PARSER").map({ String(cString: $0) }) != "1",
+                code = 0
+            } else if ProcessEnvironment.value("TETHER_ARGUMENT_PARSER") != "1",
                       let fast = FastCommandLine.parse(arguments) {
-                try fast()
+                // An exit code, not a thrown ExitCode: ArgumentParser's types
+                // stay off this path.
+                code = try fast()
             } else {
+                // Anything that logs through swift-log writes as Tether does:
+                // never trapping on a closed output, secrets redacted. (The
+                // liveness commands log nothing and skip its set-up.)
+                LoggingSystem.bootstrap { _ in TetherLogHandler() }
                 var command = try Tether.parseAsRoot(arguments)
                 try command.run()
+                code = 0
             }
-            code = 0
         } catch let error as CLIError {
             printError(error.message)
             code = error.code.rawValue
@@ -77,17 +82,16 @@ enum TetherMain {
 /// A command's result, one line to stdout at once (unbuffered: scripts and
 /// tests wait for lines from long-running commands such as `watch`). The
 /// data asked for is printed as it is; a closed stdout never traps.
-private let resultLogger = Logger(label: "tether.output") { _ in TetherLogHandler(redactor: nil) }
-/// Errors and warnings: stderr, secrets redacted.
-private let messageLogger = Logger(label: "tether") { _ in TetherLogHandler() }
-
+/// (What `TetherLogHandler` does with a text record, without swift-log's
+/// set-up on the liveness commands' start-up path.)
 func output(_ line: String) {
-    resultLogger.notice("\(line)")
+    LogOutput.standardOutput.write(line)
 }
 
+/// Errors and warnings: stderr, secrets redacted.
 func printError(_ message: String) {
     let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
-    messageLogger.error("\(text)")
+    LogOutput.standardError.write(Redactor.shared.redact(text))
 }
 
 /// The directory part of `path` ("." for a bare name).

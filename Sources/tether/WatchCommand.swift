@@ -31,15 +31,16 @@ struct Watch: ParsableCommand {
     var json = false
 
     func run() throws {
-        try Self.execute(target: try what.target(), group: group.path, until: until, timeout: timeout, json: json)
+        let code = try Self.execute(target: try what.target(), group: group.path, until: until, timeout: timeout, json: json)
+        if code != 0 { throw ExitCode(code) }
     }
 
-    /// For `run()` and the fast path (`FastCommandLine`).
-    static func execute(target: LockTarget, group: String?, until: WatchUntil?, timeout: Seconds?, json: Bool) throws {
+    /// For `run()` and the fast path (`FastCommandLine`); returns the exit code.
+    static func execute(target: LockTarget, group: String?, until: WatchUntil?, timeout: Seconds?, json: Bool) throws -> Int32 {
         let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let session = try WatchSession(target: target, path: path, until: until, timeout: timeout, json: json)
         switch session.run() {
-        case .success(let code): if code != 0 { throw ExitCode(code) }
+        case .success(let code): return code
         case .failure(let error): throw error
         }
     }

@@ -35,6 +35,13 @@ final class WatchSession: LoopSession, @unchecked Sendable {
                 self.finish(.failure(.refused("timed out after \(timeout.text) waiting for \(self.target) to be \(wanted)")))
             }
         }
+        // `--until` already true is answered by one probe. (The watcher's
+        // inotify instance would be the dearest part: the kernel closes one
+        // only after an RCU grace period, 10–20 ms at exit on a busy machine.)
+        if let until, let status = try? LockProbe.status(ofLockAt: path, identifyHolder: true),
+           status.running == (until == .running) {
+            return observe(status)
+        }
         do {
             let watcher = try LockWatcher(loop: loop, path: path) { [unowned self] status in self.observe(status) }
             self.watcher = watcher

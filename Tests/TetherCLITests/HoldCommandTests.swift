@@ -31,6 +31,20 @@ import TetherTestSupport
         #expect(try group.run(["hold", "host", "--", "true"]).status == 0)
     }
 
+    /// The command starts with SIGPIPE at its default (tether itself ignores
+    /// it) and with no signal blocked; a command killed by a signal gives
+    /// 128 + N, as a shell reports it.
+    @Test func commandGetsDefaultSignalsAndItsSignalDeathIs128PlusN() throws {
+        let group = try TestGroup()
+        let piped = try group.run(["hold", "host", "--", "sh", "-c", "kill -PIPE $$; echo survived"])
+        #expect(piped.status == 128 + SIGPIPE, "\(piped.stdout)")
+        #expect(!piped.stdout.contains("survived"))
+        // (grep itself: a shell would clear its mask.)
+        let blocked = try group.run(["hold", "host", "--", "grep", "^SigBlk", "/proc/self/status"])
+        #expect(blocked.stdout == "SigBlk:\t0000000000000000\n")
+        #expect(try group.run(["hold", "host", "--", "sh", "-c", "kill -KILL $$"]).status == 128 + SIGKILL)
+    }
+
     @Test func missingCommandIsBadInput() throws {
         let group = try TestGroup()
         let result = try group.run(["hold", "host", "--", "/nonexistent/command"])

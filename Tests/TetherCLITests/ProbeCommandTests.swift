@@ -24,6 +24,25 @@ import TetherTestSupport
         #expect(try group.json(result)["lock"] as? String == group.hostLock)
     }
 
+    /// Without --group or $TETHER_GROUP: $XDG_STATE_HOME (when absolute),
+    /// else $HOME/.local/state; read the same way on the fast path (one
+    /// variable at a time) and through ArgumentParser.
+    @Test(arguments: ["0", "1"]) func groupFallsBackToXDGStateHomeThenHome(argumentParser: String) throws {
+        let dir = try TemporaryDirectory()
+        let base = ["TETHER_GROUP": "", "TETHER_ARGUMENT_PARSER": argumentParser]
+        func lock(_ result: CommandResult) throws -> String? {
+            (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["lock"] as? String
+        }
+        let xdg = try tether(["probe", "host", "--json"],
+                             environment: base.merging(["XDG_STATE_HOME": dir.path + "/state", "HOME": dir.path + "/home"]) { $1 })
+        #expect(xdg.status == 1, "\(xdg.stderr)")
+        #expect(try lock(xdg) == dir.path + "/state/tether/default/locks/host.lock")
+        let home = try tether(["probe", "host", "--json"],
+                              environment: base.merging(["XDG_STATE_HOME": "relative", "HOME": dir.path + "/home"]) { $1 })
+        #expect(home.status == 1, "\(home.stderr)")
+        #expect(try lock(home) == dir.path + "/home/.local/state/tether/default/locks/host.lock")
+    }
+
     @Test(arguments: [
         ["probe", "feature", "../x"], ["probe", "feature", "Rec"], ["probe", "feature", ""],
         ["probe", "feature", "a/b"], ["probe", "feature", String(repeating: "a", count: 65)],

@@ -36,4 +36,22 @@ import TetherTestSupport
         #expect(result.status == 0)
         #expect(result.stdout == "not running\n")
     }
+
+    /// Already true: one probe answers (with the holder), no watcher is set up.
+    @Test func untilRunningAnswersAtOnceWithTheHolderWhenAlreadyHeld() throws {
+        let group = try TestGroup()
+        let holder = try group.startHold(["feature", "rec"], ["sh", "-c", "echo ready; exec cat"])
+        try holder.expectLine("ready")
+        let result = try group.run(["watch", "feature", "rec", "--until", "running", "--json", "--timeout", "20"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(object?["running"] as? Bool == true)
+        #expect(object?["pid"] as? Int == Int(holder.pid))
+        // Not yet true: it waits for the holder to go.
+        let waiter = try group.start(["watch", "feature", "rec", "--until", "not-running", "--timeout", "20"])
+        holder.closeStdin()
+        #expect(try waiter.readLine() == "not running")
+        #expect(try waiter.waitForExit() == 0)
+        #expect(try holder.waitForExit() == 0)
+    }
 }

@@ -19,7 +19,11 @@ struct Bench: ParsableCommand {
             (100 clients that never read); needs the examples built next to \
             tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
-            raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat();             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms             of latency, in ms, against in-process single flight only and no coordination, with the             server's refresh and reuse counts), defaults (defaults.notify: a change until another             process reports it, against the atomic write), cli (whole commands as a script runs \
+            raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat(); \
+            tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms \
+            of latency, in ms, against in-process single flight only and no coordination, with the \
+            server's refresh and reuse counts), defaults (defaults.notify: a change until another \
+            process reports it, against the atomic write), cli (whole commands as a script runs \
             them: cli.probe, cli.hold and cli.watch from spawn to exit, with their CPU and peak \
             RSS, against flock -n FILE true and /bin/true in the same run; cli.extension-start: \
             example-widget from spawn until its hello reaches the socket). With no NAME, runs them all. Times are in \

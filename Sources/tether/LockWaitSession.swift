@@ -1,0 +1,37 @@
+import Glibc
+import TetherGroup
+import TetherLoop
+
+/// `tether hold --wait`: waits for the lock on the event loop, event-driven
+/// and bounded; SIGINT, SIGTERM, SIGHUP or SIGQUIT meanwhile gives up.
+final class LockWaitSession: LoopSession, @unchecked Sendable {
+    private let target: LockTarget
+    private let path: String
+    private let wait: Seconds
+    private(set) var lock: LivenessLock?
+
+    init(target: LockTarget, path: String, wait: Seconds) throws {
+        self.target = target
+        self.path = path
+        self.wait = wait
+        try super.init()
+    }
+
+    override func start() {
+        guard handleSignals(Hold.forwardedSignals, { [unowned self] _ in
+            self.finish(.failure(.refused("interrupted while waiting for \(self.target)'s lock")))
+        }) else { return }
+        LivenessLock.acquire(on: loop, path: path, label: target.label,
+                             timeoutMilliseconds: wait.milliseconds) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                finish(.failure(CLIError(error)))
+            case .success(nil):
+                finish(.failure(Hold.refusal(target: target, path: path, waited: wait)))
+            case .success(let lock?):
+                self.lock = lock
+                finish(.success(0))
+            }
+        }
+    }
+}
