@@ -5,52 +5,50 @@ import Glibc
 
 /// Runs a command in the foreground without an event loop, as flock(1) or a
 /// shell does: `posix_spawnp` (a vfork-style clone: no copy of the parent's
-/// page tables, no per-signal resets), then `sigwaitinfo` for the child's
-/// exit and the signals to pass on to it.
+/// page tables), then `sigwaitinfo` for the child's exit and the signals to
+/// pass on to it.
 ///
-/// `tether hold` uses it: libuv's `uv_spawn` forks and resets every signal
-/// in the child, which was a third of a hold's cost over `flock -n`.
+/// `tether hold` uses it: libuv's `uv_spawn` forks and resets each signal
+/// with its own system call in the child, which was a third of a hold's
+/// cost over `flock -n`.
 ///
-/// The caller's thread blocks the forwarded signals and SIGCHLD while it
-/// waits; it must be the only thread that could take them (no loop running,
-/// no helper threads), or a signal could go to a thread that does not pass
-/// it on.
+/// The calling thread blocks the forwarded signals and SIGCHLD while it
+/// waits (they must not be unblocked on another thread of the process, or
+/// one could go there). The child starts as libuv's children did: every
+/// signal at its default, none blocked, whatever this process inherited.
 public enum ForegroundProcess {
-    /// Runs `argv` (argv[0] looked up in `PATH`) with the environment and
-    /// standard descriptors of this process and its signal dispositions,
-    /// except SIGPIPE, which Tether ignores and the child gets back at its
-    /// default. Each of `forwarding` that arrives meanwhile is sent on to
-    /// the child. Throws the spawn's error (ENOENT, EACCES, ...).
-    public static func run(_ argv: [String], forwarding signals: [Int32]) throws(Errno) -> TerminationStatus {
-        guard !argv.isEmpty else { throw .invalidArgument }
+    public enum Failure: Error, Sendable {
+        /// The command did not start (ENOENT, EACCES, ...).
+        case spawn(Errno)
+        /// It started, but waiting for it failed.
+        case wait(Errno)
+    }
+
+    /// Runs `argv` (argv[0] looked up in `PATH`) with this process's
+    /// environment and standard descriptors. Each of `forwarding` that
+    /// arrives meanwhile, or was already pending, is sent on to the child.
+    public static func run(_ argv: [String], forwarding signals: [Int32]) throws(Failure) -> TerminationStatus {
+        guard !argv.isEmpty else { throw .spawn(.invalidArgument) }
         var waited = sigset_t()
         sigemptyset(&waited)
         for signal in signals + [SIGCHLD] { sigaddset(&waited, signal) }
-        var previousMask = sigset_t()
-        pthread_sigmask(SIG_BLOCK, &waited, &previousMask)
-        defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
+        try block(waited)
+        // An ignored SIGCHLD (inherited through exec) would make the kernel
+        // reap the child unasked and never signal its end.
+        var defaultAction = sigaction()
+        defaultAction.__sigaction_handler.sa_handler = SIG_DFL
+        var previousChildAction = sigaction()
+        sigaction(SIGCHLD, &defaultAction, &previousChildAction)
+        defer { sigaction(SIGCHLD, &previousChildAction, nil) }
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setsigmask(&attributes, &previousMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var arguments = argv.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        guard !arguments.dropLast().contains(where: { $0 == nil }) else { throw .noMemory }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, argv[0], nil, &attributes, &arguments, environ)
-        guard spawned == 0 else { throw Errno(rawValue: spawned) }
-
+        let pid = try spawn(argv)
         while true {
             var info = siginfo_t()
             let signal = sigwaitinfo(&waited, &info)
-            if signal == -1 { continue }  // EINTR (a stop and continue, say)
+            if signal == -1 {
+                guard errno == EINTR else { throw .wait(Errno(rawValue: errno)) }
+                continue
+            }
             if signal != SIGCHLD {
                 kill(pid, signal)
                 continue
@@ -58,11 +56,49 @@ public enum ForegroundProcess {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid {
+                // A forwarded signal that came with the exit must not kill
+                // this process once the caller unblocks it: take it here.
+                var late = waited
+                sigdelset(&late, SIGCHLD)
+                var now = timespec()
+                while sigtimedwait(&late, nil, &now) > 0 {}
                 // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import.
                 let termination = status & 0x7f
                 return termination != 0 && termination != 0x7f ? .signaled(termination) : .exited((status >> 8) & 0xff)
             }
-            if reaped == -1 && errno != EINTR { throw Errno(rawValue: errno) }
+            if reaped == -1 && errno != EINTR { throw .wait(Errno(rawValue: errno)) }
         }
+    }
+
+    /// Blocks `signals` on this thread. They stay blocked after `run`
+    /// returns: the caller is about to exit, and unblocking one that is
+    /// still pending would be its death.
+    public static func block(_ signals: sigset_t) throws(Failure) {
+        var set = signals
+        let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
+        guard rc == 0 else { throw .spawn(Errno(rawValue: rc)) }
+    }
+
+    private static func spawn(_ argv: [String]) throws(Failure) -> pid_t {
+        var attributes = posix_spawnattr_t()
+        var rc = posix_spawnattr_init(&attributes)
+        guard rc == 0 else { throw .spawn(Errno(rawValue: rc)) }
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)  // glibc leaves SIGKILL, SIGSTOP and its own alone
+        rc = posix_spawnattr_setsigmask(&attributes, &none)
+        if rc == 0 { rc = posix_spawnattr_setsigdefault(&attributes, &all) }
+        if rc == 0 { rc = posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) }
+        guard rc == 0 else { throw .spawn(Errno(rawValue: rc)) }
+
+        var arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        guard !arguments.dropLast().contains(where: { $0 == nil }) else { throw .spawn(.noMemory) }
+        var pid: pid_t = 0
+        rc = posix_spawnp(&pid, argv[0], nil, &attributes, &arguments, environ)
+        guard rc == 0 else { throw .spawn(Errno(rawValue: rc)) }
+        return pid
     }
 }

@@ -61,12 +61,14 @@ struct Hold: ParsableCommand {
         // vfork-style, its exit and the forwarded signals taken by sigwaitinfo.
         do {
             return try ForegroundProcess.run(command, forwarding: forwardedSignals).shellCode
-        } catch .noSuchFileOrDirectory {
+        } catch .spawn(.noSuchFileOrDirectory) {
             throw CLIError.badInput("command not found: \(command[0])")
-        } catch .permissionDenied {
+        } catch .spawn(.permissionDenied) {
             throw CLIError.badInput("cannot run \(command[0]): permission denied")
-        } catch {
+        } catch .spawn(let error) {
             throw CLIError.environment("cannot run \(command[0]): \(error)")
+        } catch .wait(let error) {
+            throw CLIError.environment("\(command[0]) started, but waiting for it failed: \(error)")
         }
     }
 

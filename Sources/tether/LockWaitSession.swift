@@ -18,7 +18,13 @@ final class LockWaitSession: LoopSession, @unchecked Sendable {
     }
 
     override func start() {
-        guard handleSignals(Hold.forwardedSignals, { [unowned self] _ in
+        guard handleSignals(Hold.forwardedSignals, { [unowned self] signal in
+            guard self.lock == nil else {
+                // It came as the lock was taken: pending again (blocked
+                // now), it goes to the command once that runs.
+                kill(getpid(), signal)
+                return
+            }
             self.finish(.failure(.refused("interrupted while waiting for \(self.target)'s lock")))
         }) else { return }
         LivenessLock.acquire(on: loop, path: path, label: target.label,
@@ -29,6 +35,17 @@ final class LockWaitSession: LoopSession, @unchecked Sendable {
             case .success(nil):
                 finish(.failure(Hold.refusal(target: target, path: path, waited: wait)))
             case .success(let lock?):
+                // From here a forwarded signal is for the command: blocked,
+                // it waits for the foreground run to pass it on.
+                var signals = sigset_t()
+                sigemptyset(&signals)
+                for signal in Hold.forwardedSignals + [SIGCHLD] { sigaddset(&signals, signal) }
+                do throws(ForegroundProcess.Failure) {
+                    try ForegroundProcess.block(signals)
+                } catch {
+                    lock.release()
+                    return finish(.failure(.environment("cannot block signals: \(error)")))
+                }
                 self.lock = lock
                 finish(.success(0))
             }

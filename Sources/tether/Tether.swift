@@ -30,8 +30,8 @@ enum TetherMain {
     static func main() {
         // libuv writes to sockets and pipes with write(2), which raises
         // SIGPIPE when the peer has gone: that must be an EPIPE for the
-        // connection, not the death of the host. (libuv resets signal
-        // dispositions in the children it spawns, so they are unaffected.)
+        // connection, not the death of the host. (Children get every signal
+        // back at its default: libuv's, and `hold`'s ForegroundProcess.)
         signal(SIGPIPE, SIG_IGN)
         let code: Int32
         do {

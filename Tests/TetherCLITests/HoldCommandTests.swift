@@ -45,6 +45,36 @@ import TetherTestSupport
         #expect(try group.run(["hold", "host", "--", "sh", "-c", "kill -KILL $$"]).status == 128 + SIGKILL)
     }
 
+    /// A parent that ignores SIGCHLD and SIGINT and blocks SIGTERM and
+    /// SIGHUP (a script, or a thread of a Swift or Dispatch program) passes
+    /// that on through exec. hold still sees its command end, the command
+    /// still starts with nothing ignored or blocked, and a SIGTERM to hold
+    /// still reaches it.
+    @Test func aParentsIgnoredAndBlockedSignalsChangeNothing() throws {
+        let group = try TestGroup()
+        let wrapper = """
+            import os, signal, sys
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM, signal.SIGHUP])
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        let hold = [tetherExecutable, "hold", "host", "--group", group.path, "--"]
+        let status = try runCommand("/usr/bin/env", ["python3", "-c", wrapper] + hold + ["grep", "^Sig[BI]", "/proc/self/status"],
+                                    timeout: 10)
+        #expect(status.status == 0, "\(status.stderr)")
+        let masks = status.stdout.split(separator: "\n").map { $0.split(separator: "\t") }
+        #expect(masks.count == 2 && masks[0] == ["SigBlk:", "0000000000000000"], "\(status.stdout)")
+        // Signals 1–31 at their defaults. (glibc's posix_spawn, like every
+        // program's, leaves its own two real-time signals, 32 and 33, ignored.)
+        let ignored = masks.count == 2 && masks[1].count == 2 ? UInt64(masks[1][1], radix: 16) : nil
+        #expect(ignored.map { $0 & 0x7fff_ffff } == 0, "\(status.stdout)")
+        let holder = try TestProcess("/usr/bin/env", ["python3", "-c", wrapper] + hold + ["sh", "-c", "echo ready; exec sleep 60"])
+        try holder.expectLine("ready")
+        holder.signal(SIGTERM)
+        #expect(try holder.waitForExit() == 128 + SIGTERM)
+    }
+
     @Test func missingCommandIsBadInput() throws {
         let group = try TestGroup()
         let result = try group.run(["hold", "host", "--", "/nonexistent/command"])
