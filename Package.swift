@@ -136,6 +136,9 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Extensions the SDK's tests run (one executable; the first argument
+        // picks the role and behaviour). Built with the tests, not installed.
+        .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension"], path: "Tests/SDKFixture"),
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),

@@ -17,7 +17,7 @@ enum Role: String {
                     /// Checked and embedded at build time from \(name).extension.json.
                     static let manifest: EmbeddedManifest? = .built
 
-                    func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline {
+                    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
                         let greeting = (try? context.defaults.value(forKey: "greeting"))??.stringValue ?? "Hello"
                         let entry = TimelineEntry(date: Date(), content: "\\(greeting) from \\(context.name)")
                         return Timeline(entries: [entry], policy: .never)
@@ -36,7 +36,7 @@ enum Role: String {
                     /// Checked and embedded at build time from \(name).extension.json.
                     static let manifest: EmbeddedManifest? = .built
 
-                    func keyPressed(_ text: String, in context: ExtensionContext) {
+                    func keyPressed(_ text: String, in context: ExtensionContext) async throws {
                         let words = text.split(separator: " ").map(String.init)
                         if words.count == 3, words[0] == "is", words[2].hasPrefix("running") {
                             let running = (try? context.isFeatureRunning(words[1])) == true
@@ -59,11 +59,10 @@ enum Role: String {
                     /// Checked and embedded at build time from \(name).extension.json.
                     static let manifest: EmbeddedManifest? = .built
 
-                    func didReceive(_ request: NotificationRequest, in context: ExtensionContext,
-                                    contentHandler: @escaping @Sendable (NotificationContent) -> Void) {
+                    func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent {
                         var content = request.content
                         content.title = "[\\(context.name)] " + (content.title ?? "Notification")
-                        contentHandler(content)
+                        return content
                     }
                 }
 

@@ -73,6 +73,26 @@ public final class TokenBroker: Sendable {
         try await tokenSet(kind).accessToken
     }
 
+    /// A valid access token of `kind` after a server refused `rejected`
+    /// (HTTP 401) before its expiry: revoked early, or a clock skew. While
+    /// the stored token is still `rejected` it is refreshed now, through the
+    /// same single flight, lock and re-read as any refresh, so a token that
+    /// another task or process has already replaced is used as it is and
+    /// the token endpoint is asked once.
+    public func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> String {
+        guard let rejected else { return try await accessToken(kind) }
+        if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending.accessToken }
+        let snapshot: CredentialStore.Snapshot
+        do { snapshot = try store.snapshot() } catch { throw .store(error) }
+        guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
+            throw .notAuthenticated
+        }
+        if current.accessToken != rejected, !current.needsRefresh(now: Self.now(), leeway: leeway) {
+            return current.accessToken
+        }
+        return try await refreshed(kind, stale: current).accessToken
+    }
+
     public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
         if let pending = try pendingSet(kind) { return pending }
         switch try cached(kind) {

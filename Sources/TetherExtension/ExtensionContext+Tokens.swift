@@ -35,85 +35,70 @@ extension ExtensionContext {
     }
 
     /// A valid access token (the user's if logged in, else the client's),
-    /// following `refreshPolicy`. `completion` runs on the loop.
-    public func accessToken(_ completion: @escaping (Result<String, ExtensionError>) -> Void) {
-        if case .hostBrokered(let strict) = refreshPolicy {
-            if isHostAttached {
-                return call(HostMethod.tokenGet) { [self] result in
-                    switch result {
-                    case .success(let answer):
-                        guard let token = answer["accessToken"]?.stringValue else {
-                            return completion(.failure(.environment("the host's token answer had no token")))
-                        }
-                        completion(.success(token))
-                    case .failure(.hostNotRunning) where !strict:
-                        refreshHere(completion)
-                    case .failure(let error):
-                        completion(.failure(error))
-                    }
-                }
-            }
-            if strict { return completion(.failure(.refused(AuthError.noHost.description))) }
-        }
-        refreshHere(completion)
+    /// following `refreshPolicy`.
+    public func accessToken() async throws(ExtensionError) -> String {
+        try await accessToken(rejecting: nil)
     }
 
-    /// Coordinated: this process refreshes if due, under the group's lock.
-    private func refreshHere(_ completion: @escaping (Result<String, ExtensionError>) -> Void) {
-        let broker: TokenBroker
-        do { broker = try tokenBroker() } catch { return completion(.failure(.environment(error.description))) }
-        let loop = self.loop
-        nonisolated(unsafe) let completion = completion  // runs on the loop only
-        Task {
-            let result: Result<String, ExtensionError>
-            do throws(AuthError) {
-                result = .success(try await broker.accessToken())
-            } catch {
-                result = .failure(.refused(error.description))
+    /// `rejected`: a token a server refused (HTTP 401) before its expiry. A
+    /// fresh one is asked for, coordinated as every refresh is: if the
+    /// stored token is already another, that one is the answer and nobody
+    /// asks the token endpoint.
+    func accessToken(rejecting rejected: String?) async throws(ExtensionError) -> String {
+        if case .hostBrokered(let strict) = refreshPolicy {
+            if isHostAttached {
+                do throws(ExtensionError) {
+                    let params: JSONValue? = rejected.map { ["rejected": .string($0)] }
+                    guard let token = try await call(HostMethod.tokenGet, params)["accessToken"]?.stringValue else {
+                        throw .environment("the host's token answer had no token")
+                    }
+                    return token
+                } catch .hostNotRunning where !strict {
+                    // The host went away meanwhile: refresh here, coordinated.
+                } catch {
+                    throw error
+                }
+            } else if strict {
+                throw .refused(AuthError.noHost.description)
             }
-            loop.execute { completion(result) }
+        }
+        let broker: TokenBroker
+        do { broker = try tokenBroker() } catch { throw .environment(error.description) }
+        do throws(AuthError) {
+            return try await broker.accessToken(rejecting: rejected)
+        } catch {
+            throw .refused(error.description)
         }
     }
 
     /// GETs `url` with a valid access token (per `refreshPolicy`) and
-    /// parses the JSON answer. `completion` runs on the loop. Errors name
-    /// the status, never the token.
-    public func fetchJSON(_ url: String, timeout: Double = 10,
-                          _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
-        guard HTTPExchange.isHTTPURL(url) else {
-            return completion(.failure(.environment("\(url) is not an http(s) URL")))
-        }
+    /// parses the JSON answer. A 401 gets one forced refresh (see
+    /// `accessToken(rejecting:)`) and one retry. Errors name the status,
+    /// never the token or the query.
+    public func fetchJSON(_ url: String, timeout: Double = 10) async throws(ExtensionError) -> JSONValue {
+        guard HTTPExchange.isHTTPURL(url) else { throw .environment("\(url) is not an http(s) URL") }
         let path = Self.pathForErrors(url)
-        let loop = self.loop
-        nonisolated(unsafe) let completion = completion  // runs on the loop only
-        accessToken { result in
-            guard case .success(let token) = result else {
-                if case .failure(let error) = result { completion(.failure(error)) }
-                return
-            }
-            Task {
-                let outcome: Result<JSONValue, ExtensionError>
-                do throws(HTTPExchange.Failure) {
-                    let response = try await HTTPExchange.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
-                                                                                      ("Accept", "application/json")],
-                                                               timeout: timeout)
-                    if !(200..<300).contains(response.status) {
-                        outcome = .failure(.refused("\(path) answered HTTP \(response.status)"))
-                    } else if let value = try? JSONCodec.parse(response.body) {
-                        outcome = .success(value)
-                    } else {
-                        outcome = .failure(.environment("\(path) answered no JSON"))
-                    }
-                } catch {
-                    outcome = .failure(.environment("cannot fetch \(path): \(error)"))
-                }
-                loop.execute { completion(outcome) }
+        func get(_ token: String) async throws(ExtensionError) -> HTTPExchange.Response {
+            do throws(HTTPExchange.Failure) {
+                return try await HTTPExchange.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
+                                                                         ("Accept", "application/json")],
+                                                   timeout: timeout)
+            } catch {
+                throw .environment("cannot fetch \(path): \(error)")
             }
         }
+        let token = try await accessToken()
+        var response = try await get(token)
+        if response.status == 401, !Task.isCancelled {
+            response = try await get(try await accessToken(rejecting: token))
+        }
+        guard (200..<300).contains(response.status) else { throw .refused("\(path) answered HTTP \(response.status)") }
+        guard let value = try? JSONCodec.parse(response.body) else { throw .environment("\(path) answered no JSON") }
+        return value
     }
 
     /// The URL's path for error text: no query (which may carry a secret).
-    static func pathForErrors(_ url: String) -> String {
+    nonisolated static func pathForErrors(_ url: String) -> String {
         // Up to the first '?' or '#' wherever it is (even in the authority), then the path after the host.
         let beforeQuery = url.prefix { $0 != "?" && $0 != "#" }
         let afterScheme = beforeQuery.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(3).first ?? ""

@@ -9,9 +9,10 @@ import TetherLog
 import TetherLoop
 
 /// A running extension: its identity, its connection to the host, and what
-/// it may do. Every role gets one; all its methods run on the extension's
-/// event loop (the main thread), where the role's callbacks are called too.
-public final class ExtensionContext: @unchecked Sendable {
+/// it may do. Every role gets one. It is isolated to `ExtensionActor`, the
+/// extension's loop, where the role's methods are called too.
+@ExtensionActor
+public final class ExtensionContext {
     public let identity: ExtensionIdentity
     public let loop: EventLoop
     /// Granted by the host's manifest once attached; before that, as the
@@ -19,10 +20,8 @@ public final class ExtensionContext: @unchecked Sendable {
     public private(set) var hasOpenAccess: Bool
     private var link: HostLink?
     private var instanceLock: LivenessLock?
-    private var pendingCalls = 0
-    private var idleWaiter: (() -> Void)?
-    private(set) var exitCode: Int32 = 0
     private var finished = false
+    var onFinish: (@Sendable (Int32) -> Void)?
     var onHostEvent: ((HostLink.Event) -> Void)?
     private var broker: TokenBroker?
     private var defaultsCache: SharedStore?
@@ -93,47 +92,35 @@ public final class ExtensionContext: @unchecked Sendable {
 
     /// Asks the host to start a feature (the openURL hop): true if it was
     /// started now, false if it was already running.
-    public func startFeature(_ feature: String, _ completion: @escaping (Result<Bool, ExtensionError>) -> Void) {
-        guard FeatureName.isValid(feature) else { return completion(.failure(.invalidName(feature))) }
-        call(HostMethod.featureStart, ["name": .string(feature)]) { result in
-            completion(result.map { $0["started"]?.boolValue ?? false })
-        }
+    @discardableResult
+    public func startFeature(_ feature: String) async throws(ExtensionError) -> Bool {
+        guard FeatureName.isValid(feature) else { throw .invalidName(feature) }
+        return try await call(HostMethod.featureStart, ["name": .string(feature)])["started"]?.boolValue ?? false
     }
 
     /// Asks the host to stop a feature. The host decides who may: a
     /// keyboard without open access is refused.
-    public func stopFeature(_ feature: String, _ completion: @escaping (Result<Void, ExtensionError>) -> Void) {
-        guard FeatureName.isValid(feature) else { return completion(.failure(.invalidName(feature))) }
-        call(HostMethod.featureStop, ["name": .string(feature)]) { result in completion(result.map { _ in () }) }
+    public func stopFeature(_ feature: String) async throws(ExtensionError) {
+        guard FeatureName.isValid(feature) else { throw .invalidName(feature) }
+        _ = try await call(HostMethod.featureStop, ["name": .string(feature)])
     }
 
-    /// Any request to the host; fails with `.hostNotRunning` when detached.
-    public func call(_ method: String, _ params: JSONValue? = nil,
-                     _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
-        guard let link else { return completion(.failure(.hostNotRunning)) }
-        pendingCalls += 1
-        link.call(method, params) { [self] result in
-            pendingCalls -= 1
-            completion(result)
-            if pendingCalls == 0, let idle = idleWaiter {
-                idleWaiter = nil
-                idle()
-            }
+    /// Any request to the host; `.hostNotRunning` when there is none. While
+    /// the link is still connecting to a host that holds its lock, the call
+    /// waits for it (up to 5 s).
+    public func call(_ method: String, _ params: JSONValue? = nil) async throws(ExtensionError) -> JSONValue {
+        guard let link else { throw .hostNotRunning }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSONValue, ExtensionError>, Never>) in
+            link.call(method, params) { continuation.resume(returning: $0) }
         }
-    }
-
-    var hasPendingCalls: Bool { pendingCalls > 0 }
-
-    /// Runs `body` once no call to the host is in flight.
-    func whenIdle(_ body: @escaping () -> Void) {
-        if pendingCalls == 0 { body() } else { idleWaiter = body }
+        return try result.get()
     }
 
     /// Ends the extension: releases its lock and connection, stops the loop.
     public func finish(exitCode: Int32 = 0) {
         guard !finished else { return }
         finished = true
-        self.exitCode = exitCode
+        onFinish?(exitCode)
         link?.close()
         link = nil
         instanceLock?.release()

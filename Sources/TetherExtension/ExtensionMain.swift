@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 import TetherIPC
 import TetherLog
 import TetherLoop
@@ -7,27 +8,56 @@ import SystemPackage
 import Glibc
 #endif
 
-/// The shared `main` of every role: resolves the identity, runs the loop on
-/// the main thread until the extension finishes, and exits with its code.
-/// SIGINT and SIGTERM end it cleanly (exit 0).
+/// The shared `main` of every role: runs the extension actor's loop on the
+/// main thread, and on it resolves the identity, makes the context and the
+/// role's driver, and runs until the extension finishes; then exits with
+/// its code. SIGINT and SIGTERM end it cleanly (exit 0).
 enum ExtensionMain {
-    static func run(role: ExtensionRole, manifest: EmbeddedManifest?, makeDriver: (ExtensionContext) -> RoleDriver) -> Never {
+    static func run(role: ExtensionRole, manifest: @escaping @Sendable @ExtensionActor () -> EmbeddedManifest?,
+                    makeDriver: @escaping @Sendable @ExtensionActor (ExtensionContext) -> RoleDriver) -> Never {
         let tool = CommandLine.arguments.first.flatMap { FilePath($0).lastComponent?.string } ?? role.rawValue
         // A host that went away must not kill us with SIGPIPE mid-write; the
         // write fails and the connection's end is handled on the loop.
         signal(SIGPIPE, SIG_IGN)
-        func fail(_ message: String, code: Int32) -> Never {
-            LogOutput.standardError.write("\(tool): \(message)")
-            exit(code)
+        let loop: EventLoop
+        switch ExtensionActor.made {
+        case .success(let made): loop = made
+        case .failure(let error): fail(tool, "cannot start the event loop: \(error)", code: 3)
         }
+        let exitCode = Mutex<Int32>(0)
+        Task { @ExtensionActor in
+            start(role: role, tool: tool, manifest: manifest(), makeDriver: makeDriver) { code in
+                exitCode.withLock { $0 = code }
+            }
+        }
+        loop.run()
+        // What the loop had not written yet, boundedly.
+        LogOutput.standardOutput.finish()
+        LogOutput.standardError.finish()
+        exit(exitCode.withLock { $0 })
+    }
+
+    static func fail(_ tool: String, _ message: String, code: Int32) -> Never {
+        LogOutput.standardError.write("\(tool): \(message)")
+        exit(code)
+    }
+
+    /// Everything before the role's own code: the manifest checks and
+    /// `--manifest`, the identity, output, signals, the hello. `onFinish`
+    /// gets the exit code when the extension finishes.
+    @ExtensionActor
+    private static func start(role: ExtensionRole, tool: String, manifest: EmbeddedManifest?,
+                              makeDriver: @ExtensionActor (ExtensionContext) -> RoleDriver,
+                              onFinish: @escaping @Sendable (Int32) -> Void) {
         if let manifest, manifest.role != role.rawValue {
-            fail("built with a manifest for role '\(manifest.role ?? "?")', but this executable is a \(role.rawValue)", code: 2)
+            fail(tool, "built with a manifest for role '\(manifest.role ?? "?")', but this executable is a \(role.rawValue)", code: 2)
         }
         if CommandLine.arguments.dropFirst().contains("--manifest") {
             guard let manifest else {
-                fail("built without a manifest: add the TetherManifest plugin and a NAME.extension.json to its target", code: 2)
+                fail(tool, "built without a manifest: add the TetherManifest plugin and a NAME.extension.json to its target", code: 2)
             }
-            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? (CommandLine.arguments.first ?? tool)
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? (CommandLine.arguments.first ?? tool)
             LogOutput.standardOutput.write(manifest.installable(executable: executable))
             exit(0)
         }
@@ -37,52 +67,28 @@ enum ExtensionMain {
                                                      variable: ProcessEnvironment.value,
                                                      parentPID: getppid(), defaultName: manifest?.name)
         } catch {
-            fail("\(error)", code: error.isBadInput ? 2 : 3)
+            fail(tool, "\(error)", code: error.isBadInput ? 2 : 3)
         }
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            LogOutput.standardError.write("\(identity.name): cannot start the event loop: \(error)")
-            exit(3)
-        }
+        guard let loop = ExtensionActor.loop else { fail(tool, "the event loop is gone", code: 3) }
         let context = ExtensionContext(identity: identity, loop: loop)
+        context.onFinish = onFinish
         let driver = makeDriver(context)
-        let start = Start(context: context, driver: driver)
-        loop.execute { start.run() }
-        loop.run()
-        // What the loop had not written yet, boundedly.
-        LogOutput.standardOutput.finish()
-        LogOutput.standardError.finish()
-        exit(context.exitCode)
-    }
-
-    /// Carries the non-Sendable start-up onto the loop thread, where it runs.
-    private final class Start: @unchecked Sendable {
-        let context: ExtensionContext
-        let driver: RoleDriver
-        init(context: ExtensionContext, driver: RoleDriver) {
-            self.context = context
-            self.driver = driver
-        }
-
-        func run() {
-            // Output that neither traps nor blocks the loop (see ExtensionContext.log).
-            LogOutput.standardOutput.attach(to: context.loop)
-            LogOutput.standardError.attach(to: context.loop, sharing: .standardOutput)
-            for signal in [SIGINT, SIGTERM] {
-                _ = try? SignalWatcher(loop: context.loop, signal: signal) { [context] _ in context.finish() }
+        // Output that neither traps nor blocks the loop (see ExtensionContext.log).
+        LogOutput.standardOutput.attach(to: loop)
+        LogOutput.standardError.attach(to: loop, sharing: .standardOutput)
+        for signal in [SIGINT, SIGTERM] {
+            _ = try? SignalWatcher(loop: loop, signal: signal) { [context] _ in
+                ExtensionActor.assumeIsolated { context.finish() }
             }
-            let identity = context.identity
-            var hello: [String: JSONValue] = [
-                "name": .string(identity.name), "role": .string(identity.role.rawValue),
-                "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
-            ]
-            hello.merge(driver.helloFields) { _, new in new }
-            context.onHostEvent = { [driver] event in driver.hostEvent(event) }
-            guard context.start(hello: .object(hello)) else { return }
-            driver.begin()
         }
+        var hello: [String: JSONValue] = [
+            "name": .string(identity.name), "role": .string(identity.role.rawValue),
+            "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
+        ]
+        hello.merge(driver.helloFields) { _, new in new }
+        context.onHostEvent = { [driver] event in driver.hostEvent(event) }
+        guard context.start(hello: .object(hello)) else { return }
+        driver.begin()
     }
 }
 

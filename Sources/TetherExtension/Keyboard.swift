@@ -1,27 +1,29 @@
 /// A keyboard extension: interactive. Each line on standard input stands in
-/// for a key press (or a typed phrase) and goes to `keyPressed`. A keyboard
-/// can ask whether a feature is running (`context.isFeatureRunning`) and ask
-/// the host to start one (`context.startFeature`, the openURL hop). Without
-/// `"openAccess": true` in its manifest its group access is read-only.
+/// for a key press (or a typed phrase) and goes to `keyPressed`, one at a
+/// time: the next key waits until the previous one's `keyPressed` returns,
+/// so "start X" then "is X running?" reads as typed. One that throws has
+/// its error printed, and the keyboard goes on.
 ///
-/// Started by hand, it ends when its input ends (once pending requests are
-/// answered); started by a host, it has no input and runs until the host
-/// stops it.
+/// A keyboard can ask whether a feature is running (`context.isFeatureRunning`)
+/// and ask the host to start one (`context.startFeature`, the openURL hop).
+/// Without `"openAccess": true` in its manifest its group access is
+/// read-only. Started by hand, it ends when its input ends; started by a
+/// host, it has no input and runs until the host stops it.
+@ExtensionActor
 public protocol Keyboard {
     init()
     /// The manifest embedded at build time by the TetherManifest plugin
     /// (`.built`), or nil (the default).
     static var manifest: EmbeddedManifest? { get }
-    func keyPressed(_ text: String, in context: ExtensionContext)
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws
 }
 
 extension Keyboard {
     public static var manifest: EmbeddedManifest? { nil }
 
-    public static func main() {
-        let keyboard = Self()
-        ExtensionMain.run(role: .keyboard, manifest: Self.manifest) { context in
-            KeyboardDriver(context: context) { text, context in keyboard.keyPressed(text, in: context) }
+    public nonisolated static func main() {
+        ExtensionMain.run(role: .keyboard, manifest: { Self.manifest }) { context in
+            KeyboardDriver(keyboard: Self(), context: context)
         }
     }
 }

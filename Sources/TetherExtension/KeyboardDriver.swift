@@ -1,15 +1,16 @@
 import TetherIPC
 import TetherLoop
 
-/// Feeds standard input to a keyboard, line by line, on the loop.
-/// Not generic over the keyboard: the reader thread's closure may only
-/// capture Sendable types, and the driver is used on the loop only.
-final class KeyboardDriver: RoleDriver, @unchecked Sendable {
-    private let keyPressed: (String, ExtensionContext) -> Void
+/// Feeds standard input to a keyboard, line by line: each `keyPressed` runs
+/// to its end before the next line goes in, so "start X" then "is X
+/// running?" reads as typed. One that throws has its error printed.
+@ExtensionActor
+final class KeyboardDriver<K: Keyboard>: RoleDriver {
+    private let keyboard: K
     private let context: ExtensionContext
 
-    init(context: ExtensionContext, keyPressed: @escaping (String, ExtensionContext) -> Void) {
-        self.keyPressed = keyPressed
+    init(keyboard: K, context: ExtensionContext) {
+        self.keyboard = keyboard
         self.context = context
     }
 
@@ -17,6 +18,8 @@ final class KeyboardDriver: RoleDriver, @unchecked Sendable {
     /// so what a key may do does not depend on how fast the host answered.
     private var reading = false
     private var settleTimer: LoopTimer?
+    private var waiting: [StandardInputReader.Event] = []
+    private var busy = false
 
     func begin() {
         guard !reading else { return }
@@ -30,15 +33,11 @@ final class KeyboardDriver: RoleDriver, @unchecked Sendable {
         settleTimer = nil
         guard !reading else { return }
         reading = true
+        // The reader thread hands each line to the loop, in order.
         StandardInputReader.start { [self] event in
-            context.loop.execute { self.received(event) }
+            Task { @ExtensionActor in self.received(event) }
         }
     }
-
-    /// Keys are handled in order, each once the host has answered what
-    /// the previous one asked: "start X" then "is X running?" reads as typed.
-    private var waiting: [StandardInputReader.Event] = []
-    private var busy = false
 
     private func received(_ event: StandardInputReader.Event) {
         waiting.append(event)
@@ -46,22 +45,22 @@ final class KeyboardDriver: RoleDriver, @unchecked Sendable {
     }
 
     private func handleNext() {
-        while !busy, !waiting.isEmpty {
-            switch waiting.removeFirst() {
-            case .line(let text):
-                keyPressed(text, context)
-            case .end:
-                // A host's child reads /dev/null: it keeps running for the host.
-                if !context.identity.isManaged { context.finish() }
-                return
-            }
-            if context.hasPendingCalls {
-                busy = true
-                context.whenIdle { [self] in
-                    busy = false
-                    handleNext()
+        guard !busy, !waiting.isEmpty else { return }
+        switch waiting.removeFirst() {
+        case .line(let text):
+            busy = true
+            Task {
+                do {
+                    try await keyboard.keyPressed(text, in: context)
+                } catch {
+                    context.log("keyPressed failed: \(error)")
                 }
+                busy = false
+                handleNext()
             }
+        case .end:
+            // A host's child reads /dev/null: it keeps running for the host.
+            if !context.identity.isManaged { context.finish() }
         }
     }
 

@@ -1,12 +1,19 @@
 import TetherIPC
 import TetherLoop
 
-/// Answers the host's push requests through a `NotificationService`, racing
-/// each against its time budget.
+/// Answers the host's push requests through a `NotificationService`: each
+/// push runs `didReceive` in a task of its own, raced against its budget.
+/// About 1 s before the end (at the end, for budgets under 2 s)
+/// `timeWillExpire` may give a best-effort content; at the end the task is
+/// cancelled and the original delivered.
+@ExtensionActor
 final class NotificationDriver<S: NotificationService>: RoleDriver {
     private let service: S
     private let context: ExtensionContext
     private let budgetMilliseconds: UInt64
+    /// How long before the end `timeWillExpire` is asked, for budgets of at
+    /// least twice this.
+    static var warningMilliseconds: UInt64 { 1_000 }
 
     init(service: S, context: ExtensionContext, budget: Duration) {
         self.service = service
@@ -29,41 +36,69 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
             return respond(.failure(.invalidParams("\"payload\" must be a JSON object")))
         }
         let budget = params?["budgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil } ?? budgetMilliseconds
-        let original = NotificationContent(payload)
-        let pending = PendingPush(respond: respond, timer: LoopTimer(loop: context.loop))
-        pending.timer.start(afterMilliseconds: budget) { [context] in
-            guard pending.settle() else { return }
-            context.log("time budget of \(budget) ms ran out; delivering the original")
-            respond(.success(["content": .object(original.fields), "modified": false, "timedOut": true]))
-        }
-        let loop = context.loop
-        service.didReceive(NotificationRequest(content: original, budget: .milliseconds(budget)), in: context) { content in
-            loop.execute {
-                guard pending.settle() else { return }
-                pending.respond(.success(["content": .object(content.fields),
-                                          "modified": .bool(content != original), "timedOut": false]))
+        receive(NotificationRequest(content: NotificationContent(payload), budget: .milliseconds(budget)),
+                budgetMilliseconds: budget, respond: respond)
+    }
+
+    private func receive(_ request: NotificationRequest, budgetMilliseconds budget: UInt64,
+                         respond: @escaping RPCConnection.Respond) {
+        let original = request.content
+        let push = PendingPush(respond: respond, original: original, loop: context.loop)
+        push.task = Task {
+            do {
+                let content = try await service.didReceive(request, in: context)
+                push.settle(content, timedOut: false)
+            } catch {
+                guard !push.isSettled else { return }  // cancelled at the budget: already answered
+                context.log("didReceive failed: \(error); delivering the original")
+                push.settle(original, timedOut: false)
             }
+        }
+        let warning = budget >= 2 * Self.warningMilliseconds ? budget - Self.warningMilliseconds : budget
+        push.warningTimer.start(afterMilliseconds: warning) { [unowned self] in
+            guard !push.isSettled else { return }
+            if let content = service.timeWillExpire(request, in: context) {
+                context.log("time budget of \(budget) ms nearly ran out; delivering what timeWillExpire gave")
+                return push.settle(content, timedOut: true)
+            }
+            if warning == budget { expire() }
+        }
+        if warning < budget {
+            push.budgetTimer.start(afterMilliseconds: budget) { expire() }
+        }
+        func expire() {
+            guard !push.isSettled else { return }
+            context.log("time budget of \(budget) ms ran out; delivering the original")
+            push.settle(original, timedOut: true)
         }
     }
 }
 
-/// One push awaiting its answer: whichever of the service and the budget
-/// comes first settles it. Touched on the loop only.
-private final class PendingPush: @unchecked Sendable {
+/// One push awaiting its answer: whichever of the service, `timeWillExpire`
+/// and the budget comes first settles it; the others find it settled.
+@ExtensionActor
+private final class PendingPush {
     let respond: RPCConnection.Respond
-    let timer: LoopTimer
-    private var settled = false
+    let original: NotificationContent
+    let warningTimer: LoopTimer
+    let budgetTimer: LoopTimer
+    var task: Task<Void, Never>?
+    private(set) var isSettled = false
 
-    init(respond: @escaping RPCConnection.Respond, timer: LoopTimer) {
+    init(respond: @escaping RPCConnection.Respond, original: NotificationContent, loop: EventLoop) {
         self.respond = respond
-        self.timer = timer
+        self.original = original
+        warningTimer = LoopTimer(loop: loop)
+        budgetTimer = LoopTimer(loop: loop)
     }
 
-    /// True the first time only.
-    func settle() -> Bool {
-        guard !settled else { return false }
-        settled = true
-        timer.close()
-        return true
+    func settle(_ content: NotificationContent, timedOut: Bool) {
+        guard !isSettled else { return }
+        isSettled = true
+        warningTimer.close()
+        budgetTimer.close()
+        task?.cancel()
+        respond(.success(["content": .object(content.fields), "modified": .bool(content != original),
+                          "timedOut": .bool(timedOut)]))
     }
 }

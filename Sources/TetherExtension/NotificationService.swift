@@ -1,9 +1,15 @@
 import TetherIPC
 
 /// A notification service extension: the host hands it each push payload;
-/// it may rewrite the content (fetch, decrypt, enrich) and hands the result
-/// to `contentHandler`, from any thread, once. If it does not within the
-/// time budget, the original content is delivered instead, as on iOS.
+/// `didReceive` may rewrite the content (fetch, decrypt, enrich) and returns
+/// it. Within the time budget, as on iOS:
+/// - about a second before the budget ends (at its end, for budgets under
+///   2 s), if `didReceive` has not returned, `timeWillExpire` is asked for
+///   a best-effort content (iOS's `serviceExtensionTimeWillExpire`);
+/// - at the end, `didReceive` is cancelled and the original is delivered,
+///   unless `timeWillExpire` gave a content;
+/// - a `didReceive` that throws delivers the original.
+@ExtensionActor
 public protocol NotificationService {
     init()
     /// The manifest embedded at build time by the TetherManifest plugin
@@ -11,8 +17,10 @@ public protocol NotificationService {
     static var manifest: EmbeddedManifest? { get }
     /// How long a rewrite may take, unless the push sets its own budget.
     static var timeBudget: Duration { get }
-    func didReceive(_ request: NotificationRequest, in context: ExtensionContext,
-                    contentHandler: @escaping @Sendable (NotificationContent) -> Void)
+    func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent
+    /// Called shortly before the budget ends if `didReceive` has not
+    /// returned: a best-effort content, or nil for the original.
+    func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent?
 }
 
 extension NotificationService {
@@ -20,8 +28,10 @@ extension NotificationService {
 
     public static var manifest: EmbeddedManifest? { nil }
 
-    public static func main() {
-        ExtensionMain.run(role: .notification, manifest: Self.manifest) { context in
+    public func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? { nil }
+
+    public nonisolated static func main() {
+        ExtensionMain.run(role: .notification, manifest: { Self.manifest }) { context in
             NotificationDriver(service: Self(), context: context, budget: Self.timeBudget)
         }
     }

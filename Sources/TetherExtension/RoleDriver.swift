@@ -1,7 +1,8 @@
 import TetherIPC
 
 /// Runs one role on top of an `ExtensionContext`: what to do at start, and
-/// with what the host sends. Lives on the extension's loop.
+/// with what the host sends.
+@ExtensionActor
 protocol RoleDriver: AnyObject {
     /// Extra fields for the hello message.
     var helloFields: [String: JSONValue] { get }

@@ -5,19 +5,24 @@ import TetherIPC
 /// start, shows each entry at its date, and reloads by the timeline's
 /// policy, when the host asks, and when shared defaults change.
 ///
+/// `timeline` may await what it shows (a fetch, a file); reloads asked for
+/// meanwhile run once it returns. One that throws keeps the last timeline
+/// on screen and is asked again, 1 s later, then doubling up to a minute.
+///
 /// ```swift
 /// @main struct Clock: Widget {
-///     func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline {
+///     func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
 ///         Timeline(entries: [TimelineEntry(date: .now, content: "hello")], policy: .never)
 ///     }
 /// }
 /// ```
+@ExtensionActor
 public protocol Widget {
     init()
     /// The manifest embedded at build time by the TetherManifest plugin
     /// (`.built`), or nil (the default).
     static var manifest: EmbeddedManifest? { get }
-    func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline
     /// Whether a change to these defaults keys should reload the timeline
     /// (by default, any change does).
     func reloads(forChangedDefaults keys: [String]) -> Bool
@@ -28,7 +33,7 @@ extension Widget {
 
     public static var manifest: EmbeddedManifest? { nil }
 
-    public static func main() {
-        ExtensionMain.run(role: .widget, manifest: Self.manifest) { context in WidgetDriver(widget: Self(), context: context) }
+    public nonisolated static func main() {
+        ExtensionMain.run(role: .widget, manifest: { Self.manifest }) { context in WidgetDriver(widget: Self(), context: context) }
     }
 }

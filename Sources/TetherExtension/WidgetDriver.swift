@@ -8,7 +8,12 @@ import TetherLoop
 
 /// Shows a widget's timeline entry by entry and reloads it when due. Each
 /// entry shown is one output line, `shows: CONTENT`; each reload is
-/// `timeline (REASON): N entries, reload POLICY`.
+/// `timeline (REASON): N entries, reload POLICY`. One `timeline` call runs
+/// at a time: a reload asked for meanwhile runs after it (the latest
+/// reason). A `timeline` that throws keeps the last timeline on screen and
+/// is called again after 1 s, doubling to 60 s, until one succeeds or
+/// another reload comes.
+@ExtensionActor
 final class WidgetDriver<W: Widget>: RoleDriver {
     /// A policy reload never comes sooner than this after the previous one,
     /// so a timeline whose end is already past cannot spin the loop.
@@ -22,6 +27,10 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var reloadTimer: LoopTimer?
     private var lastReload: UInt64 = 0
     private var storeWatcher: StoreWatcher?
+    private var loading = false
+    private var nextReason: ReloadReason?
+    private var retryTimer: LoopTimer?
+    private var failures = 0
     private var defaults: [String: JSONValue] = [:]
     private var authState: AuthState = .notAuthenticated
 
@@ -33,6 +42,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     func begin() {
         entryTimer = LoopTimer(loop: context.loop)
         reloadTimer = LoopTimer(loop: context.loop)
+        retryTimer = LoopTimer(loop: context.loop)
         context.onReloadRequest = { [unowned self] in self.reload(.content) }
         watchStores()
         reload(.start)
@@ -84,12 +94,39 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     }
 
     private func reload(_ reason: ReloadReason) {
+        guard !loading else {
+            nextReason = reason
+            return
+        }
+        loading = true
+        retryTimer?.stop()
         lastReload = context.loop.now
-        timeline = widget.timeline(for: reason, in: context)
-        shown = -1
-        context.log("timeline (\(reason.rawValue)): \(timeline.entries.count) entries, reload \(timeline.policy)")
-        showDueEntry()
-        schedulePolicyReload()
+        Task {
+            do {
+                let timeline = try await widget.timeline(for: reason, in: context)
+                failures = 0
+                self.timeline = timeline
+                shown = -1
+                context.log("timeline (\(reason.rawValue)): \(timeline.entries.count) entries, reload \(timeline.policy)")
+                showDueEntry()
+                schedulePolicyReload()
+            } catch {
+                failures += 1
+                let delay = Self.retryDelay(afterFailures: failures)
+                context.log("timeline (\(reason.rawValue)) failed: \(error); keeping the last one, trying again in \(delay / 1000) s")
+                retryTimer?.start(afterMilliseconds: delay) { [unowned self] in self.reload(reason) }
+            }
+            loading = false
+            if let next = nextReason {
+                nextReason = nil
+                reload(next)
+            }
+        }
+    }
+
+    /// 1 s after the first failure, doubling to 60 s.
+    static func retryDelay(afterFailures failures: Int) -> UInt64 {
+        min(60_000, 1_000 << UInt64(min(max(failures, 1) - 1, 6)))
     }
 
     /// Shows the latest entry whose date has come, and arms a timer for the next.

@@ -166,6 +166,7 @@ public final class Host: @unchecked Sendable {
 
     private func token(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
         let kind = params?["kind"]?.stringValue.flatMap(TokenKind.init(rawValue:))
+        let rejected = params?["rejected"]?.stringValue
         if broker == nil {
             let logger = self.logger
             do {
@@ -180,9 +181,15 @@ public final class Host: @unchecked Sendable {
         Task {
             let result: Result<JSONValue, RPCError>
             do throws(AuthError) {
-                let set = try await broker.tokenSet(kind)
-                var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
-                if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
+                var answer: [String: JSONValue]
+                if let rejected {
+                    // A server refused this token early: one coordinated refresh.
+                    answer = ["accessToken": .string(try await broker.accessToken(kind, rejecting: rejected))]
+                } else {
+                    let set = try await broker.tokenSet(kind)
+                    answer = ["accessToken": .string(set.accessToken)]
+                    if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
+                }
                 result = .success(.object(answer))
             } catch {
                 result = .failure(.refused(error.description))

@@ -7,6 +7,8 @@ actor Authority {
     struct Settings: Codable, Sendable {
         var accessTTL: Double
         var reuseGrace: Double
+        /// Milliseconds each /orders answer waits (a slow backend).
+        var ordersLatencyMs: Double = 0
     }
 
     /// Pending faults for /token: the next `count` requests answer `status`,
@@ -72,6 +74,10 @@ actor Authority {
     private var families: [String: Family] = [:]
     /// Which family each refresh token, current or rotated, belongs to.
     private var familyOfToken: [String: String] = [:]
+    /// Access tokens (by `jti`) issued so far, and those refused before their
+    /// expiry (`/admin/reject-access`: revoked early, as a server may).
+    private var issuedAccess: Set<String> = []
+    private var rejectedAccess: Set<String> = []
     private let keys = JWTKeyCollection()
 
     init(settings: Settings, clientID: String, clientSecret: String?, users: [String: String]) async {
@@ -87,6 +93,7 @@ actor Authority {
     func update(settings patch: [String: Double]) -> Settings {
         if let ttl = patch["accessTTL"] { settings.accessTTL = ttl }
         if let grace = patch["reuseGrace"] { settings.reuseGrace = grace }
+        if let latency = patch["ordersLatencyMs"] { settings.ordersLatencyMs = max(0, min(latency, 60_000)) }
         return settings
     }
 
@@ -104,6 +111,16 @@ actor Authority {
     }
 
     func rejected() { counters.rejections += 1 }
+
+    var ordersLatency: Double { settings.ordersLatencyMs }
+
+    /// Refuses every access token issued so far, leaving the refresh tokens
+    /// valid; returns how many.
+    func rejectAccessTokens() -> Int {
+        rejectedAccess.formUnion(issuedAccess)
+        issuedAccess.removeAll()
+        return rejectedAccess.count
+    }
 
     /// Revokes every family; returns how many were live.
     func revokeAll() -> Int {
@@ -179,7 +196,7 @@ actor Authority {
             counters.rejections += 1
             return nil
         }
-        if families[family]?.revoked ?? true {
+        if families[family]?.revoked ?? true || rejectedAccess.contains(claims.jti.value) {
             counters.rejections += 1
             return nil
         }
@@ -189,8 +206,10 @@ actor Authority {
 
     private func issue(subject: String, family: String?, refreshToken: String?) async -> Outcome {
         let now = Date()
+        let jti = UUID().uuidString
+        issuedAccess.insert(jti)
         let claims = Claims(sub: .init(value: subject), exp: .init(value: now.addingTimeInterval(settings.accessTTL)),
-                            iat: .init(value: now), jti: .init(value: UUID().uuidString), fam: family)
+                            iat: .init(value: now), jti: .init(value: jti), fam: family)
         guard let accessToken = try? await keys.sign(claims) else {
             return .error(status: 500, code: "server_error")
         }

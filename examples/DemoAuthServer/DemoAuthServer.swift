@@ -19,7 +19,9 @@ struct DemoAuthServer: AsyncParsableCommand {
             GET  /orders[/ID]      needs a valid access token (Bearer)
             GET  /counters         what clients did: refreshes, reuseDetected, rejections, ...
             POST /admin/faults     {"status":503,"count":2} or {"latencyMs":500,"latencyCount":1}
-            POST /admin/settings   {"accessTTL":SECONDS,"reuseGrace":SECONDS}
+            POST /admin/settings   {"accessTTL":SECONDS,"reuseGrace":SECONDS,"ordersLatencyMs":MS}
+            POST /admin/reject-access   refuse every access token issued so far (refresh tokens stay valid)
+            POST /admin/revoke     revoke every token family
             Secrets are read from files, never from arguments.
             """
     )

@@ -41,6 +41,11 @@ enum Routes {
         }
         router.get("/orders") { request, _ -> Response in
             guard await bearer(request, authority) != nil else { return unauthorized() }
+            let latency = await authority.ordersLatency
+            if latency > 0 {
+                // A slow backend (`ordersLatencyMs` in /admin/settings).
+                try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000))
+            }
             return json(["orders": orders], status: .ok)
         }
         router.get("/orders/:id") { request, context -> Response in
@@ -56,6 +61,9 @@ enum Routes {
         router.post("/admin/faults") { request, context -> Response in
             let faults = try await request.decode(as: Authority.Faults.self, context: context)
             return json(await authority.inject(faults), status: .ok)
+        }
+        router.post("/admin/reject-access") { _, _ -> Response in
+            json(["rejected": await authority.rejectAccessTokens()], status: .ok)
         }
         router.post("/admin/revoke") { _, _ -> Response in
             json(["revoked": await authority.revokeAll()], status: .ok)

@@ -9,30 +9,27 @@ import TetherExtension
 /// Anything else is echoed as typed.
 @main
 struct ExampleKeyboard: Keyboard {
-    func keyPressed(_ text: String, in context: ExtensionContext) {
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws {
         let words = text.split(separator: " ").map(String.init)
         switch words.first {
         case "is" where words.count == 3 && words[2].hasPrefix("running"):
             answerIsRunning(words[1], context)
         case "start" where words.count == 2:
-            let name = words[1]
-            context.startFeature(name) { result in
-                switch result {
-                case .success(true): context.log("asked the host: \(name) started")
-                case .success(false): context.log("asked the host: \(name) was already running")
-                case .failure(let error): context.log("cannot start \(name): \(error)")
-                }
+            do {
+                let started = try await context.startFeature(words[1])
+                context.log("asked the host: \(words[1]) \(started ? "started" : "was already running")")
+            } catch {
+                context.log("cannot start \(words[1]): \(error)")
             }
         case "stop" where words.count == 2:
-            let name = words[1]
-            context.stopFeature(name) { result in
-                switch result {
-                case .success: context.log("asked the host: \(name) stopped")
-                case .failure(let error): context.log("cannot stop \(name): \(error)")
-                }
+            do {
+                try await context.stopFeature(words[1])
+                context.log("asked the host: \(words[1]) stopped")
+            } catch {
+                context.log("cannot stop \(words[1]): \(error)")
             }
         case "order" where words.count == 2:
-            showOrder(words[1], context)
+            await showOrder(words[1], context)
         case "note" where words.count > 1:
             do {
                 try context.container.write("keyboard-note", Array(words.dropFirst().joined(separator: " ").utf8))
@@ -45,18 +42,16 @@ struct ExampleKeyboard: Keyboard {
         }
     }
 
-    private func showOrder(_ id: String, _ context: ExtensionContext) {
+    private func showOrder(_ id: String, _ context: ExtensionContext) async {
         guard let base = (try? context.defaults.value(forKey: "orders.url"))??.stringValue else {
             return context.log("cannot fetch order \(id): no orders.url in the defaults")
         }
         // A keyboard without open access gets its token from the host.
-        context.fetchJSON("\(base)/\(id)") { result in
-            switch result {
-            case .success(let order):
-                context.log("order \(id): \(order["item"]?.stringValue ?? "?") is \(order["status"]?.stringValue ?? "?")")
-            case .failure(let error):
-                context.log("cannot fetch order \(id): \(error)")
-            }
+        do {
+            let order = try await context.fetchJSON("\(base)/\(id)")
+            context.log("order \(id): \(order["item"]?.stringValue ?? "?") is \(order["status"]?.stringValue ?? "?")")
+        } catch {
+            context.log("cannot fetch order \(id): \(error)")
         }
     }
 

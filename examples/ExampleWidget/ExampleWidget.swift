@@ -8,13 +8,10 @@ import TetherExtension
 /// (5), --entries N (3), --policy at-end|never|after:SECONDS (at-end).
 @main
 struct ExampleWidget: Widget {
-    let orders = OrdersFeed()
-
-    func timeline(for reason: ReloadReason, in context: ExtensionContext) -> Timeline {
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
         let options = Options(context.arguments)
         let recording = (try? context.isFeatureRunning("recording")) == true ? "on" : "off"
-        if reason != .content { orders.refresh(in: context) }
-        let suffix = orders.summary.map { " · \($0)" } ?? ""
+        let suffix = await OrdersFeed.summary(in: context).map { " · \($0)" } ?? ""
         let start = Date()
         let entries = (0..<options.entries).map { index in
             let date = start.addingTimeInterval(Double(index) * options.every)
@@ -24,7 +21,7 @@ struct ExampleWidget: Widget {
     }
 
     /// HH:mm:ss in local time.
-    static func clock(_ date: Date) -> String {
+    nonisolated static func clock(_ date: Date) -> String {
         guard var seconds = time_t(exactly: date.timeIntervalSince1970.rounded(.down)) else { return "--:--:--" }
         var parts = tm()
         guard localtime_r(&seconds, &parts) != nil else { return "--:--:--" }

@@ -1,39 +1,25 @@
 import TetherExtension
 
-/// The widget's view of the orders API: the latest summary, fetched with a
-/// token from the broker (through the host: a widget is host-brokered) when
-/// the timeline reloads for a reason that may change it. Lives on the loop.
-final class OrdersFeed: @unchecked Sendable {
+/// The widget's view of the orders API: once `orders.url` is in the defaults
+/// and someone is signed in, the latest orders, fetched with a token from
+/// the broker (through the host: a widget is host-brokered).
+@ExtensionActor
+enum OrdersFeed {
     /// The defaults key holding the orders URL (`tether defaults set orders.url ...`).
     static let urlKey = "orders.url"
-    private(set) var summary: String?
-    private var fetching = false
 
-    /// Starts a fetch unless one runs; the widget reloads when it lands.
-    func refresh(in context: ExtensionContext) {
-        guard !fetching else { return }
-        guard let url = (try? context.defaults.value(forKey: Self.urlKey))??.stringValue else {
-            summary = nil
-            return
-        }
-        guard context.authState() != .notAuthenticated else {
-            summary = "orders: signed out"
-            return
-        }
-        fetching = true
-        context.fetchJSON(url) { [self] result in
-            fetching = false
-            switch result {
-            case .success(let answer):
-                let orders = answer["orders"]?.arrayValue ?? []
-                summary = "orders: " + orders.compactMap { order in
-                    guard let id = order["id"]?.stringValue, let status = order["status"]?.stringValue else { return nil }
-                    return "\(id) \(status)"
-                }.joined(separator: ", ")
-            case .failure(let error):
-                summary = context.authState() == .userAuthenticated ? "orders: unavailable (\(error))" : "orders: signed out"
-            }
-            context.reloadTimeline()
+    /// "orders: 1041 delivered, ...", or nil when there is no orders URL.
+    static func summary(in context: ExtensionContext) async -> String? {
+        guard let url = (try? context.defaults.value(forKey: urlKey))??.stringValue else { return nil }
+        guard context.authState() != .notAuthenticated else { return "orders: signed out" }
+        do {
+            let orders = try await context.fetchJSON(url)["orders"]?.arrayValue ?? []
+            return "orders: " + orders.compactMap { order in
+                guard let id = order["id"]?.stringValue, let status = order["status"]?.stringValue else { return nil }
+                return "\(id) \(status)"
+            }.joined(separator: ", ")
+        } catch {
+            return context.authState() == .userAuthenticated ? "orders: unavailable (\(error))" : "orders: signed out"
         }
     }
 }

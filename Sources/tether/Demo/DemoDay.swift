@@ -228,7 +228,10 @@ final class DemoDay {
             let reloaded = try reload.outcome()
             let pushed = delivery(try push.outcome())
             let order = try keyboard.line("the order", since: keyboardMark) { $0.contains("order 1042") }
-            let widget = try host.line("the widget's fetch", since: widgetMark) { $0.hasPrefix("[example-widget] timeline (content)") }
+            // The widget awaits its orders inside the reload the host asked for.
+            let widget = try host.line("the widget's fetch", since: widgetMark) {
+                $0.hasPrefix("[example-widget] shows: ") && $0.contains("orders: ")
+            }
             let after = try admin.counters()
             func delta(_ key: String) -> Int { (after[key] ?? 0) - (before[key] ?? 0) }
             expiries += 1
@@ -243,7 +246,7 @@ final class DemoDay {
             say.check("expiry \(round): all \(askers) storm tasks got the same new token",
                       tokens.count == 1 && errors.isEmpty, tokens.sorted().joined(separator: ", "))
             say.check("expiry \(round): the widget, keyboard and notification extension fetched with it",
-                      reloaded.succeeded && widget.contains("timeline (content)") && order.contains("Pour-over kettle is shipped")
+                      reloaded.succeeded && widget.contains("orders: 1041 delivered") && order.contains("Pour-over kettle is shipped")
                           && pushed?["content"]?["body"]?.stringValue == "Order 1042: Pour-over kettle is shipped",
                       "\(order); push: \(pushed.map(compactJSON) ?? "none")")
         }

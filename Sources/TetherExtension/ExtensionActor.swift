@@ -1,0 +1,45 @@
+import SystemPackage
+import TetherLoop
+
+/// The extension's one thread of control: a global actor whose executor is
+/// the extension's libuv loop, run on the main thread by the SDK's `main`.
+///
+/// The role protocols (`Widget`, `NotificationService`, `Keyboard`) and
+/// `ExtensionContext` are isolated to it, so an author's code and the SDK's
+/// state live on one thread, the compiler checks every access, and the
+/// loop's handles (timers, the host connection, watchers) are used where
+/// they must be. Work that is not isolated (a `nonisolated` async function,
+/// the HTTP client) runs elsewhere and comes back with `await`.
+@globalActor
+public actor ExtensionActor {
+    public static let shared = ExtensionActor()
+
+    /// The loop, made once on first use. It can only fail when the process
+    /// is out of descriptors; `ExtensionMain` checks before anything runs.
+    static let made: Result<EventLoop, Errno> = Result { () throws(Errno) in try EventLoop() }
+
+    /// The loop the SDK runs: the actor's executor.
+    public static var loop: EventLoop? { try? made.get() }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        switch Self.made {
+        case .success(let loop): loop.asUnownedSerialExecutor()
+        // Never used: without a loop the extension exits before any
+        // isolated code runs. A real executor, so nothing can trap here.
+        case .failure: MainActor.sharedUnownedExecutor
+        }
+    }
+
+    /// Runs `operation` isolated to the extension actor from a loop
+    /// callback (a timer, a socket read), which runs on the actor's thread
+    /// but is not known to the compiler as isolated. Checked: off the
+    /// loop's thread it stops the process, as `MainActor.assumeIsolated`.
+    static func assumeIsolated<T>(_ operation: @ExtensionActor () throws -> T) rethrows -> T {
+        typealias Isolated = @ExtensionActor () throws -> T
+        typealias Plain = () throws -> T
+        shared.preconditionIsolated()
+        return try withoutActuallyEscaping(operation) { (escaping: @escaping Isolated) throws -> T in
+            try unsafeBitCast(escaping, to: Plain.self)()
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import TetherExtension
+
+// Extensions for the SDK's tests, one executable: the first argument picks
+// the role and behaviour. Not an example: each does one thing a test checks.
+switch CommandLine.arguments.dropFirst().first {
+case "slow-widget": SlowWidget.main()
+case "flaky-widget": FlakyWidget.main()
+case "budget-notification": BudgetNotification.main()
+case "fetch-keyboard": FetchKeyboard.main()
+default:
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard [--name N --group DIR ...]")
+}
+
+/// The value after `--flag` in the extension's arguments.
+@ExtensionActor
+func option(_ flag: String, in context: ExtensionContext) -> String? {
+    guard let index = context.arguments.firstIndex(of: flag), index + 1 < context.arguments.count else { return nil }
+    return context.arguments[index + 1]
+}
+
+/// Awaits a fetch (`--url`, a server that answers slowly) inside its
+/// timeline; says when each call starts, so reloads asked for meanwhile can
+/// be seen to wait for it.
+struct SlowWidget: Widget {
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
+        context.log("timeline call (\(reason.rawValue)) started")
+        let orders = try await context.fetchJSON(option("--url", in: context) ?? "")["orders"]?.arrayValue ?? []
+        return Timeline(entries: [TimelineEntry(date: .now, content: "\(orders.count) orders")], policy: .never)
+    }
+}
+
+struct FixtureFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Throws `--failures N` times (2), then shows "ok".
+struct FlakyWidget: Widget {
+    static var calls = 0
+
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
+        Self.calls += 1
+        let failures = option("--failures", in: context).flatMap(Int.init) ?? 2
+        if Self.calls <= failures { throw FixtureFailure(description: "no data yet (call \(Self.calls))") }
+        return Timeline(entries: [TimelineEntry(date: .now, content: "ok after \(Self.calls - 1) failures")], policy: .never)
+    }
+}
+
+/// Sleeps the payload's "sleepMs" (cancellable) and says whether it was
+/// cancelled; `timeWillExpire` gives a "partial" title when the payload asks.
+struct BudgetNotification: NotificationService {
+    func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent {
+        let sleep = request.content["sleepMs"]?.intValue ?? 0
+        context.log("didReceive started, budget \(request.budget)")
+        do {
+            try await Task.sleep(for: .milliseconds(sleep))
+        } catch {
+            context.log("didReceive cancelled")
+            throw error
+        }
+        if request.content["throw"]?.boolValue == true { throw FixtureFailure(description: "could not rewrite") }
+        var content = request.content
+        content.title = "rewritten"
+        return content
+    }
+
+    func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? {
+        guard request.content["partial"]?.boolValue == true else {
+            context.log("timeWillExpire: nothing")
+            return nil
+        }
+        context.log("timeWillExpire: partial")
+        var content = request.content
+        content.title = "partial"
+        return content
+    }
+}
+
+/// "fetch URL" fetches and says how many orders came; "throw" throws.
+struct FetchKeyboard: Keyboard {
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws {
+        let words = text.split(separator: " ").map(String.init)
+        switch words.first {
+        case "fetch" where words.count == 2:
+            do {
+                let orders = try await context.fetchJSON(words[1])["orders"]?.arrayValue ?? []
+                context.log("fetched \(orders.count) orders")
+            } catch {
+                context.log("fetch failed: \(error)")
+            }
+        case "throw":
+            throw FixtureFailure(description: "the key could not be handled")
+        default:
+            context.log("typed: \(text)")
+        }
+    }
+}
