@@ -32,6 +32,9 @@ let package = Package(
         // networking (libcurl and its 40 shared libraries) on the start-up path.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // The parser new-extension edits Package.swift with. A range, so an
+        // author's macros (which pin their own swift-syntax) still resolve.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         // Only the demo auth server (examples/) uses these two.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
@@ -101,13 +104,23 @@ let package = Package(
         // The manifest check the build plugin runs: the host's own rules.
         .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON", "TetherLog"]),
         .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),
+        // Adds a target to a package's own targets list, found by the Swift
+        // parser: what new-extension runs on Package.swift.
+        .executableTarget(
+            name: "TetherPackageEditor",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ]
+        ),
         .plugin(
             name: "NewExtension",
             capability: .command(
                 intent: .custom(verb: "new-extension",
                                 description: "Scaffold an extension: Sources/NAME with its code and manifest, and its target"),
                 permissions: [.writeToPackageDirectory(reason: "It writes Sources/NAME/ and adds the target to Package.swift.")]
-            )
+            ),
+            dependencies: ["TetherPackageEditor"]
         ),
         .executableTarget(name: "ExampleWidget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
         .executableTarget(name: "ExampleKeyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),

@@ -53,10 +53,16 @@ struct NewExtension: CommandPlugin {
         print("Created Sources/\(name)/\(name).swift and Sources/\(name)/\(name).extension.json (\(role.rawValue) '\(manifestName)').")
 
         let target = targetDeclaration(name: name, context: context)
-        if try addTarget(target, to: package.appendingPathComponent("Package.swift")) {
+        switch try addTarget(target, to: package.appendingPathComponent("Package.swift"), context: context) {
+        case nil:
             print("Added the executable target \(name) to Package.swift.")
-        } else {
-            print("Add this target to Package.swift (its targets: [...] list could not be found):\n\(target)")
+        case let reason?:
+            let indented = target.split(separator: "\n").map { "        " + $0 }.joined(separator: "\n")
+            print("""
+                Package.swift was left as it is: \(reason).
+                Add this element to the `targets: [...]` list of its `Package(...)` (not a product's):
+                \(indented),
+                """)
         }
         print("""
             Next:
@@ -67,7 +73,8 @@ struct NewExtension: CommandPlugin {
     }
 
     /// The target, depending on Tether as a package dependency, or on its
-    /// own targets when run inside Tether itself.
+    /// own targets when run inside Tether itself. Unindented: the editor
+    /// indents it like the list it goes into.
     private func targetDeclaration(name: String, context: PluginContext) -> String {
         let tether = context.package.dependencies.first { dependency in
             dependency.package.products.contains { $0.name == "TetherExtension" }
@@ -76,23 +83,33 @@ struct NewExtension: CommandPlugin {
         let plugin = tether.map { #".plugin(name: "TetherManifestPlugin", package: "\#($0.package.id)")"# }
             ?? #".plugin(name: "TetherManifestPlugin")"#
         return """
-                    .executableTarget(
-                        name: "\(name)",
-                        dependencies: [\(sdk)],
-                        plugins: [\(plugin)]
-                    ),
+            .executableTarget(
+                name: "\(name)",
+                dependencies: [\(sdk)],
+                plugins: [\(plugin)]
+            )
             """
     }
 
-    /// Inserts `target` at the start of the package's `targets: [` list;
-    /// false if there is no such list to edit.
-    private func addTarget(_ target: String, to packageFile: URL) throws -> Bool {
-        let text = try String(contentsOf: packageFile, encoding: .utf8)
-        guard let list = text.range(of: #"targets:\s*\["#, options: .regularExpression),
-              let lineEnd = text[list.upperBound...].firstIndex(of: "\n") else { return false }
-        let inserted = text[..<text.index(after: lineEnd)] + target + "\n" + text[text.index(after: lineEnd)...]
-        try Data(inserted.utf8).write(to: packageFile, options: .atomic)
-        return true
+    /// Adds `target` to the package's own `targets:` list with
+    /// TetherPackageEditor (the Swift parser, not a text search); nil when
+    /// done, else why Package.swift was left as it is.
+    private func addTarget(_ target: String, to packageFile: URL, context: PluginContext) throws -> String? {
+        let editor = try context.tool(named: "TetherPackageEditor")
+        let process = Process()
+        process.executableURL = editor.url
+        process.arguments = ["add-target", packageFile.path, target]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        process.waitUntilExit()
+        switch process.terminationStatus {
+        case 0: return nil
+        case 3: return said
+        default: throw ScaffoldError("could not edit Package.swift (TetherPackageEditor exited \(process.terminationStatus))")
+        }
     }
 
     static func isTypeName(_ name: String) -> Bool {

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// The SwiftPM plugins as an extension author meets them: a package of its
-/// own that depends on Tether, `swift package new-extension` for each role,
+/// The SwiftPM plugins as an extension author meets them: a package made by
+/// `swift package init --type library` that depends on Tether,
+/// `swift package new-extension` for each role,
 /// `swift build`, the results running under a real host, and a broken
 /// manifest failing the build with the file and the field named.
 @Suite struct ExtensionPluginTests {
@@ -16,18 +17,12 @@ import TetherTestSupport
         let scratch = try TemporaryDirectory("tether-plugin")
         let package = scratch.path + "/Consumer"
         try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
-        try writeFile(package + "/Package.swift", """
-            // swift-tools-version:6.0
-            import PackageDescription
-
-            let package = Package(
-                name: "Consumer",
-                dependencies: [.package(path: "\(Self.repository)")],
-                targets: [
-                ]
-            )
-
-            """)
+        // The layout most authors start from (a product whose targets list
+        // the old text search took for the package's), then Tether added.
+        let made = try swift(["package", "--package-path", package, "init", "--type", "library", "--name", "Consumer"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let added = try swift(["package", "--package-path", package, "add-dependency", Self.repository, "--type", "path"])
+        try #require(added.status == 0, "\(added.stderr)")
 
         // Scaffold one extension of each role.
         for (role, name) in [("widget", "MyWidget"), ("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {

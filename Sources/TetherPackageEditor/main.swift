@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// `TetherPackageEditor add-target MANIFEST ELEMENT`: what the new-extension
+// plugin runs to add ELEMENT (a `.executableTarget(...)`, unindented) to
+// MANIFEST's targets list. Exit 0: written (atomically); 3: left as it is,
+// the reason on stdout; 1: an error, on stderr; 2: bad usage.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 3, arguments[0] == "add-target" else {
+    printError("usage: TetherPackageEditor add-target MANIFEST ELEMENT")
+    exit(2)
+}
+let path = arguments[1]
+guard let source = readFile(path) else {
+    printError("TetherPackageEditor: cannot read \(path): \(String(cString: strerror(errno)))")
+    exit(1)
+}
+switch TargetsListEdit.adding(arguments[2], to: source) {
+case .uncertain(let reason):
+    print(reason)
+    exit(3)
+case .edited(let text):
+    do {
+        try writeFileAtomically(path, text)
+    } catch {
+        printError("TetherPackageEditor: cannot write \(path): \(error)")
+        exit(1)
+    }
+}
