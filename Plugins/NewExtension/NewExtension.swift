@@ -53,7 +53,7 @@ struct NewExtension: CommandPlugin {
         print("Created Sources/\(name)/\(name).swift and Sources/\(name)/\(name).extension.json (\(role.rawValue) '\(manifestName)').")
 
         let target = targetDeclaration(name: name, context: context)
-        switch try addTarget(target, to: package.appendingPathComponent("Package.swift"), context: context) {
+        switch try addTarget(target, named: name, to: package.appendingPathComponent("Package.swift"), context: context) {
         case nil:
             print("Added the executable target \(name) to Package.swift.")
         case let reason?:
@@ -94,7 +94,12 @@ struct NewExtension: CommandPlugin {
     /// Adds `target` to the package's own `targets:` list with
     /// TetherPackageEditor (the Swift parser, not a text search); nil when
     /// done, else why Package.swift was left as it is.
-    private func addTarget(_ target: String, to packageFile: URL, context: PluginContext) throws -> String? {
+    private func addTarget(_ target: String, named name: String, to packageFile: URL, context: PluginContext) throws -> String? {
+        // SwiftPM reads a version-specific manifest before Package.swift.
+        let siblings = (try? FileManager.default.contentsOfDirectory(atPath: packageFile.deletingLastPathComponent().path)) ?? []
+        if let specific = siblings.first(where: { $0.hasPrefix("Package@swift-") && $0.hasSuffix(".swift") }) {
+            return "the package also has \(specific), which SwiftPM may read instead"
+        }
         let editor = try context.tool(named: "TetherPackageEditor")
         let process = Process()
         process.executableURL = editor.url
@@ -105,10 +110,13 @@ struct NewExtension: CommandPlugin {
         let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         process.waitUntilExit()
-        switch process.terminationStatus {
-        case 0: return nil
-        case 3: return said
-        default: throw ScaffoldError("could not edit Package.swift (TetherPackageEditor exited \(process.terminationStatus))")
+        switch (process.terminationReason, process.terminationStatus) {
+        case (.exit, 0): return nil
+        case (.exit, 3) where !said.isEmpty: return said
+        default:
+            throw ScaffoldError("Sources/\(name) was written, but Package.swift "
+                                + "could not be edited (TetherPackageEditor \(process.terminationReason == .exit ? "exited" : "was killed by signal") "
+                                + "\(process.terminationStatus)); add the target by hand")
         }
     }
 

@@ -27,6 +27,8 @@ public enum HTTPExchange {
         case refused
         case unresolved
         case tooLarge(limit: Int)
+        /// The task that made the request was cancelled.
+        case cancelled
         case failed(String)
 
         public var description: String {
@@ -36,6 +38,7 @@ public enum HTTPExchange {
             case .refused: "the connection was refused"
             case .unresolved: "the host name did not resolve"
             case .tooLarge(let limit): "the answer was larger than \(limit) bytes"
+            case .cancelled: "the request was cancelled"
             case .failed(let reason): reason
             }
         }
@@ -81,6 +84,8 @@ public enum HTTPExchange {
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw .tooLarge(limit: maximumBody)
+        } catch is CancellationError {
+            throw .cancelled
         } catch {
             throw classify(other: error)
         }
@@ -91,6 +96,7 @@ public enum HTTPExchange {
         case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout: .timedOut
         case .invalidURL, .emptyHost, .emptyScheme: .badURL
         case .remoteConnectionClosed: .failed("the connection was lost")
+        case .cancelled: .cancelled
         // Not the error's description: some carry header values, a token among them.
         default: .failed("the request failed")
         }

@@ -30,6 +30,8 @@ public final class TokenBroker: Sendable {
     public let requestTimeout: Double
 
     private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])
+    /// When this process last refreshed because a server refused a token.
+    private let forced = Mutex<[TokenKind: Double]>([:])
 
     /// A pair the server issued that the store would not take (disk full,
     /// I/O error). The server may already have revoked the refresh token it
@@ -74,23 +76,45 @@ public final class TokenBroker: Sendable {
     }
 
     /// A valid access token of `kind` after a server refused `rejected`
-    /// (HTTP 401) before its expiry: revoked early, or a clock skew. While
-    /// the stored token is still `rejected` it is refreshed now, through the
-    /// same single flight, lock and re-read as any refresh, so a token that
-    /// another task or process has already replaced is used as it is and
-    /// the token endpoint is asked once.
+    /// (HTTP 401) before its expiry; see `tokenSet(_:rejecting:)`.
     public func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> String {
-        guard let rejected else { return try await accessToken(kind) }
-        if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending.accessToken }
+        try await tokenSet(kind, rejecting: rejected).accessToken
+    }
+
+    /// At most one refresh a server's 401 forces, per kind, in this long:
+    /// a URL that refuses the token for another reason (another audience, a
+    /// wrong address in the shared defaults) must not rotate the tokens on
+    /// every fetch. Within it the stored token is the answer, and the
+    /// caller's retry meets the server's 401 again.
+    public static let forcedRefreshInterval: Double = 30
+
+    /// The token set of `kind` after a server refused `rejected` (nil: as
+    /// `tokenSet(_:)`). While the stored token is still `rejected` it is
+    /// refreshed now, through the same single flight, lock and re-read as
+    /// any refresh, so a token that another task or process has already
+    /// replaced is used as it is and the token endpoint is asked once.
+    public func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
+        guard let rejected else { return try await tokenSet(kind) }
+        if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending }
         let snapshot: CredentialStore.Snapshot
         do { snapshot = try store.snapshot() } catch { throw .store(error) }
         guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
             throw .notAuthenticated
         }
-        if current.accessToken != rejected, !current.needsRefresh(now: Self.now(), leeway: leeway) {
-            return current.accessToken
+        if current.accessToken != rejected {
+            return current.needsRefresh(now: Self.now(), leeway: leeway) ? try await refreshed(kind, stale: current) : current
         }
-        return try await refreshed(kind, stale: current).accessToken
+        let now = Self.now()
+        let allowed = forced.withLock { last in
+            if let previous = last[kind], now - previous < Self.forcedRefreshInterval { return false }
+            last[kind] = now
+            return true
+        }
+        guard allowed else { return current }
+        let fresh = try await refreshed(kind, stale: current)
+        // It joined a refresh that began from an older token and settled on
+        // this one: once more, from this one.
+        return fresh.accessToken == rejected ? try await refreshed(kind, stale: fresh) : fresh
     }
 
     public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {

@@ -19,7 +19,7 @@ public actor ExtensionActor {
     static let made: Result<EventLoop, Errno> = Result { () throws(Errno) in try EventLoop() }
 
     /// The loop the SDK runs: the actor's executor.
-    public static var loop: EventLoop? { try? made.get() }
+    static var loop: EventLoop? { try? made.get() }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         switch Self.made {
@@ -34,7 +34,7 @@ public actor ExtensionActor {
     /// callback (a timer, a socket read), which runs on the actor's thread
     /// but is not known to the compiler as isolated. Checked: off the
     /// loop's thread it stops the process, as `MainActor.assumeIsolated`.
-    static func assumeIsolated<T>(_ operation: @ExtensionActor () throws -> T) rethrows -> T {
+    static func assumeIsolated<T: Sendable>(_ operation: @ExtensionActor () throws -> T) rethrows -> T {
         typealias Isolated = @ExtensionActor () throws -> T
         typealias Plain = () throws -> T
         shared.preconditionIsolated()

@@ -76,13 +76,15 @@ extension ExtensionContext {
     /// `accessToken(rejecting:)`) and one retry. Errors name the status,
     /// never the token or the query.
     public func fetchJSON(_ url: String, timeout: Double = 10) async throws(ExtensionError) -> JSONValue {
-        guard HTTPExchange.isHTTPURL(url) else { throw .environment("\(url) is not an http(s) URL") }
         let path = Self.pathForErrors(url)
+        guard HTTPExchange.isHTTPURL(url) else { throw .environment("\(path) is not an http(s) URL") }
         func get(_ token: String) async throws(ExtensionError) -> HTTPExchange.Response {
             do throws(HTTPExchange.Failure) {
                 return try await HTTPExchange.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
                                                                          ("Accept", "application/json")],
                                                    timeout: timeout)
+            } catch .cancelled {
+                throw .cancelled
             } catch {
                 throw .environment("cannot fetch \(path): \(error)")
             }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,7 @@ import TetherLoop
 @ExtensionActor
 public final class ExtensionContext {
     public let identity: ExtensionIdentity
-    public let loop: EventLoop
+    let loop: EventLoop
     /// Granted by the host's manifest once attached; before that, as the
     /// environment said.
     public private(set) var hasOpenAccess: Bool
@@ -107,11 +108,18 @@ public final class ExtensionContext {
 
     /// Any request to the host; `.hostNotRunning` when there is none. While
     /// the link is still connecting to a host that holds its lock, the call
-    /// waits for it (up to 5 s).
+    /// waits for it (up to 5 s). A cancelled task stops waiting at once
+    /// (`.cancelled`); the host's answer, if it comes, is dropped.
     public func call(_ method: String, _ params: JSONValue? = nil) async throws(ExtensionError) -> JSONValue {
         guard let link else { throw .hostNotRunning }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSONValue, ExtensionError>, Never>) in
-            link.call(method, params) { continuation.resume(returning: $0) }
+        let waiter = CallWaiter()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<JSONValue, ExtensionError>, Never>) in
+                waiter.wait(continuation)
+                link.call(method, params) { waiter.resume($0) }
+            }
+        } onCancel: {
+            waiter.resume(.failure(.cancelled))
         }
         return try result.get()
     }
@@ -188,5 +196,38 @@ public final class ExtensionContext {
 
     func printFailure(_ message: String) {
         LogOutput.standardError.write("\(name): \(message)")
+    }
+}
+
+/// A host call's continuation, resumed once: by the answer or by the
+/// task's cancellation, whichever comes first (from any thread).
+private final class CallWaiter: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<Result<JSONValue, ExtensionError>, Never>?,
+                               early: Result<JSONValue, ExtensionError>?, done: Bool)>((nil, nil, false))
+
+    func wait(_ continuation: CheckedContinuation<Result<JSONValue, ExtensionError>, Never>) {
+        let early: Result<JSONValue, ExtensionError>? = state.withLock { state in
+            if let early = state.early {
+                state.done = true
+                return early
+            }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func resume(_ result: Result<JSONValue, ExtensionError>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<JSONValue, ExtensionError>, Never>? in
+            guard !state.done else { return nil }
+            guard let continuation = state.continuation else {
+                if state.early == nil { state.early = result }  // cancelled before it waited
+                return nil
+            }
+            state.done = true
+            state.continuation = nil
+            return continuation
+        }
+        continuation?.resume(returning: result)
     }
 }

@@ -10,6 +10,8 @@ public enum ExtensionError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidName(String)
     /// The group directory or the socket failed.
     case environment(String)
+    /// The task waiting for it was cancelled (a push past its budget).
+    case cancelled
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum ExtensionError: Error, Sendable, Equatable, CustomStringConvertible 
             return "'\(name)' has read-only access to the group (set \"openAccess\": true in its manifest)"
         case .refused(let reason), .environment(let reason):
             return reason
+        case .cancelled:
+            return "cancelled"
         case .invalidName(let name):
             return "invalid name '\(name)': use 1 to 64 characters from a-z, 0-9, '.', '_' and '-'"
         }

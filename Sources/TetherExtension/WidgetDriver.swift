@@ -100,17 +100,20 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         }
         loading = true
         retryTimer?.stop()
-        lastReload = context.loop.now
         Task {
-            do {
-                let timeline = try await widget.timeline(for: reason, in: context)
+            let outcome: Result<Timeline, any Error>
+            do { outcome = .success(try await widget.timeline(for: reason, in: context)) } catch { outcome = .failure(error) }
+            // The policy's floor counts from the answer, however long it took.
+            lastReload = context.loop.now
+            switch outcome {
+            case .success(let timeline):
                 failures = 0
                 self.timeline = timeline
                 shown = -1
                 context.log("timeline (\(reason.rawValue)): \(timeline.entries.count) entries, reload \(timeline.policy)")
                 showDueEntry()
                 schedulePolicyReload()
-            } catch {
+            case .failure(let error):
                 failures += 1
                 let delay = Self.retryDelay(afterFailures: failures)
                 context.log("timeline (\(reason.rawValue)) failed: \(error); keeping the last one, trying again in \(delay / 1000) s")

@@ -181,15 +181,10 @@ public final class Host: @unchecked Sendable {
         Task {
             let result: Result<JSONValue, RPCError>
             do throws(AuthError) {
-                var answer: [String: JSONValue]
-                if let rejected {
-                    // A server refused this token early: one coordinated refresh.
-                    answer = ["accessToken": .string(try await broker.accessToken(kind, rejecting: rejected))]
-                } else {
-                    let set = try await broker.tokenSet(kind)
-                    answer = ["accessToken": .string(set.accessToken)]
-                    if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
-                }
+                // `rejected`: a server refused that token early; one coordinated refresh.
+                let set = try await broker.tokenSet(kind, rejecting: rejected)
+                var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
+                if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
                 result = .success(.object(answer))
             } catch {
                 result = .failure(.refused(error.description))

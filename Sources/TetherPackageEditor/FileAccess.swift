@@ -8,7 +8,7 @@ struct SystemError: Error, CustomStringConvertible {
 }
 
 /// The whole file, or nil.
-func readFile(_ path: String) -> String? {
+func readFile(_ path: String) -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -21,7 +21,7 @@ func readFile(_ path: String) -> String? {
         if count == 0 { break }
         bytes += buffer[..<count]
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return bytes
 }
 
 /// Writes a temporary file beside `path` (same mode), then renames it over

@@ -43,8 +43,10 @@ enum TargetsListEdit {
         } else {
             indent = labelIndent + "    "
         }
+        // The file's own line ending (a manifest written on Windows keeps CRLF).
+        let newline = source.utf8.contains(0x0d) && source.contains("\r\n") ? "\r\n" : "\n"
         let rendered = element.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.isEmpty ? "" : indent + $0 }.joined(separator: "\n") + ","
+            .map { $0.isEmpty ? "" : indent + $0 }.joined(separator: newline) + ","
 
         // Applied from the end of the file; at one offset the comma goes
         // before the new element (`[.target(name: "A")]` has both at the `]`).
@@ -55,9 +57,9 @@ enum TargetsListEdit {
         let lineStart = startOfLine(at: close, in: bytes)
         if bytes[lineStart..<close].allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
             // `]` on a line of its own: the new element goes on the lines before it.
-            edits.append((lineStart, 1, rendered + "\n"))
+            edits.append((lineStart, 1, rendered + newline))
         } else {
-            edits.append((close, 1, "\n" + rendered + "\n" + labelIndent))
+            edits.append((close, 1, newline + rendered + newline + labelIndent))
         }
         var edited = bytes
         for edit in edits.sorted(by: { $0.offset != $1.offset ? $0.offset > $1.offset : $0.order > $1.order }) {

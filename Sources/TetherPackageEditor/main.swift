@@ -13,9 +13,19 @@ guard arguments.count == 3, arguments[0] == "add-target" else {
     exit(2)
 }
 let path = arguments[1]
-guard let source = readFile(path) else {
+var info = stat()
+if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK {
+    // Renaming over it would replace the link, not edit what it points to.
+    print("Package.swift is a symbolic link")
+    exit(3)
+}
+guard let bytes = readFile(path) else {
     printError("TetherPackageEditor: cannot read \(path): \(String(cString: strerror(errno)))")
     exit(1)
+}
+guard let source = String(validating: bytes, as: UTF8.self) else {
+    print("Package.swift is not UTF-8")
+    exit(3)
 }
 switch TargetsListEdit.adding(arguments[2], to: source) {
 case .uncertain(let reason):

@@ -1,4 +1,7 @@
 import TetherExtension
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Extensions for the SDK's tests, one executable: the first argument picks
 // the role and behaviour. Not an example: each does one thing a test checks.
@@ -9,6 +12,7 @@ case "budget-notification": BudgetNotification.main()
 case "fetch-keyboard": FetchKeyboard.main()
 default:
     print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard [--name N --group DIR ...]")
+    exit(2)
 }
 
 /// The value after `--flag` in the extension's arguments.
@@ -51,6 +55,15 @@ struct BudgetNotification: NotificationService {
     func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent {
         let sleep = request.content["sleepMs"]?.intValue ?? 0
         context.log("didReceive started, budget \(request.budget)")
+        if let url = request.content["fetch"]?.stringValue {
+            do {
+                _ = try await context.fetchJSON(url)
+                context.log("didReceive fetched")
+            } catch {
+                context.log("didReceive fetch ended: \(error)")
+                throw error
+            }
+        }
         do {
             try await Task.sleep(for: .milliseconds(sleep))
         } catch {

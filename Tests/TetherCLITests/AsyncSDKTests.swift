@@ -103,6 +103,16 @@ import TetherTestSupport
 
         let quick = try push("3", #"{"title":"Quick"}"#)
         #expect(title(quick) == "rewritten" && quick["timedOut"] as? Bool == false)
+
+        // Cancellation reaches a fetch in flight: it ends with the budget,
+        // not when the (10 s) answer would have come.
+        let server = try DemoServer(in: fixture.group.dir)
+        #expect(try server.login(fixture.group).status == 0)
+        try server.post("/admin/settings", ["ordersLatencyMs": 10_000])
+        let fetching = try push("0.5", #"{"title":"Fetch","fetch":"\#(server.baseURL)/orders"}"#)
+        #expect(title(fetching) == "Fetch" && fetching["timedOut"] as? Bool == true)
+        seen = try host.expectLineStarting("[budget] didReceive fetch ended: ", timeout: 5)
+        #expect(seen.last == "[budget] didReceive fetch ended: cancelled", "\(seen)")
     }
 
     /// An access token the server refuses early (401): each of two processes
@@ -135,6 +145,13 @@ import TetherTestSupport
         #expect(delta("rejections") == 2, "both presented the refused token: \(after)")
         #expect(delta("refreshes") == 1, "one refresh between them: \(after)")
         #expect(delta("reuseDetected") == 0)
+
+        // A second refusal within 30 s forces no second refresh: the 401 stands.
+        try server.post("/admin/reject-access", [:])
+        keyboards[0].writeStdin("fetch \(url)\n")
+        try keyboards[0].expectLine("fetch failed: /orders answered HTTP 401", timeout: 20)
+        #expect(try server.counters()["refreshes"] == after["refreshes"], "no second forced refresh")
+        #expect(try server.login(group).status == 0, "a new sign-in: a token the server has not refused")
 
         keyboards[1].writeStdin("throw\nfetch \(url)\n")
         try keyboards[1].expectLine("keyPressed failed: the key could not be handled")

@@ -159,4 +159,35 @@ import TetherTestSupport
         #expect(try String(contentsOfFile: path + "/Package.swift", encoding: .utf8) == manifest)
         #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["Package.swift"], "no temporary file left")
     }
+
+    /// CRLF stays CRLF; a symlinked or non-UTF-8 Package.swift is left alone.
+    @Test func lineEndingsLinksAndEncodings() throws {
+        let crlf = "// swift-tools-version:6.0\r\nimport PackageDescription\r\nlet package = Package(\r\n    name: \"Pkg\",\r\n    targets: [\r\n        .target(name: \"A\"),\r\n    ]\r\n)\r\n"
+        let (dir, path) = try package(crlf)
+        _ = dir
+        #expect(try add(path).status == 0)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path + "/Package.swift")))
+        let bare = bytes.indices.filter { bytes[$0] == 0x0a && ($0 == 0 || bytes[$0 - 1] != 0x0d) }
+        #expect(bare.isEmpty, "every line ends in CRLF")
+        #expect(try targets(path)["MyWidget"] == "executable")
+
+        let (linkDir, linked) = try package()
+        _ = linkDir
+        let real = linked + "/Real.swift"
+        let manifest = "// swift-tools-version:6.0\nimport PackageDescription\nlet package = Package(name: \"Pkg\", targets: [])\n"
+        try writeFile(real, manifest)
+        try FileManager.default.createSymbolicLink(atPath: linked + "/Package.swift", withDestinationPath: real)
+        let refused = try add(linked)
+        #expect(refused.status == 3 && refused.stdout.hasPrefix("Package.swift is a symbolic link"), "\(refused)")
+        #expect(try String(contentsOfFile: real, encoding: .utf8) == manifest)
+
+        let (latinDir, latin) = try package()
+        _ = latinDir
+        var latinBytes = Array(manifest.utf8)
+        latinBytes.insert(contentsOf: [0x2f, 0x2f, 0x20, 0xe9, 0x0a], at: 0)  // "// é" in Latin-1
+        try Data(latinBytes).write(to: URL(fileURLWithPath: latin + "/Package.swift"))
+        let notUTF8 = try add(latin)
+        #expect(notUTF8.status == 3 && notUTF8.stdout.hasPrefix("Package.swift is not UTF-8"), "\(notUTF8)")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: latin + "/Package.swift"))) == latinBytes)
+    }
 }
