@@ -69,17 +69,22 @@ import TetherTestSupport
         try runCommand(Self.editor, ["add-target", path + "/Package.swift", element])
     }
 
-    @Test(arguments: ["library", "executable", "tool"])
-    func theLayoutsSwiftPackageInitMakes(_ type: String) throws {
-        let (dir, path) = try package(initType: type)
-        _ = dir
+    /// Adds the element; SwiftPM then reads the same targets plus MyWidget.
+    func expectMyWidgetAdded(_ path: String, _ element: String = element) throws {
         let before = try targets(path)
-        let productsBefore = try products(path)
-        let result = try add(path)
+        let result = try add(path, element)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         var expected = before
         expected["MyWidget"] = "executable"
         #expect(try targets(path) == expected)
+    }
+
+    @Test(arguments: ["library", "executable", "tool"])
+    func theLayoutsSwiftPackageInitMakes(_ type: String) throws {
+        let (dir, path) = try package(initType: type)
+        _ = dir
+        let productsBefore = try products(path)
+        try expectMyWidgetAdded(path)
         #expect(try products(path) == productsBefore, "no product was touched")
         let text = try String(contentsOfFile: path + "/Package.swift", encoding: .utf8)
         // Indented like its neighbours (init uses four spaces per level).
@@ -116,12 +121,7 @@ import TetherTestSupport
     func handWrittenLayouts(_ manifest: String) throws {
         let (dir, path) = try package(manifest)
         _ = dir
-        let before = try targets(path)
-        let result = try add(path)
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        var expected = before
-        expected["MyWidget"] = "executable"
-        #expect(try targets(path) == expected)
+        try expectMyWidgetAdded(path)
     }
 
     /// Tether's own manifest (the scaffolder run inside this repository).
@@ -130,12 +130,7 @@ import TetherTestSupport
             .deletingLastPathComponent().deletingLastPathComponent().path
         let (dir, path) = try package(try String(contentsOfFile: repository + "/Package.swift", encoding: .utf8))
         _ = dir
-        let before = try targets(path)
-        let result = try add(path, Self.elementInTether)
-        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        var expected = before
-        expected["MyWidget"] = "executable"
-        #expect(try targets(path) == expected)
+        try expectMyWidgetAdded(path, Self.elementInTether)
     }
 
     @Test(arguments: [
