@@ -109,6 +109,7 @@ let package = Package(
         .executableTarget(
             name: "TetherPackageEditor",
             dependencies: [
+                "TetherGroup",
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftParser", package: "swift-syntax"),
             ]

@@ -96,11 +96,7 @@ public final class TokenBroker: Sendable {
     public func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
         guard let rejected else { return try await tokenSet(kind) }
         if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending }
-        let snapshot: CredentialStore.Snapshot
-        do { snapshot = try store.snapshot() } catch { throw .store(error) }
-        guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
-            throw .notAuthenticated
-        }
+        let (kind, current) = try stored(kind)
         if current.accessToken != rejected {
             return current.needsRefresh(now: Self.now(), leeway: leeway) ? try await refreshed(kind, stale: current) : current
         }
@@ -134,12 +130,19 @@ public final class TokenBroker: Sendable {
     /// refresh. The hot path of every token read: one `lstat` when the store
     /// is unchanged.
     public func cached(_ kind: TokenKind? = nil) throws(AuthError) -> Cached {
+        let (kind, current) = try stored(kind)
+        return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
+    }
+
+    /// The stored token set of `kind` (nil: the user's if logged in, else
+    /// the client's), and which kind that is.
+    private func stored(_ kind: TokenKind?) throws(AuthError) -> (TokenKind, TokenSet) {
         let snapshot: CredentialStore.Snapshot
         do { snapshot = try store.snapshot() } catch { throw .store(error) }
         guard let kind = kind ?? snapshot.preferredKind, let current = snapshot.tokens(kind) else {
             throw .notAuthenticated
         }
-        return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
+        return (kind, current)
     }
 
     // MARK: - Pairs the store did not take

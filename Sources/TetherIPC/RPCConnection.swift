@@ -158,7 +158,7 @@ public final class RPCConnection: @unchecked Sendable {
             refused(error)
             return
         }
-        recentFrames <<= 1
+        noteFrame(garbage: false)
         switch message {
         case .request(let id, let method, let params):
             handle(id: id, method: method, params: params) { [weak self] response in self?.send(response) }
@@ -172,9 +172,15 @@ public final class RPCConnection: @unchecked Sendable {
     /// A frame that is not JSON-RPC: an error with a null id, and the peer
     /// goes if most of its recent frames were like it.
     private func refused(_ error: RPCError) {
-        recentFrames = recentFrames << 1 | 1
         send(.response(id: .null, result: .failure(error)))
-        if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
+        noteFrame(garbage: true)
+    }
+
+    /// One more frame in the recent window; a peer whose recent frames are
+    /// mostly garbage is disconnected.
+    private func noteFrame(garbage: Bool) {
+        recentFrames = recentFrames << 1 | (garbage ? 1 : 0)
+        if garbage, recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
     }
 
     /// Runs a request; `reply` gets its response once, when the handler answers.
@@ -199,7 +205,6 @@ public final class RPCConnection: @unchecked Sendable {
         guard members.count <= Self.maximumBatchMembers else {
             return refused(.invalidRequest("a batch may have at most \(Self.maximumBatchMembers) members"))
         }
-        recentFrames <<= 1
         let reply = BatchReply(count: members.count) { [weak self] responses in
             if !responses.isEmpty { self?.sendBatch(responses) }
         }
@@ -225,10 +230,7 @@ public final class RPCConnection: @unchecked Sendable {
         }
         reply.seal()
         // A batch of nothing but garbage is a garbage frame.
-        if invalid == members.count {
-            recentFrames |= 1
-            if recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
-        }
+        noteFrame(garbage: invalid == members.count)
     }
 
     private func sendBatch(_ responses: [RPCMessage]) {

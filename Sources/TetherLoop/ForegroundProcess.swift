@@ -29,10 +29,7 @@ public enum ForegroundProcess {
     /// arrives meanwhile, or was already pending, is sent on to the child.
     public static func run(_ argv: [String], forwarding signals: [Int32]) throws(Failure) -> TerminationStatus {
         guard !argv.isEmpty else { throw .spawn(.invalidArgument) }
-        var waited = sigset_t()
-        sigemptyset(&waited)
-        for signal in signals + [SIGCHLD] { sigaddset(&waited, signal) }
-        try block(waited)
+        var waited = try block(forwarding: signals)
         // An ignored SIGCHLD (inherited through exec) would make the kernel
         // reap the child unasked and never signal its end.
         var defaultAction = sigaction()
@@ -70,13 +67,18 @@ public enum ForegroundProcess {
         }
     }
 
-    /// Blocks `signals` on this thread. They stay blocked after `run`
-    /// returns: the caller is about to exit, and unblocking one that is
-    /// still pending would be its death.
-    public static func block(_ signals: sigset_t) throws(Failure) {
-        var set = signals
+    /// Blocks `signals` and SIGCHLD on this thread (before `run`, too, so
+    /// none that comes meanwhile is lost) and returns that set. They stay
+    /// blocked after `run` returns: the caller is about to exit, and
+    /// unblocking one that is still pending would be its death.
+    @discardableResult
+    public static func block(forwarding signals: [Int32]) throws(Failure) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals + [SIGCHLD] { sigaddset(&set, signal) }
         let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
         guard rc == 0 else { throw .spawn(Errno(rawValue: rc)) }
+        return set
     }
 
     private static func spawn(_ argv: [String]) throws(Failure) -> pid_t {

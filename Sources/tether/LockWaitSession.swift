@@ -37,11 +37,8 @@ final class LockWaitSession: LoopSession, @unchecked Sendable {
             case .success(let lock?):
                 // From here a forwarded signal is for the command: blocked,
                 // it waits for the foreground run to pass it on.
-                var signals = sigset_t()
-                sigemptyset(&signals)
-                for signal in Hold.forwardedSignals + [SIGCHLD] { sigaddset(&signals, signal) }
                 do throws(ForegroundProcess.Failure) {
-                    try ForegroundProcess.block(signals)
+                    try ForegroundProcess.block(forwarding: Hold.forwardedSignals)
                 } catch {
                     lock.release()
                     return finish(.failure(.environment("cannot block signals: \(error)")))

@@ -48,6 +48,7 @@ struct DemoAuthServer: AsyncParsableCommand {
     var usersFile: String?
 
     func run() async throws {
+        signal(SIGPIPE, SIG_IGN)  // a closed stdout is EPIPE for say(), not the server's death
         let secret = try clientSecretFile.map { try Self.readSecret($0) }
         var users: [String: String] = [:]
         if let usersFile {
@@ -81,7 +82,16 @@ struct DemoAuthServer: AsyncParsableCommand {
     }
 }
 
-/// One line on stdout, at once: tests wait for these lines.
+/// One line on stdout, at once: tests wait for these lines. A closed or
+/// gone reader loses the line (EPIPE, with SIGPIPE ignored), never the
+/// server: FileHandle.write would trap.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    let bytes = Array((line + "\n").utf8)
+    var written = 0
+    while written < bytes.count {
+        let count = bytes[written...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return }
+        written += count
+    }
 }

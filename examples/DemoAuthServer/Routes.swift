@@ -24,8 +24,9 @@ enum Routes {
             }
             let outcome = await authority.token(form: form)
             if let latency = await authority.takeLatency() {
-                // Injected latency, after the grant took effect: a slow answer
-                // its client may never see, the case a refresh lock must survive.
+                // Injected latency (a fault a test asks for, not synchronization),
+                // after the grant took effect: a slow answer its client may
+                // never see, the case a refresh lock must survive.
                 try? await Task.sleep(nanoseconds: UInt64(latency) * 1_000_000)
             }
             switch outcome {
@@ -43,7 +44,8 @@ enum Routes {
             guard await bearer(request, authority) != nil else { return unauthorized() }
             let latency = await authority.ordersLatency
             if latency > 0 {
-                // A slow backend (`ordersLatencyMs` in /admin/settings).
+                // A slow backend (`ordersLatencyMs` in /admin/settings):
+                // injected latency, not synchronization.
                 try? await Task.sleep(nanoseconds: UInt64(latency * 1_000_000))
             }
             return json(["orders": orders], status: .ok)

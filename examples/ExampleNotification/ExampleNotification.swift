@@ -23,7 +23,8 @@ struct ExampleNotification: NotificationService {
             }
         }
         if let delay = content["delayMs"]?.intValue, delay > 0 {
-            // Stands in for slow work; cancelled when the budget runs out.
+            // Stands in for slow work (not synchronization); cancelled when
+            // the budget runs out.
             try await Task.sleep(for: .milliseconds(delay))
         }
         return content
