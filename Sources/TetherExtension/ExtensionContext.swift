@@ -188,8 +188,18 @@ public final class ExtensionContext {
                 return finish()
             }
             log("\(reason); carrying on without a host")
+        case .incompatible(let reason):
+            printFailure(reason)
+            return finish(exitCode: 3)
         case .message(let method, _, _):
             if method == HostNotification.stopping { log("host is stopping") }
+            if method == HostNotification.willTerminate {
+                // An on-demand extension with nothing to do: end cleanly
+                // before the host's SIGTERM.
+                log("the host is ending this extension (idle)")
+                onHostEvent?(event)
+                return finish()
+            }
         }
         onHostEvent?(event)
     }

@@ -84,6 +84,7 @@ enum ExtensionMain {
         var hello: [String: JSONValue] = [
             "name": .string(identity.name), "role": .string(identity.role.rawValue),
             "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
+            "protocol": .integer(HostProtocol.current), "sdk": .string(HostProtocol.release),
         ]
         hello.merge(driver.helloFields) { _, new in new }
         context.onHostEvent = { [driver] event in driver.hostEvent(event) }

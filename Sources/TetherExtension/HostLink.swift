@@ -13,6 +13,9 @@ final class HostLink {
     enum Event {
         case attached(hostPID: Int32, openAccess: Bool)
         case detached(reason: String)
+        /// The host speaks no protocol version this SDK does: the sentence
+        /// naming the versions it speaks.
+        case incompatible(reason: String)
         /// A request or notification from the host; `respond` does nothing
         /// for a notification.
         case message(method: String, params: JSONValue?, respond: RPCConnection.Respond)
@@ -140,6 +143,9 @@ final class HostLink {
         self.connection = connection
         hostStopping = false
         connection.start(handler: { [unowned self] _, method, params, respond in
+            // The watchdog: answered here, on the loop, so only a turning
+            // loop answers it (a blocked one is caught and replaced).
+            if method == ExtensionMethod.ping { return respond(.success([:])) }
             if method == HostNotification.stopping { self.hostStopping = true }
             self.onEvent(.message(method: method, params: params, respond: respond))
         }, onClose: { [unowned self] _ in
@@ -156,9 +162,14 @@ final class HostLink {
             case .failure(let error):
                 guard !connection.isClosed else { return }
                 self.refused = true
-                self.onEvent(.detached(reason: "the host refused this extension: \(error.message)"))
+                // The event comes last: it may end the extension, and this link with it.
                 connection.close()
                 self.flushQueue()
+                if error.code == RPCError.unsupportedProtocolCode {
+                    return self.onEvent(.incompatible(reason: "the host refused this extension: \(error.message) "
+                                                      + "(this SDK speaks version \(HostProtocol.current))"))
+                }
+                self.onEvent(.detached(reason: "the host refused this extension: \(error.message)"))
             }
         }
     }

@@ -68,6 +68,8 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
         switch event {
         case .attached, .detached:
             startReading()
+        case .incompatible:
+            break
         case .message(let method, _, let respond):
             if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
         }

@@ -13,13 +13,17 @@ struct AttachedExtension {
     let openAccess: Bool
     /// The extension's own budget for rewriting a push, if it said.
     let timeBudgetMilliseconds: UInt64?
+    /// The protocol version agreed in its hello.
+    let protocolVersion: Int
     let connection: RPCConnection
+    /// Pings it, when its protocol and manifest allow.
+    var watchdog: Watchdog?
 
     /// Host calls (pushes) it has not answered yet.
     var pendingCalls: Int { connection.pendingCalls }
 
     var json: JSONValue {
         ["name": .string(name), "role": .string(role.rawValue), "pid": .integer(pid),
-         "managed": .bool(managed), "openAccess": .bool(openAccess)]
+         "managed": .bool(managed), "openAccess": .bool(openAccess), "protocol": .integer(protocolVersion)]
     }
 }

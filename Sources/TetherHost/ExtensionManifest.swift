@@ -17,6 +17,21 @@ public struct ExtensionManifest: Sendable, Equatable {
         case never
     }
 
+    /// When the host runs it: with the host, or when work for it arrives.
+    public enum Activation: String, Sendable, CaseIterable {
+        case always
+        case onDemand = "on-demand"
+
+        /// iOS launches a notification service extension per push; widgets
+        /// and keyboards are around while their host shows them.
+        public static func `default`(for role: Role) -> Activation { role == .notification ? .onDemand : .always }
+    }
+
+    public static let defaultIdleTimeoutMilliseconds: UInt64 = 30_000
+    public static let defaultWatchdogMilliseconds: UInt64 = 10_000
+    /// EX_CONFIG: the extension says it cannot run as configured.
+    public static let defaultNoRestartExitCodes: [Int32] = [78]
+
     public var name: String
     public var role: Role
     /// Absolute path of the executable.
@@ -24,17 +39,31 @@ public struct ExtensionManifest: Sendable, Equatable {
     public var arguments: [String]
     public var restart: RestartPolicy
     public var openAccess: Bool
+    public var activation: Activation
+    /// On-demand only: ended after this long with no request in flight.
+    public var idleTimeoutMilliseconds: UInt64
+    /// The ping period; 0 turns the watchdog off.
+    public var watchdogMilliseconds: UInt64
+    /// Exit codes that mean "do not restart me": the extension is marked failed.
+    public var noRestartExitCodes: [Int32]
     /// The manifest file this came from.
     public var source: String
 
     public init(name: String, role: Role, executable: String, arguments: [String] = [],
-                restart: RestartPolicy = .onFailure, openAccess: Bool = false, source: String) {
+                restart: RestartPolicy = .onFailure, openAccess: Bool = false, activation: Activation? = nil,
+                idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
+                watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
+                noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes, source: String) {
         self.name = name
         self.role = role
         self.executable = executable
         self.arguments = arguments
         self.restart = restart
         self.openAccess = openAccess
+        self.activation = activation ?? .default(for: role)
+        self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        self.watchdogMilliseconds = watchdogMilliseconds
+        self.noRestartExitCodes = noRestartExitCodes
         self.source = source
     }
 
@@ -85,7 +114,8 @@ public struct ExtensionManifest: Sendable, Equatable {
         } catch {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
         }
-        let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess"]
+        let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess", "activation",
+                          "idleTimeout", "watchdog", "noRestartExitCodes"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ManifestError(file: path, field: unknown,
                                 problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
@@ -132,8 +162,50 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             openAccess = flag
         }
+        var activation = Activation.default(for: role)
+        if let value = object["activation"] {
+            guard let text = value.stringValue, let chosen = Activation(rawValue: text) else {
+                throw ManifestError(file: path, field: "activation", problem: "must be always or on-demand")
+            }
+            activation = chosen
+        }
+        var idleTimeout = defaultIdleTimeoutMilliseconds
+        if let value = object["idleTimeout"] {
+            guard activation == .onDemand else {
+                throw ManifestError(file: path, field: "idleTimeout",
+                                    problem: "applies only to \"activation\": \"on-demand\"")
+            }
+            guard let milliseconds = milliseconds(value), milliseconds > 0 else {
+                throw ManifestError(file: path, field: "idleTimeout", problem: "must be seconds, more than 0 and at most 86400")
+            }
+            idleTimeout = milliseconds
+        }
+        var watchdog = defaultWatchdogMilliseconds
+        if let value = object["watchdog"] {
+            guard let milliseconds = milliseconds(value) else {
+                throw ManifestError(file: path, field: "watchdog", problem: "must be seconds from 0 (off) to 86400")
+            }
+            watchdog = milliseconds
+        }
+        var noRestart = defaultNoRestartExitCodes
+        if let value = object["noRestartExitCodes"] {
+            guard let list = value.arrayValue,
+                  case let codes = list.compactMap({ $0.intValue.flatMap { (1...255).contains($0) ? Int32($0) : nil } }),
+                  codes.count == list.count else {
+                throw ManifestError(file: path, field: "noRestartExitCodes", problem: "must be an array of exit codes from 1 to 255")
+            }
+            noRestart = codes
+        }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
-                                 restart: restart, openAccess: openAccess, source: path)
+                                 restart: restart, openAccess: openAccess, activation: activation,
+                                 idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
+                                 noRestartExitCodes: noRestart, source: path)
+    }
+
+    /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
+    private static func milliseconds(_ value: JSONValue) -> UInt64? {
+        guard let seconds = value.doubleValue, seconds >= 0, seconds <= 86_400 else { return nil }
+        return UInt64(exactly: (seconds * 1000).rounded())
     }
 
     /// The manifest as JSON, in the contract's field names.
@@ -141,7 +213,10 @@ public struct ExtensionManifest: Sendable, Equatable {
         .object([
             "name": .string(name), "role": .string(role.rawValue), "executable": .string(executable),
             "arguments": .array(arguments.map { .string($0) }), "restart": .string(restart.rawValue),
-            "openAccess": .bool(openAccess),
+            "openAccess": .bool(openAccess), "activation": .string(activation.rawValue),
+            "idleTimeout": .double(Double(idleTimeoutMilliseconds) / 1000),
+            "watchdog": .double(Double(watchdogMilliseconds) / 1000),
+            "noRestartExitCodes": .array(noRestartExitCodes.map { .integer($0) }),
         ])
     }
 }

@@ -9,12 +9,19 @@ import TetherLoop
 /// output under its name (at a bounded rate), restarts it by its manifest's
 /// policy with backoff, and stops it, with everything it started.
 ///
+/// An on-demand extension rests `idle` until work for it arrives
+/// (`demand()`), and is ended again once it has had no work for its idle
+/// timeout: the host tells it (`extension.willTerminate`), then SIGTERM,
+/// then SIGKILL after the grace. Ending it so is no failure and counts no
+/// restart. It is never restarted by itself either: the next demand
+/// launches it, as iOS launches an extension for the next request.
+///
 /// While its process runs, the host holds the extension's instance lock, so
 /// no second copy starts anywhere. If someone else holds it (the extension
 /// was started by hand), the supervisor waits for that instance to end.
 final class ExtensionSupervisor {
     enum State: String {
-        case starting, running, waiting, external, stopped, failed
+        case idle, starting, running, waiting, external, stopping, stopped, failed
     }
 
     let manifest: ExtensionManifest
@@ -28,6 +35,20 @@ final class ExtensionSupervisor {
     private(set) var restarts = 0
     /// Output lines dropped by the rate limit since the host started.
     private(set) var droppedLines = 0
+    private(set) var lastExit: ExtensionExit?
+    /// Why the host is ending the running process, if it is.
+    private var ending: ExtensionExit.Reason?
+    /// Asked for while it was being ended: launch again once it is gone.
+    private var relaunchAfterExit = false
+    /// Requests in flight to or for it (on-demand: none for the idle timeout ends it).
+    private var work = 0
+    private var idleTimer: LoopTimer?
+    private var termTimer: LoopTimer?
+    /// The host's part of an idle end: the notice on the extension's connection.
+    var onWillTerminate: (() -> Void)?
+    /// After every exit, and when it fails: whatever waits for its hello
+    /// gets its answer (unless it is about to be launched again).
+    var onGone: ((_ relaunching: Bool) -> Void)?
     private var process: ChildProcess?
     /// The process group of the running instance: its pid (it leads a session).
     private var group: Int32 = 0
@@ -68,7 +89,91 @@ final class ExtensionSupervisor {
             "name": .string(manifest.name), "role": .string(manifest.role.rawValue),
             "pid": pid.map { .integer($0) } ?? .null, "state": .string(state.rawValue),
             "restarts": .integer(restarts), "droppedLines": .integer(droppedLines),
+            "activation": .string(manifest.activation.rawValue), "lastExit": lastExit?.json ?? .null,
         ]
+    }
+
+    var isOnDemand: Bool { manifest.activation == .onDemand }
+
+    /// Where the host puts it when it starts: running, or idle until asked.
+    func begin() {
+        if isOnDemand {
+            state = .idle
+        } else {
+            start()
+        }
+    }
+
+    /// Work for it arrived (a push, a reload, `extension start`): launch it
+    /// unless it runs or is on its way. A failed or stopped extension is
+    /// started afresh only when `explicitly` asked (`tether extension start`).
+    /// False if it will not run.
+    @discardableResult
+    func demand(explicitly: Bool = false) -> Bool {
+        switch state {
+        case .running, .starting, .external:
+            return true
+        case .stopping:
+            // On its way out for idleness: let it go, then launch anew.
+            if ending == .idle || explicitly { relaunchAfterExit = true }
+            return relaunchAfterExit
+        case .waiting:
+            if explicitly { restartTimer?.close(); restartTimer = nil; start() }
+            return true
+        case .idle:
+            start()
+            return state != .failed
+        case .stopped, .failed:
+            guard explicitly else { return false }
+            backoff = RestartBackoff()
+            start()
+            return state != .failed
+        }
+    }
+
+    /// A request began (`true`) or ended (`false`); the idle clock restarts.
+    func noteWork(began: Bool) {
+        work = began ? work + 1 : max(0, work - 1)
+        armIdleTimer()
+    }
+
+    /// Something happened on its connection: the idle clock restarts.
+    func noteActivity() { armIdleTimer() }
+
+    private func armIdleTimer() {
+        guard isOnDemand, state == .running, ending == nil else { return }
+        let timer = idleTimer ?? LoopTimer(loop: loop)
+        idleTimer = timer
+        timer.start(afterMilliseconds: manifest.idleTimeoutMilliseconds) { [unowned self] in
+            guard self.work == 0 else { return }  // the end of that work re-arms it
+            self.endIdle()
+        }
+    }
+
+    /// Its idle timeout passed with nothing in flight: the notice, SIGTERM
+    /// a second later (or at once when it is already gone), SIGKILL after the grace.
+    private func endIdle() {
+        guard let process, process.exitStatus == nil, ending == nil else { return }
+        ending = .idle
+        state = .stopping
+        logger.info("extension '\(manifest.name)' is idle (nothing for \(manifest.idleTimeoutMilliseconds / 1000) s); ending it")
+        onWillTerminate?()
+        let term = LoopTimer(loop: loop)
+        termTimer = term
+        term.start(afterMilliseconds: min(1_000, graceMilliseconds)) { [unowned self] in
+            self.signal(SIGTERM)
+            let kill = LoopTimer(loop: self.loop)
+            self.killTimer = kill
+            kill.start(afterMilliseconds: self.graceMilliseconds) { [weak self] in self?.signal(SIGKILL) }
+        }
+    }
+
+    /// The watchdog's verdict: SIGKILL to the whole group now; the exit is
+    /// recorded as unresponsive and handled by the restart policy.
+    func killUnresponsive() {
+        guard let process, process.exitStatus == nil, ending == nil || ending == .idle else { return }
+        ending = .unresponsive
+        signal(SIGKILL)
     }
 
     func start() {
@@ -80,7 +185,7 @@ final class ExtensionSupervisor {
             if case .system(_, _, let errno) = error, Self.isResourceShortage(errno) {
                 return retryLater("cannot take its instance lock: \(error)")
             }
-            return fail("cannot take its instance lock: \(error)")
+            return failNow("cannot take its instance lock: \(error)")
         }
         guard let lock else { return waitForExternalInstance() }
         instanceLock = lock
@@ -96,10 +201,17 @@ final class ExtensionSupervisor {
                 guard !status.running else { return }
                 self.externalWatcher?.close()
                 self.externalWatcher = nil
-                self.start()
+                if self.isOnDemand && !self.relaunchAfterExit {
+                    // Its work went to the other instance; rest until asked.
+                    self.state = .idle
+                    self.onGone?(false)
+                } else {
+                    self.relaunchAfterExit = false
+                    self.start()
+                }
             }
         } catch {
-            fail("cannot watch its instance lock: \(error)")
+            failNow("cannot watch its instance lock: \(error)")
         }
     }
 
@@ -116,7 +228,9 @@ final class ExtensionSupervisor {
             self.process = process
             group = process.pid
             startedAt = loop.now
+            ending = nil
             state = .running
+            armIdleTimer()
             resourceBackoff = RetryDelay()
             forward(process.stdout, stream: "stdout", level: .info)
             forward(process.stderr, stream: "stderr", level: .error)
@@ -125,7 +239,7 @@ final class ExtensionSupervisor {
             if Self.isResourceShortage(error) {
                 return retryLater("cannot start \(manifest.executable): \(error)")
             }
-            fail("cannot start \(manifest.executable): \(error)")
+            failNow("cannot start \(manifest.executable): \(error)")
         }
     }
 
@@ -205,18 +319,48 @@ final class ExtensionSupervisor {
         let ranFor = loop.now - startedAt
         process?.close()
         process = nil
+        let exit = ExtensionExit(status: status, intended: ending)
+        lastExit = exit
+        ending = nil
+        work = 0
+        idleTimer?.close()
+        idleTimer = nil
+        termTimer?.close()
+        termTimer = nil
         // Whatever the extension left running in its group goes with it:
         // SIGTERM now, SIGKILL after the grace. A restart starts from
         // nothing, and a stop leaves nothing behind.
         endLeftovers()
         releaseInstance()
+        killTimer?.close()
+        killTimer = nil
         if let stopping {
-            state = .stopped
-            killTimer?.close()
-            killTimer = nil
+            state = isOnDemand ? .idle : .stopped
             self.stopping = nil
             stopping()
-            return
+            return relaunchIfAsked()
+        }
+        if exit.reason == .idle {
+            state = .idle
+            backoff = RestartBackoff()  // it ran and did its work
+            logger.info("extension '\(manifest.name)' ended (idle)")
+            return relaunchIfAsked()
+        }
+        if case .exited(let code) = status, manifest.noRestartExitCodes.contains(code) {
+            fail("it exited with status \(code), which its manifest lists in noRestartExitCodes; not restarting it")
+            return relaunchIfAsked()
+        }
+        if isOnDemand {
+            // Launched for work; the next work launches it again. A crash
+            // loop still marks it failed.
+            if status != .exited(0), backoff.delayAfterFailure(ranFor: ranFor) == nil {
+                fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
+                     + "\(RestartBackoff.stableAfter / 1000) s of starting; not launching it again")
+                return relaunchIfAsked()
+            }
+            state = .idle
+            logger.info("extension '\(manifest.name)' \(status)\(exit.reason == .unresponsive ? " (unresponsive)" : "")")
+            return relaunchIfAsked()
         }
         let wantsRestart = switch manifest.restart {
         case .always: true
@@ -226,15 +370,26 @@ final class ExtensionSupervisor {
         guard wantsRestart else {
             state = .stopped
             logger.info("extension '\(manifest.name)' \(status)")
-            return
+            return relaunchIfAsked()
         }
         guard let delay = backoff.delayAfterFailure(ranFor: ranFor) else {
-            return fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
-                        + "\(RestartBackoff.stableAfter / 1000) s of starting; not restarting it")
+            fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
+                 + "\(RestartBackoff.stableAfter / 1000) s of starting; not restarting it")
+            return relaunchIfAsked()
         }
         state = .waiting
         logger.info("extension '\(manifest.name)' \(status); restarting in \(delay) ms")
+        onGone?(true)
         scheduleStart(after: delay, countsAsRestart: true)
+    }
+
+    /// After an exit: launch again if work arrived while it was ending;
+    /// else whatever waits for its hello hears that it will not come.
+    private func relaunchIfAsked() {
+        let again = relaunchAfterExit && state != .failed
+        relaunchAfterExit = false
+        onGone?(again)
+        if again { start() }
     }
 
     private func scheduleStart(after delay: UInt64, countsAsRestart: Bool) {
@@ -275,6 +430,12 @@ final class ExtensionSupervisor {
         logger.error("extension '\(manifest.name)' failed: \(reason)")
     }
 
+    /// A failure outside an exit (the lock, the spawn): waiters hear now.
+    private func failNow(_ reason: String) {
+        fail(reason)
+        onGone?(false)
+    }
+
     private func releaseInstance() {
         instanceLock?.release()
         instanceLock = nil
@@ -292,11 +453,21 @@ final class ExtensionSupervisor {
         resumeTimer?.close()
         resumeTimer = nil
         resume()
+        idleTimer?.close()
+        idleTimer = nil
+        termTimer?.close()
+        termTimer = nil
+        killTimer?.close()
+        killTimer = nil
+        relaunchAfterExit = false
         guard let process, process.exitStatus == nil else {
-            state = state == .failed ? .failed : .stopped
+            if state != .failed { state = isOnDemand ? .idle : .stopped }
+            onGone?(false)
             return completion()
         }
         stopping = completion
+        ending = .stopped
+        state = .stopping
         signal(SIGTERM)
         let timer = LoopTimer(loop: loop)
         killTimer = timer

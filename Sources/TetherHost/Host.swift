@@ -48,6 +48,9 @@ public final class Host: @unchecked Sendable {
     private var features: [String: LivenessLock] = [:]
     /// Extensions that said hello, by connection.
     private var attached: [ObjectIdentifier: AttachedExtension] = [:]
+    /// Work waiting for an extension's hello (a push, `extension.start`), by name.
+    private var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
+    private var nextWaiterID = 0
     private var startedAt: UInt64 = 0
     private var shuttingDown = false
 
@@ -117,7 +120,14 @@ public final class Host: @unchecked Sendable {
                 ],
                 launcher: configuration.launcher, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
             supervisors.append(supervisor)
-            supervisor.start()
+            supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
+                self.attachedEntry(named: supervisor.manifest.name)?.connection
+                    .notify(HostNotification.willTerminate, ["reason": "idle"])
+            }
+            supervisor.onGone = { [unowned self, unowned supervisor] relaunching in
+                if !relaunching { self.answerHelloWaiters(supervisor.manifest.name, with: nil) }
+            }
+            supervisor.begin()
         }
     }
 
@@ -195,6 +205,10 @@ public final class Host: @unchecked Sendable {
 
     private func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
                         respond: @escaping RPCConnection.Respond) {
+        // An on-demand extension that asks for something is not idle.
+        if let peer = attached[ObjectIdentifier(connection)], peer.managed {
+            supervisor(named: peer.name)?.noteActivity()
+        }
         switch method {
         case HostMethod.ping:
             respond(.success(["pid": .integer(pid)]))
@@ -223,9 +237,22 @@ public final class Host: @unchecked Sendable {
             var notified = 0
             for peer in attached.values where peer.connection !== connection {
                 peer.connection.notify(HostNotification.defaultsChanged, ["keys": keys])
+                supervisor(named: peer.name)?.noteActivity()
                 notified += 1
             }
-            respond(.success(["notified": .integer(notified)]))
+            // An idle on-demand widget shows the new defaults: launch it.
+            let launched = launchIdleWidgets(named: nil)
+            respond(.success(["notified": .integer(notified), "launched": .array(launched.map { .string($0) })]))
+        case HostMethod.extensionStart:
+            startExtension(params, respond: respond)
+        case HostMethod.extensionStop:
+            if let peer = attached[ObjectIdentifier(connection)], !peer.openAccess, peer.role == .keyboard {
+                return respond(.failure(.refused("'\(peer.name)' has read-only access to the group "
+                                                 + "(set \"openAccess\": true in its manifest)")))
+            }
+            stopExtension(params, respond: respond)
+        case HostMethod.extensionList:
+            respond(.success(.array(extensionList())))
         default:
             respond(.failure(.methodNotFound(method)))
         }
@@ -234,6 +261,15 @@ public final class Host: @unchecked Sendable {
     // MARK: - Extensions on the socket
 
     private func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        // A hello without a version is version 1: shell and Python
+        // extensions written before versions keep working.
+        var version = 1
+        if let requested = params?["protocol"] {
+            guard let number = requested.intValue, HostProtocol.supported.contains(number) else {
+                return .failure(.unsupportedProtocol(requested, supported: HostProtocol.supported))
+            }
+            version = number
+        }
         guard let name = params?["name"]?.stringValue, FeatureName.isValid(name) else {
             return .failure(.invalidParams("\"name\" must be an extension name"))
         }
@@ -248,21 +284,136 @@ public final class Host: @unchecked Sendable {
         let supervisor = supervisors.first { $0.manifest.name == name }
         let managed = supervisor?.pid == peer.pid
         let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
-        let entry = AttachedExtension(
+        var entry = AttachedExtension(
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
             openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
-            timeBudgetMilliseconds: budget, connection: connection)
+            timeBudgetMilliseconds: budget, protocolVersion: version, connection: connection)
+        // Only protocol 2 answers pings; version 1 would never be seen alive.
+        let period = supervisor?.manifest.watchdogMilliseconds ?? ExtensionManifest.defaultWatchdogMilliseconds
+        if version >= 2, period > 0 {
+            entry.watchdog = Watchdog(loop: loop, connection: connection, periodMilliseconds: period) { [unowned self] in
+                self.unresponsive(connection, period: period)
+            }
+        }
         attached[key] = entry
         // An extension's connection is never evicted to make room for others.
         connection.isPinned = true
         logger.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
+        if managed { supervisor?.noteActivity() }
+        answerHelloWaiters(name, with: entry)
         return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
-                         "managed": .bool(managed), "openAccess": .bool(entry.openAccess)])
+                         "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
+                         "protocol": .integer(version),
+                         "capabilities": .array(HostProtocol.capabilities.map { .string($0) }),
+                         "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+    }
+
+    /// A ping went unanswered for a whole period. The host's own child is
+    /// killed (SIGKILL to its group) and handled by its restart policy; one
+    /// started by hand is not the host's to kill: it is disconnected.
+    private func unresponsive(_ connection: RPCConnection, period: UInt64) {
+        guard let entry = attached[ObjectIdentifier(connection)] else { return }
+        let seconds = period % 1000 == 0 ? "\(period / 1000)" : "\(Double(period) / 1000)"
+        if entry.managed, let supervisor = supervisor(named: entry.name) {
+            logger.error("extension '\(entry.name)' is unresponsive (no answer to a ping in \(seconds) s); killing it")
+            supervisor.killUnresponsive()
+        } else {
+            let what = "extension '\(entry.name)' (pid \(entry.pid), started by hand) is unresponsive"
+            logger.error("\(what) (no answer to a ping in \(seconds) s); disconnecting it")
+            connection.close()
+        }
+    }
+
+    private func supervisor(named name: String) -> ExtensionSupervisor? {
+        supervisors.first { $0.manifest.name == name }
+    }
+
+    private func attachedEntry(named name: String) -> AttachedExtension? {
+        attached.values.first { $0.name == name }
+    }
+
+    /// Calls `answer` with the extension once it has said hello (at once if
+    /// it has), or nil if it goes without; the result cancels the wait.
+    private func whenAttached(_ name: String, _ answer: @escaping (AttachedExtension?) -> Void) -> () -> Void {
+        if let entry = attachedEntry(named: name) {
+            answer(entry)
+            return {}
+        }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        helloWaiters[name, default: []].append((id, answer))
+        return { [weak self] in self?.helloWaiters[name]?.removeAll { $0.id == id } }
+    }
+
+    private func answerHelloWaiters(_ name: String, with entry: AttachedExtension?) {
+        guard let waiters = helloWaiters.removeValue(forKey: name) else { return }
+        for waiter in waiters { waiter.answer(entry) }
+    }
+
+    /// `extension.start {name}`: launch it if it is not running and wait
+    /// for its hello (at most `startWait`); `{name, state, pid, attached}`.
+    private func startExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+        guard let supervisor = supervisor(named: name) else {
+            return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
+        }
+        guard !shuttingDown, supervisor.demand(explicitly: true) else {
+            return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.rawValue)")))
+        }
+        let timer = LoopTimer(loop: loop)
+        var answered = false
+        let answer: (AttachedExtension?) -> Void = { entry in
+            guard !answered else { return }
+            answered = true
+            timer.close()
+            var result = supervisor.statusJSON.merging(["attached": .bool(entry != nil)])
+            if let entry { result = result.merging(["pid": .integer(entry.pid)]) }
+            if entry == nil, supervisor.state == .failed {
+                return respond(.failure(.refused("extension '\(name)' failed to start; see the host's log")))
+            }
+            respond(.success(result))
+        }
+        let cancel = whenAttached(name, answer)
+        guard !answered else { return }
+        timer.start(afterMilliseconds: Self.startWaitMilliseconds) {
+            cancel()
+            answer(nil)
+        }
+    }
+
+    /// How long `extension.start` waits for the hello before answering
+    /// `attached: false` (a shell extension may never say one).
+    static let startWaitMilliseconds: UInt64 = 10_000
+
+    /// `extension.stop {name}`: SIGTERM to its group, SIGKILL after the
+    /// grace; answered once it is gone. An on-demand one rests idle after.
+    private func stopExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+        guard let supervisor = supervisor(named: name) else {
+            let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
+            return respond(.failure(.refused("no extension named '\(name)' in this host's manifests\(byHand)")))
+        }
+        let wasRunning = supervisor.pid != nil
+        supervisor.stop {
+            respond(.success(["name": .string(name), "stopped": .bool(wasRunning),
+                              "state": .string(supervisor.state.rawValue)]))
+        }
+    }
+
+    /// Launches idle on-demand widgets (all, or the one named); their names.
+    private func launchIdleWidgets(named name: String?) -> [String] {
+        var launched: [String] = []
+        for supervisor in supervisors where supervisor.manifest.role == .widget && supervisor.isOnDemand
+            && supervisor.state == .idle && (name == nil || supervisor.manifest.name == name) {
+            if supervisor.demand() { launched.append(supervisor.manifest.name) }
+        }
+        return launched
     }
 
     private func detach(_ connection: RPCConnection) {
         guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
+        entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
     }
@@ -278,16 +429,48 @@ public final class Host: @unchecked Sendable {
             }
             budget = UInt64(milliseconds)
         }
-        let targets = attached.values.filter { $0.role == .notification }.sorted { $0.name < $1.name }
-        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, targets: targets, respond: respond)
+        // The attached notification extensions, and the on-demand ones,
+        // launched for this push.
+        var names = Set(attached.values.filter { $0.role == .notification }.map(\.name))
+        if !shuttingDown {
+            for supervisor in supervisors where supervisor.manifest.role == .notification && supervisor.isOnDemand
+                && !names.contains(supervisor.manifest.name) && supervisor.demand() {
+                names.insert(supervisor.manifest.name)
+            }
+        }
+        let routes = names.sorted().map { name in
+            // The push counts as work for its idle clock from hand-over to answer.
+            var working: ExtensionSupervisor?
+            return PushDelivery.Route(name: name, ready: { [unowned self] handOver in
+                self.whenAttached(name) { entry in
+                    if let entry, entry.managed, let supervisor = self.supervisor(named: name) {
+                        working = supervisor
+                        supervisor.noteWork(began: true)
+                    }
+                    handOver(entry)
+                }
+            }, settled: {
+                working?.noteWork(began: false)
+                working = nil
+            })
+        }
+        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes, respond: respond)
     }
 
     private func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
         let name = params?["name"]?.stringValue
         let widgets = attached.values.filter { $0.role == .widget && (name == nil || $0.name == name) }
-        if let name, widgets.isEmpty { return .failure(.refused("no widget named '\(name)' is attached")) }
-        for widget in widgets { widget.connection.notify(HostNotification.reload, ["reason": "host"]) }
-        return .success(["reloaded": .array(widgets.map(\.name).sorted().map { .string($0) })])
+        // An idle on-demand widget is launched: its first timeline is the reload.
+        let launched = shuttingDown ? [] : launchIdleWidgets(named: name)
+        if let name, widgets.isEmpty, launched.isEmpty {
+            return .failure(.refused("no widget named '\(name)' is attached"))
+        }
+        for widget in widgets {
+            widget.connection.notify(HostNotification.reload, ["reason": "host"])
+            if widget.managed { supervisor(named: widget.name)?.noteActivity() }
+        }
+        return .success(["reloaded": .array((widgets.map(\.name) + launched).sorted().map { .string($0) }),
+                         "launched": .array(launched.sorted().map { .string($0) })])
     }
 
     private func status() -> JSONValue {
@@ -320,7 +503,8 @@ public final class Host: @unchecked Sendable {
             var entry = supervisor.statusJSON
             let peer = byName[supervisor.manifest.name]
             entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true),
-                                   "pendingCalls": .integer(peer?.pendingCalls ?? 0)])
+                                   "pendingCalls": .integer(peer?.pendingCalls ?? 0),
+                                   "waitingForHello": .integer(helloWaiters[supervisor.manifest.name]?.count ?? 0)])
             if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .integer(peer.pid)]) }
             return entry
         }

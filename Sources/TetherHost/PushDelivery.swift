@@ -4,67 +4,114 @@ import TetherLoop
 /// One push on its way through the notification extensions. Each gets the
 /// payload and a time budget; whatever has not answered by the budget (plus
 /// a second of slack for the extension's own timer) delivers the original
-/// content, as iOS does. Lives on the host's loop.
+/// content, as iOS does. An on-demand extension is launched for the push,
+/// and its launch counts against the budget. Lives on the host's loop.
 final class PushDelivery {
     static let defaultBudgetMilliseconds: UInt64 = 30_000
     static let slackMilliseconds: UInt64 = 1_000
 
+    /// One extension the push goes through.
+    struct Route {
+        let name: String
+        /// Hands over the attached extension once it can take the push: at
+        /// once when attached, after its hello when launching, nil if it
+        /// cannot. Returns a cancel for a hand-over that has not happened.
+        let ready: (@escaping (AttachedExtension?) -> Void) -> (() -> Void)
+        /// The push is settled for it (answered, timed out or failed).
+        let settled: () -> Void
+    }
+
+    private let loop: EventLoop
     private let payload: JSONValue
+    private let budget: UInt64?
+    private let startedAt: UInt64
     private var results: [JSONValue?]
     private var remaining: Int
     private var timers: [LoopTimer] = []
     /// The call to each extension, cancelled when its budget runs out: an
     /// extension that never answers leaves nothing (payload included) behind.
-    private var calls: [JSONValue?] = []
+    private var calls: [(connection: RPCConnection, id: JSONValue)?] = []
+    private var cancels: [(() -> Void)?] = []
     private var respond: RPCConnection.Respond?
+    private let routes: [Route]
 
-    private init(payload: JSONValue, count: Int, respond: @escaping RPCConnection.Respond) {
+    private init(loop: EventLoop, payload: JSONValue, budget: UInt64?, routes: [Route],
+                 respond: @escaping RPCConnection.Respond) {
+        self.loop = loop
         self.payload = payload
-        self.results = Array(repeating: nil, count: count)
-        self.calls = Array(repeating: nil, count: count)
-        self.remaining = count
+        self.budget = budget
+        self.routes = routes
+        startedAt = loop.now
+        results = Array(repeating: nil, count: routes.count)
+        calls = Array(repeating: nil, count: routes.count)
+        cancels = Array(repeating: nil, count: routes.count)
+        remaining = routes.count
         self.respond = respond
     }
 
-    /// Delivers `payload` through `targets` and answers `respond` with
+    /// Delivers `payload` through `routes` and answers `respond` with
     /// `{"delivered": [{extension, content, modified, timedOut}]}`.
     static func start(loop: EventLoop, payload: JSONValue, budgetMilliseconds: UInt64?,
-                      targets: [AttachedExtension], respond: @escaping RPCConnection.Respond) {
-        guard !targets.isEmpty else {
+                      routes: [Route], respond: @escaping RPCConnection.Respond) {
+        guard !routes.isEmpty else {
             // No service extension: the original is what gets delivered.
             return respond(.success(["delivered": [["extension": nil, "content": payload,
                                                     "modified": false, "timedOut": false]]]))
         }
-        let delivery = PushDelivery(payload: payload, count: targets.count, respond: respond)
-        for (index, target) in targets.enumerated() {
-            let budget = budgetMilliseconds ?? target.timeBudgetMilliseconds ?? defaultBudgetMilliseconds
+        let delivery = PushDelivery(loop: loop, payload: payload, budget: budgetMilliseconds,
+                                    routes: routes, respond: respond)
+        for (index, route) in routes.enumerated() {
             let timer = LoopTimer(loop: loop)
             delivery.timers.append(timer)
+            // Until the extension says its own budget, the push's or the default.
+            delivery.arm(index, budget: budgetMilliseconds ?? defaultBudgetMilliseconds)
             // The delivery lives as long as one of its timers or calls does.
-            timer.start(afterMilliseconds: budget + slackMilliseconds) {
-                delivery.finish(index, target, content: nil, timedOut: true)
-            }
-            delivery.calls[index] = target.connection.call(ExtensionMethod.receivePush,
-                                   ["payload": payload, "budgetMilliseconds": .integer(budget)]) { result in
-                switch result {
-                case .success(let answer):
-                    let content = answer["content"].flatMap { if case .object = $0 { $0 } else { nil } }
-                    delivery.finish(index, target, content: content, timedOut: answer["timedOut"]?.boolValue ?? false)
-                case .failure:
-                    delivery.finish(index, target, content: nil, timedOut: false)
-                }
-            }
+            let cancel = route.ready { target in delivery.send(index, to: target) }
+            if delivery.results[index] == nil { delivery.cancels[index] = cancel }
         }
     }
 
-    private func finish(_ index: Int, _ target: AttachedExtension, content: JSONValue?, timedOut: Bool) {
+    /// The budget runs from the push's arrival, launch time included.
+    private func arm(_ index: Int, budget: UInt64) {
+        let elapsed = loop.now - startedAt
+        let left = budget + Self.slackMilliseconds > elapsed ? budget + Self.slackMilliseconds - elapsed : 0
+        timers[index].start(afterMilliseconds: left) { [self] in
+            self.finish(index, content: nil, timedOut: true)
+        }
+    }
+
+    private func send(_ index: Int, to target: AttachedExtension?) {
+        cancels[index] = nil
+        guard results[index] == nil else { return }
+        guard let target else { return finish(index, content: nil, timedOut: false) }
+        let budget = budget ?? target.timeBudgetMilliseconds ?? Self.defaultBudgetMilliseconds
+        if self.budget == nil { arm(index, budget: budget) }
+        let elapsed = loop.now - startedAt
+        let left = max(1, budget > elapsed ? budget - elapsed : 1)
+        let id = target.connection.call(ExtensionMethod.receivePush,
+                                        ["payload": payload, "budgetMilliseconds": .integer(left)]) { [self] result in
+            switch result {
+            case .success(let answer):
+                let content = answer["content"].flatMap { if case .object = $0 { $0 } else { nil } }
+                self.finish(index, content: content, timedOut: answer["timedOut"]?.boolValue ?? false)
+            case .failure:
+                self.finish(index, content: nil, timedOut: false)
+            }
+        }
+        if results[index] == nil { calls[index] = (target.connection, id) }
+    }
+
+    private func finish(_ index: Int, content: JSONValue?, timedOut: Bool) {
         guard results[index] == nil else { return }
         timers[index].close()
-        if timedOut, let id = calls[index] { target.connection.cancel(id) }
+        if let call = calls[index] { call.connection.cancel(call.id) }
         calls[index] = nil
+        cancels[index]?()
+        cancels[index] = nil
         let delivered = content ?? payload
-        results[index] = ["extension": .string(target.name), "content": delivered,
+        results[index] = ["extension": .string(routes[index].name), "content": delivered,
                           "modified": .bool(delivered != payload), "timedOut": .bool(timedOut)]
+        routes[index].settled()
         remaining -= 1
         guard remaining == 0, let respond else { return }
         self.respond = nil

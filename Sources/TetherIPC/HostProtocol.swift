@@ -1,3 +1,20 @@
+/// The protocol versions spoken on the host's socket. An extension says its
+/// version in `extension.hello`; one that says none speaks version 1 (the
+/// protocol before versions, which shell and Python extensions still speak).
+///
+/// - 1: hello, pushes, reloads, defaults, features, tokens.
+/// - 2: the host pings the extension (`extension.ping`, the watchdog) and
+///   tells it before ending it for idleness (`extension.willTerminate`).
+public enum HostProtocol {
+    public static let current = 2
+    public static let supported: ClosedRange<Int> = 1...2
+    /// The release of Tether this host or SDK was built from (informational).
+    public static let release = "0.14.0"
+    /// What a host speaking `current` offers, as hello's answer lists it.
+    public static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
+                                      "extension.start", "extension.ping", "extension.willTerminate"]
+}
+
 /// The methods and notifications spoken on the host's socket, in one place
 /// so the host, the SDK and the CLI cannot drift apart. Parameters are
 /// described in the README ("The socket protocol").
@@ -8,8 +25,15 @@ public enum HostMethod {
     public static let featureStart = "feature.start"
     public static let featureStop = "feature.stop"
     public static let featureList = "feature.list"
-    /// An extension introduces itself: {name, role, openAccess, timeBudgetMilliseconds?}.
+    /// An extension introduces itself: {name, role, protocol?, sdk?, openAccess?,
+    /// timeBudgetMilliseconds?} → {protocol, capabilities, host: {pid, version}, ...}.
     public static let hello = "extension.hello"
+    /// Launch an extension of the host's manifests and wait for its hello: {name}.
+    public static let extensionStart = "extension.start"
+    /// End an extension the host started: {name}.
+    public static let extensionStop = "extension.stop"
+    /// The extensions, as `host.status` lists them.
+    public static let extensionList = "extension.list"
     /// Route a payload through the notification extensions: {payload, budgetMilliseconds?}.
     public static let push = "push.send"
     /// Ask widgets to reload their timelines: {name?}.
@@ -33,10 +57,16 @@ public enum HostNotification {
     public static let reload = "widget.reload"
     /// To every extension: {keys}
     public static let defaultsChanged = "defaults.changed"
+    /// To an extension (protocol 2) the host is about to end because it is
+    /// idle: {reason}. SIGTERM follows within a second.
+    public static let willTerminate = "extension.willTerminate"
 }
 
 /// Requests the host sends to an extension.
 public enum ExtensionMethod {
     /// To a notification extension: {payload, budgetMilliseconds} → {content, modified, timedOut}.
     public static let receivePush = "notification.receive"
+    /// The watchdog (protocol 2): {} → {}. Answered on the extension's loop,
+    /// so a blocked loop goes unanswered.
+    public static let ping = "extension.ping"
 }

@@ -22,11 +22,7 @@ struct Status: ParsableCommand {
         output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(TextFormat.fixed(uptime, 1)) s, group \(status["group"]?.stringValue ?? "?")")
         let extensions = status["extensions"]?.arrayValue ?? []
         output(extensions.isEmpty ? "extensions: none" : "extensions:")
-        for item in extensions {
-            let pid = item["pid"]?.intValue.map { "pid \($0)" } ?? "-"
-            output("  \(item["name"]?.stringValue ?? "?")  \(item["role"]?.stringValue ?? "?")  "
-                   + "\(item["state"]?.stringValue ?? "?")  \(pid)  restarts \(item["restarts"]?.intValue ?? 0)")
-        }
+        for item in extensions { output("  " + ExtensionLine.text(item)) }
         let features = (status["features"]?.arrayValue ?? []).compactMap(\.stringValue)
         output("features: " + (features.isEmpty ? "none" : features.joined(separator: ", ")))
     }

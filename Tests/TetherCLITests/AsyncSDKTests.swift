@@ -67,7 +67,7 @@ import TetherTestSupport
     @Test func theBudgetCancelsDidReceiveAfterTimeWillExpire() throws {
         let fixture = try HostFixture()
         let object: [String: Any] = ["name": "budget", "role": "notification", "executable": fixtureExecutable,
-                                     "arguments": ["budget-notification"]]
+                                     "arguments": ["budget-notification"], "activation": "always"]
         try JSONSerialization.data(withJSONObject: object)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/budget.extension.json"))
         let host = try fixture.startHost()

@@ -38,7 +38,10 @@ import TetherTestSupport
         })
         #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
                                      "host.status.under-spam", "host.cpu.under-spam", "host.rss.after-abuse",
-                                     "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput"])
+                                     "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput", "push.cold", "push.warm"])
+        let cold = try #require(byName["push.cold"]?["baselines"] as? [String: [String: Double]])
+        #expect(cold["spawn tether probe to exit"]?["p50"] ?? 0 > 0)
+        #expect(cold["push.warm"]?["p50"] ?? 0 > 0)
         #expect(byName["host.cpu.under-spam"]?["unit"] as? String == "%")
         let spam = try #require(byName["host.status.under-spam"]?["baselines"] as? [String: [String: Double]])
         #expect(spam["host.status idle"]?["p50"] ?? 0 > 0)

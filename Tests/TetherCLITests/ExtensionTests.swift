@@ -21,7 +21,8 @@ import TetherTestSupport
     func manifest(_ fixture: HostFixture, name: String, role: String, example: String, arguments: [String] = [],
                   openAccess: Bool = false) throws {
         let object: [String: Any] = ["name": name, "role": role, "executable": exampleExecutable(example),
-                                     "arguments": arguments, "openAccess": openAccess]
+                                     "arguments": arguments, "openAccess": openAccess,
+                                     "activation": "always"]
         try JSONSerialization.data(withJSONObject: object)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/\(name).extension.json"))
     }
@@ -93,10 +94,14 @@ import TetherTestSupport
         // The manifests name bare executables, found next to tether.
         let host = try startHost(group, ["--extensions-dir", examples])
         var attached: Set<String> = []
-        while attached.count < 3, let line = try host.readLine() {
+        while attached.count < 2, let line = try host.readLine() {
             if let name = line.firstMatch(of: /^extension '(.+)' attached/)?.1 { attached.insert(String(name)) }
         }
-        #expect(attached == ["example-widget", "example-keyboard", "example-notification"])
+        #expect(attached == ["example-widget", "example-keyboard"])
+        // The notification extension is on demand: a push launches it.
+        let idle = try #require(try group.json(try group.run(["status", "--json"]))["extensions"] as? [[String: Any]])
+        #expect(idle.first { $0["name"] as? String == "example-notification" }?["state"] as? String == "idle")
+        #expect(try group.run(["push", #"{"title":"Hi"}"#]).stdout.contains("delivered by example-notification"))
         let listed = try #require(try group.json(try group.run(["status", "--json"]))["extensions"] as? [[String: Any]])
         let pids = listed.compactMap { $0["pid"] as? Int }.map(Int32.init)
         #expect(pids.count == 3)
@@ -121,8 +126,18 @@ import TetherTestSupport
             .deletingLastPathComponent().appendingPathComponent("examples/python-notification").path
         let host = try startHost(group, ["--extensions-dir", example])
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("extension 'python-notification' attached")
+        // On demand (the role's default): the push launches it, and it
+        // speaks protocol 1 (no version in its hello). Two pushes during
+        // the launch reach it back to back, in one read: both answered.
+        let early = try (0..<2).map { index in
+            try startTether(group.withGroup(["push", "--budget", "10", #"{"title":"Early \#(index)"}"#]))
+        }
+        for (index, process) in early.enumerated() {
+            #expect(try process.waitForExit(timeout: 20) == 0)
+            #expect(try process.remainingOutput().contains(#""title":"[python] Early \#(index)""#))
+        }
         let push = try group.json(try group.run(["push", "--json", #"{"title":"Hi","body":"there"}"#]))
+        _ = try host.expectLineStarting("extension 'python-notification' attached")
         let first = try #require((push["delivered"] as? [[String: Any]])?.first)
         #expect(first["extension"] as? String == "python-notification")
         #expect((first["content"] as? [String: Any])?["title"] as? String == "[python] Hi")

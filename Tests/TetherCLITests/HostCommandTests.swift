@@ -17,7 +17,8 @@ struct HostFixture {
     func addExtension(_ name: String, role: String = "widget", restart: String = "on-failure", script: String) throws {
         let path = "\(extensions)/\(name).sh"
         try writeFile(path, "#!/bin/sh\n\(script)\n", mode: 0o755)
-        let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)"}"#
+        // Started with the host, whatever the role's default.
+        let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)","activation":"always"}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
     }
 
@@ -32,7 +33,7 @@ struct HostFixture {
     /// A host with the Swift example notification extension, named
     /// "notify", attached.
     func startHostWithExampleNotification() throws -> TestProcess {
-        let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))"}"#
+        let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"always"}"#
         try writeFile("\(extensions)/notify.extension.json", manifest)
         let host = try startHost()
         _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")

@@ -9,17 +9,21 @@ import socket
 
 connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 connection.connect(os.environ["TETHER_SOCKET"])
-stream = connection.makefile("rw", encoding="utf-8", newline="\n")
+# One file to read and one to write: a text file opened "rw" drops what it
+# had read ahead whenever it writes, and with it any request that came in
+# the same packet as the one being answered.
+incoming = connection.makefile("r", encoding="utf-8", newline="\n")
+outgoing = connection.makefile("w", encoding="utf-8", newline="\n")
 
 
 def send(message):
-    stream.write(json.dumps(message) + "\n")
-    stream.flush()
+    outgoing.write(json.dumps(message) + "\n")
+    outgoing.flush()
 
 
 send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
       "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
-for line in stream:
+for line in incoming:
     message = json.loads(line)
     if message.get("method") == "notification.receive":
         content = dict(message["params"]["payload"])

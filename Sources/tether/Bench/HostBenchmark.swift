@@ -44,6 +44,7 @@ struct HostBenchmark {
             let probe = try BenchProcess([tether, "probe", "host", "--group", scratch.path + "/host-0"])
             try probe.wait()
         })
+        let pushes = try PushBenchmark(scratch: scratch, scale: scale).run(probeBaseline: start)
         return [
             BenchResult(name: "host.attach", samples: attach,
                         baselines: ["spawn tether probe to exit": start]),
@@ -55,7 +56,7 @@ struct HostBenchmark {
             BenchResult(name: "host.rss", unit: "MiB", p50: rss, p99: rss, samples: 1,
                         baselines: ["example extension rss": Percentiles(p50: extensionRSS, p99: extensionRSS),
                                     "host private (RssAnon)": Percentiles(p50: privateRSS, p99: privateRSS)]),
-        ]
+        ] + pushes
     }
 
     /// The example manifests, naming the built examples next to tether.
@@ -70,7 +71,8 @@ struct HostBenchmark {
             }
             let role = name.hasPrefix("example-") ? String(name.dropFirst("example-".count)) : name
             let arguments = role == "widget" ? #"["--entries","1","--policy","never"]"# : "[]"
-            let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(executable)","arguments":\#(arguments)}"#
+            // All three run from the start: host.attach waits for each.
+            let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(executable)","arguments":\#(arguments),"activation":"always"}"#
             try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(manifests)/\(name).extension.json"))
         }
         return manifests

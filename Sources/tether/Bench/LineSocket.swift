@@ -69,6 +69,25 @@ final class LineSocket {
         }
     }
 
+    /// Bytes read past the last line `nextLine` returned.
+    private var pending: [UInt8] = []
+
+    /// The next line, keeping what follows it for the next call; waits at
+    /// most `timeoutMilliseconds` for each read.
+    func nextLine(timeoutMilliseconds: Int32) throws -> String {
+        while true {
+            if let end = pending.firstIndex(of: 0x0a) {
+                defer { pending.removeSubrange(...end) }
+                return String(decoding: pending[..<end], as: UTF8.self)
+            }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("no line in time") }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            pending += buffer[0..<n]
+        }
+    }
+
     func closeSocket() { Glibc.close(fd) }
 
     /// A connected pair of Unix stream sockets, close-on-exec.

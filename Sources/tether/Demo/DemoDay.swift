@@ -9,7 +9,7 @@ import Glibc
 
 /// The scripted day `tether demo` plays, step by step, against real
 /// processes: the demo auth server, a host on a fresh group with the example
-/// widget and notification extensions, the example keyboard started by hand,
+/// widget and the on-demand notification extension, the example keyboard started by hand,
 /// and tether commands as a user would type them.
 final class DemoDay {
     static let steps = 11
@@ -22,6 +22,8 @@ final class DemoDay {
     /// short, so the expiries come quickly.
     static let loginTTL = 10.0
     static let shortTTL = 3.0
+    /// The notification extension's idle timeout: short, so the demo sees it end.
+    static let idleTimeout = 2.0
 
     let stage: DemoStage
     let say: DemoNarrator
@@ -100,16 +102,22 @@ final class DemoDay {
         try FileManager.default.createDirectory(atPath: extensionsDir, withIntermediateDirectories: true)
         try writeManifest(["name": "example-widget", "role": "widget", "executable": .string(bin + "/example-widget"),
                            "arguments": ["--entries", "1", "--policy", "never"], "restart": "on-failure"])
+        // On demand, as iOS runs a notification service extension: launched
+        // by a push, ended once idle.
         try writeManifest(["name": "example-notification", "role": "notification",
-                           "executable": .string(bin + "/example-notification"), "restart": "always"])
+                           "executable": .string(bin + "/example-notification"), "activation": "on-demand",
+                           "idleTimeout": .double(Self.idleTimeout)])
         let host = try stage.start("host", tether, ["host", "--group", group, "--extensions-dir", extensionsDir])
         self.host = host
         let ready = try host.line("its readiness line", timeout: 30) { $0.hasPrefix("tether host ready") }
         say.detail(ready)
-        let since = 0
-        for name in ["example-widget", "example-notification"] {
-            say.detail(try host.line("\(name) to attach", since: since, timeout: 30) { $0.hasPrefix("extension '\(name)' attached") })
-        }
+        say.detail(try host.line("example-widget to attach", since: 0, timeout: 30) {
+            $0.hasPrefix("extension 'example-widget' attached")
+        })
+        let notification = try extensionEntry("example-notification")
+        say.check("the notification extension rests idle, with no process, until a push",
+                  notification?["state"]?.stringValue == "idle" && notification?["pid"] == .null,
+                  notification.map(compactJSON) ?? "not listed")
         let probe = try run(["probe", "host", "--json"])
         let answer = try? JSONCodec.parse(Array(probe.text.utf8))
         say.check("`tether probe host` says running, with the host's pid",
@@ -174,9 +182,15 @@ final class DemoDay {
     }
 
     private func pushes() throws {
-        say.step("Pushes go through the notification extension")
+        say.step("Pushes launch the notification extension, which ends once idle")
+        guard let host else { return }
+        let mark = host.mark
         let quick = try run(["push", "--json", "--budget", "5", #"{"title":"Order update","orderId":"1042"}"#])
         let first = delivery(quick)
+        let launched = try host.line("the push to launch it", since: mark) {
+            $0.hasPrefix("extension 'example-notification' attached")
+        }
+        say.detail(launched)
         say.detail("order push   →  \(first?["content"]?["body"]?.stringValue ?? quick.reason)")
         say.check("rewritten within its budget: the order was fetched with a fresh token",
                   first?["timedOut"]?.boolValue == false
@@ -188,6 +202,14 @@ final class DemoDay {
         say.check("out of time: the original content is delivered",
                   second?["timedOut"]?.boolValue == true && second?["content"]?["title"]?.stringValue == "Weekly digest",
                   slow.text)
+        let ended = try host.line("it to end when idle", since: mark, timeout: Self.idleTimeout + 15) {
+            $0.hasPrefix("extension 'example-notification' ended (idle)")
+        }
+        say.detail(ended)
+        let entry = try extensionEntry("example-notification")
+        say.check("after \(formatSeconds(Self.idleTimeout)) with nothing to do the host ended it; it is idle again",
+                  entry?["state"]?.stringValue == "idle" && entry?["lastExit"]?["reason"]?.stringValue == "idle",
+                  entry.map(compactJSON) ?? "not listed")
     }
 
     private func tokenExpiries() throws {
@@ -255,22 +277,26 @@ final class DemoDay {
     private func killAnExtension() throws {
         say.step("An extension is killed -9; the host restarts it")
         guard let host else { return }
-        guard let old = try extensionPIDs()["example-notification"] else {
-            throw DemoFailure("the host does not list example-notification")
+        guard let old = try extensionPIDs()["example-widget"] else {
+            throw DemoFailure("the host does not list example-widget")
         }
         let mark = host.mark
         kill(old, SIGKILL)
-        say.detail("$ kill -9 \(old)   (example-notification)")
+        say.detail("$ kill -9 \(old)   (example-widget)")
         say.detail(try host.line("the host to see it die", since: mark) {
-            $0.hasPrefix("extension 'example-notification'") && $0.contains("restarting")
+            $0.hasPrefix("extension 'example-widget'") && $0.contains("restarting")
         })
-        let attached = try host.line("the restart", since: mark) { $0.hasPrefix("extension 'example-notification' attached") }
+        let attached = try host.line("the restart", since: mark) { $0.hasPrefix("extension 'example-widget' attached") }
         say.detail(attached)
-        let new = try extensionPIDs()["example-notification"]
-        say.check("a new example-notification runs", new != nil && new != old, "pid \(new.map(String.init) ?? "none")")
-        let push = delivery(try run(["push", "--json", "--budget", "5", #"{"title":"Back again"}"#]))
-        say.check("pushes go through it again", push?["extension"]?.stringValue == "example-notification"
-                      && push?["timedOut"]?.boolValue == false, push.map(compactJSON))
+        let new = try extensionPIDs()["example-widget"]
+        say.check("a new example-widget runs", new != nil && new != old, "pid \(new.map(String.init) ?? "none")")
+        let shows = try host.line("its first timeline", since: mark) { $0.hasPrefix("[example-widget] shows:") }
+        say.detail(shows)
+        say.check("it shows the orders again", shows.contains("orders: 1041"), shows)
+        let entry = try extensionEntry("example-widget")
+        say.check("status says why the last one ended: crashed (signal 9)",
+                  entry?["lastExit"]?["reason"]?.stringValue == "crashed" && entry?["lastExit"]?["signal"]?.intValue == 9,
+                  entry.map(compactJSON) ?? "not listed")
     }
 
     private func killTheHost() throws {
@@ -332,6 +358,15 @@ final class DemoDay {
     private func delivery(_ outcome: DemoProcess.Outcome) -> JSONValue? {
         guard outcome.succeeded, let answer = try? JSONCodec.parse(Array(outcome.text.utf8)) else { return nil }
         return answer["delivered"]?.arrayValue?.first
+    }
+
+    /// One extension as `tether status --json` lists it.
+    private func extensionEntry(_ name: String) throws -> JSONValue? {
+        let status = try run(["status", "--json"])
+        guard let answer = try? JSONCodec.parse(Array(status.text.utf8)) else {
+            throw DemoFailure("`tether status --json` failed: \(status.reason)")
+        }
+        return answer["extensions"]?.arrayValue?.first { $0["name"]?.stringValue == name }
     }
 
     /// The pids of the extensions the host started, by name, from `tether status --json`.

@@ -1,0 +1,48 @@
+import TetherIPC
+import TetherLoop
+
+/// How and why an extension's process last ended, as `status --json` gives
+/// it in `lastExit`.
+struct ExtensionExit {
+    enum Reason: String {
+        /// It exited by itself, with a code.
+        case exited
+        /// A signal the host did not send ended it.
+        case crashed
+        /// The watchdog killed it: a ping went unanswered for a period.
+        case unresponsive
+        /// On-demand, and the host ended it after its idle timeout.
+        case idle
+        /// Asked to stop (`tether extension stop`, or the host stopping).
+        case stopped
+        /// Killed for its memory limit (reserved for the resource limits).
+        case memory
+    }
+
+    let status: TerminationStatus
+    let reason: Reason
+    /// ISO 8601, UTC.
+    let at: String
+
+    /// The reason the host meant (`intended`), else what the status says.
+    init(status: TerminationStatus, intended: Reason?, at: String = WallClock.iso8601()) {
+        self.status = status
+        self.at = at
+        if let intended {
+            reason = intended
+        } else if case .signaled = status {
+            reason = .crashed
+        } else {
+            reason = .exited
+        }
+    }
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["reason": .string(reason.rawValue), "at": .string(at)]
+        switch status {
+        case .exited(let code): object["code"] = .integer(code)
+        case .signaled(let signal): object["signal"] = .integer(signal)
+        }
+        return .object(object)
+    }
+}

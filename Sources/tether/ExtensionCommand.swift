@@ -1,0 +1,72 @@
+import ArgumentParser
+import TetherIPC
+
+struct ExtensionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extension",
+        abstract: "Start, stop or list the host's extensions.",
+        discussion: """
+            'start' launches an extension of the host's manifests (an on-demand one that is idle, or one \
+            stopped or failed) and waits for it to attach; 'stop' ends it with everything it started. \
+            Without a host: exit 1, "host is not running".
+            """,
+        subcommands: [Start.self, Stop.self, List.self]
+    )
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Launch an extension and wait for it to attach.")
+        @Argument(help: ArgumentHelp("The extension's name, as in its manifest.", valueName: "NAME")) var name: String
+        @OptionGroup var group: GroupOptions
+
+        func run() throws {
+            let result = try HostClient.call(try group.open(), HostMethod.extensionStart, ["name": .string(name)],
+                                             timeoutMilliseconds: 15_000)
+            let pid = result["pid"]?.intValue.map { " (pid \($0))" } ?? ""
+            output(result["attached"]?.boolValue == true ? "\(name) attached\(pid)"
+                   : "\(name) started\(pid), not attached yet")
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "stop", abstract: "End an extension the host started.")
+        @Argument(help: ArgumentHelp("The extension's name, as in its manifest.", valueName: "NAME")) var name: String
+        @OptionGroup var group: GroupOptions
+
+        func run() throws {
+            // The host answers once it is gone: SIGTERM, then SIGKILL after its grace.
+            let result = try HostClient.call(try group.open(), HostMethod.extensionStop, ["name": .string(name)],
+                                             timeoutMilliseconds: 60_000)
+            output(result["stopped"]?.boolValue == true ? "\(name) stopped"
+                   : "\(name) was not running (\(result["state"]?.stringValue ?? "?"))")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the extensions: state, pid, restarts, last exit.")
+        @OptionGroup var group: GroupOptions
+        @Flag(help: "Print one JSON object: {\"extensions\": [...]}, each as in 'tether status --json'.") var json = false
+
+        func run() throws {
+            let list = try HostClient.call(try group.open(), HostMethod.extensionList)
+            if json { return try printJSON(JSONValue.object(["extensions": list])) }
+            let items = list.arrayValue ?? []
+            if items.isEmpty { output("no extensions") }
+            for item in items { output(ExtensionLine.text(item)) }
+        }
+    }
+}
+
+/// One extension of `status` or `extension list`, as one line of text.
+enum ExtensionLine {
+    static func text(_ item: JSONValue) -> String {
+        let pid = item["pid"]?.intValue.map { "pid \($0)" } ?? "-"
+        var line = "\(item["name"]?.stringValue ?? "?")  \(item["role"]?.stringValue ?? "?")  "
+            + "\(item["state"]?.stringValue ?? "?")  \(pid)  restarts \(item["restarts"]?.intValue ?? 0)"
+        if let last = item["lastExit"], case .object = last {
+            let how = last["signal"]?.intValue.map { "signal \($0)" } ?? "code \(last["code"]?.intValue ?? 0)"
+            line += "  last exit: \(last["reason"]?.stringValue ?? "?") (\(how)) at \(last["at"]?.stringValue ?? "?")"
+        }
+        if let dropped = item["droppedLines"]?.intValue, dropped > 0 { line += "  dropped lines \(dropped)" }
+        return line
+    }
+}

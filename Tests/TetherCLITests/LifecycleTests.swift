@@ -1,0 +1,322 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// Extensions live as iOS extensions do: on-demand ones launched by work and
+/// ended when idle, hung ones killed by the watchdog, exit codes that mean
+/// "do not restart me", and a versioned hello. Real hosts, real processes.
+@Suite struct LifecycleTests {
+    /// A manifest for `executable` with `extra` fields.
+    func manifest(_ fixture: HostFixture, name: String, role: String, executable: String,
+                  arguments: [String] = [], _ extra: [String: Any] = [:]) throws {
+        var object: [String: Any] = ["name": name, "role": role, "executable": executable, "arguments": arguments]
+        object.merge(extra) { _, new in new }
+        try JSONSerialization.data(withJSONObject: object)
+            .write(to: URL(fileURLWithPath: "\(fixture.extensions)/\(name).extension.json"))
+    }
+
+    func entry(_ fixture: HostFixture, _ name: String) throws -> [String: Any] {
+        let list = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+        return try #require(list.first { $0["name"] as? String == name })
+    }
+
+    func push(_ fixture: HostFixture, _ payload: String, budget: String = "10") throws -> [String: Any] {
+        let result = try fixture.group.run(["push", "--json", "--budget", budget, payload], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require((try fixture.group.json(result)["delivered"] as? [[String: Any]])?.first)
+    }
+
+    /// Reads host lines until one starts with `prefix`; every line read.
+    func lines(from host: TestProcess, until prefix: String, timeout: Double = 15) throws -> [String] {
+        var seen: [String] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard let line = try? host.readLine(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
+            seen.append(line)
+            if line.hasPrefix(prefix) { return seen }
+        }
+        throw TestTimeout(what: "a host line starting \(prefix) (saw \(seen))")
+    }
+
+    func pid(in line: String) -> Int? {
+        line.firstMatch(of: /\(pid (\d+)/).flatMap { Int($0.1) }
+    }
+
+    // MARK: - Activation
+
+    @Test func anOnDemandNotificationExtensionIsLaunchedByAPushAndEndedWhenIdle() throws {
+        let fixture = try HostFixture()
+        try manifest(fixture, name: "notify", role: "notification", executable: exampleExecutable("example-notification"),
+                     ["idleTimeout": 1])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        var notify = try entry(fixture, "notify")
+        #expect(notify["state"] as? String == "idle")
+        #expect(notify["activation"] as? String == "on-demand")
+        #expect(notify["pid"] is NSNull, "not started with the host")
+
+        let first = try push(fixture, #"{"title":"Hi"}"#)
+        #expect(first["extension"] as? String == "notify")
+        #expect((first["content"] as? [String: Any])?["title"] as? String == "[notify] Hi")
+        #expect(first["timedOut"] as? Bool == false)
+        let attached = try lines(from: host, until: "extension 'notify' attached")
+        let firstPID = pid(in: attached.last ?? "")
+        notify = try entry(fixture, "notify")
+        #expect(notify["state"] as? String == "running")
+
+        // Idle for its timeout: the notice (the SDK ends itself), then gone.
+        let ending = try lines(from: host, until: "extension 'notify' ended (idle)")
+        #expect(ending.contains { $0.contains("[notify] the host is ending this extension (idle)") }, "\(ending)")
+        notify = try entry(fixture, "notify")
+        #expect(notify["state"] as? String == "idle")
+        #expect(notify["pid"] is NSNull)
+        #expect(notify["restarts"] as? Int == 0, "an idle end is no restart")
+        let last = try #require(notify["lastExit"] as? [String: Any])
+        #expect(last["reason"] as? String == "idle")
+        #expect(last["code"] as? Int == 0, "it ended itself on the notice, before SIGTERM")
+        if let firstPID { try waitUntilGone([Int32(firstPID)], within: 5) }
+
+        // The next push launches it again.
+        let second = try push(fixture, #"{"title":"Again"}"#)
+        #expect((second["content"] as? [String: Any])?["title"] as? String == "[notify] Again")
+        let again = try lines(from: host, until: "extension 'notify' attached")
+        #expect(pid(in: again.last ?? "") != firstPID)
+    }
+
+    /// Pushes that arrive while the extension launches wait for its hello,
+    /// and one launch serves them all. The extension (Python, protocol 1)
+    /// holds its hello until the test opens a FIFO, so both pushes are
+    /// surely waiting.
+    @Test func pushesDuringALaunchWaitForTheHello() throws {
+        let fixture = try HostFixture()
+        let gate = fixture.group.dir.path + "/gate"
+        #expect(mkfifo(gate, 0o600) == 0)
+        let script = """
+            import json, os, socket
+            open(\(String(reflecting: gate))).read()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["TETHER_SOCKET"])
+            f = s.makefile("r", encoding="utf-8", newline="\\n")
+            out = s.makefile("w", encoding="utf-8", newline="\\n")
+            def send(m):
+                out.write(json.dumps(m) + "\\n"); out.flush()
+            send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+                  "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
+            for line in f:
+                m = json.loads(line)
+                if m.get("method") == "notification.receive":
+                    c = dict(m["params"]["payload"]); c["title"] = "[late] " + c.get("title", "")
+                    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
+            """
+        try writeFile(fixture.extensions + "/late.py", script)
+        try writeFile(fixture.extensions + "/late.sh", "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/late.py\"\n", mode: 0o755)
+        try manifest(fixture, name: "late", role: "notification", executable: "late.sh", ["activation": "on-demand"])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+
+        let pushes = try (0..<2).map { index in
+            try startTether(fixture.group.withGroup(["push", "--json", "--budget", "20", #"{"title":"P\#(index)"}"#]))
+        }
+        // Bounded: until the host counts both pushes waiting for the hello.
+        let deadline = Date().addingTimeInterval(15)
+        var waiting = 0
+        while waiting < 2, Date() < deadline {
+            waiting = try entry(fixture, "late")["waitingForHello"] as? Int ?? 0
+        }
+        #expect(waiting == 2)
+        #expect(try entry(fixture, "late")["attached"] as? Bool == false)
+        // Let it say hello.
+        let writer = open(gate, O_WRONLY)
+        #expect(writer >= 0)
+        close(writer)
+        for (index, process) in pushes.enumerated() {
+            #expect(try process.waitForExit(timeout: 20) == 0)
+            let output = try process.remainingOutput()
+            #expect(output.contains(#""title":"[late] P\#(index)""#), "\(output)")
+            #expect(output.contains(#""timedOut":false"#), "\(output)")
+        }
+        let seen = try lines(from: host, until: "extension 'late' attached")
+        #expect(seen.filter { $0.hasPrefix("extension 'late' attached") }.count == 1)
+        #expect(try entry(fixture, "late")["waitingForHello"] as? Int == 0)
+    }
+
+    @Test func extensionStartStopAndListDriveTheLifecycle() throws {
+        let fixture = try HostFixture()
+        let widget = exampleExecutable("example-widget")
+        try manifest(fixture, name: "lazy", role: "widget", executable: widget, arguments: ["--policy", "never"],
+                     ["activation": "on-demand", "idleTimeout": 600])
+        try manifest(fixture, name: "steady", role: "widget", executable: widget, arguments: ["--policy", "never"])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        _ = try lines(from: host, until: "extension 'steady' attached")
+        #expect(try entry(fixture, "lazy")["state"] as? String == "idle")
+
+        let started = try fixture.group.run(["extension", "start", "lazy"])
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(started.stdout.hasPrefix("lazy attached (pid "), "\(started.stdout)")
+        let listed = try fixture.group.run(["extension", "list"])
+        #expect(listed.stdout.contains("lazy  widget  running  pid "), "\(listed.stdout)")
+
+        let stopped = try fixture.group.run(["extension", "stop", "lazy"])
+        #expect(stopped.stdout == "lazy stopped\n", "\(stopped.stdout)\(stopped.stderr)")
+        var lazy = try entry(fixture, "lazy")
+        #expect(lazy["state"] as? String == "idle", "an on-demand extension rests idle after a stop")
+        #expect((lazy["lastExit"] as? [String: Any])?["reason"] as? String == "stopped")
+
+        // A reload launches an idle on-demand widget: its first timeline.
+        let reload = try fixture.group.run(["reload", "lazy"])
+        #expect(reload.status == 0, "\(reload.stderr)")
+        _ = try lines(from: host, until: "[lazy] timeline (start)")
+        lazy = try entry(fixture, "lazy")
+        #expect(lazy["state"] as? String == "running")
+
+        // An always extension that is stopped stays stopped until started.
+        #expect(try fixture.group.run(["extension", "stop", "steady"]).stdout == "steady stopped\n")
+        var steady = try entry(fixture, "steady")
+        #expect(steady["state"] as? String == "stopped")
+        #expect(steady["restarts"] as? Int == 0)
+        #expect(try fixture.group.run(["extension", "start", "steady"]).stdout.hasPrefix("steady attached (pid "))
+        steady = try entry(fixture, "steady")
+        #expect(steady["state"] as? String == "running")
+
+        let json = try fixture.group.json(try fixture.group.run(["extension", "list", "--json"]))
+        #expect((json["extensions"] as? [[String: Any]])?.count == 2)
+        let unknown = try fixture.group.run(["extension", "start", "nobody"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no extension named 'nobody' in this host's manifests"), "\(unknown.stderr)")
+    }
+
+    // MARK: - Watchdog
+
+    /// A SIGSTOPped Swift extension stops answering pings: killed and
+    /// restarted within two periods. A protocol 1 extension (Python, which
+    /// cannot answer pings) is never pinged, so it stays.
+    @Test func theWatchdogReplacesAStoppedExtensionAndLeavesVersionOneAlone() throws {
+        let fixture = try HostFixture()
+        try manifest(fixture, name: "frozen", role: "widget", executable: exampleExecutable("example-widget"),
+                     arguments: ["--policy", "never"], ["watchdog": 1])
+        try addMuteNotificationExtension(fixture)
+        try manifest(fixture, name: "mute", role: "notification", executable: "mute.sh",
+                     ["activation": "always", "restart": "never", "watchdog": 1])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        var seen = try lines(from: host, until: "extension 'frozen' attached")
+        let frozen = try #require(pid(in: seen.last ?? ""))
+        if !seen.contains(where: { $0.hasPrefix("extension 'mute' attached") }) {
+            seen = try lines(from: host, until: "extension 'mute' attached")
+        }
+        let mute = try #require(try entry(fixture, "mute")["pid"] as? Int)
+
+        kill(pid_t(frozen), SIGSTOP)
+        let stopped = Date()
+        try host.waitForError(containing: "extension 'frozen' is unresponsive (no answer to a ping in 1 s); killing it")
+        let replaced = try lines(from: host, until: "extension 'frozen' attached")
+        let elapsed = Date().timeIntervalSince(stopped)
+        #expect(pid(in: replaced.last ?? "") != frozen)
+        // Two periods plus the restart's 100 ms and start-up; generous for a loaded machine.
+        #expect(elapsed < 6, "replaced after \(elapsed) s")
+        let entry = try entry(fixture, "frozen")
+        let last = try #require(entry["lastExit"] as? [String: Any])
+        #expect(last["reason"] as? String == "unresponsive")
+        #expect(last["signal"] as? Int == Int(SIGKILL))
+        #expect(entry["restarts"] as? Int == 1)
+        try waitUntilGone([pid_t(frozen)], within: 5)
+
+        // Several periods later the version 1 extension is still there.
+        let still = try self.entry(fixture, "mute")
+        #expect(still["pid"] as? Int == mute)
+        #expect(still["attached"] as? Bool == true)
+    }
+
+    // MARK: - Exit codes
+
+    @Test func anExitCodeListedInNoRestartExitCodesIsNotRestarted() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("config", restart: "always", script: "exit 78")
+        try fixture.addExtension("custom", restart: "always", script: "exit 3")
+        try manifest(fixture, name: "custom", role: "widget", executable: "custom.sh",
+                     ["restart": "always", "noRestartExitCodes": [3]])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        // Failures are errors: on the host's stderr.
+        try host.waitForError(containing: "extension 'config' failed: it exited with status 78, which its manifest lists")
+        try host.waitForError(containing: "extension 'custom' failed: it exited with status 3, which its manifest lists")
+        for (name, code) in [("config", 78), ("custom", 3)] {
+            let entry = try entry(fixture, name)
+            #expect(entry["state"] as? String == "failed")
+            #expect(entry["restarts"] as? Int == 0)
+            let last = try #require(entry["lastExit"] as? [String: Any])
+            #expect(last["code"] as? Int == code)
+            #expect(last["reason"] as? String == "exited")
+        }
+    }
+
+    // MARK: - Handshake
+
+    @Test func theHelloNegotiatesAVersion() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        func hello(_ name: String, _ version: String?) throws -> [String: Any] {
+            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            defer { client.close() }
+            let field = version.map { #","protocol":\#($0)"# } ?? ""
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
+            // The host's notices (extension.changed) may come first.
+            for _ in 0..<10 {
+                let line = try #require(client.readLine())
+                let message = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if message["id"] != nil { return message }
+            }
+            throw TestTimeout(what: "an answer to the hello")
+        }
+        let refused = try hello("future", "99")
+        let error = try #require(refused["error"] as? [String: Any])
+        #expect(error["code"] as? Int == -32002)
+        #expect(error["message"] as? String == "protocol version 99 is not supported; this host speaks versions 1 to 2")
+        #expect(((error["data"] as? [String: Any])?["supported"] as? [String: Any])?["max"] as? Int == 2)
+        #expect((try hello("odd", #""two""#)["error"] as? [String: Any])?["code"] as? Int == -32002)
+
+        let oldAnswer = try hello("old", nil)
+        let old = try #require(oldAnswer["result"] as? [String: Any], "\(oldAnswer)")
+        #expect(old["protocol"] as? Int == 1, "a hello without a version is version 1")
+        let current = try #require(try hello("current", "2")["result"] as? [String: Any])
+        #expect(current["protocol"] as? Int == 2)
+        #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
+        #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
+    }
+
+    /// A host that speaks none of the SDK's versions: the extension exits 3
+    /// with the host's sentence. The host here is a Python stand-in holding
+    /// the host lock through `tether hold`.
+    @Test func theSDKExitsWhenTheHostSpeaksNoVersionOfIts() throws {
+        let group = try TestGroup()
+        let script = """
+            import json, os, socket, sys
+            path = sys.argv[1]
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(path); s.listen(4)
+            print("listening", flush=True)
+            while True:
+                c, _ = s.accept()
+                f = c.makefile("rw", encoding="utf-8", newline="\\n")
+                m = json.loads(f.readline())
+                f.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32002,
+                    "message": "protocol version 2 is not supported; this host speaks versions 7 to 9"}}) + "\\n")
+                f.flush()
+            """
+        try writeFile(group.dir.path + "/fakehost.py", script)
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        let fake = try group.startHold(["host"], ["python3", group.dir.path + "/fakehost.py", group.path + "/host.sock"])
+        defer {
+            fake.signal(SIGTERM)
+            _ = try? fake.waitForExit()
+        }
+        #expect(try fake.readLine() == "listening")
+        let widget = try runCommand(exampleExecutable("example-widget"), ["--group", group.path, "--policy", "never"],
+                                    timeout: 20)
+        #expect(widget.status == 3)
+        #expect(widget.stderr.contains("the host refused this extension: protocol version 2 is not supported; "
+                                       + "this host speaks versions 7 to 9 (this SDK speaks version 2)"), "\(widget.stderr)")
+    }
+}
