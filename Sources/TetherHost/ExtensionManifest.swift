@@ -175,15 +175,16 @@ public struct ExtensionManifest: Sendable, Equatable {
                 throw ManifestError(file: path, field: "idleTimeout",
                                     problem: "applies only to \"activation\": \"on-demand\"")
             }
-            guard let milliseconds = milliseconds(value), milliseconds > 0 else {
-                throw ManifestError(file: path, field: "idleTimeout", problem: "must be seconds, more than 0 and at most 86400")
+            guard let milliseconds = milliseconds(value), milliseconds >= 100 else {
+                throw ManifestError(file: path, field: "idleTimeout", problem: "must be seconds from 0.1 to 86400")
             }
             idleTimeout = milliseconds
         }
         var watchdog = defaultWatchdogMilliseconds
         if let value = object["watchdog"] {
-            guard let milliseconds = milliseconds(value) else {
-                throw ManifestError(file: path, field: "watchdog", problem: "must be seconds from 0 (off) to 86400")
+            // A ping more often than every 100 ms would be the host's main work.
+            guard let milliseconds = milliseconds(value), milliseconds == 0 || milliseconds >= 100 else {
+                throw ManifestError(file: path, field: "watchdog", problem: "must be 0 (off) or seconds from 0.1 to 86400")
             }
             watchdog = milliseconds
         }

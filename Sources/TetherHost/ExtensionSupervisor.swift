@@ -49,6 +49,8 @@ final class ExtensionSupervisor {
     /// After every exit, and when it fails: whatever waits for its hello
     /// gets its answer (unless it is about to be launched again).
     var onGone: ((_ relaunching: Bool) -> Void)?
+    /// Whether work waits for its hello.
+    var hasWaiters: (() -> Bool)?
     private var process: ChildProcess?
     /// The process group of the running instance: its pid (it leads a session).
     private var group: Int32 = 0
@@ -60,7 +62,8 @@ final class ExtensionSupervisor {
     private var resourceBackoff = RetryDelay()
     private var restartTimer: LoopTimer?
     private var externalWatcher: LockWatcher?
-    private var stopping: (() -> Void)?
+    /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
+    private var stopping: [() -> Void] = []
     private var killTimer: LoopTimer?
     private var throttle: OutputThrottle
     private var pausedStreams: [PipeStream] = []
@@ -94,6 +97,19 @@ final class ExtensionSupervisor {
     }
 
     var isOnDemand: Bool { manifest.activation == .onDemand }
+
+    /// Its process is alive (running, or on its way out).
+    var hasProcess: Bool { process.map { $0.exitStatus == nil } ?? false }
+
+    /// Being ended: work for it waits for the next instance (`demand()` relaunches).
+    var isEnding: Bool { state == .stopping }
+
+    /// `pid` is its process or anything it started (its process group):
+    /// a wrapper script's child saying hello is still the host's own.
+    func owns(pid: Int32) -> Bool {
+        guard hasProcess, group > 0 else { return false }
+        return pid == group || getpgid(pid) == group
+    }
 
     /// Where the host puts it when it starts: running, or idle until asked.
     func begin() {
@@ -146,6 +162,8 @@ final class ExtensionSupervisor {
         idleTimer = timer
         timer.start(afterMilliseconds: manifest.idleTimeoutMilliseconds) { [unowned self] in
             guard self.work == 0 else { return }  // the end of that work re-arms it
+            // Work waiting for a hello (a second instance's, after a relaunch) is work too.
+            if self.hasWaiters?() == true { return self.armIdleTimer() }
             self.endIdle()
         }
     }
@@ -177,7 +195,7 @@ final class ExtensionSupervisor {
     }
 
     func start() {
-        guard stopping == nil else { return }
+        guard stopping.isEmpty else { return }
         let lock: LivenessLock?
         do {
             lock = try LivenessLock.tryAcquire(path: lockPath, label: "extension \(manifest.name)")
@@ -230,7 +248,8 @@ final class ExtensionSupervisor {
             startedAt = loop.now
             ending = nil
             state = .running
-            armIdleTimer()
+            // The idle clock starts at its hello (the host's noteActivity):
+            // a slow start is not idleness.
             resourceBackoff = RetryDelay()
             forward(process.stdout, stream: "stdout", level: .info)
             forward(process.stderr, stream: "stderr", level: .error)
@@ -334,11 +353,14 @@ final class ExtensionSupervisor {
         releaseInstance()
         killTimer?.close()
         killTimer = nil
-        if let stopping {
+        if !stopping.isEmpty {
             state = isOnDemand ? .idle : .stopped
-            self.stopping = nil
-            stopping()
-            return relaunchIfAsked()
+            let completions = stopping
+            stopping.removeAll()
+            // Waiters hear first: the last completion may close the host's socket.
+            relaunchIfAsked()
+            for completion in completions { completion() }
+            return
         }
         if exit.reason == .idle {
             state = .idle
@@ -353,6 +375,7 @@ final class ExtensionSupervisor {
         if isOnDemand {
             // Launched for work; the next work launches it again. A crash
             // loop still marks it failed.
+            if status == .exited(0) { backoff = RestartBackoff() }  // it ran and ended well
             if status != .exited(0), backoff.delayAfterFailure(ranFor: ranFor) == nil {
                 fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
                      + "\(RestartBackoff.stableAfter / 1000) s of starting; not launching it again")
@@ -457,15 +480,17 @@ final class ExtensionSupervisor {
         idleTimer = nil
         termTimer?.close()
         termTimer = nil
-        killTimer?.close()
-        killTimer = nil
         relaunchAfterExit = false
         guard let process, process.exitStatus == nil else {
             if state != .failed { state = isOnDemand ? .idle : .stopped }
             onGone?(false)
             return completion()
         }
-        stopping = completion
+        stopping.append(completion)
+        // Already on its way out for a stop: wait with the others.
+        guard stopping.count == 1 || ending != .stopped else { return }
+        killTimer?.close()
+        killTimer = nil
         ending = .stopped
         state = .stopping
         signal(SIGTERM)

@@ -121,13 +121,34 @@ public final class Host: @unchecked Sendable {
                 launcher: configuration.launcher, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
             supervisors.append(supervisor)
             supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
-                self.attachedEntry(named: supervisor.manifest.name)?.connection
-                    .notify(HostNotification.willTerminate, ["reason": "idle"])
+                // Version 1 knows no such notice; SIGTERM tells it.
+                guard let entry = self.attachedEntry(named: supervisor.manifest.name), entry.protocolVersion >= 2 else { return }
+                entry.connection.notify(HostNotification.willTerminate, ["reason": "idle"])
+            }
+            supervisor.hasWaiters = { [unowned self, unowned supervisor] in
+                self.helloWaiters[supervisor.manifest.name]?.isEmpty == false
             }
             supervisor.onGone = { [unowned self, unowned supervisor] relaunching in
                 if !relaunching { self.answerHelloWaiters(supervisor.manifest.name, with: nil) }
             }
             supervisor.begin()
+        }
+        watchDefaultsForIdleWidgets()
+    }
+
+    /// A defaults change launches idle on-demand widgets (they show what
+    /// changed); running ones hear of it by their own watcher.
+    private var defaultsWatcher: StoreWatcher?
+
+    private func watchDefaultsForIdleWidgets() {
+        guard supervisors.contains(where: { $0.manifest.role == .widget && $0.isOnDemand }) else { return }
+        do {
+            let path = configuration.group.storePath("defaults")
+            defaultsWatcher = try StoreWatcher(loop: loop, paths: [path]) { [unowned self] _ in
+                _ = self.launchIdleWidgets(named: nil)
+            }
+        } catch {
+            logger.warning("cannot watch the shared defaults (on-demand widgets will not launch on a change): \(error)")
         }
     }
 
@@ -148,6 +169,8 @@ public final class Host: @unchecked Sendable {
     public func shutdown(_ completion: @escaping () -> Void) {
         guard !shuttingDown else { return }
         shuttingDown = true
+        defaultsWatcher?.close()
+        defaultsWatcher = nil
         for (_, lock) in features { lock.release() }
         features.removeAll()
         server?.broadcast(HostNotification.stopping)
@@ -264,8 +287,11 @@ public final class Host: @unchecked Sendable {
         // A hello without a version is version 1: shell and Python
         // extensions written before versions keep working.
         var version = 1
-        if let requested = params?["protocol"] {
-            guard let number = requested.intValue, HostProtocol.supported.contains(number) else {
+        if let requested = params?["protocol"], requested != .null {
+            guard let number = requested.intValue else {
+                return .failure(.invalidParams("\"protocol\" must be an integer"))
+            }
+            guard HostProtocol.supported.contains(number) else {
                 return .failure(.unsupportedProtocol(requested, supported: HostProtocol.supported))
             }
             version = number
@@ -278,11 +304,15 @@ public final class Host: @unchecked Sendable {
         }
         guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
         let key = ObjectIdentifier(connection)
+        if let existing = attached[key] {
+            return .failure(.refused("this connection already said hello, as '\(existing.name)'"))
+        }
         if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
             return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
         }
         let supervisor = supervisors.first { $0.manifest.name == name }
-        let managed = supervisor?.pid == peer.pid
+        // Its process, or one it started (a wrapper script's child): its group.
+        let managed = supervisor?.owns(pid: peer.pid) ?? false
         let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
         var entry = AttachedExtension(
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
@@ -336,7 +366,7 @@ public final class Host: @unchecked Sendable {
     /// Calls `answer` with the extension once it has said hello (at once if
     /// it has), or nil if it goes without; the result cancels the wait.
     private func whenAttached(_ name: String, _ answer: @escaping (AttachedExtension?) -> Void) -> () -> Void {
-        if let entry = attachedEntry(named: name) {
+        if let entry = attachedEntry(named: name), isUsable(entry) {
             answer(entry)
             return {}
         }
@@ -344,6 +374,12 @@ public final class Host: @unchecked Sendable {
         let id = nextWaiterID
         helloWaiters[name, default: []].append((id, answer))
         return { [weak self] in self?.helloWaiters[name]?.removeAll { $0.id == id } }
+    }
+
+    /// Not on its way out: an instance being ended takes no new work (the
+    /// work waits for the next one).
+    private func isUsable(_ entry: AttachedExtension) -> Bool {
+        !(entry.managed && supervisor(named: entry.name)?.isEnding == true)
     }
 
     private func answerHelloWaiters(_ name: String, with entry: AttachedExtension?) {
@@ -394,7 +430,8 @@ public final class Host: @unchecked Sendable {
             let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests\(byHand)")))
         }
-        let wasRunning = supervisor.pid != nil
+        guard !shuttingDown else { return respond(.failure(.refused("the host is stopping every extension"))) }
+        let wasRunning = supervisor.hasProcess
         supervisor.stop {
             respond(.success(["name": .string(name), "stopped": .bool(wasRunning),
                               "state": .string(supervisor.state.rawValue)]))
@@ -404,8 +441,9 @@ public final class Host: @unchecked Sendable {
     /// Launches idle on-demand widgets (all, or the one named); their names.
     private func launchIdleWidgets(named name: String?) -> [String] {
         var launched: [String] = []
+        guard !shuttingDown else { return [] }
         for supervisor in supervisors where supervisor.manifest.role == .widget && supervisor.isOnDemand
-            && supervisor.state == .idle && (name == nil || supervisor.manifest.name == name) {
+            && (supervisor.state == .idle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
             if supervisor.demand() { launched.append(supervisor.manifest.name) }
         }
         return launched
@@ -431,7 +469,7 @@ public final class Host: @unchecked Sendable {
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
-        var names = Set(attached.values.filter { $0.role == .notification }.map(\.name))
+        var names = Set(attached.values.filter { $0.role == .notification && isUsable($0) }.map(\.name))
         if !shuttingDown {
             for supervisor in supervisors where supervisor.manifest.role == .notification && supervisor.isOnDemand
                 && !names.contains(supervisor.manifest.name) && supervisor.demand() {
@@ -459,7 +497,7 @@ public final class Host: @unchecked Sendable {
 
     private func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
         let name = params?["name"]?.stringValue
-        let widgets = attached.values.filter { $0.role == .widget && (name == nil || $0.name == name) }
+        let widgets = attached.values.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
         // An idle on-demand widget is launched: its first timeline is the reload.
         let launched = shuttingDown ? [] : launchIdleWidgets(named: name)
         if let name, widgets.isEmpty, launched.isEmpty {

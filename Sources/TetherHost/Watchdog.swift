@@ -17,8 +17,8 @@ final class Watchdog {
         self.connection = connection
         self.onUnresponsive = onUnresponsive
         timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: periodMilliseconds, repeatMilliseconds: periodMilliseconds) { [unowned self] in
-            self.tick()
+        timer.start(afterMilliseconds: periodMilliseconds, repeatMilliseconds: periodMilliseconds) { [weak self] in
+            self?.tick()
         }
     }
 
@@ -32,6 +32,8 @@ final class Watchdog {
         // Any answer, an error included, shows its loop turns.
         outstanding = connection.call(ExtensionMethod.ping, [:]) { [weak self] _ in self?.outstanding = nil }
     }
+
+    deinit { timer.close() }
 
     func stop() {
         timer.close()

@@ -1,6 +1,7 @@
 import TetherGroup
 
-/// The liveness commands (`probe`, `hold`, `watch`) read without
+/// The liveness commands (`probe`, `hold`, `watch`), and the host's
+/// `launch-extension` before every extension it starts, read without
 /// ArgumentParser when their command line is plain.
 ///
 /// ArgumentParser builds its whole command tree by reflection on every run:
@@ -35,6 +36,7 @@ enum FastCommandLine {
         case "probe": (valued, switches) = (["--group"], ["--json"])
         case "hold": (valued, switches) = (["--group", "--wait"], [])
         case "watch": (valued, switches) = (["--group", "--until", "--timeout"], ["--json"])
+        case "launch-extension": (valued, switches) = (["--parent", "--grace-milliseconds"], [])
         default: return nil
         }
         // Seen options and flags as bits, values by position in `valued`.
@@ -72,6 +74,17 @@ enum FastCommandLine {
         }
         func option(_ name: String) -> String? {
             valued.firstIndex(of: name).flatMap { seenOptions & (1 << $0) != 0 ? values[$0] : nil }
+        }
+        if command == "launch-extension" {
+            // What the host passes: the two options, `--`, the command.
+            guard positionals.isEmpty, let trailing, !trailing.isEmpty,
+                  let parent = option("--parent").flatMap({ Int32($0) }) else { return nil }
+            var grace = LaunchExtension.defaultGraceMilliseconds
+            if let text = option("--grace-milliseconds") {
+                guard let value = Int32(text) else { return nil }
+                grace = value
+            }
+            return { try LaunchExtension.execute(parent: parent, graceMilliseconds: grace, command: trailing) }
         }
         guard let target = target(positionals) else { return nil }
         let group = option("--group")

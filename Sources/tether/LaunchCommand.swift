@@ -18,7 +18,8 @@ struct LaunchExtension: ParsableCommand {
 
     @Option(help: "The host's pid.") var parent: Int32
     @Option(help: "Milliseconds the extension's group gets after SIGTERM if the host dies.")
-    var graceMilliseconds: Int32 = 3_000
+    var graceMilliseconds: Int32 = LaunchExtension.defaultGraceMilliseconds
+    static let defaultGraceMilliseconds: Int32 = 3_000
     @Argument(parsing: .postTerminator) var command: [String] = []
 
     func validate() throws {
@@ -26,6 +27,12 @@ struct LaunchExtension: ParsableCommand {
     }
 
     func run() throws {
+        _ = try Self.execute(parent: parent, graceMilliseconds: graceMilliseconds, command: command)
+    }
+
+    /// Becomes the extension; returns (or throws) only if it cannot. On the
+    /// fast command line too: it runs before every extension start.
+    static func execute(parent: Int32, graceMilliseconds: Int32, command: [String]) throws -> Int32 {
         // PDEATHSIG fires when the thread that forked us exits; the host
         // spawns from its loop thread, which lives as long as the host.
         guard tether_set_parent_death_signal(SIGTERM) == 0 else {

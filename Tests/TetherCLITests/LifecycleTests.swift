@@ -140,6 +140,70 @@ import TetherTestSupport
         #expect(try entry(fixture, "late")["waitingForHello"] as? Int == 0)
     }
 
+    /// A push that comes while an idle instance is being ended waits for a
+    /// new one rather than going to the dying one. The extension (Python,
+    /// protocol 1, so SIGTERM comes a second after the idle end) runs
+    /// through a wrapper that does not exec: its hello comes from the
+    /// wrapper's child, still the host's own.
+    @Test func aPushDuringAnIdleEndGoesToTheNextInstance() throws {
+        let fixture = try HostFixture()
+        let script = """
+            import json, os, socket
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["TETHER_SOCKET"])
+            f = s.makefile("r", encoding="utf-8", newline="\\n")
+            out = s.makefile("w", encoding="utf-8", newline="\\n")
+            def send(m):
+                out.write(json.dumps(m) + "\\n"); out.flush()
+            send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+                  "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
+            for line in f:
+                m = json.loads(line)
+                if m.get("method") == "notification.receive":
+                    c = dict(m["params"]["payload"]); c["by"] = os.getpid()
+                    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
+            """
+        try writeFile(fixture.extensions + "/quick.py", script)
+        try writeFile(fixture.extensions + "/quick.sh", "#!/bin/sh\npython3 \"$(dirname \"$0\")/quick.py\"\n", mode: 0o755)
+        try manifest(fixture, name: "quick", role: "notification", executable: "quick.sh", ["idleTimeout": 0.5])
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let first = try push(fixture, #"{"title":"A"}"#)
+        let firstBy = (first["content"] as? [String: Any])?["by"] as? Int
+        #expect(firstBy != nil)
+        #expect(try entry(fixture, "quick")["managed"] as? Bool == true, "the wrapper's child is the host's own")
+        // Bounded: until the host is ending it for idleness.
+        let deadline = Date().addingTimeInterval(10)
+        var state = ""
+        while state != "stopping", Date() < deadline { state = try entry(fixture, "quick")["state"] as? String ?? "" }
+        #expect(state == "stopping")
+        let second = try push(fixture, #"{"title":"B"}"#)
+        let secondBy = (second["content"] as? [String: Any])?["by"] as? Int
+        #expect(second["modified"] as? Bool == true, "\(second)")
+        #expect(secondBy != nil && secondBy != firstBy, "a new instance took it")
+    }
+
+    /// Two stops at once, of an extension that ignores SIGTERM (so both
+    /// wait for the SIGKILL after the grace): both are answered, and the
+    /// host's own stop at SIGTERM still finishes.
+    @Test func concurrentStopsAreAllAnswered() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("stubborn", script: "trap '' TERM\nwhile :; do sleep 1; done")
+        let host = try fixture.startHost()
+        defer { host.signal(SIGKILL) }
+        #expect(try entry(fixture, "stubborn")["state"] as? String == "running")
+        let stops = try (0..<2).map { _ in try startTether(fixture.group.withGroup(["extension", "stop", "stubborn"])) }
+        for stop in stops {
+            #expect(try stop.waitForExit(timeout: 15) == 0)
+            #expect(try stop.remainingOutput() == "stubborn stopped\n")
+        }
+        #expect(try fixture.group.run(["extension", "start", "stubborn"]).status == 0)
+        let again = try startTether(fixture.group.withGroup(["extension", "stop", "stubborn"]))
+        host.signal(SIGTERM)
+        #expect(try again.waitForExit(timeout: 15) != -1)
+        #expect(try host.waitForExit(timeout: 15) == 0, "the shutdown finished though a stop was pending")
+    }
+
     @Test func extensionStartStopAndListDriveTheLifecycle() throws {
         let fixture = try HostFixture()
         let widget = exampleExecutable("example-widget")
@@ -275,7 +339,8 @@ import TetherTestSupport
         #expect(error["code"] as? Int == -32002)
         #expect(error["message"] as? String == "protocol version 99 is not supported; this host speaks versions 1 to 2")
         #expect(((error["data"] as? [String: Any])?["supported"] as? [String: Any])?["max"] as? Int == 2)
-        #expect((try hello("odd", #""two""#)["error"] as? [String: Any])?["code"] as? Int == -32002)
+        #expect((try hello("odd", #""two""#)["error"] as? [String: Any])?["code"] as? Int == -32602)
+        #expect((try hello("null", "null")["result"] as? [String: Any])?["protocol"] as? Int == 1)
 
         let oldAnswer = try hello("old", nil)
         let old = try #require(oldAnswer["result"] as? [String: Any], "\(oldAnswer)")
@@ -284,6 +349,22 @@ import TetherTestSupport
         #expect(current["protocol"] as? Int == 2)
         #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
         #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
+
+        // One hello per connection: a second (which once left the first's
+        // watchdog running against a freed entry) is refused.
+        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        defer { client.close() }
+        for id in 1...2 {
+            client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"extension.hello","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])
+        }
+        var answers: [String] = []
+        for _ in 0..<10 where answers.count < 2 {
+            guard let line = client.readLine() else { break }
+            if line.contains(#""id":"#) { answers.append(line) }
+        }
+        #expect(answers.count == 2)
+        #expect(answers.last?.contains("this connection already said hello, as 'twice1'") == true, "\(answers)")
+        #expect(try fixture.group.run(["status"]).status == 0)
     }
 
     /// A host that speaks none of the SDK's versions: the extension exits 3
