@@ -234,6 +234,16 @@ import TetherTestSupport
         lazy = try entry(fixture, "lazy")
         #expect(lazy["state"] as? String == "running")
 
+        // So does a change to the shared defaults, from any process.
+        #expect(try fixture.group.run(["extension", "stop", "lazy"]).stdout == "lazy stopped\n")
+        #expect(try entry(fixture, "lazy")["state"] as? String == "idle")
+        #expect(try fixture.group.run(["defaults", "set", "greeting", "\"hi\""]).status == 0)
+        // Bounded: until the host has launched it (the change is heard within a loop turn).
+        let deadline = Date().addingTimeInterval(10)
+        var state = "idle"
+        while state == "idle", Date() < deadline { state = try entry(fixture, "lazy")["state"] as? String ?? "" }
+        #expect(state == "running")
+
         // An always extension that is stopped stays stopped until started.
         #expect(try fixture.group.run(["extension", "stop", "steady"]).stdout == "steady stopped\n")
         var steady = try entry(fixture, "steady")
