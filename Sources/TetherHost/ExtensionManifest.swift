@@ -209,16 +209,20 @@ public struct ExtensionManifest: Sendable, Equatable {
         return UInt64(exactly: (seconds * 1000).rounded())
     }
 
-    /// The manifest as JSON, in the contract's field names.
+    /// The manifest as JSON, in the contract's field names: what `parse`
+    /// reads back as the same manifest (the build plugin embeds this, and
+    /// `EXECUTABLE --manifest` prints it for the host).
     public var jsonValue: JSONValue {
-        .object([
+        var object: [String: JSONValue] = [
             "name": .string(name), "role": .string(role.rawValue), "executable": .string(executable),
             "arguments": .array(arguments.map { .string($0) }), "restart": .string(restart.rawValue),
             "openAccess": .bool(openAccess), "activation": .string(activation.rawValue),
-            "idleTimeout": .double(Double(idleTimeoutMilliseconds) / 1000),
             "watchdog": .double(Double(watchdogMilliseconds) / 1000),
             "noRestartExitCodes": .array(noRestartExitCodes.map { .integer($0) }),
-        ])
+        ]
+        // Only on-demand extensions have one: `parse` refuses it elsewhere.
+        if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }
+        return .object(object)
     }
 }
 
