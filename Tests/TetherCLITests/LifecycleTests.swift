@@ -38,6 +38,28 @@ import TetherTestSupport
         throw TestTimeout(what: "a host line starting \(prefix) (saw \(seen))")
     }
 
+    /// A protocol 1 notification extension in Python: runs `first`, says
+    /// hello, and answers each push with its payload after `rewrite` (on `c`).
+    func pythonNotification(first: String = "", rewrite: String) -> String {
+        """
+        import json, os, socket
+        \(first)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(os.environ["TETHER_SOCKET"])
+        f = s.makefile("r", encoding="utf-8", newline="\\n")
+        out = s.makefile("w", encoding="utf-8", newline="\\n")
+        def send(m):
+            out.write(json.dumps(m) + "\\n"); out.flush()
+        send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+              "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
+        for line in f:
+            m = json.loads(line)
+            if m.get("method") == "notification.receive":
+                c = dict(m["params"]["payload"]); \(rewrite)
+                send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
+        """
+    }
+
     func pid(in line: String) -> Int? {
         line.firstMatch(of: /\(pid (\d+)/).flatMap { Int($0.1) }
     }
@@ -91,23 +113,8 @@ import TetherTestSupport
         let fixture = try HostFixture()
         let gate = fixture.group.dir.path + "/gate"
         #expect(mkfifo(gate, 0o600) == 0)
-        let script = """
-            import json, os, socket
-            open(\(String(reflecting: gate))).read()
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["TETHER_SOCKET"])
-            f = s.makefile("r", encoding="utf-8", newline="\\n")
-            out = s.makefile("w", encoding="utf-8", newline="\\n")
-            def send(m):
-                out.write(json.dumps(m) + "\\n"); out.flush()
-            send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
-                  "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
-            for line in f:
-                m = json.loads(line)
-                if m.get("method") == "notification.receive":
-                    c = dict(m["params"]["payload"]); c["title"] = "[late] " + c.get("title", "")
-                    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
-            """
+        let script = pythonNotification(first: "open(\(String(reflecting: gate))).read()",
+                                        rewrite: #"c["title"] = "[late] " + c.get("title", "")"#)
         try writeFile(fixture.extensions + "/late.py", script)
         try writeFile(fixture.extensions + "/late.sh", "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/late.py\"\n", mode: 0o755)
         try manifest(fixture, name: "late", role: "notification", executable: "late.sh", ["activation": "on-demand"])
@@ -147,22 +154,7 @@ import TetherTestSupport
     /// wrapper's child, still the host's own.
     @Test func aPushDuringAnIdleEndGoesToTheNextInstance() throws {
         let fixture = try HostFixture()
-        let script = """
-            import json, os, socket
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["TETHER_SOCKET"])
-            f = s.makefile("r", encoding="utf-8", newline="\\n")
-            out = s.makefile("w", encoding="utf-8", newline="\\n")
-            def send(m):
-                out.write(json.dumps(m) + "\\n"); out.flush()
-            send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
-                  "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
-            for line in f:
-                m = json.loads(line)
-                if m.get("method") == "notification.receive":
-                    c = dict(m["params"]["payload"]); c["by"] = os.getpid()
-                    send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
-            """
+        let script = pythonNotification(rewrite: #"c["by"] = os.getpid()"#)
         try writeFile(fixture.extensions + "/quick.py", script)
         try writeFile(fixture.extensions + "/quick.sh", "#!/bin/sh\npython3 \"$(dirname \"$0\")/quick.py\"\n", mode: 0o755)
         try manifest(fixture, name: "quick", role: "notification", executable: "quick.sh", ["idleTimeout": 0.5])
