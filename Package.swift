@@ -53,6 +53,7 @@ let package = Package(
             name: "TetherLoop",
             dependencies: [
                 "CLibUV",
+                "CTetherSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -92,7 +93,7 @@ let package = Package(
         // The supervisor: manifests, extension processes, features, the socket.
         .target(
             name: "TetherHost",
-            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog",
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "CTetherSystem",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The SDK an extension author imports: roles, context, host connection.
@@ -156,7 +157,7 @@ let package = Package(
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
-        .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport", "CTetherSystem"]),
         .testTarget(name: "TetherJSONTests", dependencies: ["TetherJSON"]),
         .testTarget(name: "TetherLogTests", dependencies: ["TetherLog", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),

@@ -35,10 +35,5 @@ public enum DescriptorLimit {
 
     /// What an extension starts with: the conventional 1024 soft limit
     /// (programs using select(2) break above it), under the hard limit.
-    public static func resetForChild() {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        limit.rlim_cur = min(limit.rlim_max, 1024)
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
+    public static let childSoftLimit = 1024
 }

@@ -28,7 +28,8 @@ final class ExtensionSupervisor {
     private let loop: EventLoop
     private let lockPath: String
     private let environment: [String]
-    private let launcher: [String]
+    /// Ends the group if the host dies (PDEATHSIG reaches the main process only).
+    private let reaper: GroupReaper
     private let graceMilliseconds: UInt64
     private let logger: Logger
     private(set) var state: State = .stopped
@@ -72,13 +73,13 @@ final class ExtensionSupervisor {
     private var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         launcher: [String], graceMilliseconds: UInt64, logger: Logger) {
+         reaper: GroupReaper, graceMilliseconds: UInt64, logger: Logger) {
         self.manifest = manifest
         self.graceMilliseconds = graceMilliseconds
         self.loop = loop
         self.lockPath = lockPath
         self.environment = environment
-        self.launcher = launcher
+        self.reaper = reaper
         var logger = logger
         logger[metadataKey: "extension"] = .string(manifest.name)
         self.logger = logger
@@ -235,16 +236,21 @@ final class ExtensionSupervisor {
 
     private func spawn() {
         state = .starting
-        let command = launcher + [manifest.executable] + manifest.arguments
         // A session of its own: one signal to the group reaches everything
         // the extension started, and a terminal's Ctrl-C reaches the host only.
-        let options = ProcessOptions(executable: command[0], arguments: Array(command.dropFirst()),
+        // SIGTERM from the kernel when the host dies, even by kill -9 (the
+        // loop thread spawns, and it lives as long as the host). The host
+        // raised its own descriptor limit; the extension gets the usual one.
+        // All of it is set between fork and exec, in C: no launcher exec.
+        let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
                                      environment: environment, stdin: .ignore, stdout: .pipe, stderr: .pipe,
-                                     detached: true)
+                                     detached: true, parentDeathSignal: SIGTERM,
+                                     descriptorSoftLimit: DescriptorLimit.childSoftLimit)
         do {
             let process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
             self.process = process
             group = process.pid
+            reaper.guardGroup(group)
             startedAt = loop.now
             ending = nil
             state = .running
@@ -440,10 +446,12 @@ final class ExtensionSupervisor {
     private func endLeftovers() {
         let leftovers = group
         group = 0
-        guard leftovers > 0, kill(-leftovers, SIGTERM) == 0 else { return }
+        guard leftovers > 0 else { return }
+        guard kill(-leftovers, SIGTERM) == 0 else { return reaper.releaseGroup(leftovers) }
         let timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: graceMilliseconds) {
+        timer.start(afterMilliseconds: graceMilliseconds) { [reaper] in
             _ = kill(-leftovers, SIGKILL)
+            reaper.releaseGroup(leftovers)
             timer.close()
         }
     }

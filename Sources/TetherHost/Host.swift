@@ -15,9 +15,6 @@ public final class Host: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var group: GroupDirectory
         public var manifests: [ExtensionManifest]
-        /// Put before every extension's command (e.g. a launcher that ties
-        /// the child's life to the host's).
-        public var launcher: [String]
         public var graceMilliseconds: UInt64
         public var logger: Logger
         /// Connections and queued replies on the socket.
@@ -27,12 +24,11 @@ public final class Host: @unchecked Sendable {
 
         public static let defaultMaximumFeatures = 256
 
-        public init(group: GroupDirectory, manifests: [ExtensionManifest], launcher: [String] = [],
+        public init(group: GroupDirectory, manifests: [ExtensionManifest],
                     graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
                     maximumFeatures: Int = Configuration.defaultMaximumFeatures) {
             self.group = group
             self.manifests = manifests
-            self.launcher = launcher
             self.graceMilliseconds = graceMilliseconds
             self.logger = logger
             self.limits = limits
@@ -53,6 +49,7 @@ public final class Host: @unchecked Sendable {
     private var nextWaiterID = 0
     private var startedAt: UInt64 = 0
     private var shuttingDown = false
+    private var reaper: GroupReaper?
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -103,6 +100,8 @@ public final class Host: @unchecked Sendable {
             throw .socket(socketPath, error)
         }
         startedAt = loop.now
+        let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
+        self.reaper = reaper
         let environment = childEnvironment()
         for manifest in configuration.manifests {
             let lockPath: String
@@ -118,7 +117,7 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                launcher: configuration.launcher, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
+                reaper: reaper, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
             supervisors.append(supervisor)
             supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
                 // Version 1 knows no such notice; SIGTERM tells it.
@@ -180,6 +179,10 @@ public final class Host: @unchecked Sendable {
             self.server = nil
             self.hostLock?.release()
             self.hostLock = nil
+            // Groups still listed (leftovers within their grace) are the
+            // reaper's to end now.
+            self.reaper?.close()
+            self.reaper = nil
             completion()
         }
         guard remaining > 0 else { return finish() }

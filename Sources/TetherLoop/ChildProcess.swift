@@ -1,4 +1,5 @@
 import CLibUV
+import CTetherSystem
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -6,11 +7,19 @@ import Glibc
 import Darwin
 #endif
 
-/// A child process spawned through libuv (`uv_process_t`). libuv reaps it
-/// on SIGCHLD and reports the exit on the loop, so no zombie is left behind.
-/// The child inherits no Tether descriptor: they are all close-on-exec.
+/// A child process, reaped and reported on the loop, so no zombie is left
+/// behind. The child inherits no Tether descriptor: they are all
+/// close-on-exec.
+///
+/// Spawned through libuv (`uv_process_t`, reaped on SIGCHLD), unless the
+/// options ask for steps libuv cannot take between fork and exec (a
+/// parent-death signal, a descriptor limit): then by Tether's own fork
+/// (`tether_spawn`, in C) and watched through a pidfd (`uv_poll_t`). That
+/// saves an exec of a launcher per child.
 public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public private(set) var pid: Int32 = 0
+    /// The own-spawn path's pidfd; -1 on libuv's.
+    private var pidfd: Int32 = -1
     public let stdin: PipeStream?
     public let stdout: PipeStream?
     public let stderr: PipeStream?
@@ -27,7 +36,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         let process = ChildProcess(loop: loop, options: options)
         process.onExit = onExit
         do {
-            try process.start(options)
+            if options.needsOwnSpawn { try process.startOwn(options) } else { try process.start(options) }
         } catch {
             process.close()
             throw error
@@ -100,6 +109,106 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         pid = raw(uv_process_t.self).pointee.pid
     }
 
+    /// fork and exec in C (see `tether_spawn`), then a poll on the pidfd.
+    private func startOwn(_ options: ProcessOptions) throws(Errno) {
+        let path = try Self.resolve(options.executable, environment: options.environment)
+        var argv = ([options.executable] + options.arguments).map { strdup($0) }
+        argv.append(nil)
+        var envp = options.environment.map { $0.map { strdup($0) } + [nil] }
+        // Our ends and the child's ends of each pipe; the child's are closed
+        // here once it has them.
+        var ours: [Int32] = [-1, -1, -1]
+        var theirs: [Int32] = [-1, -1, -1]
+        defer {
+            argv.forEach { free($0) }
+            envp?.forEach { free($0) }
+            for fd in theirs where fd > 2 { Glibc.close(fd) }
+            for fd in ours where fd >= 0 { Glibc.close(fd) }
+        }
+        let modes = [options.stdin, options.stdout, options.stderr]
+        for fd in 0..<3 {
+            switch modes[fd] {
+            case .inherit: theirs[fd] = Int32(fd)
+            case .ignore: theirs[fd] = -1
+            case .pipe:
+                var ends: [Int32] = [-1, -1]
+                guard tether_pipe(&ends) == 0 else { throw Errno(rawValue: errno) }
+                // stdin: the child reads; stdout and stderr: the child writes.
+                (ours[fd], theirs[fd]) = fd == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
+            }
+        }
+        var newPID: Int32 = 0
+        var newPidfd: Int32 = -1
+        let rc: Int32 = withOptionalCString(path) { pathPointer in
+            withOptionalCString(options.workingDirectory) { cwd in
+                argv.withUnsafeMutableBufferPointer { argvBuffer in
+                    withOptionalPointer(&envp) { envBuffer in
+                        var request = tether_spawn_request()
+                        request.path = pathPointer
+                        request.argv = UnsafePointer(argvBuffer.baseAddress)
+                        request.envp = UnsafePointer(envBuffer)
+                        request.working_directory = cwd
+                        request.stdio = (theirs[0], theirs[1], theirs[2])
+                        request.new_session = options.detached ? 1 : 0
+                        request.parent_death_signal = options.parentDeathSignal ?? 0
+                        request.descriptor_soft_limit = Int64(options.descriptorSoftLimit ?? 0)
+                        return tether_spawn(&request, &newPID, &newPidfd)
+                    }
+                }
+            }
+        }
+        guard rc == 0 else { throw Errno(rawValue: -rc) }
+        pid = newPID
+        pidfd = newPidfd
+        // The handle's memory serves as a poll on the pidfd instead of a process.
+        let initialized = uv_poll_init(loop.uv, raw(uv_poll_t.self), newPidfd)
+        if initialized == 0 { adopt() }
+        for (fd, stream) in [stdin, stdout, stderr].enumerated() where ours[fd] >= 0 {
+            guard let stream, (try? stream.open(fileDescriptor: ours[fd])) != nil else { continue }
+            ours[fd] = -1  // the stream owns it now
+        }
+        guard initialized == 0 else {
+            // Nothing could learn of its exit: end it now rather than lose it.
+            _ = kill(newPID, SIGKILL)
+            _ = waitpid(newPID, nil, 0)
+            throw uvErrno(initialized)
+        }
+        try uvCheck(uv_poll_start(raw(uv_poll_t.self), Int32(UV_READABLE.rawValue)) { handle, _, _ in
+            guard let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? ChildProcess else { return }
+            me.reap()
+        })
+    }
+
+    /// The pidfd is readable: the child has ended (or a poll error, after
+    /// which waitpid tells).
+    private func reap() {
+        var status: Int32 = 0
+        var reaped: Int32
+        repeat { reaped = waitpid(pid, &status, WNOHANG) } while reaped < 0 && errno == EINTR
+        guard reaped == pid else {
+            // Not ended after all (a spurious wake-up); ECHILD means someone
+            // else reaped it and its status is lost.
+            if reaped < 0 { uv_poll_stop(raw(uv_poll_t.self)); exited(.exited(0)) }
+            return
+        }
+        uv_poll_stop(raw(uv_poll_t.self))
+        let signalled = status & 0x7f
+        exited(signalled != 0 ? .signaled(signalled) : .exited((status >> 8) & 0xff))
+    }
+
+    /// `executable` itself if it holds a slash, else the first match in PATH
+    /// (the child's, else ours), as execvp would find it.
+    private static func resolve(_ executable: String, environment: [String]?) throws(Errno) -> String {
+        guard !executable.contains("/") else { return executable }
+        let path = environment.flatMap { $0.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } }
+            ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + executable
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw .noSuchFileOrDirectory
+    }
+
     private func exited(_ status: TerminationStatus) {
         exitStatus = status
         let callback = onExit
@@ -112,7 +221,17 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public func signal(_ signal: Int32) throws(Errno) {
         loop.assertInLoop()
         guard exitStatus == nil, !isClosed else { throw .noSuchProcess }
+        guard pidfd < 0 else {
+            // Not reaped yet, so the pid is still this child's.
+            guard Glibc.kill(pid, signal) == 0 else { throw Errno(rawValue: errno) }
+            return
+        }
         try uvCheck(uv_process_kill(raw(uv_process_t.self), signal))
+    }
+
+    deinit {
+        // After the poll handle is closed (libuv must not watch a closed fd).
+        if pidfd >= 0 { Glibc.close(pidfd) }
     }
 
     override func willClose() {

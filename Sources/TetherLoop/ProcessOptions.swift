@@ -21,6 +21,16 @@ public struct ProcessOptions: Sendable {
     public var stderr: Stdio
     /// Start the child in a session (and process group) of its own.
     public var detached: Bool
+    /// Linux: the signal the kernel sends the child when the thread that
+    /// spawned it ends (`PR_SET_PDEATHSIG`, set before exec; a parent already
+    /// gone fails the spawn with `.noSuchProcess`).
+    public var parentDeathSignal: Int32?
+    /// The child's soft `RLIMIT_NOFILE` (under the hard limit); nil keeps ours.
+    public var descriptorSoftLimit: Int?
+
+    /// Steps libuv cannot take between fork and exec: such a child is
+    /// spawned by Tether's own fork and watched through a pidfd.
+    var needsOwnSpawn: Bool { parentDeathSignal != nil || descriptorSoftLimit != nil }
 
     public init(
         executable: String,
@@ -30,7 +40,9 @@ public struct ProcessOptions: Sendable {
         stdin: Stdio = .inherit,
         stdout: Stdio = .inherit,
         stderr: Stdio = .inherit,
-        detached: Bool = false
+        detached: Bool = false,
+        parentDeathSignal: Int32? = nil,
+        descriptorSoftLimit: Int? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -40,5 +52,7 @@ public struct ProcessOptions: Sendable {
         self.stdout = stdout
         self.stderr = stderr
         self.detached = detached
+        self.parentDeathSignal = parentDeathSignal
+        self.descriptorSoftLimit = descriptorSoftLimit
     }
 }

@@ -1,7 +1,6 @@
 import TetherGroup
 
-/// The liveness commands (`probe`, `hold`, `watch`), and the host's
-/// `launch-extension` before every extension it starts, read without
+/// The liveness commands (`probe`, `hold`, `watch`), read without
 /// ArgumentParser when their command line is plain.
 ///
 /// ArgumentParser builds its whole command tree by reflection on every run:
@@ -36,7 +35,6 @@ enum FastCommandLine {
         case "probe": (valued, switches) = (["--group"], ["--json"])
         case "hold": (valued, switches) = (["--group", "--wait"], [])
         case "watch": (valued, switches) = (["--group", "--until", "--timeout"], ["--json"])
-        case "launch-extension": (valued, switches) = (["--parent", "--grace-milliseconds"], [])
         default: return nil
         }
         // Seen options and flags as bits, values by position in `valued`.
@@ -74,17 +72,6 @@ enum FastCommandLine {
         }
         func option(_ name: String) -> String? {
             valued.firstIndex(of: name).flatMap { seenOptions & (1 << $0) != 0 ? values[$0] : nil }
-        }
-        if command == "launch-extension" {
-            // What the host passes: the two options, `--`, the command.
-            guard positionals.isEmpty, let trailing, !trailing.isEmpty,
-                  let parent = option("--parent").flatMap({ Int32($0) }) else { return nil }
-            var grace = LaunchExtension.defaultGraceMilliseconds
-            if let text = option("--grace-milliseconds") {
-                guard let value = Int32(text) else { return nil }
-                grace = value
-            }
-            return { try LaunchExtension.execute(parent: parent, graceMilliseconds: grace, command: trailing) }
         }
         guard let target = target(positionals) else { return nil }
         let group = option("--group")

@@ -38,10 +38,8 @@ final class HostSession: LoopSession, @unchecked Sendable {
         LogOutput.standardOutput.attach(to: loop, renderNotice: render)
         LogOutput.standardError.attach(to: loop, sharing: .standardOutput, renderNotice: render)
         for problem in skipped { logger.error("tether: skipping \(problem)") }
-        let launcher = [ownExecutable(), "launch-extension", "--parent", String(getpid()),
-                        "--grace-milliseconds", String(min(grace.milliseconds, UInt64(Int32.max))), "--"]
         let host = TetherHost.Host(loop: loop, configuration: TetherHost.Host.Configuration(
-            group: group, manifests: manifests, launcher: launcher, graceMilliseconds: grace.milliseconds,
+            group: group, manifests: manifests, graceMilliseconds: grace.milliseconds,
             logger: logger, limits: limits))
         do {
             try host.start()

@@ -21,7 +21,7 @@ struct Tether: ParsableCommand {
             """,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, ExtensionCommand.self, Feature.self, Push.self, Reload.self,
                       Defaults.self, Login.self, Logout.self, Token.self,
-                      Demo.self, Bench.self, LaunchExtension.self]
+                      Demo.self, Bench.self]
     )
 }
 

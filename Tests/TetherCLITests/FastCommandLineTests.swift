@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// `probe`, `hold`, `watch` and `launch-extension` skip ArgumentParser when their line is plain
+/// `probe`, `hold` and `watch` skip ArgumentParser when their line is plain
 /// (FastCommandLine). Every line here runs both ways (TETHER_ARGUMENT_PARSER=1
 /// forces ArgumentParser) and must give the same status, output and errors.
 @Suite struct FastCommandLineTests {
@@ -56,24 +56,6 @@ import TetherTestSupport
             ["watch", "feature", "idle", "--group", g, "--until", "sometimes"],
             ["watch", "feature", "idle", "--group", g, "--timeout", "forever"],
         ], group: group)
-    }
-
-    /// What the host runs before every extension; its parent is this test.
-    @Test func launchExtensionAnswersAlikeBothWays() throws {
-        let group = try TestGroup()
-        let me = String(getpid())
-        try expectSame([
-            ["launch-extension", "--parent", me, "--", "/bin/echo", "launched"],
-            ["launch-extension", "--parent", me, "--grace-milliseconds", "500", "--", "/bin/sh", "-c", "exit 5"],
-            ["launch-extension", "--parent", "1", "--", "/bin/echo", "never"],
-            ["launch-extension", "--parent", me, "--", "/nonexistent/extension"],
-            ["launch-extension", "--parent", "x", "--", "/bin/echo"],
-            ["launch-extension", "--parent", me, "--grace-milliseconds", "soon", "--", "/bin/echo"],
-            ["launch-extension", "--parent", me],
-            ["launch-extension", "--parent", me, "--"],
-            ["launch-extension", "--", "/bin/echo"],
-        ], group: group)
-        #expect(try tether(["launch-extension", "--parent", me, "--", "/bin/echo", "launched"]).stdout == "launched\n")
     }
 }
 

@@ -167,6 +167,50 @@ import TetherTestSupport
         #expect(hasEnded(child, within: 10), "a background child outlived its host")
     }
 
+    /// The host's group reaper is one process for the host's whole life; a
+    /// killed one is replaced at the next launch, and the new one is told
+    /// every group still running, so kill -9 of the host still ends them.
+    @Test func aKilledGroupReaperIsReplacedAndGuardsEveryGroup() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("parent", script: #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#)
+        try fixture.addExtension("later", restart: "always", script: #"echo "later $$"; exec sleep 1000"#)
+        let host = try fixture.startHost()
+        var child: Int32 = 0, later: Int32 = 0
+        for _ in 0..<20 where child == 0 || later == 0 {
+            let line = try #require(try host.readLine())
+            let words = line.split(separator: " ")
+            if line.hasPrefix("[parent] child") { child = try #require(Int32(words[2])) }
+            if line.hasPrefix("[later] later") { later = try #require(Int32(words[2])) }
+        }
+        #expect(child > 0 && later > 0)
+        let reaper = try #require(groupReaper(of: host.pid), "no group reaper reads the host's pipe")
+        kill(reaper, SIGKILL)
+        #expect(hasEnded(reaper, within: 10))
+        // A launch tells the reaper of its group: the host finds it gone.
+        kill(later, SIGKILL)
+        _ = try host.expectLineStarting("[later] later")
+        let replacement = try #require(groupReaper(of: host.pid), "the killed reaper was not replaced")
+        #expect(replacement != reaper)
+        host.signal(SIGKILL)
+        #expect(hasEnded(child, within: 10), "the replacement did not guard a group started before it")
+        #expect(hasEnded(replacement, within: 10), "the reaper outlived its work")
+    }
+
+    /// PR_SET_PDEATHSIG, set between fork and exec, ends an extension with
+    /// its host even when no reaper is left to do it.
+    @Test func withoutItsReaperAHostsDeathStillEndsItsExtensions() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("alone", script: #"echo "pid $$"; exec sleep 1000"#)
+        let host = try fixture.startHost()
+        let line = try #require(try host.expectLineStarting("[alone] pid").last)
+        let pid = try #require(Int32(line.split(separator: " ").last ?? ""))
+        let reaper = try #require(groupReaper(of: host.pid), "no group reaper reads the host's pipe")
+        kill(reaper, SIGKILL)
+        #expect(hasEnded(reaper, within: 10))
+        host.signal(SIGKILL)
+        #expect(hasEnded(pid, within: 10), "the extension outlived its host")
+    }
+
     @Test func extensionProcessGroupEndsWithItsExtension() throws {
         let fixture = try HostFixture()
         let script = #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#
@@ -192,6 +236,24 @@ import TetherTestSupport
         #expect(try host.waitForExit(timeout: 20) == 0)
         #expect(hasEnded(parent.child, within: 5), "stopping the host ends the extension's background child")
     }
+}
+
+/// The group reaper of the host `pid`: the `tether-reaper` whose
+/// descriptor 3 is a pipe the host also holds (the write end).
+func groupReaper(of host: Int32) -> Int32? {
+    let files = FileManager.default
+    let hostPipes = ((try? files.contentsOfDirectory(atPath: "/proc/\(host)/fd")) ?? [])
+        .compactMap { try? files.destinationOfSymbolicLink(atPath: "/proc/\(host)/fd/\($0)") }
+        .filter { $0.hasPrefix("pipe:") }
+    for entry in (try? files.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        guard let pid = Int32(entry),
+              (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "tether-reaper\n",
+              let link = try? files.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/3"),
+              hostPipes.contains(link)
+        else { continue }
+        return pid
+    }
+    return nil
 }
 
 /// True once `pid` has terminated (a zombie counts as ended: orphans here may

@@ -1,33 +1,46 @@
+import CTetherSystem
 import Glibc
 import SystemPackage
 import Testing
 import TetherLoop
 import TetherTestSupport
 
+/// Both ways to spawn: through libuv, and Tether's own fork (taken when the
+/// options ask for a parent-death signal or a descriptor limit).
+enum SpawnPath: CaseIterable, Sendable {
+    case libuv, own
+
+    func options(_ options: ProcessOptions) -> ProcessOptions {
+        var options = options
+        if self == .own { options.parentDeathSignal = SIGKILL }
+        return options
+    }
+}
+
 @Suite struct ChildProcessTests {
-    @Test func reportsTheExitStatus() async throws {
+    @Test(arguments: SpawnPath.allCases) func reportsTheExitStatus(_ path: SpawnPath) async throws {
         let status: TerminationStatus = try await onLoop { loop, finish in
-            _ = try ChildProcess.spawn(loop: loop, ProcessOptions(executable: "sh", arguments: ["-c", "exit 7"])) {
+            _ = try ChildProcess.spawn(loop: loop, path.options(ProcessOptions(executable: "sh", arguments: ["-c", "exit 7"]))) {
                 finish($0)
             }
         }
         #expect(status == .exited(7))
     }
 
-    @Test func reportsTheSignalThatEndedIt() async throws {
+    @Test(arguments: SpawnPath.allCases) func reportsTheSignalThatEndedIt(_ path: SpawnPath) async throws {
         let status: TerminationStatus = try await onLoop { loop, finish in
             let child = try ChildProcess.spawn(
-                loop: loop, ProcessOptions(executable: "sleep", arguments: ["60"], stdout: .ignore)) { finish($0) }
+                loop: loop, path.options(ProcessOptions(executable: "sleep", arguments: ["60"], stdout: .ignore))) { finish($0) }
             try child.signal(SIGTERM)
         }
         #expect(status == .signaled(SIGTERM))
         #expect(status.shellCode == 128 + SIGTERM)
     }
 
-    @Test func missingExecutableFailsWithENOENT() async throws {
+    @Test(arguments: SpawnPath.allCases) func missingExecutableFailsWithENOENT(_ path: SpawnPath) async throws {
         let error: Errno? = try await onLoop { (loop: EventLoop, finish: @escaping (Errno?) -> Void) in
             do {
-                _ = try ChildProcess.spawn(loop: loop, ProcessOptions(executable: "/nonexistent/tether-nope")) { _ in }
+                _ = try ChildProcess.spawn(loop: loop, path.options(ProcessOptions(executable: "/nonexistent/tether-nope"))) { _ in }
                 finish(nil)
             } catch {
                 finish(error as? Errno)
@@ -36,13 +49,13 @@ import TetherTestSupport
         #expect(error == .noSuchFileOrDirectory)
     }
 
-    @Test func pipesStdinAndStdout() async throws {
+    @Test(arguments: SpawnPath.allCases) func pipesStdinAndStdout(_ path: SpawnPath) async throws {
         let (output, status): (String, TerminationStatus) = try await onLoop { loop, finish in
             var bytes: [UInt8] = []
             var ended = false
             var exit: TerminationStatus?
             let child = try ChildProcess.spawn(
-                loop: loop, ProcessOptions(executable: "tr", arguments: ["a-z", "A-Z"], stdin: .pipe, stdout: .pipe)
+                loop: loop, path.options(ProcessOptions(executable: "tr", arguments: ["a-z", "A-Z"], stdin: .pipe, stdout: .pipe))
             ) { status in
                 exit = status
                 if ended { finish((String(decoding: bytes, as: UTF8.self), status)) }
@@ -63,7 +76,7 @@ import TetherTestSupport
 
     /// Invariant 1 at the lowest level: a close-on-exec descriptor of the
     /// parent is not open in a child spawned through the loop.
-    @Test func childInheritsNoCloseOnExecDescriptor() async throws {
+    @Test(arguments: SpawnPath.allCases) func childInheritsNoCloseOnExecDescriptor(_ path: SpawnPath) async throws {
         let dir = try TemporaryDirectory()
         let marker = dir.path + "/marker"
         let fd = open(marker, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
@@ -71,14 +84,76 @@ import TetherTestSupport
         defer { close(fd) }
         let listing: String = try await onLoop { loop, finish in
             var bytes: [UInt8] = []
-            let child = try ChildProcess.spawn(loop: loop, ProcessOptions(
+            let child = try ChildProcess.spawn(loop: loop, path.options(ProcessOptions(
                 executable: "sh", arguments: ["-c", "for f in /proc/$$/fd/*; do readlink $f; done"],
-                stdout: .pipe)) { _ in }
+                stdout: .pipe))) { _ in }
             try child.stdout?.startReading { event in
                 if case .data(let chunk) = event { bytes += chunk } else { finish(String(decoding: bytes, as: UTF8.self)) }
             }
         }
         #expect(!listing.contains("marker"))
         #expect(listing.contains("pipe:"), "the listing itself went through a pipe: \(listing)")
+    }
+
+    /// Own spawn: every signal starts at its default and unblocked, though
+    /// this process ignores SIGPIPE and the loop thread blocks others; the
+    /// descriptor limit is the one asked for, though this process has more
+    /// open; stdio may be 0, 1, 2 themselves.
+    @Test func ownSpawnResetsSignalsAndSetsTheDescriptorLimit() async throws {
+        let previous = signal(SIGPIPE, SIG_IGN)
+        defer { signal(SIGPIPE, previous) }
+        // Numbers past the child's limit in use here (a busy host's are),
+        // so the child's copies of its stdio land above it too.
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let extra = (0..<300).map { _ in fcntl(null, F_DUPFD_CLOEXEC, 0) }
+        defer { (extra + [null]).filter { $0 >= 0 }.forEach { close($0) } }
+        let output: String = try await onLoop { loop, finish in
+            var bytes: [UInt8] = []
+            let child = try ChildProcess.spawn(loop: loop, ProcessOptions(
+                executable: "sh", arguments: ["-c", "ulimit -n; exec grep -E '^Sig(Ign|Blk)' /proc/self/status"],
+                stdin: .inherit, stdout: .pipe, stderr: .inherit, descriptorSoftLimit: 200)) { _ in }
+            try child.stdout?.startReading { event in
+                if case .data(let chunk) = event { bytes += chunk } else { finish(String(decoding: bytes, as: UTF8.self)) }
+            }
+        }
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("SigIgn:\t0000000000000000"), "\(output)")
+        #expect(lines.contains("SigBlk:\t0000000000000000"), "\(output)")
+        #expect(lines.first == "200", "\(output)")
+    }
+
+    /// Own spawn: the child carries the parent-death signal asked for (the
+    /// kernel sends it when the spawning thread ends; it survives exec), as
+    /// the child itself reads it back with PR_GET_PDEATHSIG.
+    @Test func ownSpawnSetsTheParentDeathSignal() async throws {
+        let script = "import ctypes; s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)"
+        let output: String = try await onLoop { loop, finish in
+            var bytes: [UInt8] = []
+            let child = try ChildProcess.spawn(loop: loop, ProcessOptions(
+                executable: "python3", arguments: ["-c", script], stdout: .pipe, parentDeathSignal: SIGUSR1)) { _ in }
+            try child.stdout?.startReading { event in
+                if case .data(let chunk) = event { bytes += chunk } else { finish(String(decoding: bytes, as: UTF8.self)) }
+            }
+        }
+        #expect(output == "\(SIGUSR1)\n")
+    }
+
+    /// Own spawn: a file that cannot be run fails the spawn with the
+    /// child's errno (the child is reaped inside the spawn).
+    @Test func ownSpawnReportsTheExecError() async throws {
+        let dir = try TemporaryDirectory()
+        let script = dir.path + "/not-executable"
+        let fd = open(script, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        #expect(fd >= 0)
+        close(fd)
+        let error: Errno? = try await onLoop { (loop: EventLoop, finish: @escaping (Errno?) -> Void) in
+            do {
+                _ = try ChildProcess.spawn(loop: loop, ProcessOptions(executable: script, parentDeathSignal: SIGKILL)) { _ in }
+                finish(nil)
+            } catch {
+                finish(error as? Errno)
+            }
+        }
+        #expect(error == .permissionDenied)
     }
 }

@@ -3,11 +3,6 @@
 
 #include <sys/resource.h>
 
-/// prctl(PR_SET_PDEATHSIG, signal): ask the kernel to send `signal` to this
-/// process when its parent dies. prctl is variadic, which Swift cannot call.
-/// Returns 0, or -1 with errno set; 0 without effect off Linux.
-int tether_set_parent_death_signal(int signal);
-
 /// pidfd_open(pid, 0): a descriptor that becomes readable when the process
 /// ends (syscall is variadic too). -1 with errno set; ENOSYS off Linux.
 int tether_pidfd_open(int pid);
@@ -17,12 +12,37 @@ int tether_pidfd_open(int pid);
 int tether_pin_to_cpu(int pid, int cpu);
 int tether_current_cpu(void);
 
-/// For an extension about to exec, in a process group of its own: starts a
-/// small orphaned process in that group which waits on pidfds of the host
-/// and of this process. If the host dies first (even by SIGKILL), it sends
-/// SIGTERM to the whole group and SIGKILL after `grace_ms`, so nothing the
-/// extension started outlives the host. 0, or -1 (no pidfds: Linux < 5.3).
-int tether_start_group_reaper(int host_pid, int grace_ms);
+/// Starts the host's group reaper: a small orphaned process, in a session
+/// of its own, holding none of the host's descriptors, that reads 4-byte
+/// records from a pipe (a process group id to guard, or its negation to let
+/// go). When the host's end of the pipe closes (the host exited, even by
+/// SIGKILL) it sends SIGTERM to every group still listed and SIGKILL after
+/// `grace_ms`, so nothing an extension started outlives the host. Returns
+/// the pipe's write end (close-on-exec, non-blocking), or -1 with errno.
+int tether_start_group_reaper(int grace_ms);
+
+/// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
+int tether_pipe(int fds[2]);
+
+/// What `tether_spawn` runs and how.
+struct tether_spawn_request {
+    const char *path;            /* run as is: no PATH search */
+    char *const *argv;
+    char *const *envp;           /* NULL: this process's environment */
+    const char *working_directory; /* NULL: this process's */
+    int stdio[3];                /* descriptors that become 0, 1, 2; -1: /dev/null */
+    int new_session;             /* setsid(): a session and process group of its own */
+    int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
+    long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
+};
+
+/// fork, then in the child only async-signal-safe steps (every signal to
+/// its default and an empty mask, the session, the parent-death signal, the
+/// descriptor limit, stdio, the directory) and execve. Returns 0 with the
+/// pid and a pidfd (close-on-exec; readable once the child ends; the caller
+/// reaps it with waitpid), or -errno: the fork's, or the child's if it
+/// could not exec (it is reaped here). Needs Linux 5.3 (pidfd_open).
+int tether_spawn(const struct tether_spawn_request *request, int *pid, int *pidfd);
 
 /// malloc_trim(0) where glibc has it: hand freed heap memory back to the
 /// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.

@@ -14,7 +14,9 @@ struct Bench: ParsableCommand {
             after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (host.attach: \
             start until the three example extensions attached; host.restart: kill -9 of \
             one until its replacement attached; host.idle-cpu and host.idle-wakeups per 10 s \
-            idle, CPU at clock-tick resolution; host.rss; host.status.under-spam, \
+            idle, CPU at clock-tick resolution; host.rss; push.cold and push.warm: a push \
+            to an idle on-demand notification extension and to it running, against \
+            spawning tether probe; host.status.under-spam, \
             host.cpu.under-spam (one extension printing flat out) and host.rss.after-abuse \
             (100 clients that never read); needs the examples built next to \
             tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \

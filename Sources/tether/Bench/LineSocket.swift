@@ -58,15 +58,7 @@ final class LineSocket {
 
     /// One line, waiting at most `timeoutMilliseconds` for each read.
     func readLine(timeoutMilliseconds: Int32) throws -> String {
-        var line: [UInt8] = []
-        while true {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("no line in time") }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
-            if let end = buffer[0..<n].firstIndex(of: 0x0a) { return String(decoding: line + buffer[0..<end], as: UTF8.self) }
-            line += buffer[0..<n]
-        }
+        try nextLine(timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// Bytes read past the last line `nextLine` returned.
