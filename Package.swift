@@ -46,8 +46,22 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"]), .brew(["libuv"])]
         ),
-        // Syscalls Swift cannot call directly (variadic in C).
+        // libseccomp, for the network filter of confined extensions.
+        // `apt-get install libseccomp-dev` provides it.
+        .systemLibrary(
+            name: "CSeccomp",
+            pkgConfig: "libseccomp",
+            providers: [.apt(["libseccomp-dev"])]
+        ),
+        // Syscalls Swift cannot call directly (variadic in C), and the steps
+        // between clone and exec.
         .target(name: "CTetherSystem"),
+        // Kernel confinement per role: Landlock, a seccomp filter, limits.
+        .target(
+            name: "TetherSandbox",
+            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherIPC",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The only module that touches libuv handles or unmanaged pointers.
         .target(
             name: "TetherLoop",
@@ -94,12 +108,12 @@ let package = Package(
         .target(
             name: "TetherHost",
             dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "CTetherSystem",
-                           .product(name: "SystemPackage", package: "swift-system")]
+                           "TetherSandbox", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The SDK an extension author imports: roles, context, host connection.
         .target(
             name: "TetherExtension",
-            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog",
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "TetherSandbox",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The manifest check the build plugin runs: the host's own rules.
@@ -164,6 +178,7 @@ let package = Package(
         .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
+        .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem"]),

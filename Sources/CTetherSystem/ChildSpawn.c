@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CTetherSystem.h"
+#include "Confinement.h"
 
 #ifdef __linux__
 #include <errno.h>
@@ -88,6 +89,15 @@ static int run_child(void *argument) {
     }
 
     if (request->working_directory && chdir(request->working_directory) < 0) report_and_exit(shared, errno);
+
+    /* Confinement last: nothing above needs rights it takes away. */
+    if (request->data_limit > 0) {
+        struct rlimit limit = {(rlim_t)request->data_limit, (rlim_t)request->data_limit};
+        if (setrlimit(RLIMIT_DATA, &limit) < 0) report_and_exit(shared, errno);
+    }
+    int confined = tether_apply_confinement(request->no_new_privileges, request->landlock_ruleset,
+                                            request->seccomp_filter, request->seccomp_filter_length, 0);
+    if (confined < 0) report_and_exit(shared, -confined);
 
     char *const *envp = request->envp ? request->envp : environ;
     /* An executable just written can be briefly "busy" (ETXTBSY): a process

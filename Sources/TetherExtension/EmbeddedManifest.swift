@@ -27,6 +27,12 @@ public struct EmbeddedManifest: Sendable {
 
     var name: String? { object["name"]?.stringValue }
     var role: String? { object["role"]?.stringValue }
+    var openAccess: Bool { object["openAccess"]?.boolValue ?? false }
+    /// Its memory limit: nil for none (0), `.none` when it does not say.
+    var memoryLimitMiB: Int?? {
+        guard let value = object["memoryLimitMiB"]?.intValue else { return .none }
+        return .some(value > 0 ? value : nil)
+    }
 
     /// The manifest with `executable` set to `path` (this process's own).
     func installable(executable path: String) -> String {

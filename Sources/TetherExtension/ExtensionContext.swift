@@ -138,9 +138,9 @@ public final class ExtensionContext {
 
     // MARK: - Start-up
 
-    /// Takes the instance lock (when started by hand), then starts watching
-    /// for a host. False if the extension cannot run.
-    func start(hello: JSONValue) -> Bool {
+    /// Started by hand, takes the instance lock (a host holds it for the
+    /// children it starts). False if the extension cannot run.
+    func claimInstance() -> Bool {
         if !identity.isManaged {
             // A host holds this lock for the children it starts; one started
             // by hand holds its own, so no host starts a second copy.
@@ -160,6 +160,11 @@ public final class ExtensionContext {
                 return false
             }
         }
+        return true
+    }
+
+    /// Starts watching for a host. False if the extension cannot run.
+    func start(hello: JSONValue) -> Bool {
         let link = HostLink(loop: loop, socketPath: identity.socketPath,
                             hostLockPath: identity.group.lockPath(for: .host), hello: hello) { [unowned self] event in
             self.hostEvent(event)

@@ -3,6 +3,7 @@ import Synchronization
 import TetherIPC
 import TetherLog
 import TetherLoop
+import TetherSandbox
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -31,11 +32,15 @@ enum ExtensionMain {
             }
         }
         loop.run()
+        if let temporary = temporaryDirectory.withLock({ $0 }) { try? PrivateTemporaryDirectory.remove(temporary) }
         // What the loop had not written yet, boundedly.
         LogOutput.standardOutput.finish()
         LogOutput.standardError.finish()
         exit(exitCode.withLock { $0 })
     }
+
+    /// The private TMPDIR of an extension started by hand, removed at exit.
+    private static let temporaryDirectory = Mutex<String?>(nil)
 
     static func fail(_ tool: String, _ message: String, code: Int32) -> Never {
         LogOutput.standardError.write("\(tool): \(message)")
@@ -72,6 +77,13 @@ enum ExtensionMain {
         guard let loop = ExtensionActor.loop else { fail(tool, "the event loop is gone", code: 3) }
         let context = ExtensionContext(identity: identity, loop: loop)
         context.onFinish = onFinish
+        guard context.claimInstance() else { return }
+        // Started by hand: confined by the same rules a host would apply,
+        // before any of the author's code (the driver makes their type).
+        if !identity.isManaged {
+            let temporary = SelfConfinement.apply(identity: identity, manifest: manifest, tool: tool)
+            temporaryDirectory.withLock { $0 = temporary }
+        }
         let driver = makeDriver(context)
         // Output that neither traps nor blocks the loop (see ExtensionContext.log).
         LogOutput.standardOutput.attach(to: loop)

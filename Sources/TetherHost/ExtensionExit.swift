@@ -23,11 +23,15 @@ struct ExtensionExit {
     let reason: Reason
     /// ISO 8601, UTC.
     let at: String
+    /// The memory limit in force, shown beside the exit: an extension that
+    /// hit it ends as its runtime reacts (an allocation failure, a crash).
+    let memoryLimitMiB: Int?
 
     /// The reason the host meant (`intended`), else what the status says.
-    init(status: TerminationStatus, intended: Reason?, at: String = WallClock.iso8601()) {
+    init(status: TerminationStatus, intended: Reason?, memoryLimitMiB: Int? = nil, at: String = WallClock.iso8601()) {
         self.status = status
         self.at = at
+        self.memoryLimitMiB = memoryLimitMiB
         if let intended {
             reason = intended
         } else if case .signaled = status {
@@ -39,6 +43,7 @@ struct ExtensionExit {
 
     var json: JSONValue {
         var object: [String: JSONValue] = ["reason": .string(reason.rawValue), "at": .string(at)]
+        if let memoryLimitMiB { object["memoryLimitMiB"] = .integer(memoryLimitMiB) }
         switch status {
         case .exited(let code): object["code"] = .integer(code)
         case .signaled(let signal): object["signal"] = .integer(signal)

@@ -5,6 +5,7 @@ import Glibc
 import SystemPackage
 import TetherGroup
 import TetherIPC
+import TetherSandbox
 
 /// An extension's manifest (`*.extension.json`), the Info.plist of an
 /// extension: what to run, in which role, and how to restart it.
@@ -46,6 +47,8 @@ public struct ExtensionManifest: Sendable, Equatable {
     public var watchdogMilliseconds: UInt64
     /// Exit codes that mean "do not restart me": the extension is marked failed.
     public var noRestartExitCodes: [Int32]
+    /// Its memory ceiling (`RLIMIT_DATA`), MiB; nil for none (`0` in the file).
+    public var memoryLimitMiB: Int?
     /// The manifest file this came from.
     public var source: String
 
@@ -53,7 +56,8 @@ public struct ExtensionManifest: Sendable, Equatable {
                 restart: RestartPolicy = .onFailure, openAccess: Bool = false, activation: Activation? = nil,
                 idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
-                noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes, source: String) {
+                noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
+                memoryLimitMiB: Int?? = nil, source: String) {
         self.name = name
         self.role = role
         self.executable = executable
@@ -64,6 +68,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.watchdogMilliseconds = watchdogMilliseconds
         self.noRestartExitCodes = noRestartExitCodes
+        self.memoryLimitMiB = memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: role)
         self.source = source
     }
 
@@ -115,7 +120,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
         }
         let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess", "activation",
-                          "idleTimeout", "watchdog", "noRestartExitCodes"]
+                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ManifestError(file: path, field: unknown,
                                 problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
@@ -197,10 +202,19 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             noRestart = codes
         }
+        var memoryLimit: Int? = SandboxPolicy.defaultMemoryLimitMiB(for: role)
+        if let value = object["memoryLimitMiB"] {
+            // Under 16 MiB not even a shell script's runtime starts.
+            guard let mib = value.intValue, mib == 0 || (16...1_048_576).contains(mib) else {
+                throw ManifestError(file: path, field: "memoryLimitMiB",
+                                    problem: "must be 0 (no limit) or MiB from 16 to 1048576")
+            }
+            memoryLimit = mib == 0 ? nil : mib
+        }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
-                                 noRestartExitCodes: noRestart, source: path)
+                                 noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit), source: path)
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
@@ -219,6 +233,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             "openAccess": .bool(openAccess), "activation": .string(activation.rawValue),
             "watchdog": .double(Double(watchdogMilliseconds) / 1000),
             "noRestartExitCodes": .array(noRestartExitCodes.map { .integer($0) }),
+            "memoryLimitMiB": .integer(memoryLimitMiB ?? 0),
         ]
         // Only on-demand extensions have one: `parse` refuses it elsewhere.
         if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }

@@ -4,6 +4,7 @@ import TetherGroup
 import TetherIPC
 import SystemPackage
 import TetherLoop
+import TetherSandbox
 
 /// Runs one extension: spawns it in a process group of its own, logs its
 /// output under its name (at a bounded rate), restarts it by its manifest's
@@ -30,6 +31,12 @@ final class ExtensionSupervisor {
     private let environment: [String]
     /// Ends the group if the host dies (PDEATHSIG reaches the main process only).
     private let reaper: GroupReaper
+    /// Its confinement and private temporary directory, per launch.
+    private let sandbox: ExtensionSandbox
+    /// What confines it (the running instance's, else what would).
+    private(set) var sandboxReport: SandboxReport
+    /// The running instance's TMPDIR, removed once its group is gone.
+    private var temporaryDirectory: String?
     private let graceMilliseconds: UInt64
     private let logger: Logger
     private(set) var state: State = .stopped
@@ -73,8 +80,10 @@ final class ExtensionSupervisor {
     private var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         reaper: GroupReaper, graceMilliseconds: UInt64, logger: Logger) {
+         reaper: GroupReaper, sandbox: ExtensionSandbox, graceMilliseconds: UInt64, logger: Logger) {
         self.manifest = manifest
+        self.sandbox = sandbox
+        sandboxReport = sandbox.expectedReport(for: manifest)
         self.graceMilliseconds = graceMilliseconds
         self.loop = loop
         self.lockPath = lockPath
@@ -94,6 +103,7 @@ final class ExtensionSupervisor {
             "pid": pid.map { .integer($0) } ?? .null, "state": .string(state.rawValue),
             "restarts": .integer(restarts), "droppedLines": .integer(droppedLines),
             "activation": .string(manifest.activation.rawValue), "lastExit": lastExit?.json ?? .null,
+            "sandbox": sandboxReport.json,
         ]
     }
 
@@ -242,12 +252,34 @@ final class ExtensionSupervisor {
         // loop thread spawns, and it lives as long as the host). The host
         // raised its own descriptor limit; the extension gets the usual one.
         // All of it is set between fork and exec, in C: no launcher exec.
-        let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
-                                     environment: environment, stdin: .ignore, stdout: .pipe, stderr: .pipe,
-                                     detached: true, parentDeathSignal: SIGTERM,
-                                     descriptorSoftLimit: DescriptorLimit.childSoftLimit)
+        // Confined by its role (files, network, signals, memory), with a
+        // private TMPDIR: applied in the same child, last before exec.
+        let confinement: Confinement
+        let temporary: String
         do {
+            (confinement, temporary) = try sandbox.prepare(manifest)
+        } catch {
+            releaseInstance()
+            if case .noTemporaryDirectory(let cause) = error, Self.isResourceShortage(cause) {
+                return retryLater("\(error)")
+            }
+            if case .missing = error {
+                // As if it had exited with 3: it cannot run as configured here.
+                lastExit = ExtensionExit(status: .exited(3), intended: nil, memoryLimitMiB: manifest.memoryLimitMiB)
+            }
+            return failNow("\(error)")
+        }
+        sandboxReport = confinement.report
+        let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
+                                     environment: environment + ["TMPDIR=\(temporary)"], stdin: .ignore,
+                                     stdout: .pipe, stderr: .pipe, detached: true, parentDeathSignal: SIGTERM,
+                                     descriptorSoftLimit: DescriptorLimit.childSoftLimit,
+                                     confinement: confinement.spawnConfinement)
+        do {
+            // Owns the ruleset, which the child has applied by the time spawn returns.
+            defer { withExtendedLifetime(confinement) {} }
             let process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
+            temporaryDirectory = temporary
             self.process = process
             group = process.pid
             reaper.guardGroup(group)
@@ -261,6 +293,7 @@ final class ExtensionSupervisor {
             forward(process.stderr, stream: "stderr", level: .error)
         } catch {
             releaseInstance()
+            sandbox.removeTemporaryDirectory(temporary)
             if Self.isResourceShortage(error) {
                 return retryLater("cannot start \(manifest.executable): \(error)")
             }
@@ -344,7 +377,7 @@ final class ExtensionSupervisor {
         let ranFor = loop.now - startedAt
         process?.close()
         process = nil
-        let exit = ExtensionExit(status: status, intended: ending)
+        let exit = ExtensionExit(status: status, intended: ending, memoryLimitMiB: sandboxReport.memoryLimitMiB)
         lastExit = exit
         ending = nil
         work = 0
@@ -446,12 +479,20 @@ final class ExtensionSupervisor {
     private func endLeftovers() {
         let leftovers = group
         group = 0
-        guard leftovers > 0 else { return }
-        guard kill(-leftovers, SIGTERM) == 0 else { return reaper.releaseGroup(leftovers) }
+        // Its TMPDIR goes once nothing of it can write there any more.
+        let temporary = temporaryDirectory
+        temporaryDirectory = nil
+        let removeTemporary = { [sandbox] in if let temporary { sandbox.removeTemporaryDirectory(temporary) } }
+        guard leftovers > 0 else { return removeTemporary() }
+        guard kill(-leftovers, SIGTERM) == 0 else {
+            reaper.releaseGroup(leftovers)
+            return removeTemporary()
+        }
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: graceMilliseconds) { [reaper] in
             _ = kill(-leftovers, SIGKILL)
             reaper.releaseGroup(leftovers)
+            removeTemporary()
             timer.close()
         }
     }

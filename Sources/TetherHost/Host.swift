@@ -21,18 +21,23 @@ public final class Host: @unchecked Sendable {
         public var limits: RPCServer.Limits
         /// Features the host may run at once.
         public var maximumFeatures: Int
+        /// Refuse to launch an extension this kernel cannot fully confine
+        /// (it fails with exit 3; the others run). Off: run it with what
+        /// the kernel has, and say once what is missing.
+        public var requireSandbox: Bool
 
         public static let defaultMaximumFeatures = 256
 
         public init(group: GroupDirectory, manifests: [ExtensionManifest],
                     graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
-                    maximumFeatures: Int = Configuration.defaultMaximumFeatures) {
+                    maximumFeatures: Int = Configuration.defaultMaximumFeatures, requireSandbox: Bool = false) {
             self.group = group
             self.manifests = manifests
             self.graceMilliseconds = graceMilliseconds
             self.logger = logger
             self.limits = limits
             self.maximumFeatures = maximumFeatures
+            self.requireSandbox = requireSandbox
         }
     }
 
@@ -41,6 +46,7 @@ public final class Host: @unchecked Sendable {
     private var hostLock: LivenessLock?
     private var server: RPCServer?
     private var supervisors: [ExtensionSupervisor] = []
+    private var sandbox: ExtensionSandbox?
     private var features: [String: LivenessLock] = [:]
     /// Extensions that said hello, by connection.
     private var attached: [ObjectIdentifier: AttachedExtension] = [:]
@@ -103,6 +109,10 @@ public final class Host: @unchecked Sendable {
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
         self.reaper = reaper
         let environment = childEnvironment()
+        let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox, logger: logger)
+        // Holding the host lock: temporary directories here are a dead host's.
+        sandbox.removeLeftovers(of: configuration.manifests)
+        self.sandbox = sandbox
         for manifest in configuration.manifests {
             let lockPath: String
             do {
@@ -117,7 +127,7 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                reaper: reaper, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
+                reaper: reaper, sandbox: sandbox, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
             supervisors.append(supervisor)
             supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
                 // Version 1 knows no such notice; SIGTERM tells it.
@@ -154,7 +164,8 @@ public final class Host: @unchecked Sendable {
     /// The host's environment for its children: the group and socket, never a secret.
     private func childEnvironment() -> [String] {
         var environment = ProcessInfo.processInfo.environment
-        for key in environment.keys where key.hasPrefix("TETHER_") || key == "NOTIFY_SOCKET" {
+        // TMPDIR: each launch gets its own.
+        for key in environment.keys where key.hasPrefix("TETHER_") || key == "NOTIFY_SOCKET" || key == "TMPDIR" {
             environment.removeValue(forKey: key)
         }
         environment["TETHER_GROUP"] = configuration.group.path
@@ -183,6 +194,8 @@ public final class Host: @unchecked Sendable {
             // reaper's to end now.
             self.reaper?.close()
             self.reaper = nil
+            // Temporary directories whose leftovers were still in their grace.
+            self.sandbox?.removeLeftovers(of: self.configuration.manifests)
             completion()
         }
         guard remaining > 0 else { return finish() }
@@ -243,8 +256,8 @@ public final class Host: @unchecked Sendable {
         case HostMethod.featureStart:
             respond(featureName(params).flatMap(startFeature))
         case HostMethod.featureStop:
-            if let peer = attached[ObjectIdentifier(connection)], !peer.openAccess, peer.role == .keyboard {
-                return respond(.failure(.refused("'\(peer.name)' has read-only access to the group "
+            if let name = readOnlyPeer(connection) {
+                return respond(.failure(.refused("'\(name)' has read-only access to the group "
                                                  + "(set \"openAccess\": true in its manifest)")))
             }
             respond(featureName(params).flatMap(stopFeature))
@@ -272,8 +285,8 @@ public final class Host: @unchecked Sendable {
         case HostMethod.extensionStart:
             startExtension(params, respond: respond)
         case HostMethod.extensionStop:
-            if let peer = attached[ObjectIdentifier(connection)], !peer.openAccess, peer.role == .keyboard {
-                return respond(.failure(.refused("'\(peer.name)' has read-only access to the group "
+            if let name = readOnlyPeer(connection) {
+                return respond(.failure(.refused("'\(name)' has read-only access to the group "
                                                  + "(set \"openAccess\": true in its manifest)")))
             }
             stopExtension(params, respond: respond)
@@ -285,6 +298,24 @@ public final class Host: @unchecked Sendable {
     }
 
     // MARK: - Extensions on the socket
+
+    /// The read-only keyboard behind `connection`, if it is one: by its
+    /// hello (where its manifest, not its claim, says whether it has open
+    /// access), or, on a connection that never said hello, by the process at
+    /// the other end: one of a read-only keyboard the host launched (its
+    /// process group) or one attached by hand.
+    private func readOnlyPeer(_ connection: RPCConnection) -> String? {
+        if let entry = attached[ObjectIdentifier(connection)] {
+            return entry.role == .keyboard && !entry.openAccess ? entry.name : nil
+        }
+        guard let pid = connection.peer?.pid else { return nil }
+        if let supervisor = supervisors.first(where: {
+            $0.manifest.role == .keyboard && !$0.manifest.openAccess && $0.owns(pid: pid)
+        }) {
+            return supervisor.manifest.name
+        }
+        return attached.values.first { $0.role == .keyboard && !$0.openAccess && $0.pid == pid }?.name
+    }
 
     private func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
         // A hello without a version is version 1: shell and Python

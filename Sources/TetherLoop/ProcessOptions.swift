@@ -1,3 +1,20 @@
+/// Kernel confinement the child takes on just before exec, after
+/// `PR_SET_NO_NEW_PRIVS` (built by TetherSandbox; the spawn only applies it).
+public struct SpawnConfinement: Sendable {
+    /// `RLIMIT_DATA`, soft and hard.
+    public var dataLimitBytes: Int?
+    /// A Landlock ruleset to enforce (the caller keeps and closes it), or -1.
+    public var landlockRuleset: Int32
+    /// Classic BPF instructions for a seccomp filter.
+    public var seccompFilter: [UInt8]?
+
+    public init(dataLimitBytes: Int? = nil, landlockRuleset: Int32 = -1, seccompFilter: [UInt8]? = nil) {
+        self.dataLimitBytes = dataLimitBytes
+        self.landlockRuleset = landlockRuleset
+        self.seccompFilter = seccompFilter
+    }
+}
+
 /// What to run and how to wire its stdio.
 public struct ProcessOptions: Sendable {
     public enum Stdio: Sendable {
@@ -27,10 +44,12 @@ public struct ProcessOptions: Sendable {
     public var parentDeathSignal: Int32?
     /// The child's soft `RLIMIT_NOFILE` (under the hard limit); nil keeps ours.
     public var descriptorSoftLimit: Int?
+    /// Linux: confinement applied last before exec.
+    public var confinement: SpawnConfinement?
 
     /// Steps libuv cannot take between fork and exec: such a child is
     /// spawned by Tether's own fork and watched through a pidfd.
-    var needsOwnSpawn: Bool { parentDeathSignal != nil || descriptorSoftLimit != nil }
+    var needsOwnSpawn: Bool { parentDeathSignal != nil || descriptorSoftLimit != nil || confinement != nil }
 
     public init(
         executable: String,
@@ -42,7 +61,8 @@ public struct ProcessOptions: Sendable {
         stderr: Stdio = .inherit,
         detached: Bool = false,
         parentDeathSignal: Int32? = nil,
-        descriptorSoftLimit: Int? = nil
+        descriptorSoftLimit: Int? = nil,
+        confinement: SpawnConfinement? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -54,5 +74,6 @@ public struct ProcessOptions: Sendable {
         self.detached = detached
         self.parentDeathSignal = parentDeathSignal
         self.descriptorSoftLimit = descriptorSoftLimit
+        self.confinement = confinement
     }
 }

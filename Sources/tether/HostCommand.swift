@@ -45,6 +45,14 @@ struct HostCommand: ParsableCommand {
                                valueName: "N"))
     var maxConnections: Int = RPCServer.Limits.defaultMaximumConnections
 
+    @Flag(help: ArgumentHelp("""
+        Refuse to launch an extension this kernel cannot fully confine (no Landlock, no signal \
+        scoping, or no seccomp where its role is offline): it fails with exit status 3 and the \
+        others run. Without it such an extension runs with what the kernel has, and the host \
+        says once what is missing.
+        """))
+    var requireSandbox = false
+
     func validate() throws {
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1.") }
     }
@@ -58,7 +66,8 @@ struct HostCommand: ParsableCommand {
                                                    searchPaths: [ownDirectory] + path)
         let session = try HostSession(group: directory, manifests: loaded, skipped: errors.map { "\($0)" },
                                       grace: grace, format: logFormat.value, level: logLevel.value,
-                                      limits: RPCServer.Limits(maximumConnections: maxConnections))
+                                      limits: RPCServer.Limits(maximumConnections: maxConnections),
+                                      requireSandbox: requireSandbox)
         switch session.run() {
         case .success(let code): if code != 0 { throw ExitCode(code) }
         case .failure(let error): throw error

@@ -15,11 +15,13 @@ final class HostSession: LoopSession, @unchecked Sendable {
     private let format: LogFormat
     private let limits: RPCServer.Limits
     private let skipped: [String]
+    private let requireSandbox: Bool
     private var host: TetherHost.Host?
 
     init(group: GroupDirectory, manifests: [ExtensionManifest], skipped: [String], grace: Seconds,
-         format: LogFormat, level: Logger.Level, limits: RPCServer.Limits) throws {
+         format: LogFormat, level: Logger.Level, limits: RPCServer.Limits, requireSandbox: Bool = false) throws {
         self.group = group
+        self.requireSandbox = requireSandbox
         self.manifests = manifests
         self.skipped = skipped
         self.grace = grace
@@ -40,7 +42,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
         for problem in skipped { logger.error("tether: skipping \(problem)") }
         let host = TetherHost.Host(loop: loop, configuration: TetherHost.Host.Configuration(
             group: group, manifests: manifests, graceMilliseconds: grace.milliseconds,
-            logger: logger, limits: limits))
+            logger: logger, limits: limits, requireSandbox: requireSandbox))
         do {
             try host.start()
         } catch .alreadyRunning(let pid) {

@@ -34,6 +34,12 @@ struct tether_spawn_request {
     int new_session;             /* setsid(): a session and process group of its own */
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
+    /* Confinement, applied last before exec, in this order: */
+    long long data_limit;        /* 0, or RLIMIT_DATA (soft and hard), bytes */
+    int no_new_privileges;       /* PR_SET_NO_NEW_PRIVS (implied by the two below) */
+    int landlock_ruleset;        /* -1, or a ruleset to enforce (landlock_restrict_self) */
+    const void *seccomp_filter;  /* NULL, or classic BPF instructions (struct sock_filter) */
+    unsigned short seccomp_filter_length; /* instructions */
 };
 
 /// fork, then in the child only async-signal-safe steps (every signal to
@@ -43,6 +49,30 @@ struct tether_spawn_request {
 /// reaps it with waitpid), or -errno: the fork's, or the child's if it
 /// could not exec (it is reaped here). Needs Linux 5.3 (pidfd_open).
 int tether_spawn(const struct tether_spawn_request *request, int *pid, int *pidfd);
+
+/// Landlock (Linux 5.13+), without root: the ABI version the kernel
+/// speaks (1 to 7 as of Linux 6.15), or -errno (ENOSYS or EOPNOTSUPP when
+/// the kernel lacks it or it is disabled).
+int tether_landlock_abi(void);
+
+/// A ruleset that handles every file access `abi` knows, TCP bind and
+/// connect when `deny_tcp` (ABI 4+; no rule then allows any port), and the
+/// scopes in `scopes` (ABI 6+: 1 abstract Unix sockets, 2 signals).
+/// A close-on-exec descriptor, or -errno.
+int tether_landlock_ruleset(int abi, int deny_tcp, int scopes);
+
+/// Allows, beneath `path` (or on it, if it is not a directory), reading and
+/// executing, or when `writable` every access the ruleset handles. Follows
+/// symlinks in `path`, as the rule applies to what it names. 0 or -errno.
+int tether_landlock_allow(int ruleset, int abi, const char *path, int writable);
+
+/// For a process confining itself: PR_SET_NO_NEW_PRIVS, then the ruleset
+/// (if >= 0) on the calling thread (its later threads and children inherit
+/// it), then the filter (if any) on every thread. 0 or -errno.
+int tether_confine_self(int ruleset, const void *seccomp_filter, unsigned short seccomp_filter_length);
+
+/// 1 if the kernel takes seccomp filters (PR_GET_SECCOMP answers), else 0.
+int tether_seccomp_available(void);
 
 /// malloc_trim(0) where glibc has it: hand freed heap memory back to the
 /// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.

@@ -176,6 +176,14 @@ final class DemoDay {
         let answer = try keyboard.line("its answer") { $0.contains("recording is") }
         say.detail("keyboard> is recording running?   →  \(answer)")
         say.check("the keyboard sees it running, held by the host", answer.contains("recording is running (pid \(host.pid))"), answer)
+        // Without open access it is confined by the kernel, not only by the SDK.
+        keyboard.send("sandbox")
+        let write = try keyboard.line("its write") { $0.contains("sandbox: writing the group") }
+        let connect = try keyboard.line("its connection") { $0.contains("sandbox: connecting") }
+        say.detail("keyboard> sandbox   →  \(write); \(connect)")
+        say.check("the kernel refuses the keyboard (no open access) a write to the group and a connection",
+                  write.contains("refused by the kernel (Permission denied)")
+                      && connect.contains("refused by the kernel (Permission denied)"), "\(write); \(connect)")
         let probe = try run(["probe", "feature", "recording"])
         say.detail("$ tether probe feature recording   →  \(probe.text)")
         say.check("any process sees it running", probe.succeeded && probe.text == "running", probe.text)
@@ -237,7 +245,7 @@ final class DemoDay {
             let reload = try stage.start("reload", tether, ["reload", "example-widget", "--group", group])
             let push = try stage.start("push", tether, ["push", "--json", "--budget", "10", "--group", group,
                                                         #"{"title":"Order update","orderId":"1042"}"#])
-            keyboard.send("order 1042")
+            keyboard.send("token")
 
             var tokens = Set<String>()
             for storm in storms {
@@ -249,7 +257,7 @@ final class DemoDay {
             }
             let reloaded = try reload.outcome()
             let pushed = delivery(try push.outcome())
-            let order = try keyboard.line("the order", since: keyboardMark) { $0.contains("order 1042") }
+            let token = try keyboard.line("the keyboard's token", since: keyboardMark) { $0.contains("token") }
             // The widget awaits its orders inside the reload the host asked for.
             let widget = try host.line("the widget's fetch", since: widgetMark) {
                 $0.hasPrefix("[example-widget] shows: ") && $0.contains("orders: ")
@@ -267,10 +275,10 @@ final class DemoDay {
             let errors = tokens.filter { $0.hasPrefix("error") }
             say.check("expiry \(round): all \(askers) storm tasks got the same new token",
                       tokens.count == 1 && errors.isEmpty, tokens.sorted().joined(separator: ", "))
-            say.check("expiry \(round): the widget, keyboard and notification extension fetched with it",
-                      reloaded.succeeded && widget.contains("orders: 1041 delivered") && order.contains("Pour-over kettle is shipped")
+            say.check("expiry \(round): the widget and notification extension fetched with it, the keyboard got it",
+                      reloaded.succeeded && widget.contains("orders: 1041 delivered") && token.contains("got an access token")
                           && pushed?["content"]?["body"]?.stringValue == "Order 1042: Pour-over kettle is shipped",
-                      "\(order); push: \(pushed.map(compactJSON) ?? "none")")
+                      "\(token); push: \(pushed.map(compactJSON) ?? "none")")
         }
     }
 

@@ -1,0 +1,108 @@
+#define _GNU_SOURCE
+#include "CTetherSystem.h"
+
+#ifdef __linux__
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The kernel's Landlock interface (linux/landlock.h), spelled out: Debian
+   12's headers stop at ABI 3, and the kernel may speak a newer one. */
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)   /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct ll_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net; /* ABI 4 */
+    uint64_t scoped;             /* ABI 6 */
+};
+
+struct ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+/* Every file access right `abi` knows: 13 in ABI 1, then REFER (2),
+   TRUNCATE (3) and IOCTL_DEV (5). */
+static uint64_t handled_fs(int abi) {
+    uint64_t rights = (1ULL << 13) - 1;
+    if (abi >= 2) rights |= 1ULL << 13;
+    if (abi >= 3) rights |= LL_FS_TRUNCATE;
+    if (abi >= 5) rights |= LL_FS_IOCTL_DEV;
+    return rights;
+}
+
+/* The rights that apply to a file that is not a directory. */
+static const uint64_t file_rights = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE
+    | LL_FS_IOCTL_DEV;
+
+int tether_landlock_abi(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    return abi < 0 ? -errno : (int)abi;
+}
+
+int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) {
+    if (abi < 1) return -EINVAL;
+    struct ll_ruleset_attr attributes = {handled_fs(abi), 0, 0};
+    /* The kernel reads as much of the struct as the size says: older
+       kernels refuse the fields they do not know. */
+    size_t size = sizeof attributes.handled_access_fs;
+    if (abi >= 4 && deny_tcp) {
+        attributes.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+        size = 2 * sizeof(uint64_t);
+    }
+    if (abi >= 6 && scopes) {
+        attributes.scoped = (uint64_t)scopes;
+        size = sizeof attributes;
+    }
+    long fd = syscall(SYS_landlock_create_ruleset, &attributes, size, 0U);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat status;
+    if (fstat(fd, &status) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    uint64_t rights = writable ? handled_fs(abi) : (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR);
+    if (!S_ISDIR(status.st_mode)) rights &= file_rights;
+    rights &= handled_fs(abi);
+    struct ll_path_beneath_attr rule = {rights, fd};
+    long rc = syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0U);
+    int error = errno;
+    close(fd);
+    return rc < 0 ? -error : 0;
+}
+
+#else
+#include <errno.h>
+
+int tether_landlock_abi(void) { return -ENOSYS; }
+int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) { (void)abi; (void)deny_tcp; (void)scopes; return -ENOSYS; }
+int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) {
+    (void)ruleset; (void)abi; (void)path; (void)writable;
+    return -ENOSYS;
+}
+#endif

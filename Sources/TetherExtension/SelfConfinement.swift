@@ -1,0 +1,34 @@
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherSandbox
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An extension started by hand confines itself as a host would confine it
+/// (TetherSandbox, by its role and open access), with a private TMPDIR of
+/// its own under the one it was given. Runs before the loop has made any
+/// thread, so Landlock binds the whole process.
+enum SelfConfinement {
+    /// Returns the temporary directory to remove at exit, if one was made.
+    static func apply(identity: ExtensionIdentity, manifest: EmbeddedManifest?, tool: String) -> String? {
+        let parent = ProcessEnvironment.value("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let temporary = try? PrivateTemporaryDirectory.make(in: parent, prefix: "tether-\(identity.name)")
+        let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
+        let memory = manifest?.memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: identity.role)
+        let policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
+                                   temporaryDirectory: temporary, memoryLimitMiB: memory)
+        let confinement = Confinement(policy: policy)
+        if !confinement.missing.isEmpty {
+            LogOutput.standardError.write("\(tool): this kernel cannot confine it fully; running without: \(confinement.missing.joined(separator: "; "))")
+        }
+        do {
+            try confinement.applyToSelf()
+        } catch {
+            LogOutput.standardError.write("\(tool): cannot confine itself (\(error)); running unconfined")
+        }
+        if let temporary { setenv("TMPDIR", temporary, 1) }
+        return temporary
+    }
+}

@@ -1,0 +1,102 @@
+import Logging
+import SystemPackage
+import TetherJSON
+import TetherSandbox
+
+/// The host's side of confinement: for each launch, the extension's private
+/// temporary directory (`GROUP/tmp/NAME.XXXXXX`, its `TMPDIR`) and its
+/// confinement by role (TetherSandbox), applied by the spawn's child just
+/// before exec. One per host: it says once which protections this kernel
+/// lacks, and with `--require-sandbox` refuses to launch without them.
+final class ExtensionSandbox {
+    let temporaryParent: String
+    let required: Bool
+    private let groupPath: String
+    private let support: KernelSupport
+    private let logger: Logger
+    private var reported: Set<String> = []
+
+    init(group: String, required: Bool, support: KernelSupport = .current, logger: Logger) {
+        groupPath = group
+        temporaryParent = group + "/tmp"
+        self.required = required
+        self.support = support
+        self.logger = logger
+    }
+
+    /// Leftovers of a host that was killed before it could remove them: the
+    /// caller holds the host lock, so no extension of this group uses them.
+    func removeLeftovers(of manifests: [ExtensionManifest]) {
+        for manifest in manifests {
+            PrivateTemporaryDirectory.removeLeftovers(in: temporaryParent, prefix: manifest.name)
+        }
+    }
+
+    func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {
+        SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
+                      temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
+    }
+
+    /// What would confine it, before it first runs.
+    func expectedReport(for manifest: ExtensionManifest) -> SandboxReport {
+        Confinement(policy: policy(for: manifest, temporaryDirectory: nil), support: support).report
+    }
+
+    /// A launch's temporary directory and confinement. Throws `.refused`
+    /// under `--require-sandbox` when a protection is missing.
+    func prepare(_ manifest: ExtensionManifest) throws(SandboxRefusal) -> (Confinement, temporaryDirectory: String) {
+        let temporary: String
+        do {
+            temporary = try PrivateTemporaryDirectory.make(in: temporaryParent, prefix: manifest.name)
+        } catch {
+            throw .noTemporaryDirectory(error)
+        }
+        let confinement = Confinement(policy: policy(for: manifest, temporaryDirectory: temporary), support: support)
+        if !confinement.missing.isEmpty {
+            if required {
+                try? PrivateTemporaryDirectory.remove(temporary)
+                throw .missing(confinement.missing)
+            }
+            let new = confinement.missing.filter { !reported.contains($0) }
+            if !new.isEmpty {
+                reported.formUnion(new)
+                logger.warning("this kernel cannot confine extensions fully; running them without: \(new.joined(separator: "; ")) (tether host --require-sandbox refuses instead)")
+            }
+        }
+        return (confinement, temporary)
+    }
+
+    func removeTemporaryDirectory(_ path: String) {
+        do {
+            try PrivateTemporaryDirectory.remove(path)
+        } catch {
+            logger.warning("cannot remove the temporary directory \(path): \(error)")
+        }
+    }
+}
+
+enum SandboxRefusal: Error, CustomStringConvertible {
+    case missing([String])
+    case noTemporaryDirectory(Errno)
+
+    var description: String {
+        switch self {
+        case .missing(let what):
+            "--require-sandbox, and this kernel cannot confine it: missing \(what.joined(separator: "; "))"
+        case .noTemporaryDirectory(let error):
+            "cannot make its temporary directory: \(error)"
+        }
+    }
+}
+
+extension SandboxReport {
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "files": .string(files), "network": .string(networkDenied ? "denied" : "allowed"),
+            "signals": .string(signalsScoped ? "scoped" : "none"),
+            "memoryLimitMiB": memoryLimitMiB.map { .integer($0) } ?? .null,
+        ]
+        if let memoryBy { object["memoryBy"] = .string(memoryBy) }
+        return .object(object)
+    }
+}

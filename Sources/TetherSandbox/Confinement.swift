@@ -1,0 +1,131 @@
+import CTetherSystem
+import SystemPackage
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One extension's kernel confinement, prepared from its policy in the
+/// process that applies it: the host before a launch (the spawn's child
+/// applies it just before exec), or an extension started by hand, to itself.
+///
+/// Files: a Landlock ruleset that allows reading everywhere and writing
+/// only the private temporary directory, `/dev/null` and its kind, and the
+/// group when the policy says so. Network, when denied: the seccomp filter
+/// (every socket but `AF_UNIX`), plus Landlock's TCP rules where the kernel
+/// has them. Signals: Landlock scoping (and abstract Unix sockets when
+/// offline). Memory: `RLIMIT_DATA`.
+///
+/// A mechanism the kernel lacks is left out and named in `missing`.
+public final class Confinement {
+    public let policy: SandboxPolicy
+    public let support: KernelSupport
+    /// What confines the extension, as `status --json` shows it.
+    public let report: SandboxReport
+    /// Protections the policy asks for that this kernel cannot give
+    /// ("files", "network", "signals"), with why.
+    public let missing: [String]
+    private let ruleset: Int32
+    private let filter: [UInt8]?
+
+    public init(policy: SandboxPolicy, support: KernelSupport = .current) {
+        self.policy = policy
+        self.support = support
+        var missing: [String] = []
+        var ruleset: Int32 = -1
+        var filesBy = "none"
+        if let abi = support.landlockABI {
+            switch Self.ruleset(policy, abi: abi, support: support) {
+            case .success(let made):
+                ruleset = made
+                filesBy = "landlock ABI \(abi)"
+            case .failure(let error):
+                missing.append("files (Landlock refused the rules: \(error))")
+            }
+        } else {
+            missing.append("files (no Landlock: Linux 5.13+ with landlock in the boot's lsm= list)")
+        }
+        let signalsScoped = ruleset >= 0 && support.landlockScopes
+        if !signalsScoped {
+            missing.append("signals (no Landlock ABI 6 scoping: Linux 6.12+)")
+        }
+        filter = policy.network ? nil : (support.seccomp ? NetworkFilter.program : nil)
+        if !policy.network && filter == nil {
+            missing.append("network (no seccomp filter)")
+        }
+        self.ruleset = ruleset
+        self.missing = missing
+        report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
+                               signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB)
+    }
+
+    deinit {
+        if ruleset >= 0 { close(ruleset) }
+    }
+
+    /// For the spawn: the child applies it, after `PR_SET_NO_NEW_PRIVS`.
+    /// Valid while this object lives (it owns the ruleset).
+    public var spawnConfinement: SpawnConfinement {
+        SpawnConfinement(dataLimitBytes: policy.memoryLimitMiB.map { $0 * 1_048_576 }, landlockRuleset: ruleset,
+                         seccompFilter: filter)
+    }
+
+    /// Confines the calling process. Landlock binds the calling thread and
+    /// the threads and children it makes later, so call it before starting
+    /// threads; the seccomp filter reaches every thread.
+    public func applyToSelf() throws(Errno) {
+        if let bytes = policy.memoryLimitMiB.map({ rlim_t($0) * 1_048_576 }) {
+            var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
+            guard setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit) == 0 else { throw Errno(rawValue: errno) }
+        }
+        let rc: Int32
+        if let filter {
+            rc = filter.withUnsafeBytes {
+                tether_confine_self(ruleset, $0.baseAddress, UInt16(truncatingIfNeeded: $0.count / 8))
+            }
+        } else {
+            rc = tether_confine_self(ruleset, nil, 0)
+        }
+        guard rc == 0 else { throw Errno(rawValue: -rc) }
+    }
+
+    private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport) -> Result<Int32, Errno> {
+        // Scopes: 2 signals (every role), 1 abstract Unix sockets (offline
+        // ones: an abstract socket could reach a proxy outside).
+        let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
+        let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
+        guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
+        var rules: [(String, writable: Bool, required: Bool)] = [("/", false, true)]
+        if policy.groupWritable { rules.append((policy.group, true, true)) }
+        if let temporary = policy.temporaryDirectory { rules.append((temporary, true, true)) }
+        // What programs write to as a matter of course.
+        for device in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] { rules.append((device, true, false)) }
+        for (path, writable, required) in rules {
+            let added = tether_landlock_allow(made, Int32(abi), path, writable ? 1 : 0)
+            if added < 0 && required {
+                close(made)
+                return .failure(Errno(rawValue: -added))
+            }
+        }
+        return .success(made)
+    }
+}
+
+/// What confines an extension (`status --json`'s `sandbox`).
+public struct SandboxReport: Sendable, Equatable {
+    /// "landlock ABI N", or "none".
+    public var files: String
+    public var networkDenied: Bool
+    public var signalsScoped: Bool
+    public var memoryLimitMiB: Int?
+
+    public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?) {
+        self.files = files
+        self.networkDenied = networkDenied
+        self.signalsScoped = signalsScoped
+        self.memoryLimitMiB = memoryLimitMiB
+    }
+
+    /// How the memory limit is enforced ("rlimit"), if there is one.
+    public var memoryBy: String? { memoryLimitMiB == nil ? nil : "rlimit" }
+}

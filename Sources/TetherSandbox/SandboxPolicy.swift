@@ -1,0 +1,51 @@
+import TetherIPC
+
+/// What one extension may do, by its role, as iOS decides it for an
+/// extension point: the table in the README's "Sandbox" section.
+///
+/// Every role reads the whole file system (as a user's program does) and
+/// writes only its private temporary directory, plus the group directory
+/// unless it is a keyboard without open access, which also gets no network.
+/// No role may signal or trace a process outside its own sandbox.
+public struct SandboxPolicy: Sendable, Equatable {
+    /// The group directory.
+    public var group: String
+    public var groupWritable: Bool
+    /// TCP, UDP and every other socket but Unix-domain ones.
+    public var network: Bool
+    /// Its private temporary directory (`TMPDIR`), writable.
+    public var temporaryDirectory: String?
+    /// `RLIMIT_DATA`, MiB; nil for none.
+    public var memoryLimitMiB: Int?
+
+    public init(group: String, groupWritable: Bool, network: Bool, temporaryDirectory: String?,
+                memoryLimitMiB: Int?) {
+        self.group = group
+        self.groupWritable = groupWritable
+        self.network = network
+        self.temporaryDirectory = temporaryDirectory
+        self.memoryLimitMiB = memoryLimitMiB
+    }
+
+    /// The policy of `role`: a keyboard without open access is read-only
+    /// and offline; every other extension may write the group and reach
+    /// the network.
+    public init(role: ExtensionRole, openAccess: Bool, group: String, temporaryDirectory: String?,
+                memoryLimitMiB: Int?) {
+        let trusted = role != .keyboard || openAccess
+        self.init(group: group, groupWritable: trusted, network: trusted, temporaryDirectory: temporaryDirectory,
+                  memoryLimitMiB: memoryLimitMiB)
+    }
+
+    /// The default `memoryLimitMiB` of each role: the example extension's
+    /// peak `VmData` (what `RLIMIT_DATA` counts: heap, thread stacks and
+    /// other private writable mappings, reserved or not) with about twice
+    /// that as headroom. The measurement is in the README.
+    public static func defaultMemoryLimitMiB(for role: ExtensionRole) -> Int {
+        switch role {
+        case .widget: 256
+        case .keyboard: 256
+        case .notification: 256
+        }
+    }
+}
