@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem"]),
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox"]),
         // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
         .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
     ],

@@ -5,7 +5,7 @@
 # a feature probed from a keyboard, a push, and the host killed -9.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.ci/ensure-libuv
+.ci/ensure-system-libraries
 echo "Building tether and the example extensions..."
 if ! log=$(swift build 2>&1); then printf '%s\n' "$log"; exit 1; fi
 printf '%s\n' "$log" | tail -n 1

@@ -6,7 +6,7 @@
 #   scripts/install.sh [--prefix DIR] [--no-examples]
 #
 # Installs libuv's development files first if they are missing (as
-# .ci/ensure-libuv does), since the static link uses its libuv_a.a.
+# .ci/ensure-system-libraries does), since the static link uses its libuv_a.a.
 set -euo pipefail
 
 prefix="$HOME/.local"
@@ -25,7 +25,7 @@ done
 case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
 cd "$(dirname "$0")/.."
 
-.ci/ensure-libuv
+.ci/ensure-system-libraries
 # Debian ships the static libuv as libuv_a.a; the linker looks for libuv.a.
 static_uv=""
 for dir in $(pkg-config --variable=libdir libuv 2>/dev/null) /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib; do

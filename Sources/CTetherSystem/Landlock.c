@@ -18,6 +18,7 @@
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
 #define LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15)   /* ABI 5 */
 #define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
@@ -77,7 +78,7 @@ int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) {
     return fd < 0 ? -errno : (int)fd;
 }
 
-int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) {
+int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0) return -errno;
     struct stat status;
@@ -86,7 +87,9 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) 
         close(fd);
         return -error;
     }
-    uint64_t rights = writable ? handled_fs(abi) : (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR);
+    uint64_t rights = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+    if (access == 1) rights = handled_fs(abi);
+    if (access == 2) rights |= LL_FS_REMOVE_DIR;
     if (!S_ISDIR(status.st_mode)) rights &= file_rights;
     rights &= handled_fs(abi);
     struct ll_path_beneath_attr rule = {rights, fd};
@@ -101,8 +104,8 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) 
 
 int tether_landlock_abi(void) { return -ENOSYS; }
 int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) { (void)abi; (void)deny_tcp; (void)scopes; return -ENOSYS; }
-int tether_landlock_allow(int ruleset, int abi, const char *path, int writable) {
-    (void)ruleset; (void)abi; (void)path; (void)writable;
+int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
+    (void)ruleset; (void)abi; (void)path; (void)access;
     return -ENOSYS;
 }
 #endif

@@ -17,8 +17,12 @@ enum SelfConfinement {
         let temporary = try? PrivateTemporaryDirectory.make(in: parent, prefix: "tether-\(identity.name)")
         let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
         let memory = manifest?.memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: identity.role)
-        let policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
+        var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
+        // It removes its own TMPDIR at exit, from inside the sandbox.
+        if temporary != nil { policy.removesTemporaryDirectoryIn = parent }
+        // Read-only, it could not create the host's lock file to watch it later.
+        _ = try? identity.group.createdLockPath(for: .host)
         let confinement = Confinement(policy: policy)
         if !confinement.missing.isEmpty {
             LogOutput.standardError.write("\(tool): this kernel cannot confine it fully; running without: \(confinement.missing.joined(separator: "; "))")

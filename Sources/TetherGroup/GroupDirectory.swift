@@ -77,6 +77,15 @@ public struct GroupDirectory: Sendable {
         return lockPath(for: target)
     }
 
+    /// The lock's path, its file created (empty, 0600) if missing: for a
+    /// process about to lose the right to create files in the group (a
+    /// confined read-only keyboard still watches the host's lock).
+    public func createdLockPath(for target: LockTarget) throws(GroupError) -> String {
+        let path = try preparedLockPath(for: target)
+        if let opened = try LockFile.open(path, .watch) { Syscall.close(opened.fd) }
+        return path
+    }
+
     /// The store file named `name` (`defaults`, `credentials`).
     public func storePath(_ name: String) -> String { "\(path)/\(name).json" }
 

@@ -95,13 +95,15 @@ public final class Confinement {
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
         let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
         guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
-        var rules: [(String, writable: Bool, required: Bool)] = [("/", false, true)]
-        if policy.groupWritable { rules.append((policy.group, true, true)) }
-        if let temporary = policy.temporaryDirectory { rules.append((temporary, true, true)) }
+        // Access: 0 read, 1 write, 2 read and remove empty directories.
+        var rules: [(String, access: Int32, required: Bool)] = [("/", 0, true)]
+        if policy.groupWritable { rules.append((policy.group, 1, true)) }
+        if let temporary = policy.temporaryDirectory { rules.append((temporary, 1, true)) }
+        if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }
         // What programs write to as a matter of course.
-        for device in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] { rules.append((device, true, false)) }
-        for (path, writable, required) in rules {
-            let added = tether_landlock_allow(made, Int32(abi), path, writable ? 1 : 0)
+        for device in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] { rules.append((device, 1, false)) }
+        for (path, access, required) in rules {
+            let added = tether_landlock_allow(made, Int32(abi), path, access)
             if added < 0 && required {
                 close(made)
                 return .failure(Errno(rawValue: -added))

@@ -15,6 +15,9 @@ public struct SandboxPolicy: Sendable, Equatable {
     public var network: Bool
     /// Its private temporary directory (`TMPDIR`), writable.
     public var temporaryDirectory: String?
+    /// Set for a process that removes its own temporary directory at exit
+    /// (one started by hand): it may remove empty directories there.
+    public var removesTemporaryDirectoryIn: String?
     /// `RLIMIT_DATA`, MiB; nil for none.
     public var memoryLimitMiB: Int?
 

@@ -61,10 +61,11 @@ int tether_landlock_abi(void);
 /// A close-on-exec descriptor, or -errno.
 int tether_landlock_ruleset(int abi, int deny_tcp, int scopes);
 
-/// Allows, beneath `path` (or on it, if it is not a directory), reading and
-/// executing, or when `writable` every access the ruleset handles. Follows
-/// symlinks in `path`, as the rule applies to what it names. 0 or -errno.
-int tether_landlock_allow(int ruleset, int abi, const char *path, int writable);
+/// Allows, beneath `path` (or on it, if it is not a directory), `access`:
+/// 0 reading and executing; 1 every access the ruleset handles; 2 reading
+/// and removing empty directories. Follows symlinks in `path`, as the rule
+/// applies to what it names. 0 or -errno.
+int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
 
 /// For a process confining itself: PR_SET_NO_NEW_PRIVS, then the ruleset
 /// (if >= 0) on the calling thread (its later threads and children inherit

@@ -1,0 +1,308 @@
+import Foundation
+import Testing
+import TetherSandbox
+import TetherTestSupport
+
+/// Extensions are confined by the kernel, per role: Python extensions (not
+/// the SDK, so the kernel is what refuses) under a real host try to write
+/// the group, elsewhere and their TMPDIR, reach the network, signal the
+/// host, stop a feature, and allocate without bound.
+@Suite(.enabled(if: KernelSupport.current.landlockScopes && KernelSupport.current.seccomp,
+                "needs Landlock ABI 6 (Linux 6.12+) and seccomp"))
+struct SandboxTests {
+    /// Tries everything, prints `RESULT {...}` (errno names or "ok"), then
+    /// stays attached until the host closes its connection.
+    static let probeScript = """
+        import errno, fcntl, json, os, signal, socket, sys
+        group, outside, port, role = os.environ["TETHER_GROUP"], sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        r = {}
+        def attempt(name, f):
+            try:
+                f(); r[name] = "ok"
+            except OSError as e:
+                r[name] = errno.errorcode.get(e.errno, str(e.errno))
+        def write(path):
+            with open(path, "w") as fh: fh.write("x")
+        attempt("group", lambda: write(os.path.join(group, "shared", "x")))
+        attempt("outside", lambda: write(os.path.join(outside, "x")))
+        attempt("tmp", lambda: write(os.path.join(os.environ["TMPDIR"], "x")))
+        attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+        def udp():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", port)); s.close()
+        attempt("udp", udp)
+        def probe():
+            fd = os.open(os.path.join(group, "locks", "features", "recording.lock"), os.O_RDONLY)
+            try:
+                # Tether's locks are OFD locks, which POSIX record locks see.
+                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB); r["recording"] = "not running"
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES): raise
+                r["recording"] = "running"
+            finally:
+                os.close(fd)
+        attempt("probe", probe)
+        attempt("killHost", lambda: os.kill(int(os.environ["TETHER_HOST_PID"]), signal.SIGTERM))
+        def connect():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(os.environ["TETHER_SOCKET"])
+            return s, s.makefile("r", encoding="utf-8", newline="\\n")
+        def call(c, id, method, params):
+            c[0].sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\\n").encode())
+            for line in c[1]:
+                m = json.loads(line)
+                if m.get("id") == id: return "error" if "error" in m else "ok"
+        # A second connection that never says hello, then the extension's own,
+        # whose hello claims open access.
+        bare = connect()
+        r["stopWithoutHello"] = call(bare, 1, "feature.stop", {"name": "recording"})
+        c = connect()
+        r["hello"] = call(c, 1, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role, "openAccess": True})
+        r["stopAfterHello"] = call(c, 2, "feature.stop", {"name": "recording"})
+        print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
+        for line in c[1]: pass
+        """
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let role: String
+        let openAccess: Bool
+        let expected: [String: String]
+        var testDescription: String { "\(role)\(openAccess ? " with open access" : "")" }
+    }
+
+    static let cases = [
+        Case(role: "keyboard", openAccess: false, expected: [
+            "group": "EACCES", "outside": "EACCES", "tmp": "ok", "tcp": "EACCES", "udp": "EACCES",
+            "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok",
+            "stopWithoutHello": "error", "stopAfterHello": "error",
+        ]),
+        Case(role: "keyboard", openAccess: true, expected: [
+            "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
+        ]),
+        Case(role: "widget", openAccess: false, expected: [
+            "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
+        ]),
+    ]
+
+    @Test(arguments: cases)
+    func theKernelEnforcesTheRolesTable(_ sandboxCase: Case) throws {
+        let fixture = try HostFixture()
+        let outside = fixture.group.dir.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: fixture.group.path + "/shared", withIntermediateDirectories: true)
+        let listener = try LoopbackListener()
+        try writeFile("\(fixture.extensions)/probe.py", Self.probeScript)
+        let manifest: [String: Any] = [
+            "name": "probe", "role": sandboxCase.role, "executable": "/usr/bin/env",
+            "arguments": ["python3", "\(fixture.extensions)/probe.py", outside, String(listener.port), sandboxCase.role],
+            "openAccess": sandboxCase.openAccess, "activation": "on-demand", "restart": "never",
+        ]
+        try JSONSerialization.data(withJSONObject: manifest)
+            .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
+        #expect(try fixture.group.run(["extension", "start", "probe"]).status == 0)
+        let line = try host.expectLineStarting("[probe] RESULT ", timeout: 30).last ?? ""
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[probe] RESULT ".count).utf8))
+            as? [String: String])
+        for (key, value) in sandboxCase.expected {
+            #expect(result[key] == value, "\(key): \(result)")
+        }
+        // Nothing was written where it was refused; the host lives on.
+        #expect(!FileManager.default.fileExists(atPath: outside + "/x"))
+        #expect(processAlive(host.pid))
+        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+        let sandbox = try #require(entry["sandbox"] as? [String: Any])
+        #expect((sandbox["files"] as? String)?.hasPrefix("landlock ABI ") == true)
+        #expect(sandbox["network"] as? String == (sandboxCase.role == "keyboard" && !sandboxCase.openAccess ? "denied" : "allowed"))
+        #expect(sandbox["signals"] as? String == "scoped")
+        #expect(sandbox["memoryLimitMiB"] as? Int == SandboxPolicy.defaultMemoryLimitMiB(for: .keyboard))
+        #expect(sandbox["memoryBy"] as? String == "rlimit")
+
+        // Its TMPDIR is private while it runs and gone once it ends.
+        let temporaries = try FileManager.default.contentsOfDirectory(atPath: fixture.group.path + "/tmp")
+            .filter { $0.hasPrefix("probe.") }
+        #expect(temporaries.count == 1)
+        var info = stat()
+        #expect(lstat(fixture.group.path + "/tmp/" + (temporaries.first ?? ""), &info) == 0 && info.st_mode & 0o777 == 0o700)
+        // Removed before the stop is answered (its group was already empty).
+        #expect(try fixture.group.run(["extension", "stop", "probe"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: fixture.group.path + "/tmp/" + (temporaries.first ?? "")))
+    }
+
+    /// A Python widget that allocates 1 MiB at a time stays under its
+    /// limit (sampled from /proc), ends with MemoryError, and is reported
+    /// with the limit; the host is unaffected.
+    @Test func aWidgetAllocatingWithoutBoundStaysUnderItsLimit() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/hog.py", """
+            import signal, sys
+            # Sampled at its peak: it holds what it got until SIGUSR1.
+            signal.signal(signal.SIGUSR1, lambda *_: sys.exit(1))
+            chunks = []
+            try:
+                for i in range(256):
+                    chunks.append(bytearray(1 << 20))
+                print("NO LIMIT after", len(chunks), "MiB", flush=True)
+            except MemoryError:
+                print("MemoryError after", len(chunks), "MiB", flush=True)
+            signal.pause()
+            """)
+        let manifest: [String: Any] = [
+            "name": "hog", "role": "widget", "executable": "/usr/bin/env", "arguments": ["python3", "\(fixture.extensions)/hog.py"],
+            "memoryLimitMiB": 64, "activation": "always", "restart": "never",
+        ]
+        try JSONSerialization.data(withJSONObject: manifest)
+            .write(to: URL(fileURLWithPath: "\(fixture.extensions)/hog.extension.json"))
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let ending = try host.expectLineStarting("[hog] ", containing: "after", timeout: 30).last ?? ""
+        #expect(ending.hasPrefix("[hog] MemoryError after"), "\(ending)")
+        let pid = try #require(hogPID(fixture))
+        // Near the limit, not over it.
+        let peakMiB = anonymousMiB(of: pid)
+        #expect(peakMiB > 32 && peakMiB <= 64, "anonymous RSS at its peak: \(peakMiB) MiB")
+        kill(pid, SIGUSR1)
+        try waitFor("its exit in status", timeout: 10) {
+            ((try? fixture.status()["extensions"] as? [[String: Any]])?.first?["lastExit"] as? [String: Any]) != nil
+        }
+        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+        let lastExit = try #require(entry["lastExit"] as? [String: Any])
+        #expect(lastExit["code"] as? Int == 1)
+        #expect(lastExit["memoryLimitMiB"] as? Int == 64)
+        #expect(processAlive(host.pid))
+        #expect(try fixture.group.run(["probe", "host"]).status == 0)
+    }
+
+    private func hogPID(_ fixture: HostFixture) -> Int32? {
+        ((try? fixture.status()["extensions"] as? [[String: Any]])?.first?["pid"] as? Int).map { Int32($0) }
+    }
+
+    /// RssAnon: the private memory it touched, in MiB.
+    private func anonymousMiB(of pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+              let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+        return kib / 1024
+    }
+
+    /// Where the kernel lacks a mechanism (simulated): the host runs the
+    /// extension and says so once, or with `--require-sandbox` refuses that
+    /// extension (exit 3) and runs the others.
+    @Test func aMissingMechanismIsReportedOnceOrRefusedWithRequireSandbox() throws {
+        do {
+            let fixture = try HostFixture()
+            try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 30")
+            try fixture.addExtension("w", role: "widget", script: "exec sleep 30")
+            let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions,
+                                                                "--grace", "2", "--require-sandbox"]),
+                                       environment: ["TETHER_TEST_SECCOMP": "off"])
+            defer { host.signal(SIGTERM) }
+            _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
+            var kb: [String: Any] = [:]
+            try waitFor("the keyboard to fail", timeout: 10) {
+                kb = (try? fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "kb" } ?? [:]
+                return kb["state"] as? String == "failed"
+            }
+            #expect((kb["lastExit"] as? [String: Any])?["code"] as? Int == 3)
+            let widget = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "w" }
+            #expect(widget?["state"] as? String == "running")
+            #expect((widget?["sandbox"] as? [String: Any])?["network"] as? String == "allowed")
+        }
+        do {
+            let fixture = try HostFixture()
+            try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 30")
+            try fixture.addExtension("w", role: "widget", restart: "always", script: "exec sleep 30")
+            let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "2"]),
+                                       environment: ["TETHER_TEST_LANDLOCK_ABI": "0"])
+            _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
+            var entries: [[String: Any]] = []
+            try waitFor("both to run", timeout: 10) {
+                entries = (try? fixture.status()["extensions"] as? [[String: Any]]) ?? []
+                return entries.count == 2 && entries.allSatisfy { $0["state"] as? String == "running" }
+            }
+            for entry in entries {
+                let sandbox = entry["sandbox"] as? [String: Any]
+                #expect(sandbox?["files"] as? String == "none")
+                #expect(sandbox?["signals"] as? String == "none")
+            }
+            // A restart launches again: still said only once.
+            let widgetPID = try #require(entries.first { $0["name"] as? String == "w" }?["pid"] as? Int)
+            kill(Int32(widgetPID), SIGKILL)
+            try waitFor("the widget's restart", timeout: 10) {
+                let entry = (try? fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "w" }
+                return (entry?["pid"] as? Int).map { $0 != widgetPID } ?? false
+            }
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit(timeout: 15) == 0)
+            let output = try host.remainingOutput() + (try host.standardError())
+            let warnings = output.split(separator: "\n").filter { $0.contains("cannot confine extensions fully") }
+            #expect(warnings.count == 1, "\(warnings)")
+            #expect(warnings.first?.contains("files (no Landlock") == true, "\(warnings)")
+        }
+    }
+
+    /// The SDK's keyboard started by hand confines itself before the
+    /// author's code runs: no new privileges, the network filter, Landlock
+    /// (the kernel refuses its raw write and connection), a private TMPDIR
+    /// removed when it ends.
+    @Test func anSDKKeyboardStartedByHandConfinesItself() throws {
+        let group = try TestGroup()
+        let temporary = group.dir.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let keyboard = try TestProcess(exampleExecutable("example-keyboard"), ["--group", group.path],
+                                       environment: ["TMPDIR": temporary])
+        keyboard.writeStdin("sandbox\n")
+        var lines: [String] = []
+        for _ in 0..<20 where lines.filter({ $0.contains("sandbox: ") }).count < 2 {
+            guard let line = try keyboard.readLine(timeout: 15) else { break }
+            lines.append(line)
+        }
+        let status = try String(contentsOfFile: "/proc/\(keyboard.pid)/status", encoding: .utf8)
+        #expect(status.contains("NoNewPrivs:\t1"))
+        #expect(status.contains("Seccomp:\t2"))
+        #expect(lines.contains { $0.contains("writing the group: refused by the kernel (Permission denied)") }, "\(lines)")
+        #expect(lines.contains { $0.contains("connecting to 127.0.0.1:80: refused by the kernel (Permission denied)") }, "\(lines)")
+        let own = try FileManager.default.contentsOfDirectory(atPath: temporary)
+        #expect(own.count == 1 && own.first?.hasPrefix("tether-example-keyboard.") == true, "\(own)")
+        keyboard.closeStdin()
+        #expect(try keyboard.waitForExit(timeout: 10) == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+    }
+}
+
+/// A TCP socket listening on 127.0.0.1 (a connection completes in the
+/// backlog; nothing accepts), for the extensions' network attempts.
+final class LoopbackListener {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { close(fd); throw POSIXError(.EADDRINUSE) }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(fd) }
+}
+
+/// Asks `condition` (a real request each time: `tether status`) until it
+/// holds, bounded by count and time.
+func waitFor(_ what: String, timeout: Double, _ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    for _ in 0..<2_000 {
+        if condition() { return }
+        if Date() > deadline { break }
+    }
+    throw TestTimeout(what: what)
+}
