@@ -129,6 +129,23 @@ struct SandboxTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.group.path + "/tmp/" + (temporaries.first ?? "")))
     }
 
+    /// A host killed -9 cannot remove its extensions' TMPDIRs (with
+    /// whatever secrets they hold); the next host on the group does, first.
+    @Test func aKilledHostsTemporaryDirectoriesAreRemovedByTheNextHost() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("w", script: #"echo secret > "$TMPDIR/token" && echo wrote && exec sleep 30"#)
+        let host = try fixture.startHost()
+        _ = try host.expectLineStarting("[w] wrote", timeout: 15)
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.group.path + "/tmp")
+        #expect(left.count == 1 && left.first?.hasPrefix("w.") == true, "\(left)")
+        host.signal(SIGKILL)
+        _ = try host.waitForExit(timeout: 10)
+        #expect(FileManager.default.fileExists(atPath: "\(fixture.group.path)/tmp/\(left.first ?? "")/token"))
+        let next = try fixture.startHost()
+        defer { next.signal(SIGTERM) }
+        #expect(!FileManager.default.fileExists(atPath: "\(fixture.group.path)/tmp/\(left.first ?? "")"))
+    }
+
     /// A Python widget that allocates 1 MiB at a time stays under its
     /// limit (sampled from /proc), ends with MemoryError, and is reported
     /// with the limit; the host is unaffected.
