@@ -160,6 +160,7 @@ let package = Package(
                 "TetherIPC",
                 "TetherAuth",
                 "TetherHost",
+                "TetherSandbox",
                 "CTetherSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -181,7 +182,8 @@ let package = Package(
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox"]),
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox",
+                                                         "TetherIPC"]),
         // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
         .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherIPC
 import TetherSandbox
 import TetherTestSupport
 
@@ -115,7 +116,8 @@ struct SandboxTests {
         #expect((sandbox["files"] as? String)?.hasPrefix("landlock ABI ") == true)
         #expect(sandbox["network"] as? String == (sandboxCase.role == "keyboard" && !sandboxCase.openAccess ? "denied" : "allowed"))
         #expect(sandbox["signals"] as? String == "scoped")
-        #expect(sandbox["memoryLimitMiB"] as? Int == SandboxPolicy.defaultMemoryLimitMiB(for: .keyboard))
+        let role = try #require(ExtensionRole(rawValue: sandboxCase.role))
+        #expect(sandbox["memoryLimitMiB"] as? Int == SandboxPolicy.defaultMemoryLimitMiB(for: role))
         #expect(sandbox["memoryBy"] as? String == "rlimit")
 
         // Its TMPDIR is private while it runs and gone once it ends.

@@ -18,8 +18,9 @@ struct Bench: ParsableCommand {
             to an idle on-demand notification extension and to it running, against \
             spawning tether probe; host.status.under-spam, \
             host.cpu.under-spam (one extension printing flat out) and host.rss.after-abuse \
-            (100 clients that never read); needs the examples built next to \
-            tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
+            (100 clients that never read); launch.confined: spawning /bin/true as the host \
+            launches an extension, with the sandbox's per-launch work, against the same \
+            launch unconfined; needs the examples built next to tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat(); \
             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms \
@@ -62,6 +63,7 @@ struct Bench: ParsableCommand {
             case "host":
                 results += try HostBenchmark(scratch: scratch, scale: scale).run()
                 results += try HostLoadBenchmark(scratch: scratch, scale: scale).run()
+                results += try SandboxBenchmark(scratch: scratch, scale: scale).run()
             case "ipc": results += try IPCBenchmark(scratch: scratch, scale: scale).run()
             case "tokens": results += try TokenBenchmark(scratch: scratch, scale: scale).run()
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()

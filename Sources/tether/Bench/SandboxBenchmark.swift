@@ -1,0 +1,77 @@
+import CTetherSystem
+import TetherIPC
+import TetherLoop
+import TetherSandbox
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What confinement adds to a launch: `launch.confined` spawns `/bin/true`
+/// as the host launches an extension (a session, the parent-death signal,
+/// the descriptor limit) and waits for it, with everything the sandbox adds
+/// per launch (a private TMPDIR made and removed, the Landlock ruleset, the
+/// offline keyboard's seccomp filter, RLIMIT_DATA); its baseline is the same
+/// launch unconfined, in the same run. The goal: under 1 ms more.
+struct SandboxBenchmark {
+    let scratch: BenchScratch
+    let scale: Double
+
+    func run() throws -> [BenchResult] {
+        let group = scratch.path + "/sandbox-group"
+        if mkdir(group, 0o700) != 0, errno != EEXIST { throw CLIError.environment("cannot make \(group)") }
+        let samples = max(20, Int(200 * scale))
+        let unconfined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: false) }
+        let confined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: true) }
+        return [BenchResult(name: "launch.confined", samples: confined,
+                            baselines: ["the same launch unconfined": Percentiles(nanoseconds: unconfined)])]
+    }
+
+    private func launch(group: String, confined: Bool) throws {
+        var confinement: Confinement?
+        var temporary: String?
+        if confined {
+            let made = try? PrivateTemporaryDirectory.make(in: group + "/tmp", prefix: "bench")
+            temporary = made
+            confinement = Confinement(policy: SandboxPolicy(role: .keyboard, openAccess: false, group: group,
+                                                            temporaryDirectory: made, memoryLimitMiB: 96))
+        }
+        defer { if let temporary { try? PrivateTemporaryDirectory.remove(temporary) } }
+        let spawned = try spawnTrue(confinement?.spawnConfinement)
+        var status: Int32 = 0
+        while waitpid(spawned.pid, &status, 0) < 0 && errno == EINTR {}
+        close(spawned.pidfd)
+        guard status == 0 else { throw CLIError.environment("/bin/true exited with status \(status)") }
+        withExtendedLifetime(confinement) {}
+    }
+
+    private func spawnTrue(_ confinement: SpawnConfinement?) throws -> (pid: Int32, pidfd: Int32) {
+        var pid: Int32 = 0
+        var pidfd: Int32 = -1
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { argv.forEach { free($0) } }
+        let rc: Int32 = argv.withUnsafeBufferPointer { arguments in
+            "/bin/true".withCString { path in
+                var request = tether_spawn_request()
+                request.path = path
+                request.argv = arguments.baseAddress
+                request.stdio = (-1, -1, -1)
+                request.new_session = 1
+                request.parent_death_signal = SIGTERM
+                request.descriptor_soft_limit = 1024
+                request.landlock_ruleset = -1
+                guard let confinement else { return tether_spawn(&request, &pid, &pidfd) }
+                request.no_new_privileges = 1
+                request.data_limit = Int64(confinement.dataLimitBytes ?? 0)
+                request.landlock_ruleset = confinement.landlockRuleset
+                guard let filter = confinement.seccompFilter else { return tether_spawn(&request, &pid, &pidfd) }
+                return filter.withUnsafeBytes { bytes in
+                    request.seccomp_filter = bytes.baseAddress
+                    request.seccomp_filter_length = UInt16(truncatingIfNeeded: bytes.count / 8)
+                    return tether_spawn(&request, &pid, &pidfd)
+                }
+            }
+        }
+        guard rc == 0 else { throw CLIError.environment("cannot spawn /bin/true: errno \(-rc)") }
+        return (pid, pidfd)
+    }
+}
