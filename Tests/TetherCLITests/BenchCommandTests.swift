@@ -38,7 +38,11 @@ import TetherTestSupport
         })
         #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
                                      "host.status.under-spam", "host.cpu.under-spam", "host.rss.after-abuse",
-                                     "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput", "push.cold", "push.warm"])
+                                     "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput", "push.cold", "push.warm",
+                                     "launch.confined"])
+        let launch = try #require(byName["launch.confined"]?["baselines"] as? [String: [String: Double]])
+        #expect(launch["the same launch unconfined"]?["p50"] ?? 0 > 0)
+        #expect((byName["launch.confined"]?["p50"] as? Double ?? 0) > 0)
         let cold = try #require(byName["push.cold"]?["baselines"] as? [String: [String: Double]])
         #expect(cold["spawn tether probe to exit"]?["p50"] ?? 0 > 0)
         #expect(cold["push.warm"]?["p50"] ?? 0 > 0)
