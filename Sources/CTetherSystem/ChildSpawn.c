@@ -17,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
 extern char **environ;
 
 /* What the child shares with its parent (CLONE_VM): the request, and why
@@ -92,12 +96,24 @@ static int run_child(void *argument) {
 
     /* Confinement last: nothing above needs rights it takes away. */
     if (request->data_limit > 0) {
-        struct rlimit limit = {(rlim_t)request->data_limit, (rlim_t)request->data_limit};
+        /* Under the hard limit we were given (ulimit -d, LimitDATA=): only
+           root could raise it. */
+        struct rlimit limit;
+        if (getrlimit(RLIMIT_DATA, &limit) < 0) report_and_exit(shared, errno);
+        rlim_t wanted = (rlim_t)request->data_limit;
+        if (limit.rlim_max != RLIM_INFINITY && wanted > limit.rlim_max) wanted = limit.rlim_max;
+        limit.rlim_cur = wanted;
+        limit.rlim_max = wanted;
         if (setrlimit(RLIMIT_DATA, &limit) < 0) report_and_exit(shared, errno);
     }
     int confined = tether_apply_confinement(request->no_new_privileges, request->landlock_ruleset,
                                             request->seccomp_filter, request->seccomp_filter_length, 0);
     if (confined < 0) report_and_exit(shared, -confined);
+    /* A confined child keeps no descriptor but its stdio: one the host
+       inherited without close-on-exec (from whatever started it) would be
+       an open door past the rules, which check only what is opened anew.
+       Linux 5.9+; an older kernel leaves close-on-exec to do it. */
+    if (request->landlock_ruleset >= 0 || request->seccomp_filter) syscall(SYS_close_range, 3U, ~0U, 0U);
 
     char *const *envp = request->envp ? request->envp : environ;
     /* An executable just written can be briefly "busy" (ETXTBSY): a process

@@ -25,7 +25,11 @@ int tether_apply_confinement(int no_new_privileges, int ruleset, const void *fil
     if (filter) {
         struct sock_fprog program = {length, (struct sock_filter *)filter};
         unsigned int flags = all_threads ? SECCOMP_FILTER_FLAG_TSYNC : 0;
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &program) != 0) return -errno;
+        long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &program);
+        /* With TSYNC, a positive result is the id of a thread that could
+           not take the filter (errno untouched): nothing was installed. */
+        if (rc < 0) return -errno;
+        if (rc > 0) return -ESRCH;
     }
     return 0;
 }

@@ -81,12 +81,14 @@ int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) {
 int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0) return -errno;
+    int rc = tether_landlock_allow_descriptor(ruleset, abi, fd, access);
+    close(fd);
+    return rc;
+}
+
+int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     struct stat status;
-    if (fstat(fd, &status) < 0) {
-        int error = errno;
-        close(fd);
-        return -error;
-    }
+    if (fstat(fd, &status) < 0) return -errno;
     uint64_t rights = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
     if (access == 1) rights = handled_fs(abi);
     if (access == 2) rights |= LL_FS_REMOVE_DIR;
@@ -94,9 +96,7 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
     rights &= handled_fs(abi);
     struct ll_path_beneath_attr rule = {rights, fd};
     long rc = syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0U);
-    int error = errno;
-    close(fd);
-    return rc < 0 ? -error : 0;
+    return rc < 0 ? -errno : 0;
 }
 
 #else
@@ -106,6 +106,10 @@ int tether_landlock_abi(void) { return -ENOSYS; }
 int tether_landlock_ruleset(int abi, int deny_tcp, int scopes) { (void)abi; (void)deny_tcp; (void)scopes; return -ENOSYS; }
 int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
     (void)ruleset; (void)abi; (void)path; (void)access;
+    return -ENOSYS;
+}
+int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
+    (void)ruleset; (void)abi; (void)fd; (void)access;
     return -ENOSYS;
 }
 #endif

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import TetherIPC
 import TetherLog
 import TetherLoop
@@ -13,14 +14,21 @@ import Glibc
 enum SelfConfinement {
     /// Returns the temporary directory to remove at exit, if one was made.
     static func apply(identity: ExtensionIdentity, manifest: EmbeddedManifest?, tool: String) -> String? {
-        let parent = ProcessEnvironment.value("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        let temporary = try? PrivateTemporaryDirectory.make(in: parent, prefix: "tether-\(identity.name)")
+        // BASE/tether-UID/by-hand: ours alone, and the only place it may remove (its own) directory.
+        let parent = try? PrivateTemporaryDirectory.byHandParent(base: ProcessEnvironment.value("TMPDIR"))
+        let temporary = parent.flatMap { try? PrivateTemporaryDirectory.make(in: $0, prefix: identity.name) }
         let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
         let memory = manifest?.memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: identity.role)
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
         // It removes its own TMPDIR at exit, from inside the sandbox.
         if temporary != nil { policy.removesTemporaryDirectoryIn = parent }
+        // Landlock binds this thread and what it starts: any thread already
+        // running would stay free (none should: the loop has made none yet).
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
+        if threads > 1 {
+            LogOutput.standardError.write("\(tool): \(threads - 1) thread(s) started before confinement stay unconfined by Landlock")
+        }
         // Read-only, it could not create the host's lock file to watch it later.
         _ = try? identity.group.createdLockPath(for: .host)
         let confinement = Confinement(policy: policy)

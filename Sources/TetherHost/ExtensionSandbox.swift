@@ -4,31 +4,39 @@ import TetherJSON
 import TetherSandbox
 
 /// The host's side of confinement: for each launch, the extension's private
-/// temporary directory (`GROUP/tmp/NAME.XXXXXX`, its `TMPDIR`) and its
+/// temporary directory (`TMPDIR/tether-UID/G/NAME.XXXXXX`, its `TMPDIR`) and its
 /// confinement by role (TetherSandbox), applied by the spawn's child just
 /// before exec. One per host: it says once which protections this kernel
 /// lacks, and with `--require-sandbox` refuses to launch without them.
 final class ExtensionSandbox {
-    let temporaryParent: String
     let required: Bool
     private let groupPath: String
+    /// The host's own TMPDIR (or nil: /tmp), under which its extensions' go.
+    private let temporaryBase: String?
     private let support: KernelSupport
     private let logger: Logger
     private var reported: Set<String> = []
 
-    init(group: String, required: Bool, support: KernelSupport = .current, logger: Logger) {
+    init(group: String, required: Bool, temporaryBase: String?, support: KernelSupport = .current, logger: Logger) {
         groupPath = group
-        temporaryParent = group + "/tmp"
+        self.temporaryBase = temporaryBase
         self.required = required
         self.support = support
         self.logger = logger
     }
 
+    /// `BASE/tether-UID/HASH-OF-GROUP`, checked each time: no extension can
+    /// write there (not even one with the group open to it).
+    private func temporaryParent() throws(Errno) -> String {
+        try PrivateTemporaryDirectory.hostParent(group: groupPath, base: temporaryBase)
+    }
+
     /// Leftovers of a host that was killed before it could remove them: the
     /// caller holds the host lock, so no extension of this group uses them.
     func removeLeftovers(of manifests: [ExtensionManifest]) {
+        guard let parent = try? temporaryParent() else { return }
         for manifest in manifests {
-            PrivateTemporaryDirectory.removeLeftovers(in: temporaryParent, prefix: manifest.name)
+            PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
         }
     }
 
@@ -47,7 +55,7 @@ final class ExtensionSandbox {
     func prepare(_ manifest: ExtensionManifest) throws(SandboxRefusal) -> (Confinement, temporaryDirectory: String) {
         let temporary: String
         do {
-            temporary = try PrivateTemporaryDirectory.make(in: temporaryParent, prefix: manifest.name)
+            temporary = try PrivateTemporaryDirectory.make(in: temporaryParent(), prefix: manifest.name)
         } catch {
             throw .noTemporaryDirectory(error)
         }

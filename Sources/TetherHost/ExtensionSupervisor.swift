@@ -119,7 +119,8 @@ final class ExtensionSupervisor {
     /// a wrapper script's child saying hello is still the host's own.
     func owns(pid: Int32) -> Bool {
         guard hasProcess, group > 0 else { return false }
-        return pid == group || getpgid(pid) == group
+        // Its session too: a child that moved to a group of its own stays in it.
+        return pid == group || getpgid(pid) == group || getsid(pid) == group
     }
 
     /// Where the host puts it when it starts: running, or idle until asked.

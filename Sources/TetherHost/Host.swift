@@ -109,7 +109,8 @@ public final class Host: @unchecked Sendable {
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
         self.reaper = reaper
         let environment = childEnvironment()
-        let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox, logger: logger)
+        let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox,
+                                       temporaryBase: ProcessEnvironment.value("TMPDIR"), logger: logger)
         // Holding the host lock: temporary directories here are a dead host's.
         sandbox.removeLeftovers(of: configuration.manifests)
         self.sandbox = sandbox
@@ -164,8 +165,12 @@ public final class Host: @unchecked Sendable {
     /// The host's environment for its children: the group and socket, never a secret.
     private func childEnvironment() -> [String] {
         var environment = ProcessInfo.processInfo.environment
-        // TMPDIR: each launch gets its own.
-        for key in environment.keys where key.hasPrefix("TETHER_") || key == "NOTIFY_SOCKET" || key == "TMPDIR" {
+        // TMPDIR: each launch gets its own. The addresses of the session's
+        // Unix-socket services are not passed on: a confined extension
+        // should not be pointed at a door out (the README's sandbox limits).
+        let withheld: Set = ["NOTIFY_SOCKET", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY",
+                             "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]
+        for key in environment.keys where key.hasPrefix("TETHER_") || withheld.contains(key) {
             environment.removeValue(forKey: key)
         }
         environment["TETHER_GROUP"] = configuration.group.path
@@ -188,14 +193,15 @@ public final class Host: @unchecked Sendable {
         let finish = { [unowned self] in
             self.server?.close()
             self.server = nil
+            // Temporary directories whose leftovers were still in their
+            // grace, while the lock keeps a next host from making new ones.
+            self.sandbox?.removeLeftovers(of: self.configuration.manifests)
             self.hostLock?.release()
             self.hostLock = nil
             // Groups still listed (leftovers within their grace) are the
             // reaper's to end now.
             self.reaper?.close()
             self.reaper = nil
-            // Temporary directories whose leftovers were still in their grace.
-            self.sandbox?.removeLeftovers(of: self.configuration.manifests)
             completion()
         }
         guard remaining > 0 else { return finish() }
@@ -305,16 +311,20 @@ public final class Host: @unchecked Sendable {
     /// the other end: one of a read-only keyboard the host launched (its
     /// process group) or one attached by hand.
     private func readOnlyPeer(_ connection: RPCConnection) -> String? {
-        if let entry = attached[ObjectIdentifier(connection)] {
-            return entry.role == .keyboard && !entry.openAccess ? entry.name : nil
+        // The process first, whatever the connection said: a second
+        // connection's hello under another name changes nothing.
+        if let pid = connection.peer?.pid {
+            if let supervisor = supervisors.first(where: {
+                $0.manifest.role == .keyboard && !$0.manifest.openAccess && $0.owns(pid: pid)
+            }) {
+                return supervisor.manifest.name
+            }
+            if let entry = attached.values.first(where: { $0.role == .keyboard && !$0.openAccess && $0.pid == pid }) {
+                return entry.name
+            }
         }
-        guard let pid = connection.peer?.pid else { return nil }
-        if let supervisor = supervisors.first(where: {
-            $0.manifest.role == .keyboard && !$0.manifest.openAccess && $0.owns(pid: pid)
-        }) {
-            return supervisor.manifest.name
-        }
-        return attached.values.first { $0.role == .keyboard && !$0.openAccess && $0.pid == pid }?.name
+        guard let entry = attached[ObjectIdentifier(connection)] else { return nil }
+        return entry.role == .keyboard && !entry.openAccess ? entry.name : nil
     }
 
     private func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
@@ -343,6 +353,10 @@ public final class Host: @unchecked Sendable {
         }
         if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
             return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
+        }
+        // A process of one extension (its group or session) says hello only as that one.
+        if let owner = supervisors.first(where: { $0.owns(pid: peer.pid) }), owner.manifest.name != name {
+            return .failure(.refused("a process of extension '\(owner.manifest.name)' cannot say hello as '\(name)'"))
         }
         let supervisor = supervisors.first { $0.manifest.name == name }
         // Its process, or one it started (a wrapper script's child): its group.

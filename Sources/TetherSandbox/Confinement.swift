@@ -49,7 +49,7 @@ public final class Confinement {
         if !signalsScoped {
             missing.append("signals (no Landlock ABI 6 scoping: Linux 6.12+)")
         }
-        filter = policy.network ? nil : (support.seccomp ? NetworkFilter.program : nil)
+        filter = support.seccomp ? SeccompFilter.program(network: policy.network, readOnly: !policy.groupWritable) : nil
         if !policy.network && filter == nil {
             missing.append("network (no seccomp filter)")
         }
@@ -74,9 +74,18 @@ public final class Confinement {
     /// the threads and children it makes later, so call it before starting
     /// threads; the seccomp filter reaches every thread.
     public func applyToSelf() throws(Errno) {
-        if let bytes = policy.memoryLimitMiB.map({ rlim_t($0) * 1_048_576 }) {
-            var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
-            guard setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit) == 0 else { throw Errno(rawValue: errno) }
+        // The limit first, but a refused limit never skips the rest.
+        var limitError: Errno?
+        if let mib = policy.memoryLimitMiB {
+            var limit = rlimit()
+            let resource = __rlimit_resource_t(RLIMIT_DATA.rawValue)
+            if getrlimit(resource, &limit) == 0 {
+                // Under the hard limit we were given: only root could raise it.
+                let wanted = min(rlim_t(clamping: mib).multipliedReportingOverflow(by: 1_048_576).partialValue,
+                                 limit.rlim_max)
+                limit = rlimit(rlim_cur: wanted, rlim_max: wanted)
+                if setrlimit(resource, &limit) != 0 { limitError = Errno(rawValue: errno) }
+            }
         }
         let rc: Int32
         if let filter {
@@ -87,6 +96,7 @@ public final class Confinement {
             rc = tether_confine_self(ruleset, nil, 0)
         }
         guard rc == 0 else { throw Errno(rawValue: -rc) }
+        if let limitError { throw limitError }
     }
 
     private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport) -> Result<Int32, Errno> {
@@ -98,15 +108,33 @@ public final class Confinement {
         // Access: 0 read, 1 write, 2 read and remove empty directories.
         var rules: [(String, access: Int32, required: Bool)] = [("/", 0, true)]
         if policy.groupWritable { rules.append((policy.group, 1, true)) }
-        if let temporary = policy.temporaryDirectory { rules.append((temporary, 1, true)) }
         if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }
-        // What programs write to as a matter of course.
-        for device in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] { rules.append((device, 1, false)) }
+        // What programs write to as a matter of course (not /dev/tty: a
+        // terminal is reached through the descriptors it was given).
+        for device in ["/dev/null", "/dev/zero", "/dev/full"] { rules.append((device, 1, false)) }
         for (path, access, required) in rules {
             let added = tether_landlock_allow(made, Int32(abi), path, access)
             if added < 0 && required {
                 close(made)
                 return .failure(Errno(rawValue: -added))
+            }
+        }
+        if let temporary = policy.temporaryDirectory {
+            // By descriptor: the directory checked (ours, a real directory)
+            // is the one the rule covers.
+            let directory = open(temporary, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            var info = stat()
+            let error: Errno? = if directory < 0 {
+                Errno(rawValue: errno)
+            } else if fstat(directory, &info) != 0 || info.st_uid != geteuid() {
+                .notPermitted
+            } else {
+                { (rc: Int32) in rc < 0 ? Errno(rawValue: -rc) : nil }(tether_landlock_allow_descriptor(made, Int32(abi), directory, 1))
+            }
+            if directory >= 0 { close(directory) }
+            if let error {
+                close(made)
+                return .failure(error)
             }
         }
         return .success(made)

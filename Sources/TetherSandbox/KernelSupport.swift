@@ -25,7 +25,7 @@ public struct KernelSupport: Sendable, Equatable {
     /// upper bound; 0 for none) and `TETHER_TEST_SECCOMP=off`.
     public static let current: KernelSupport = {
         let abi = tether_landlock_abi()
-        var support = KernelSupport(landlockABI: abi > 0 ? Int(abi) : nil, seccomp: NetworkFilter.isAvailable)
+        var support = KernelSupport(landlockABI: abi > 0 ? Int(abi) : nil, seccomp: SeccompFilter.isAvailable)
         if let cap = ProcessEnvironment.value("TETHER_TEST_LANDLOCK_ABI").flatMap({ Int($0) }) {
             support.landlockABI = support.landlockABI.map { min($0, cap) }.flatMap { $0 > 0 ? $0 : nil }
         }

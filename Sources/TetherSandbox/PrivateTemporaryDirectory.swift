@@ -7,8 +7,51 @@ import Glibc
 /// outside the group it may write: made 0700 with a name no one can guess,
 /// and removed with everything in it when the extension ends.
 public enum PrivateTemporaryDirectory {
+    /// Where a host keeps its extensions' directories: `BASE/tether-UID/G`,
+    /// G a hash of the group's path (one group's leftovers are its own),
+    /// BASE the host's TMPDIR or /tmp. Outside the group on purpose: no
+    /// extension can write there, so none can swap a directory the host
+    /// is about to name in a rule or remove. Every level is made 0700 and
+    /// must be ours, a real directory, closed to others.
+    public static func hostParent(group: String, base: String?) throws(Errno) -> String {
+        let user = try ownedDirectory(userDirectory(base: base))
+        return try ownedDirectory(user + "/" + hexHash(group))
+    }
+
+    /// Where an extension started by hand keeps its own: `BASE/tether-UID/by-hand`.
+    public static func byHandParent(base: String?) throws(Errno) -> String {
+        try ownedDirectory(ownedDirectory(userDirectory(base: base)) + "/by-hand")
+    }
+
+    private static func userDirectory(base: String?) -> String {
+        let root = base.flatMap { $0.hasPrefix("/") && $0.count > 1 ? $0 : nil } ?? "/tmp"
+        return (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/tether-\(geteuid())"
+    }
+
+    /// `path`, made 0700 if missing; refused unless it is a real directory
+    /// of ours that no one else may enter.
+    static func ownedDirectory(_ path: String) throws(Errno) -> String {
+        if mkdir(path, 0o700) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw Errno(rawValue: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
+        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { throw .notPermitted }
+        return path
+    }
+
+    /// FNV-1a, 64 bits, in hex: a stable name for a path.
+    private static func hexHash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
     /// Makes `PARENT/PREFIX.XXXXXX` (and PARENT, 0700, if missing). PARENT
-    /// must be a real directory: a symlink planted there is refused.
+    /// must be a real directory of ours: a symlink planted there is refused.
     public static func make(in parent: String, prefix: String) throws(Errno) -> String {
         if mkdir(parent, 0o700) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
         var info = stat()
@@ -26,7 +69,13 @@ public enum PrivateTemporaryDirectory {
     /// (one planted inside is removed, not what it names). Bounded by
     /// `depth`; what it cannot remove stays, and the first error is thrown.
     public static func remove(_ path: String, depth: Int = 64) throws(Errno) {
-        let directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        var directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if directory < 0, errno == EACCES {
+            // Made unreadable from inside (mode 000): ours to open again.
+            var info = stat()
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { _ = chmod(path, 0o700) }
+            directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
         if directory < 0 {
             if errno == ENOENT { return }
             // Not a directory (or a symlink to one): unlink the name itself.
@@ -39,15 +88,27 @@ public enum PrivateTemporaryDirectory {
 
     /// Removes every entry of `PARENT` whose name starts with `PREFIX.`:
     /// what a host killed before it could clean up left behind.
+    /// Exactly `PREFIX.` and mkdtemp's six characters: not another prefix
+    /// that starts with this one and a dot. The parent must be ours (it
+    /// is never followed through a symlink).
     public static func removeLeftovers(in parent: String, prefix: String) {
-        guard let stream = opendir(parent) else { return }
+        let directory = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directory >= 0 else { return }
+        defer { close(directory) }
+        var info = stat()
+        guard fstat(directory, &info) == 0, info.st_uid == geteuid() else { return }
+        let listing = dup(directory)
+        guard listing >= 0, let stream = fdopendir(listing) else { return }
         var names: [String] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix(prefix + ".") { names.append(name) }
+            let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
+            if name.hasPrefix(prefix + "."), suffix.count == 6, !suffix.contains(UInt8(ascii: ".")) {
+                names.append(name)
+            }
         }
         closedir(stream)
-        for name in names { try? remove("\(parent)/\(name)") }
+        for name in names { _ = removeEntry(name, in: directory, depth: 64) }
     }
 
     /// Takes ownership of `directory` (closes it).
@@ -66,22 +127,30 @@ public enum PrivateTemporaryDirectory {
             names.append((name, entry.pointee.d_type == DT_DIR))
         }
         for (name, isDirectory) in names {
-            if unlinkat(directory, name, 0) == 0 { continue }
-            // EISDIR from Linux's unlinkat on a directory (and DT_UNKNOWN filesystems).
-            guard errno == EISDIR || errno == EPERM || isDirectory, depth > 0 else {
-                if errno != ENOENT { firstError = firstError ?? Errno(rawValue: errno) }
-                continue
-            }
-            let child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard child >= 0 else {
-                if errno != ENOENT { firstError = firstError ?? Errno(rawValue: errno) }
-                continue
-            }
-            if let error = removeContents(of: child, depth: depth - 1) { firstError = firstError ?? error }
-            if unlinkat(directory, name, AT_REMOVEDIR) != 0, errno != ENOENT {
-                firstError = firstError ?? Errno(rawValue: errno)
+            if let error = removeEntry(name, in: directory, depth: depth, isDirectory: isDirectory) {
+                firstError = firstError ?? error
             }
         }
         return firstError
+    }
+
+    /// Removes the entry `name` of `directory` (a tree, never followed
+    /// through a symlink); the first error, if any.
+    private static func removeEntry(_ name: String, in directory: Int32, depth: Int, isDirectory: Bool = true) -> Errno? {
+        if unlinkat(directory, name, 0) == 0 { return nil }
+        // EISDIR from Linux's unlinkat on a directory (and DT_UNKNOWN filesystems).
+        guard errno == EISDIR || errno == EPERM || isDirectory, depth > 0 else {
+            return errno == ENOENT ? nil : Errno(rawValue: errno)
+        }
+        var child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if child < 0, errno == EACCES {
+            // A directory its extension made unreadable (mode 000): ours to open again.
+            _ = fchmodat(directory, name, 0o700, 0)
+            child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard child >= 0 else { return errno == ENOENT ? nil : Errno(rawValue: errno) }
+        let emptied = removeContents(of: child, depth: depth - 1)
+        if unlinkat(directory, name, AT_REMOVEDIR) != 0, errno != ENOENT { return emptied ?? Errno(rawValue: errno) }
+        return nil
     }
 }

@@ -27,6 +27,10 @@ struct SandboxTests {
         attempt("group", lambda: write(os.path.join(group, "shared", "x")))
         attempt("outside", lambda: write(os.path.join(outside, "x")))
         attempt("tmp", lambda: write(os.path.join(os.environ["TMPDIR"], "x")))
+        attempt("chmod", lambda: os.chmod(os.path.join(group, "shared", "existing"), 0o644))
+        attempt("inheritedFd", lambda: os.write(7, b"leaked"))
+        import termios
+        attempt("tiocsti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))
         attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
         def udp():
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", port)); s.close()
@@ -55,6 +59,10 @@ struct SandboxTests {
         # whose hello claims open access.
         bare = connect()
         r["stopWithoutHello"] = call(bare, 1, "feature.stop", {"name": "recording"})
+        other = connect()
+        r["helloAsOther"] = call(other, 1, "extension.hello", {"name": "someone-else", "role": "widget"})
+        r["stopAfterOtherHello"] = call(other, 2, "feature.stop", {"name": "recording"})
+        r["tmpdir"] = os.environ["TMPDIR"]
         c = connect()
         r["hello"] = call(c, 1, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role, "openAccess": True})
         r["stopAfterHello"] = call(c, 2, "feature.stop", {"name": "recording"})
@@ -71,12 +79,14 @@ struct SandboxTests {
 
     static let cases = [
         Case(role: "keyboard", openAccess: false, expected: [
-            "group": "EACCES", "outside": "EACCES", "tmp": "ok", "tcp": "EACCES", "udp": "EACCES",
-            "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok",
-            "stopWithoutHello": "error", "stopAfterHello": "error",
+            "group": "EACCES", "outside": "EACCES", "tmp": "ok", "chmod": "EPERM", "tcp": "EACCES", "udp": "EACCES",
+            "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
+            "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
+            "stopAfterHello": "error",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
-            "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
+            "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",
+            "hello": "ok", "helloAsOther": "error",
         ]),
         Case(role: "widget", openAccess: false, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
@@ -89,6 +99,7 @@ struct SandboxTests {
         let outside = fixture.group.dir.path + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: fixture.group.path + "/shared", withIntermediateDirectories: true)
+        try writeFile(fixture.group.path + "/shared/existing", "x", mode: 0o600)
         let listener = try LoopbackListener()
         try writeFile("\(fixture.extensions)/probe.py", Self.probeScript)
         let manifest: [String: Any] = [
@@ -98,18 +109,24 @@ struct SandboxTests {
         ]
         try JSONSerialization.data(withJSONObject: manifest)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
-        let host = try fixture.startHost()
+        // The host inherits descriptor 7 without close-on-exec (as from a
+        // careless launcher): no extension may get it.
+        let host = try TestProcess("/bin/sh", ["-c", #"exec 7>>"$0"; exec "$@""#, outside + "/leak", tetherExecutable,
+                                               "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions])
         defer { host.signal(SIGTERM) }
+        _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
         #expect(try fixture.group.run(["extension", "start", "probe"]).status == 0)
         let line = try host.expectLineStarting("[probe] RESULT ", timeout: 30).last ?? ""
         let result = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[probe] RESULT ".count).utf8))
             as? [String: String])
+        let temporary = try #require(result["tmpdir"])
         for (key, value) in sandboxCase.expected {
             #expect(result[key] == value, "\(key): \(result)")
         }
         // Nothing was written where it was refused; the host lives on.
         #expect(!FileManager.default.fileExists(atPath: outside + "/x"))
+        #expect((try? String(contentsOfFile: outside + "/leak", encoding: .utf8)) == "")
         #expect(processAlive(host.pid))
         let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
         let sandbox = try #require(entry["sandbox"] as? [String: Any])
@@ -120,32 +137,31 @@ struct SandboxTests {
         #expect(sandbox["memoryLimitMiB"] as? Int == SandboxPolicy.defaultMemoryLimitMiB(for: role))
         #expect(sandbox["memoryBy"] as? String == "rlimit")
 
-        // Its TMPDIR is private while it runs and gone once it ends.
-        let temporaries = try FileManager.default.contentsOfDirectory(atPath: fixture.group.path + "/tmp")
-            .filter { $0.hasPrefix("probe.") }
-        #expect(temporaries.count == 1)
+        // Its TMPDIR is private while it runs, outside the group (where a
+        // sibling could swap it), and gone once it ends.
+        #expect(!temporary.hasPrefix(fixture.group.path) && temporary.contains("/tether-\(geteuid())/"), "\(temporary)")
+        #expect((temporary as NSString).lastPathComponent.hasPrefix("probe."))
         var info = stat()
-        #expect(lstat(fixture.group.path + "/tmp/" + (temporaries.first ?? ""), &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(lstat(temporary, &info) == 0 && info.st_mode & 0o777 == 0o700)
         // Removed before the stop is answered (its group was already empty).
         #expect(try fixture.group.run(["extension", "stop", "probe"]).status == 0)
-        #expect(!FileManager.default.fileExists(atPath: fixture.group.path + "/tmp/" + (temporaries.first ?? "")))
+        #expect(!FileManager.default.fileExists(atPath: temporary))
     }
 
     /// A host killed -9 cannot remove its extensions' TMPDIRs (with
     /// whatever secrets they hold); the next host on the group does, first.
     @Test func aKilledHostsTemporaryDirectoriesAreRemovedByTheNextHost() throws {
         let fixture = try HostFixture()
-        try fixture.addExtension("w", script: #"echo secret > "$TMPDIR/token" && echo wrote && exec sleep 30"#)
+        try fixture.addExtension("w", script: #"echo secret > "$TMPDIR/token" && echo "wrote $TMPDIR" && exec sleep 30"#)
         let host = try fixture.startHost()
-        _ = try host.expectLineStarting("[w] wrote", timeout: 15)
-        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.group.path + "/tmp")
-        #expect(left.count == 1 && left.first?.hasPrefix("w.") == true, "\(left)")
+        let left = String(try host.expectLineStarting("[w] wrote ", timeout: 15).last?.dropFirst("[w] wrote ".count) ?? "")
+        #expect((left as NSString).lastPathComponent.hasPrefix("w."), "\(left)")
         host.signal(SIGKILL)
         _ = try host.waitForExit(timeout: 10)
-        #expect(FileManager.default.fileExists(atPath: "\(fixture.group.path)/tmp/\(left.first ?? "")/token"))
+        #expect(FileManager.default.fileExists(atPath: left + "/token"))
         let next = try fixture.startHost()
         defer { next.signal(SIGTERM) }
-        #expect(!FileManager.default.fileExists(atPath: "\(fixture.group.path)/tmp/\(left.first ?? "")"))
+        #expect(!FileManager.default.fileExists(atPath: left))
     }
 
     /// A Python widget that allocates 1 MiB at a time stays under its
@@ -281,11 +297,12 @@ struct SandboxTests {
         #expect(status.contains("Seccomp:\t2"))
         #expect(lines.contains { $0.contains("writing the group: refused by the kernel (Permission denied)") }, "\(lines)")
         #expect(lines.contains { $0.contains("connecting to 127.0.0.1:80: refused by the kernel (Permission denied)") }, "\(lines)")
-        let own = try FileManager.default.contentsOfDirectory(atPath: temporary)
-        #expect(own.count == 1 && own.first?.hasPrefix("tether-example-keyboard.") == true, "\(own)")
+        let byHand = "\(temporary)/tether-\(geteuid())/by-hand"
+        let own = try FileManager.default.contentsOfDirectory(atPath: byHand)
+        #expect(own.count == 1 && own.first?.hasPrefix("example-keyboard.") == true, "\(own)")
         keyboard.closeStdin()
         #expect(try keyboard.waitForExit(timeout: 10) == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: byHand).isEmpty)
     }
 }
 

@@ -31,14 +31,33 @@ import TetherTestSupport
         #expect(throws: (any Error).self) { try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "w") }
     }
 
+    /// Exactly PREFIX.XXXXXX: not `widget.v2`'s, and an unreadable one too.
     @Test func leftoversOfAPrefixAreRemoved() throws {
         let scratch = try TemporaryDirectory("tether-tmpdir")
         let parent = scratch.path + "/tmp"
         let a = try PrivateTemporaryDirectory.make(in: parent, prefix: "widget")
         let b = try PrivateTemporaryDirectory.make(in: parent, prefix: "keyboard")
+        let c = try PrivateTemporaryDirectory.make(in: parent, prefix: "widget.v2")
         try writeFile(a + "/secret", "token")
+        #expect(mkdir(a + "/locked", 0o700) == 0)
+        try writeFile(a + "/locked/secret", "token")
+        #expect(chmod(a + "/locked", 0) == 0)
         PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: "widget")
         #expect(access(a, F_OK) != 0)
         #expect(access(b, F_OK) == 0)
+        #expect(access(c, F_OK) == 0)
+    }
+
+    /// The host's parent is per user and per group, 0700, and refused when
+    /// someone else could enter it.
+    @Test func theHostsParentIsOursAlone() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let one = try PrivateTemporaryDirectory.hostParent(group: "/g/one", base: scratch.path)
+        let two = try PrivateTemporaryDirectory.hostParent(group: "/g/two", base: scratch.path)
+        #expect(one != two && one.hasPrefix(scratch.path + "/tether-\(geteuid())/"))
+        var info = stat()
+        #expect(lstat(one, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(chmod(scratch.path + "/tether-\(geteuid())", 0o755) == 0)
+        #expect(throws: (any Error).self) { try PrivateTemporaryDirectory.hostParent(group: "/g/one", base: scratch.path) }
     }
 }

@@ -67,6 +67,10 @@ int tether_landlock_ruleset(int abi, int deny_tcp, int scopes);
 /// applies to what it names. 0 or -errno.
 int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
 
+/// The same for the file or directory `fd` is open on (O_PATH will do):
+/// what was checked is what the rule covers, whatever the path names now.
+int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access);
+
 /// For a process confining itself: PR_SET_NO_NEW_PRIVS, then the ruleset
 /// (if >= 0) on the calling thread (its later threads and children inherit
 /// it), then the filter (if any) on every thread. 0 or -errno.

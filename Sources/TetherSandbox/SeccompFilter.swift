@@ -1,0 +1,95 @@
+import CSeccomp
+import CTetherSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The seccomp filters of confined extensions, built with libseccomp and
+/// kept as classic BPF, which the spawn's child installs with one system
+/// call. Every refused call fails with an errno; nothing is killed.
+///
+/// Every role: no `ptrace`, `process_vm_readv`/`writev` or `pidfd_getfd`
+/// (Landlock scopes ptrace too, but not the other two), and no `TIOCSTI` or
+/// `TIOCLINUX` (typing into the terminal of whoever started it by hand).
+/// Offline: a socket of any family but `AF_UNIX` fails with EACCES (TCP,
+/// UDP, raw, packet, netlink), and io_uring, whose requests would make
+/// sockets without the `socket` system call, with ENOSYS. Read-only: no
+/// change of a file's mode, owner, extended attributes or times (Landlock
+/// does not cover them), so `chmod 644 GROUP/credentials.json` fails.
+public enum SeccompFilter {
+    /// The program for a role's policy, or nil if libseccomp could not
+    /// build it. Built once per combination per process.
+    public static func program(network: Bool, readOnly: Bool) -> [UInt8]? {
+        switch (network, readOnly) {
+        case (true, false): trusted
+        case (false, true): offlineReadOnly
+        case (false, false): offline
+        case (true, true): readOnlyOnline
+        }
+    }
+
+    private static let trusted = build(network: true, readOnly: false)
+    private static let offline = build(network: false, readOnly: false)
+    private static let offlineReadOnly = build(network: false, readOnly: true)
+    private static let readOnlyOnline = build(network: true, readOnly: true)
+
+    /// Whether the kernel takes seccomp filters.
+    static var isAvailable: Bool { tether_seccomp_available() == 1 && trusted != nil }
+
+    // Newer than libseccomp 2.5's tables; the same number on every
+    // architecture (the unified table since Linux 5.1).
+    private static let fchmodat2: Int32 = 452
+    private static let setxattrat: Int32 = 463
+    private static let removexattrat: Int32 = 466
+
+    private static func build(network: Bool, readOnly: Bool) -> [UInt8]? {
+        guard let context = seccomp_init(UInt32(SCMP_ACT_ALLOW)) else { return nil }
+        defer { seccomp_release(context) }
+        func refuse(_ names: [String], _ code: Int32, extra: [Int32] = []) -> Bool {
+            let numbers = names.map { seccomp_syscall_resolve_name($0) }.filter { $0 >= 0 } + extra
+            return numbers.allSatisfy { seccomp_rule_add_array(context, errnoAction(code), $0, 0, nil) == 0 }
+        }
+        guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"], EPERM) else { return nil }
+        let ioctl = seccomp_syscall_resolve_name("ioctl")
+        for request in [0x5412, 0x541C] as [UInt64] {  // TIOCSTI, TIOCLINUX
+            var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: request)
+            guard seccomp_rule_add_array(context, errnoAction(EPERM), ioctl, 1, &matches) == 0 else { return nil }
+        }
+        if !network {
+            var notUnix = scmp_arg_cmp(arg: 0, op: SCMP_CMP_NE, datum_a: scmp_datum_t(AF_UNIX), datum_b: 0)
+            guard seccomp_rule_add_array(context, errnoAction(EACCES), seccomp_syscall_resolve_name("socket"), 1,
+                                         &notUnix) == 0,
+                  refuse(["io_uring_setup"], ENOSYS) else { return nil }
+        }
+        if readOnly {
+            guard refuse(["chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",
+                          "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+                          "utime", "utimes", "futimesat", "utimensat"], EPERM,
+                         extra: [fchmodat2, setxattrat, removexattrat]) else { return nil }
+        }
+        return export(context)
+    }
+
+    /// Through a pipe: libseccomp 2.5 has no export to memory.
+    private static func export(_ context: scmp_filter_ctx) -> [UInt8]? {
+        var ends: [Int32] = [-1, -1]
+        guard tether_pipe(&ends) == 0 else { return nil }
+        defer { close(ends[0]) }
+        let exported = seccomp_export_bpf(context, ends[1])
+        close(ends[1])
+        guard exported == 0 else { return nil }
+        var program: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            program += chunk[0..<count]
+        }
+        guard !program.isEmpty, program.count % 8 == 0, program.count / 8 <= Int(UInt16.max) else { return nil }
+        return program
+    }
+
+    private static func errnoAction(_ code: Int32) -> UInt32 { 0x0005_0000 | (UInt32(code) & 0xffff) }
+}
