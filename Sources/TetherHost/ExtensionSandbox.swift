@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import SystemPackage
 import TetherJSON
@@ -38,6 +41,13 @@ final class ExtensionSandbox {
         for manifest in manifests {
             PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
         }
+    }
+
+    /// At shutdown, after `removeLeftovers`: the group's directory too, if
+    /// empty, so a stopped host leaves nothing in the temporary directory.
+    func removeParentIfEmpty() {
+        guard let parent = try? temporaryParent() else { return }
+        _ = rmdir(parent)
     }
 
     func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {

@@ -196,6 +196,7 @@ public final class Host: @unchecked Sendable {
             // Temporary directories whose leftovers were still in their
             // grace, while the lock keeps a next host from making new ones.
             self.sandbox?.removeLeftovers(of: self.configuration.manifests)
+            self.sandbox?.removeParentIfEmpty()
             self.hostLock?.release()
             self.hostLock = nil
             // Groups still listed (leftovers within their grace) are the

@@ -40,7 +40,8 @@ final class DemoProcess: @unchecked Sendable {
     static func spawn(on stage: DemoStage, name: String, executable: String, arguments: [String],
                       input: Bool) throws -> DemoProcess {
         let process = DemoProcess(name: name, stage: stage)
-        let options = ProcessOptions(executable: executable, arguments: arguments, stdin: input ? .pipe : .ignore,
+        let options = ProcessOptions(executable: executable, arguments: arguments, environment: stage.childEnvironment,
+                                     stdin: input ? .pipe : .ignore,
                                      stdout: .pipe, stderr: .pipe, detached: true)
         do {
             try stage.onLoop { try process.start(options) }

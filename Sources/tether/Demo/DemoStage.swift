@@ -12,6 +12,8 @@ import Glibc
 final class DemoStage: @unchecked Sendable {
     /// The scratch directory: the group, the secrets, the manifests.
     let root: String
+    /// Ours, with TMPDIR set to `root`.
+    let childEnvironment: [String]
     private let loopThread: EventLoopThread
     var loop: EventLoop { loopThread.loop }
     /// Guards what the loop and the script share, and wakes the script.
@@ -32,6 +34,11 @@ final class DemoStage: @unchecked Sendable {
             throw CLIError.environment("cannot make a temporary directory in \(base): \(String(cString: strerror(errno)))")
         }
         root = String(cString: made)
+        // Its processes' temporary files (the extensions' private TMPDIRs
+        // among them) go under the root too, which goes at the end.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = root
+        childEnvironment = environment.map { "\($0.key)=\($0.value)" }.sorted()
         do {
             loopThread = try EventLoopThread()
         } catch {
