@@ -99,7 +99,7 @@ static void rename_command_line(const char *name, size_t size) {
 /* Reads records until the host's end of the pipe closes, which happens
    when the host exits, however it exits; then ends every group still
    listed: SIGTERM, and SIGKILL after the grace. */
-static void run_reaper(int records, int grace_ms) {
+static void run_reaper(int records, int ready, int grace_ms) {
     setsid();
     /* Its life is the pipe's: `pkill tether` or a terminal's signals must
        not leave the extensions unguarded while the host lives. */
@@ -115,13 +115,24 @@ static void run_reaper(int records, int grace_ms) {
     }
     /* Holds nothing of the host's: above all not its lock descriptors,
        which would keep the host "running" to every probe. */
+    /* The ready pipe out of the way first: placing records at 3 must not
+       clobber it. */
+    int ready_high = fcntl(ready, F_DUPFD, 5);
     if (records != 3) {
         if (dup2(records, 3) < 0) _exit(1);
         records = 3;
     }
-    close_from(4);
+    if (ready_high >= 0 && dup2(ready_high, 4) < 0) ready_high = -1;
+    close_from(5);
     prctl(PR_SET_NAME, (unsigned long)"tether-reaper", 0UL, 0UL, 0UL);
     rename_command_line("tether-reaper", sizeof "tether-reaper");
+    /* Ready, under its name and holding nothing of the host's: the host's
+       start returns only now, so whoever sees the host ready sees this. */
+    if (ready_high >= 0) {
+        ssize_t written;
+        do { written = write(4, "r", 1); } while (written < 0 && errno == EINTR);
+        close(4);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -159,6 +170,14 @@ static void run_reaper(int records, int grace_ms) {
 int tether_start_group_reaper(int grace_ms) {
     int records[2];
     if (pipe2(records, O_CLOEXEC) < 0) return -1;
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) < 0) {
+        int saved = errno;
+        close(records[0]);
+        close(records[1]);
+        errno = saved;
+        return -1;
+    }
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
@@ -167,15 +186,18 @@ int tether_start_group_reaper(int grace_ms) {
     pid_t first = fork();
     if (first == 0) {
         close(records[1]);
+        close(ready[0]);
         pid_t second = fork();
-        if (second == 0) run_reaper(records[0], grace_ms);
+        if (second == 0) run_reaper(records[0], ready[1], grace_ms);
         _exit(second < 0 ? 1 : 0);
     }
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     close(records[0]);
+    close(ready[1]);
     if (first < 0) {
         close(records[1]);
+        close(ready[0]);
         errno = saved;
         return -1;
     }
@@ -183,9 +205,17 @@ int tether_start_group_reaper(int grace_ms) {
     while (waitpid(first, &status, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         close(records[1]);
+        close(ready[0]);
         errno = EAGAIN;
         return -1;
     }
+    /* Its byte (or its end, if it died): a few hundred microseconds. Bounded
+       all the same: the host's start never hangs on it. */
+    struct pollfd waiting = {ready[0], POLLIN, 0};
+    while (poll(&waiting, 1, 2000) < 0 && errno == EINTR) {}
+    char byte;
+    while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {}
+    close(ready[0]);
     /* A stopped reaper must never block the host: records beyond a full
        pipe are dropped. */
     int flags = fcntl(records[1], F_GETFL);

@@ -18,7 +18,9 @@ int tether_current_cpu(void);
 /// go). When the host's end of the pipe closes (the host exited, even by
 /// SIGKILL) it sends SIGTERM to every group still listed and SIGKILL after
 /// `grace_ms`, so nothing an extension started outlives the host. Returns
-/// the pipe's write end (close-on-exec, non-blocking), or -1 with errno.
+/// once the reaper runs under its name holding nothing of the host's (so
+/// whoever sees the host ready sees it), with the pipe's write end
+/// (close-on-exec, non-blocking), or -1 with errno.
 int tether_start_group_reaper(int grace_ms);
 
 /// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
