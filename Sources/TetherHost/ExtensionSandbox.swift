@@ -37,6 +37,9 @@ final class ExtensionSandbox {
     /// Leftovers of a host that was killed before it could remove them: the
     /// caller holds the host lock, so no extension of this group uses them.
     func removeLeftovers(of manifests: [ExtensionManifest]) {
+        // Also what hosts of groups that no longer exist left: no host will
+        // ever run there again to remove it.
+        PrivateTemporaryDirectory.removeOrphans(base: temporaryBase)
         guard let parent = try? temporaryParent() else { return }
         for manifest in manifests {
             PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
@@ -46,8 +49,7 @@ final class ExtensionSandbox {
     /// At shutdown, after `removeLeftovers`: the group's directory too, if
     /// empty, so a stopped host leaves nothing in the temporary directory.
     func removeParentIfEmpty() {
-        guard let parent = try? temporaryParent() else { return }
-        _ = rmdir(parent)
+        PrivateTemporaryDirectory.removeHostParentIfEmpty(group: groupPath, base: temporaryBase)
     }
 
     func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {

@@ -15,7 +15,54 @@ public enum PrivateTemporaryDirectory {
     /// must be ours, a real directory, closed to others.
     public static func hostParent(group: String, base: String?) throws(Errno) -> String {
         let user = try ownedDirectory(userDirectory(base: base))
-        return try ownedDirectory(user + "/" + hexHash(group))
+        let parent = try ownedDirectory(user + "/" + hexHash(group))
+        // Names its group, so that a host of any group can tell when this
+        // one's group is gone (`removeOrphans`).
+        if symlink(group, parent + "/" + groupLink) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
+        return parent
+    }
+
+    /// The symlink in a host's parent that names its group.
+    static let groupLink = "group"
+
+    /// Removes the host parent of `group` if nothing but its group link is
+    /// left in it (a host that stops cleanly leaves nothing behind).
+    public static func removeHostParentIfEmpty(group: String, base: String?) {
+        let parent = userDirectory(base: base) + "/" + hexHash(group)
+        guard unlink(parent + "/" + groupLink) == 0 else { return }
+        if rmdir(parent) != 0 {
+            // Still holding something: keep naming its group.
+            _ = symlink(group, parent + "/" + groupLink)
+        }
+    }
+
+    /// The parents whose group no longer exists (a test's, a removed
+    /// group's), with whatever a killed host left in them: no host can ever
+    /// run there again to remove it.
+    public static func removeOrphans(base: String?) {
+        let user = userDirectory(base: base)
+        let directory = open(user, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directory >= 0 else { return }
+        defer { close(directory) }
+        var info = stat()
+        guard fstat(directory, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { return }
+        let listing = dup(directory)
+        guard listing >= 0, let stream = fdopendir(listing) else { return }
+        var orphans: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.utf8.count == 16, name.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+            else { continue }
+            var target = [CChar](repeating: 0, count: 4097)
+            let length = readlinkat(directory, name + "/" + groupLink, &target, 4096)
+            // No link: made by an older host, or being made now. Leave it.
+            guard length > 0 else { continue }
+            let group = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            var groupInfo = stat()
+            if lstat(group, &groupInfo) != 0, errno == ENOENT { orphans.append(name) }
+        }
+        closedir(stream)
+        for name in orphans { _ = removeEntry(name, in: directory, depth: 64) }
     }
 
     /// Where an extension started by hand keeps its own: `BASE/tether-UID/by-hand`.

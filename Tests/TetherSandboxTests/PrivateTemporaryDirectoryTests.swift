@@ -48,6 +48,25 @@ import TetherTestSupport
         #expect(access(c, F_OK) == 0)
     }
 
+    /// A parent whose group is gone is removed with what a killed host left
+    /// in it; a live group's stays; a stopped host's empty one goes.
+    @Test func parentsOfGroupsThatAreGoneAreRemoved() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let live = scratch.path + "/live-group"
+        let gone = scratch.path + "/gone-group"
+        #expect(mkdir(live, 0o700) == 0 && mkdir(gone, 0o700) == 0)
+        let liveParent = try PrivateTemporaryDirectory.hostParent(group: live, base: scratch.path)
+        let goneParent = try PrivateTemporaryDirectory.hostParent(group: gone, base: scratch.path)
+        let left = try PrivateTemporaryDirectory.make(in: goneParent, prefix: "widget")
+        try writeFile(left + "/secret", "token")
+        #expect(rmdir(gone) == 0)
+        PrivateTemporaryDirectory.removeOrphans(base: scratch.path)
+        #expect(access(goneParent, F_OK) != 0)
+        #expect(access(liveParent, F_OK) == 0)
+        PrivateTemporaryDirectory.removeHostParentIfEmpty(group: live, base: scratch.path)
+        #expect(access(liveParent, F_OK) != 0)
+    }
+
     /// The host's parent is per user and per group, 0700, and refused when
     /// someone else could enter it.
     @Test func theHostsParentIsOursAlone() throws {
