@@ -37,13 +37,16 @@ final class ExtensionSandbox {
     /// Leftovers of a host that was killed before it could remove them: the
     /// caller holds the host lock, so no extension of this group uses them.
     func removeLeftovers(of manifests: [ExtensionManifest]) {
-        // Also what hosts of groups that no longer exist left: no host will
-        // ever run there again to remove it.
-        PrivateTemporaryDirectory.removeOrphans(base: temporaryBase)
         guard let parent = try? temporaryParent() else { return }
         for manifest in manifests {
             PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
         }
+    }
+
+    /// At start: what hosts of groups that no longer exist left (no host
+    /// will ever run there again to remove it).
+    func removeOrphans() {
+        PrivateTemporaryDirectory.removeOrphans(base: temporaryBase)
     }
 
     /// At shutdown, after `removeLeftovers`: the group's directory too, if

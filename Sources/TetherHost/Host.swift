@@ -113,6 +113,7 @@ public final class Host: @unchecked Sendable {
                                        temporaryBase: ProcessEnvironment.value("TMPDIR"), logger: logger)
         // Holding the host lock: temporary directories here are a dead host's.
         sandbox.removeLeftovers(of: configuration.manifests)
+        sandbox.removeOrphans()
         self.sandbox = sandbox
         for manifest in configuration.manifests {
             let lockPath: String

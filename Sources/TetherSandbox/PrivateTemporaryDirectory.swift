@@ -98,13 +98,10 @@ public enum PrivateTemporaryDirectory {
     }
 
     /// Makes `PARENT/PREFIX.XXXXXX` (and PARENT, 0700, if missing). PARENT
-    /// must be a real directory of ours: a symlink planted there is refused.
+    /// must be a real directory of ours, closed to others (`ownedDirectory`):
+    /// a symlink planted there is refused.
     public static func make(in parent: String, prefix: String) throws(Errno) -> String {
-        if mkdir(parent, 0o700) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
-        var info = stat()
-        guard lstat(parent, &info) == 0 else { throw Errno(rawValue: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
-        guard info.st_uid == geteuid() else { throw .notPermitted }
+        _ = try ownedDirectory(parent)
         var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw Errno(rawValue: errno)
