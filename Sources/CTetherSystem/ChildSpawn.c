@@ -59,6 +59,8 @@ static int run_child(void *argument) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 
+    /* Before anything else it does: whatever it starts is in the cgroup. */
+    if (request->cgroup_procs >= 0 && write(request->cgroup_procs, "0", 1) < 0) report_and_exit(shared, errno);
     if (request->new_session && setsid() < 0) report_and_exit(shared, errno);
     if (request->parent_death_signal > 0) {
         if (prctl(PR_SET_PDEATHSIG, (unsigned long)request->parent_death_signal, 0UL, 0UL, 0UL) < 0) {

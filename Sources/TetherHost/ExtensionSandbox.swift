@@ -4,12 +4,15 @@ import Glibc
 import Logging
 import SystemPackage
 import TetherJSON
+import TetherLoop
 import TetherSandbox
 
 /// The host's side of confinement: for each launch, the extension's private
 /// temporary directory (`TMPDIR/tether-UID/G/NAME.XXXXXX`, its `TMPDIR`) and its
 /// confinement by role (TetherSandbox), applied by the spawn's child just
-/// before exec. One per host: it says once which protections this kernel
+/// before exec. Where the host was delegated a cgroup, each launch also
+/// runs in a cgroup of its own (memory and task limits, one kill for the
+/// whole tree). One per host: it says once which protections this kernel
 /// lacks, and with `--require-sandbox` refuses to launch without them.
 final class ExtensionSandbox {
     let required: Bool
@@ -17,15 +20,50 @@ final class ExtensionSandbox {
     /// The host's own TMPDIR (or nil: /tmp), under which its extensions' go.
     private let temporaryBase: String?
     private let support: KernelSupport
+    /// The host's delegated cgroup, if it has one.
+    let cgroups: DelegatedCgroup?
+    private let loop: EventLoop
     private let logger: Logger
     private var reported: Set<String> = []
+    /// Ended launches' cgroups not yet empty, each with what to do once
+    /// it is removed and the attempts left.
+    private var retiring: [(ExtensionCgroup, then: () -> Void, attempts: Int)] = []
+    private var retireTimer: LoopTimer?
 
-    init(group: String, required: Bool, temporaryBase: String?, support: KernelSupport = .current, logger: Logger) {
+    init(group: String, required: Bool, temporaryBase: String?, cgroups: DelegatedCgroup?,
+         support: KernelSupport = .current, loop: EventLoop, logger: Logger) {
         groupPath = group
         self.temporaryBase = temporaryBase
         self.required = required
+        self.cgroups = cgroups
         self.support = support
+        self.loop = loop
         self.logger = logger
+        // Holding the host lock: extension cgroups here are a dead host's.
+        for leftover in cgroups?.killLeftovers() ?? [] { retire(leftover) }
+    }
+
+    /// Tasks (processes and threads) one extension may have, where a cgroup counts them.
+    static let tasksLimit = 512
+
+    /// A cgroup v2 subtree delegated to the host (systemd `Delegate=yes`):
+    /// each launch gets a cgroup of its own there. Anywhere else, none.
+    static func claimCgroups(group: String, logger: Logger) -> DelegatedCgroup? {
+        switch DelegatedCgroup.claim(group: group) {
+        case .success(let cgroups):
+            let controllers = cgroups.controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA"
+                : cgroups.controllers.sorted().joined(separator: ", ")
+            logger.info("extensions run in cgroups of their own under \(cgroups.path) (\(controllers))")
+            return cgroups
+        case .failure(let reason):
+            switch reason {
+            case .noHierarchy, .notDelegated:
+                logger.debug("extensions run without cgroups: \(reason)")
+            case .failed:
+                logger.warning("extensions run without cgroups: \(reason)")
+            }
+            return nil
+        }
     }
 
     /// `BASE/tether-UID/HASH-OF-GROUP`, checked each time: no extension can
@@ -62,7 +100,9 @@ final class ExtensionSandbox {
 
     /// What would confine it, before it first runs.
     func expectedReport(for manifest: ExtensionManifest) -> SandboxReport {
-        Confinement(policy: policy(for: manifest, temporaryDirectory: nil), support: support).report
+        var report = Confinement(policy: policy(for: manifest, temporaryDirectory: nil), support: support).report
+        report.memoryByCgroup = cgroups?.controllers.contains("memory") == true
+        return report
     }
 
     /// A launch's temporary directory and confinement. Throws `.refused`
@@ -74,7 +114,8 @@ final class ExtensionSandbox {
         } catch {
             throw .noTemporaryDirectory(error)
         }
-        let confinement = Confinement(policy: policy(for: manifest, temporaryDirectory: temporary), support: support)
+        let confinement = Confinement(policy: policy(for: manifest, temporaryDirectory: temporary), support: support,
+                                      cgroup: makeCgroup(for: manifest))
         if !confinement.missing.isEmpty {
             if required {
                 try? PrivateTemporaryDirectory.remove(temporary)
@@ -87,6 +128,62 @@ final class ExtensionSandbox {
             }
         }
         return (confinement, temporary)
+    }
+
+    /// The launch's cgroup, or nil (no delegation, or it could not be
+    /// made: the launch goes without, its memory limited by RLIMIT_DATA).
+    private func makeCgroup(for manifest: ExtensionManifest) -> ExtensionCgroup? {
+        guard let cgroups else { return nil }
+        do {
+            return try cgroups.makeChild(name: manifest.name,
+                                         memoryLimitBytes: manifest.memoryLimitMiB.map { $0 * 1_048_576 },
+                                         tasksLimit: Self.tasksLimit)
+        } catch {
+            if reported.insert("cgroup").inserted {
+                logger.warning("cannot make a cgroup for '\(manifest.name)' in \(cgroups.path) (\(error)); launching without one")
+            }
+            return nil
+        }
+    }
+
+    /// An ended launch's cgroup: removed once the kernel has emptied it
+    /// (after `cgroup.kill`, its processes die in a moment), then `then`.
+    /// Bounded: after about 2 s it is left for the next host's start.
+    func retire(_ cgroup: ExtensionCgroup, then: @escaping () -> Void = {}) {
+        if cgroup.remove() { return then() }
+        retiring.append((cgroup, then, 100))
+        armRetireTimer()
+    }
+
+    private func armRetireTimer() {
+        let timer = retireTimer ?? LoopTimer(loop: loop)
+        retireTimer = timer
+        guard !timer.isActive, !retiring.isEmpty else { return }
+        timer.start(afterMilliseconds: 20) { [unowned self] in
+            var waiting: [(ExtensionCgroup, then: () -> Void, attempts: Int)] = []
+            for (cgroup, then, attempts) in self.retiring {
+                if cgroup.remove() {
+                    then()
+                } else if attempts <= 1 {
+                    self.logger.warning("the cgroup \(cgroup.path) is not empty yet; the next host start removes it")
+                    then()
+                } else {
+                    waiting.append((cgroup, then, attempts - 1))
+                }
+            }
+            self.retiring = waiting
+            self.armRetireTimer()
+        }
+    }
+
+    /// At shutdown: every extension cgroup left (leftovers still in their
+    /// grace) is killed now; empty ones are removed, the rest by the next host.
+    func killLeftoverCgroups() {
+        _ = cgroups?.killLeftovers()
+        retireTimer?.close()
+        retireTimer = nil
+        for (_, then, _) in retiring { then() }
+        retiring.removeAll()
     }
 
     func removeTemporaryDirectory(_ path: String) {
@@ -120,6 +217,7 @@ extension SandboxReport {
             "memoryLimitMiB": memoryLimitMiB.map { .integer($0) } ?? .null,
         ]
         if let memoryBy { object["memoryBy"] = .string(memoryBy) }
+        if let cgroup { object["cgroup"] = .string(cgroup) }
         return .object(object)
     }
 }

@@ -37,6 +37,9 @@ final class ExtensionSupervisor {
     private(set) var sandboxReport: SandboxReport
     /// The running instance's TMPDIR, removed once its group is gone.
     private var temporaryDirectory: String?
+    /// The running instance's cgroup (where the host has a delegated one):
+    /// everything it started, whatever session or group it moved to.
+    private var cgroup: ExtensionCgroup?
     private let graceMilliseconds: UInt64
     private let logger: Logger
     private(set) var state: State = .stopped
@@ -119,8 +122,9 @@ final class ExtensionSupervisor {
     /// a wrapper script's child saying hello is still the host's own.
     func owns(pid: Int32) -> Bool {
         guard hasProcess, group > 0 else { return false }
-        // Its session too: a child that moved to a group of its own stays in it.
-        return pid == group || getpgid(pid) == group || getsid(pid) == group
+        // Its session too: a child that moved to a group of its own stays
+        // in it. Its cgroup even holds what left the session.
+        return pid == group || getpgid(pid) == group || getsid(pid) == group || cgroup?.contains(pid: pid) == true
     }
 
     /// Where the host puts it when it starts: running, or idle until asked.
@@ -278,9 +282,13 @@ final class ExtensionSupervisor {
                                      confinement: confinement.spawnConfinement)
         do {
             // Owns the ruleset, which the child has applied by the time spawn returns.
-            defer { withExtendedLifetime(confinement) {} }
+            defer {
+                withExtendedLifetime(confinement) {}
+                confinement.cgroup?.closeProcs()
+            }
             let process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
             temporaryDirectory = temporary
+            cgroup = confinement.cgroup
             self.process = process
             group = process.pid
             reaper.guardGroup(group)
@@ -295,6 +303,7 @@ final class ExtensionSupervisor {
         } catch {
             releaseInstance()
             sandbox.removeTemporaryDirectory(temporary)
+            if let unused = confinement.cgroup { sandbox.retire(unused) }
             if Self.isResourceShortage(error) {
                 return retryLater("cannot start \(manifest.executable): \(error)")
             }
@@ -378,7 +387,11 @@ final class ExtensionSupervisor {
         let ranFor = loop.now - startedAt
         process?.close()
         process = nil
-        let exit = ExtensionExit(status: status, intended: ending, memoryLimitMiB: sandboxReport.memoryLimitMiB)
+        // The kernel says when its cgroup's memory limit killed it (else
+        // the exit is as it happened, with the limit in force beside it).
+        let killedForMemory = ending == nil && (cgroup?.memoryKills ?? 0) > 0
+        let exit = ExtensionExit(status: status, intended: killedForMemory ? .memory : ending,
+                                 memoryLimitMiB: sandboxReport.memoryLimitMiB)
         lastExit = exit
         ending = nil
         work = 0
@@ -465,35 +478,51 @@ final class ExtensionSupervisor {
     }
 
     /// The whole group, which holds the main process too; without a group
-    /// (never spawned as one), the main process alone.
+    /// (never spawned as one), the main process alone. Its cgroup's
+    /// processes too: SIGKILL by `cgroup.kill`, the whole tree at once.
     private func signal(_ signal: Int32) {
         if group > 0 {
             _ = kill(-group, signal)
         } else {
             try? process?.signal(signal)
         }
+        if signal == SIGKILL { cgroup?.kill() } else { cgroup?.signalAll(signal) }
     }
 
     /// The main process is gone; its group may not be. The group's id stays
     /// reserved while any member lives, so the delayed SIGKILL reaches only
-    /// the leftovers (or nobody: ESRCH).
+    /// the leftovers (or nobody: ESRCH). With a cgroup, leftovers that left
+    /// the group are found and killed too, and the cgroup is removed once
+    /// the kernel has emptied it.
     private func endLeftovers() {
         let leftovers = group
         group = 0
+        let cgroup = self.cgroup
+        self.cgroup = nil
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary = temporaryDirectory
         temporaryDirectory = nil
-        let removeTemporary = { [sandbox] in if let temporary { sandbox.removeTemporaryDirectory(temporary) } }
-        guard leftovers > 0 else { return removeTemporary() }
-        guard kill(-leftovers, SIGTERM) == 0 else {
+        let finish = { [sandbox] in
+            let removeTemporary = { if let temporary { sandbox.removeTemporaryDirectory(temporary) } }
+            guard let cgroup else { return removeTemporary() }
+            sandbox.retire(cgroup, then: removeTemporary)
+        }
+        guard leftovers > 0 else { return finish() }
+        var anyLeft = kill(-leftovers, SIGTERM) == 0
+        if let cgroup, cgroup.isPopulated {
+            cgroup.signalAll(SIGTERM)
+            anyLeft = true
+        }
+        guard anyLeft else {
             reaper.releaseGroup(leftovers)
-            return removeTemporary()
+            return finish()
         }
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: graceMilliseconds) { [reaper] in
             _ = kill(-leftovers, SIGKILL)
+            cgroup?.kill()
             reaper.releaseGroup(leftovers)
-            removeTemporary()
+            finish()
             timer.close()
         }
     }

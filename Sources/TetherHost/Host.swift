@@ -106,11 +106,15 @@ public final class Host: @unchecked Sendable {
             throw .socket(socketPath, error)
         }
         startedAt = loop.now
+        // Before the reaper: a process left in the delegated cgroup would
+        // keep its controllers off.
+        let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
         self.reaper = reaper
         let environment = childEnvironment()
         let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox,
-                                       temporaryBase: ProcessEnvironment.value("TMPDIR"), logger: logger)
+                                       temporaryBase: ProcessEnvironment.value("TMPDIR"), cgroups: cgroups,
+                                       loop: loop, logger: logger)
         // Holding the host lock: temporary directories here are a dead host's.
         sandbox.removeLeftovers(of: configuration.manifests)
         sandbox.removeOrphans()
@@ -194,8 +198,10 @@ public final class Host: @unchecked Sendable {
         let finish = { [unowned self] in
             self.server?.close()
             self.server = nil
-            // Temporary directories whose leftovers were still in their
-            // grace, while the lock keeps a next host from making new ones.
+            // Leftovers still in their grace: their cgroups are killed, and
+            // their temporary directories removed while the lock keeps a
+            // next host from making new ones.
+            self.sandbox?.killLeftoverCgroups()
             self.sandbox?.removeLeftovers(of: self.configuration.manifests)
             self.sandbox?.removeParentIfEmpty()
             self.hostLock?.release()

@@ -152,21 +152,8 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
                         request.new_session = options.detached ? 1 : 0
                         request.parent_death_signal = options.parentDeathSignal ?? 0
                         request.descriptor_soft_limit = Int64(options.descriptorSoftLimit ?? 0)
-                        request.landlock_ruleset = -1
-                        guard let confinement = options.confinement else {
-                            return tether_spawn(&request, &newPID, &newPidfd)
-                        }
-                        request.no_new_privileges = 1
-                        request.data_limit = Int64(confinement.dataLimitBytes ?? 0)
-                        request.landlock_ruleset = confinement.landlockRuleset
-                        guard let filter = confinement.seccompFilter else {
-                            return tether_spawn(&request, &newPID, &newPidfd)
-                        }
-                        return filter.withUnsafeBytes { bytes in
-                            request.seccomp_filter = bytes.baseAddress
-                            request.seccomp_filter_length = UInt16(truncatingIfNeeded: bytes.count / 8)
-                            return tether_spawn(&request, &newPID, &newPidfd)
-                        }
+                        return SpawnConfinement.spawn(&request, confinement: options.confinement, pid: &newPID,
+                                                      pidfd: &newPidfd)
                     }
                 }
             }

@@ -1,20 +1,3 @@
-/// Kernel confinement the child takes on just before exec, after
-/// `PR_SET_NO_NEW_PRIVS` (built by TetherSandbox; the spawn only applies it).
-public struct SpawnConfinement: Sendable {
-    /// `RLIMIT_DATA`, soft and hard.
-    public var dataLimitBytes: Int?
-    /// A Landlock ruleset to enforce (the caller keeps and closes it), or -1.
-    public var landlockRuleset: Int32
-    /// Classic BPF instructions for a seccomp filter.
-    public var seccompFilter: [UInt8]?
-
-    public init(dataLimitBytes: Int? = nil, landlockRuleset: Int32 = -1, seccompFilter: [UInt8]? = nil) {
-        self.dataLimitBytes = dataLimitBytes
-        self.landlockRuleset = landlockRuleset
-        self.seccompFilter = seccompFilter
-    }
-}
-
 /// What to run and how to wire its stdio.
 public struct ProcessOptions: Sendable {
     public enum Stdio: Sendable {

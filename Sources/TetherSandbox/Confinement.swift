@@ -14,7 +14,8 @@ import Glibc
 /// group when the policy says so. Network, when denied: the seccomp filter
 /// (every socket but `AF_UNIX`), plus Landlock's TCP rules where the kernel
 /// has them. Signals: Landlock scoping (and abstract Unix sockets when
-/// offline). Memory: `RLIMIT_DATA`.
+/// offline). Memory: the launch's cgroup (`memory.max`) where the host has
+/// one, else `RLIMIT_DATA`.
 ///
 /// A mechanism the kernel lacks is left out and named in `missing`.
 public final class Confinement {
@@ -25,12 +26,15 @@ public final class Confinement {
     /// Protections the policy asks for that this kernel cannot give
     /// ("files", "network", "signals"), with why.
     public let missing: [String]
+    /// The launch's cgroup, if the host has a delegated one.
+    public let cgroup: ExtensionCgroup?
     private let ruleset: Int32
     private let filter: [UInt8]?
 
-    public init(policy: SandboxPolicy, support: KernelSupport = .current) {
+    public init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil) {
         self.policy = policy
         self.support = support
+        self.cgroup = cgroup
         var missing: [String] = []
         var ruleset: Int32 = -1
         var filesBy = "none"
@@ -56,7 +60,8 @@ public final class Confinement {
         self.ruleset = ruleset
         self.missing = missing
         report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
-                               signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB)
+                               signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB,
+                               memoryByCgroup: cgroup?.memoryEnforced ?? false, cgroup: cgroup?.path)
     }
 
     deinit {
@@ -64,10 +69,14 @@ public final class Confinement {
     }
 
     /// For the spawn: the child applies it, after `PR_SET_NO_NEW_PRIVS`.
-    /// Valid while this object lives (it owns the ruleset).
+    /// Valid while this object lives (it owns the ruleset) and the cgroup's
+    /// `procs` is open.
     public var spawnConfinement: SpawnConfinement {
-        SpawnConfinement(dataLimitBytes: policy.memoryLimitMiB.map { $0 * 1_048_576 }, landlockRuleset: ruleset,
-                         seccompFilter: filter)
+        // A cgroup limits the footprint; RLIMIT_DATA would count reserved
+        // address space too, and refuse first.
+        let dataLimit = cgroup?.memoryEnforced == true ? nil : policy.memoryLimitMiB.map { $0 * 1_048_576 }
+        return SpawnConfinement(dataLimitBytes: dataLimit, landlockRuleset: ruleset, seccompFilter: filter,
+                                cgroupProcs: cgroup?.procs ?? -1)
     }
 
     /// Confines the calling process. Landlock binds the calling thread and
@@ -148,14 +157,21 @@ public struct SandboxReport: Sendable, Equatable {
     public var networkDenied: Bool
     public var signalsScoped: Bool
     public var memoryLimitMiB: Int?
+    /// The limit is the launch cgroup's `memory.max` (else `RLIMIT_DATA`).
+    public var memoryByCgroup: Bool
+    /// The launch's cgroup (its path in the hierarchy), if it has one.
+    public var cgroup: String?
 
-    public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?) {
+    public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
+                memoryByCgroup: Bool = false, cgroup: String? = nil) {
         self.files = files
         self.networkDenied = networkDenied
         self.signalsScoped = signalsScoped
         self.memoryLimitMiB = memoryLimitMiB
+        self.memoryByCgroup = memoryByCgroup
+        self.cgroup = cgroup
     }
 
-    /// How the memory limit is enforced ("rlimit"), if there is one.
-    public var memoryBy: String? { memoryLimitMiB == nil ? nil : "rlimit" }
+    /// How the memory limit is enforced ("cgroup" or "rlimit"), if there is one.
+    public var memoryBy: String? { memoryLimitMiB == nil ? nil : memoryByCgroup ? "cgroup" : "rlimit" }
 }

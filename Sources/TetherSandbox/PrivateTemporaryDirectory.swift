@@ -15,7 +15,7 @@ public enum PrivateTemporaryDirectory {
     /// must be ours, a real directory, closed to others.
     public static func hostParent(group: String, base: String?) throws(Errno) -> String {
         let user = try ownedDirectory(userDirectory(base: base))
-        let parent = try ownedDirectory(user + "/" + hexHash(group))
+        let parent = try ownedDirectory(user + "/" + PathHash.hex(group))
         // Names its group, so that a host of any group can tell when this
         // one's group is gone (`removeOrphans`).
         if symlink(group, parent + "/" + groupLink) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
@@ -28,7 +28,7 @@ public enum PrivateTemporaryDirectory {
     /// Removes the host parent of `group` if nothing but its group link is
     /// left in it (a host that stops cleanly leaves nothing behind).
     public static func removeHostParentIfEmpty(group: String, base: String?) {
-        let parent = userDirectory(base: base) + "/" + hexHash(group)
+        let parent = userDirectory(base: base) + "/" + PathHash.hex(group)
         guard unlink(parent + "/" + groupLink) == 0 else { return }
         if rmdir(parent) != 0 {
             // Still holding something: keep naming its group.
@@ -46,11 +46,8 @@ public enum PrivateTemporaryDirectory {
         defer { close(directory) }
         var info = stat()
         guard fstat(directory, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { return }
-        let listing = dup(directory)
-        guard listing >= 0, let stream = fdopendir(listing) else { return }
         var orphans: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for (name, _) in DirectoryEntries.read(directory) ?? [] {
             guard name.utf8.count == 16, name.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
             else { continue }
             var target = [CChar](repeating: 0, count: 4097)
@@ -61,7 +58,6 @@ public enum PrivateTemporaryDirectory {
             var groupInfo = stat()
             if lstat(group, &groupInfo) != 0, errno == ENOENT { orphans.append(name) }
         }
-        closedir(stream)
         for name in orphans { _ = removeEntry(name, in: directory, depth: 64) }
     }
 
@@ -84,17 +80,6 @@ public enum PrivateTemporaryDirectory {
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .notDirectory }
         guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { throw .notPermitted }
         return path
-    }
-
-    /// FNV-1a, 64 bits, in hex: a stable name for a path.
-    private static func hexHash(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// Makes `PARENT/PREFIX.XXXXXX` (and PARENT, 0700, if missing). PARENT
@@ -141,35 +126,18 @@ public enum PrivateTemporaryDirectory {
         defer { close(directory) }
         var info = stat()
         guard fstat(directory, &info) == 0, info.st_uid == geteuid() else { return }
-        let listing = dup(directory)
-        guard listing >= 0, let stream = fdopendir(listing) else { return }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let names = (DirectoryEntries.read(directory) ?? []).map(\.name).filter { name in
             let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
-            if name.hasPrefix(prefix + "."), suffix.count == 6, !suffix.contains(UInt8(ascii: ".")) {
-                names.append(name)
-            }
+            return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
         }
-        closedir(stream)
         for name in names { _ = removeEntry(name, in: directory, depth: 64) }
     }
 
     /// Takes ownership of `directory` (closes it).
     private static func removeContents(of directory: Int32, depth: Int) -> Errno? {
-        guard let stream = fdopendir(directory) else {
-            let error = Errno(rawValue: errno)
-            close(directory)
-            return error
-        }
-        defer { closedir(stream) }
+        defer { close(directory) }
+        guard let names = DirectoryEntries.read(directory) else { return Errno(rawValue: errno) }
         var firstError: Errno?
-        var names: [(String, isDirectory: Bool)] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name == "." || name == ".." { continue }
-            names.append((name, entry.pointee.d_type == DT_DIR))
-        }
         for (name, isDirectory) in names {
             if let error = removeEntry(name, in: directory, depth: depth, isDirectory: isDirectory) {
                 firstError = firstError ?? error

@@ -2,6 +2,9 @@
 #define CTETHER_SYSTEM_H
 
 #include <sys/resource.h>
+#ifdef __linux__
+#include <sys/xattr.h> /* getxattr, for Swift: Glibc's module leaves it out */
+#endif
 
 /// pidfd_open(pid, 0): a descriptor that becomes readable when the process
 /// ends (syscall is variadic too). -1 with errno set; ENOSYS off Linux.
@@ -36,6 +39,7 @@ struct tether_spawn_request {
     int new_session;             /* setsid(): a session and process group of its own */
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
+    int cgroup_procs;            /* -1, or a cgroup's cgroup.procs open for writing: the child joins it first */
     /* Confinement, applied last before exec, in this order: */
     long long data_limit;        /* 0, or RLIMIT_DATA (soft and hard), bytes */
     int no_new_privileges;       /* PR_SET_NO_NEW_PRIVS (implied by the two below) */
@@ -45,7 +49,7 @@ struct tether_spawn_request {
 };
 
 /// fork, then in the child only async-signal-safe steps (every signal to
-/// its default and an empty mask, the session, the parent-death signal, the
+/// its default and an empty mask, the cgroup, the session, the parent-death signal, the
 /// descriptor limit, stdio, the directory) and execve. Returns 0 with the
 /// pid and a pidfd (close-on-exec; readable once the child ends; the caller
 /// reaps it with waitpid), or -errno: the fork's, or the child's if it

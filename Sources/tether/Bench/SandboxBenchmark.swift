@@ -58,17 +58,7 @@ struct SandboxBenchmark {
                 request.new_session = 1
                 request.parent_death_signal = SIGTERM
                 request.descriptor_soft_limit = 1024
-                request.landlock_ruleset = -1
-                guard let confinement else { return tether_spawn(&request, &pid, &pidfd) }
-                request.no_new_privileges = 1
-                request.data_limit = Int64(confinement.dataLimitBytes ?? 0)
-                request.landlock_ruleset = confinement.landlockRuleset
-                guard let filter = confinement.seccompFilter else { return tether_spawn(&request, &pid, &pidfd) }
-                return filter.withUnsafeBytes { bytes in
-                    request.seccomp_filter = bytes.baseAddress
-                    request.seccomp_filter_length = UInt16(truncatingIfNeeded: bytes.count / 8)
-                    return tether_spawn(&request, &pid, &pidfd)
-                }
+                return SpawnConfinement.spawn(&request, confinement: confinement, pid: &pid, pidfd: &pidfd)
             }
         }
         guard rc == 0 else { throw CLIError.environment("cannot spawn /bin/true: errno \(-rc)") }

@@ -1,0 +1,192 @@
+import CTetherSystem
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cgroup v2 subtree a host was given to manage: a systemd service or
+/// scope with `Delegate=yes`, which systemd marks with the `trusted.delegate`
+/// (or `user.delegate`) attribute. The host moves itself into `host/` (a
+/// cgroup with children may hold no processes once controllers are on),
+/// enables the memory and pids controllers for the children, and runs each
+/// extension launch in a child of its own, `ext-G-NAME.N` (G a hash of the
+/// group's path: hosts of two groups can share one delegated cgroup).
+///
+/// Never anywhere else: a cgroup systemd did not delegate is systemd's
+/// (its CGROUP_DELEGATION.md), whoever may write it.
+public final class DelegatedCgroup {
+    /// The delegated cgroup's directory, e.g.
+    /// `/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/tether.service`.
+    public let directory: String
+    /// Its path in the hierarchy (as /proc/PID/cgroup names it).
+    public let path: String
+    /// Controllers enabled for the extensions' cgroups: "memory", "pids".
+    public let controllers: Set<String>
+    /// `ext-G-`: this host's extensions' cgroups (never a kernel file's name).
+    private let childPrefix: String
+    private var sequence = 0
+
+    static let hostLeaf = "host"
+
+    /// Why the host runs its extensions without a cgroup each.
+    public enum Unavailable: Error, CustomStringConvertible {
+        /// No cgroup v2 hierarchy mounted (cgroup v1 only).
+        case noHierarchy
+        /// Its cgroup is not marked delegated (the usual case outside a
+        /// `Delegate=yes` unit).
+        case notDelegated(String)
+        case failed(String, Errno)
+
+        public var description: String {
+            switch self {
+            case .noHierarchy: "no cgroup v2 hierarchy is mounted"
+            case .notDelegated(let path): "its cgroup \(path) is not delegated to it (systemd's Delegate=yes)"
+            case .failed(let path, let error): "\(path): \(error)"
+            }
+        }
+    }
+
+    private init(directory: String, path: String, controllers: Set<String>, group: String) {
+        self.directory = directory
+        self.path = path
+        self.controllers = controllers
+        childPrefix = "ext-\(PathHash.hex(group))-"
+    }
+
+    /// Takes over the calling process's cgroup if it was delegated: moves
+    /// the process into `host/` and enables the memory and pids
+    /// controllers for extensions' cgroups (each only if the kernel and the
+    /// delegation offer it). What a killed host left: `killLeftovers()`.
+    /// Call it before starting any other process, which would stay behind
+    /// in the delegated cgroup and keep controllers off. `group`: the
+    /// group directory whose host lock the caller holds.
+    public static func claim(group: String) -> Result<DelegatedCgroup, Unavailable> {
+        guard let (mount, ownPath) = ownCgroup() else { return .failure(.noHierarchy) }
+        // Already moved (a host that claimed it before, in this process).
+        let delegatedPath = ownPath.hasSuffix("/" + hostLeaf) ? String(ownPath.dropLast(hostLeaf.count + 1)) : ownPath
+        guard delegatedPath != "/" && !delegatedPath.isEmpty else { return .failure(.notDelegated("/")) }
+        let directory = mount + delegatedPath
+        guard isDelegated(directory) else { return .failure(.notDelegated(delegatedPath)) }
+        let leaf = directory + "/" + hostLeaf
+        if mkdir(leaf, 0o755) != 0, errno != EEXIST { return .failure(.failed(leaf, Errno(rawValue: errno))) }
+        do {
+            try CgroupFile.write(leaf + "/cgroup.procs", "\(getpid())")
+        } catch {
+            return .failure(.failed(leaf + "/cgroup.procs", error))
+        }
+        return .success(DelegatedCgroup(directory: directory, path: delegatedPath,
+                                        controllers: enableControllers(in: directory), group: group))
+    }
+
+    /// A new cgroup for one launch, with the limits set. Throws if it
+    /// cannot be made (the launch then goes without one).
+    public func makeChild(name: String, memoryLimitBytes: Int?, tasksLimit: Int) throws(Errno) -> ExtensionCgroup {
+        var childDirectory = ""
+        for _ in 0..<1_000 {
+            sequence += 1
+            childDirectory = "\(directory)/\(childPrefix)\(name).\(sequence)"
+            if mkdir(childDirectory, 0o755) == 0 { break }
+            guard errno == EEXIST else { throw Errno(rawValue: errno) }
+        }
+        let child = ExtensionCgroup(directory: childDirectory,
+                                    path: path + String(childDirectory.dropFirst(directory.count)))
+        do {
+            var memoryEnforced = false
+            if controllers.contains("memory"), let memoryLimitBytes {
+                try CgroupFile.write(childDirectory + "/memory.max", "\(memoryLimitBytes)")
+                // The limit is the footprint: no swapping past it. And a
+                // kill takes the whole extension, as jetsam does.
+                try? CgroupFile.write(childDirectory + "/memory.swap.max", "0")
+                try? CgroupFile.write(childDirectory + "/memory.oom.group", "1")
+                memoryEnforced = true
+            }
+            if controllers.contains("pids") {
+                try CgroupFile.write(childDirectory + "/pids.max", "\(tasksLimit)")
+            }
+            try child.openForJoining(memoryEnforced: memoryEnforced)
+        } catch {
+            _ = child.remove()
+            throw error
+        }
+        return child
+    }
+
+    /// Every extension cgroup of this group here (a killed host's at start,
+    /// those still in their grace at shutdown): their processes are killed and empty
+    /// ones removed. Returns the others, to remove once the kernel has
+    /// emptied them (a moment after the kill).
+    public func killLeftovers() -> [ExtensionCgroup] {
+        let root = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { return [] }
+        defer { close(root) }
+        var remaining: [ExtensionCgroup] = []
+        for (name, isDirectory) in DirectoryEntries.read(root) ?? []
+        where isDirectory && name.hasPrefix(childPrefix) {
+            let child = ExtensionCgroup(directory: directory + "/" + name, path: path + "/" + name)
+            child.kill()
+            if !child.remove() { remaining.append(child) }
+        }
+        return remaining
+    }
+
+    /// The calling process's cgroup v2: the hierarchy's mount point and
+    /// its path there.
+    static func ownCgroup() -> (mount: String, path: String)? {
+        guard let own = CgroupFile.read("/proc/self/cgroup")?.split(separator: "\n")
+            .first(where: { $0.hasPrefix("0::") }).map({ String($0.dropFirst(3)) }) else { return nil }
+        // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER
+        for line in (CgroupFile.read("/proc/self/mountinfo", limit: 1 << 20) ?? "").split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
+                  fields.count > 4 else { continue }
+            let root = String(fields[3])
+            let mountPoint = unescapeOctal(String(fields[4]))
+            // A mount of part of the hierarchy (a container's) shows its root.
+            if root == "/" { return (mountPoint, own) }
+            if own == root { return (mountPoint, "/") }
+            if own.hasPrefix(root + "/") { return (mountPoint, String(own.dropFirst(root.count))) }
+        }
+        return nil
+    }
+
+    /// systemd's mark: `trusted.delegate`, else `user.delegate` (which an
+    /// unprivileged manager can set), reading "1".
+    static func isDelegated(_ directory: String) -> Bool {
+        for name in ["trusted.delegate", "user.delegate"] {
+            var value = [UInt8](repeating: 0, count: 8)
+            let length = value.withUnsafeMutableBytes { getxattr(directory, name, $0.baseAddress, $0.count) }
+            if length >= 0 { return length == 1 && value[0] == UInt8(ascii: "1") }
+        }
+        return false
+    }
+
+    /// "+memory +pids" for the children, each on its own: one refused
+    /// (not delegated, or processes still in the parent: EBUSY) leaves the other.
+    private static func enableControllers(in directory: String) -> Set<String> {
+        let offered = Set((CgroupFile.read(directory + "/cgroup.controllers") ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+        var enabled: Set<String> = []
+        for controller in ["memory", "pids"] where offered.contains(controller) {
+            if (try? CgroupFile.write(directory + "/cgroup.subtree_control", "+\(controller)")) != nil {
+                enabled.insert(controller)
+            }
+        }
+        return enabled
+    }
+
+    /// mountinfo escapes space, tab, newline and backslash as \ooo.
+    private static func unescapeOctal(_ text: String) -> String {
+        guard text.contains("\\") else { return text }
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "\\"), utf8.count >= 3,
+               let value = UInt8(String(decoding: utf8.prefix(3), as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The entries of an open directory, read through a duplicate of its
+/// descriptor (the caller's stays open and positioned), "." and ".." left out.
+enum DirectoryEntries {
+    static func read(_ directory: Int32) -> [(name: String, isDirectory: Bool)]? {
+        let listing = dup(directory)
+        guard listing >= 0 else { return nil }
+        guard let stream = fdopendir(listing) else {
+            close(listing)
+            return nil
+        }
+        defer { closedir(stream) }
+        var entries: [(name: String, isDirectory: Bool)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            entries.append((name, entry.pointee.d_type == DT_DIR))
+        }
+        return entries
+    }
+}

@@ -1,0 +1,78 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One extension launch's cgroup (in the host's `DelegatedCgroup`): the
+/// spawn's child joins it before exec, so everything the extension starts
+/// is in it, even what leaves its process group and session. The host
+/// ends the whole tree with `cgroup.kill`, learns of a memory kill from
+/// `memory.events`, and removes the cgroup once it is empty.
+public final class ExtensionCgroup {
+    public let directory: String
+    /// Its path in the hierarchy (as /proc/PID/cgroup names it).
+    public let path: String
+    /// `memory.max` is set: the memory limit is enforced here, not by `RLIMIT_DATA`.
+    public private(set) var memoryEnforced = false
+    /// `cgroup.procs`, open for the spawn's child to write "0" (join it);
+    /// -1 once closed.
+    public private(set) var procs: Int32 = -1
+
+    init(directory: String, path: String) {
+        self.directory = directory
+        self.path = path
+    }
+
+    deinit { closeProcs() }
+
+    func openForJoining(memoryEnforced: Bool) throws(Errno) {
+        let fd = open(directory + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        procs = fd
+        self.memoryEnforced = memoryEnforced
+    }
+
+    /// After the spawn: the child has joined (or failed to).
+    public func closeProcs() {
+        if procs >= 0 { close(procs) }
+        procs = -1
+    }
+
+    /// Any process still in it.
+    public var isPopulated: Bool {
+        guard let events = CgroupFile.read(directory + "/cgroup.events") else { return false }
+        return CgroupFile.field("populated", in: events) == 1
+    }
+
+    /// Processes the kernel killed for the memory limit (`oom_kill`).
+    public var memoryKills: Int {
+        CgroupFile.read(directory + "/memory.events").flatMap { CgroupFile.field("oom_kill", in: $0) } ?? 0
+    }
+
+    /// `pid` is in it (or was, if it is a zombie of it).
+    public func contains(pid: Int32) -> Bool {
+        guard pid > 0, let text = CgroupFile.read("/proc/\(pid)/cgroup") else { return false }
+        return text.split(separator: "\n").contains { $0 == "0::" + path }
+    }
+
+    /// `signal` to every process in it, one by one (a process forking
+    /// meanwhile may miss it; SIGKILL goes through `kill()`).
+    public func signalAll(_ signal: Int32) {
+        for pid in CgroupFile.pids(directory + "/cgroup.procs") where pid > 0 {
+            _ = Glibc.kill(pid, signal)
+        }
+    }
+
+    /// SIGKILL to the whole tree at once (`cgroup.kill`, Linux 5.14+;
+    /// before that, process by process).
+    public func kill() {
+        if (try? CgroupFile.write(directory + "/cgroup.kill", "1")) == nil {
+            signalAll(SIGKILL)
+        }
+    }
+
+    /// rmdir: succeeds only once it is empty. True when it is gone.
+    public func remove() -> Bool {
+        rmdir(directory) == 0 || errno == ENOENT
+    }
+}

@@ -1,0 +1,230 @@
+import CTetherSystem
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// A host in a delegated cgroup (as systemd's `Delegate=yes` makes one, and
+/// marks with `trusted.delegate`) runs each extension in a cgroup of its
+/// own: what an extension starts cannot get away by leaving its process
+/// group and session (`setsid`), neither from the host's stop nor from a
+/// killed host's successor, nor from the read-only checks.
+@Suite(.enabled(if: TestCgroup.available, "needs a cgroup v2 hierarchy where this user may make a cgroup and mark it delegated"))
+struct CgroupTests {
+    /// A widget whose child leaves its session, then stays.
+    static let escapingScript = #"setsid sh -c 'echo "escapee $$"; exec sleep 600' & exec sleep 600"#
+
+    /// `tether host` for `fixture`, started inside `cgroup`.
+    func startHost(_ fixture: HostFixture, in cgroup: TestCgroup) throws -> TestProcess {
+        let host = try TestProcess("/bin/sh", ["-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, cgroup.directory,
+                                               tetherExecutable, "host", "--group", fixture.group.path,
+                                               "--extensions-dir", fixture.extensions, "--grace", "1"])
+        _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
+        return host
+    }
+
+    func escapee(_ host: TestProcess, of name: String) throws -> Int32 {
+        let line = try host.expectLineStarting("[\(name)] escapee ", timeout: 15).last ?? ""
+        return try #require(Int32(line.split(separator: " ").last ?? ""))
+    }
+
+    func sandbox(_ fixture: HostFixture, _ name: String) throws -> [String: Any] {
+        let entry = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == name }
+        return entry?["sandbox"] as? [String: Any] ?? [:]
+    }
+
+    @Test func anExtensionsWholeTreeRunsInItsCgroupAndEndsWithIt() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        try fixture.addExtension("w", restart: "never", script: Self.escapingScript)
+        let host = try startHost(fixture, in: cgroup)
+        defer { host.signal(SIGTERM) }
+        // The host moved itself out of the way (a cgroup with children holds no processes).
+        #expect(TestCgroup.cgroup(of: host.pid) == cgroup.path + "/host")
+        let escapee = try escapee(host, of: "w")
+        let own = try #require(try sandbox(fixture, "w")["cgroup"] as? String)
+        #expect(own.hasPrefix(cgroup.path + "/ext-") && own.hasSuffix("-w.1"), "\(own)")
+        #expect(TestCgroup.cgroup(of: escapee) == own)
+        let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit"
+        #expect(try sandbox(fixture, "w")["memoryBy"] as? String == memoryBy)
+
+        #expect(try fixture.group.run(["extension", "stop", "w"]).status == 0)
+        // Outside its process group and session, it went with its cgroup.
+        #expect(TestCgroup.waitForExit(of: escapee, timeout: 10), "pid \(escapee) outlived its extension")
+        try waitFor("its cgroup's removal", timeout: 10) {
+            _ = try? fixture.status()
+            return !FileManager.default.fileExists(atPath: cgroup.mount + own)
+        }
+    }
+
+    @Test func aKilledHostsExtensionCgroupsAreEndedByTheNextHost() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        try fixture.addExtension("w", restart: "never", script: Self.escapingScript)
+        let host = try startHost(fixture, in: cgroup)
+        let escapee = try escapee(host, of: "w")
+        let own = try #require(try sandbox(fixture, "w")["cgroup"] as? String)
+        host.signal(SIGKILL)
+        _ = try host.waitForExit(timeout: 10)
+        // The reaper ends the extension's process group; the escapee left it.
+        #expect(!TestCgroup.waitForExit(of: escapee, timeout: 3), "the test needs a process that outlives a killed host")
+        let next = try startHost(fixture, in: cgroup)
+        defer { next.signal(SIGTERM) }
+        #expect(TestCgroup.waitForExit(of: escapee, timeout: 10), "pid \(escapee) outlived the next host's start")
+        try waitFor("the old cgroup's removal", timeout: 10) {
+            _ = try? fixture.status()
+            return !FileManager.default.fileExists(atPath: cgroup.mount + own)
+        }
+    }
+
+    /// A read-only keyboard's child that left its session is still the
+    /// keyboard's: it cannot stop a feature.
+    @Test func aReadOnlyKeyboardsEscapedChildIsStillReadOnly() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        let stop = """
+            import os, socket
+            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_SOCKET"])
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"feature.stop","params":{"name":"recording"}}\\n')
+            print("STOP", "refused" if b'"error"' in s.makefile("rb").readline() else "done", flush=True)
+            """
+        // The keyboard starts that in a session of its own, then says hello
+        // (which `extension start` waits for) and stays.
+        let keyboard = """
+            import os, socket, subprocess, sys
+            subprocess.Popen([sys.executable, sys.argv[1]], start_new_session=True)
+            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_SOCKET"])
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"kb","role":"keyboard"}}\\n')
+            for line in s.makefile("rb"): pass
+            """
+        try writeFile("\(fixture.extensions)/stop.py", stop)
+        try writeFile("\(fixture.extensions)/kb.py", keyboard)
+        let manifest = #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/kb.py","\#(fixture.extensions)/stop.py"],"restart":"never","activation":"on-demand"}"#
+        try writeFile("\(fixture.extensions)/kb.extension.json", manifest)
+        let host = try startHost(fixture, in: cgroup)
+        defer { host.signal(SIGTERM) }
+        #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
+        #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)
+        let line = try host.expectLineStarting("[kb] STOP ", timeout: 15).last ?? ""
+        #expect(line == "[kb] STOP refused", "\(line)")
+        #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 0)
+    }
+
+    /// Only a cgroup systemd delegated (marked so) is the host's to manage.
+    @Test func aCgroupNotDelegatedIsLeftAlone() throws {
+        let cgroup = try TestCgroup(delegated: false)
+        let fixture = try HostFixture()
+        try fixture.addExtension("w", restart: "never", script: "exec sleep 600")
+        let host = try startHost(fixture, in: cgroup)
+        defer { host.signal(SIGTERM) }
+        try waitFor("the widget to run", timeout: 10) {
+            (try? fixture.status()["extensions"] as? [[String: Any]])?.first?["state"] as? String == "running"
+        }
+        #expect(TestCgroup.cgroup(of: host.pid) == cgroup.path)
+        let sandbox = try sandbox(fixture, "w")
+        #expect(sandbox["cgroup"] == nil)
+        #expect(sandbox["memoryBy"] as? String == "rlimit")
+        #expect(cgroup.children().isEmpty, "\(cgroup.children())")
+    }
+}
+
+/// A cgroup of its own for one test, made where systemd would make a unit's
+/// (beside this process's), optionally marked delegated as systemd marks
+/// `Delegate=yes` units. Its whole tree is killed and removed at the end.
+final class TestCgroup {
+    let mount: String
+    /// Its path in the hierarchy.
+    let path: String
+    var directory: String { mount + path }
+
+    /// The cgroup v2 mount point and this process's cgroup there.
+    static let hierarchy: (mount: String, own: String)? = {
+        guard let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8))?
+            .split(separator: "\n").first(where: { $0.hasPrefix("0::") }).map({ String($0.dropFirst(3)) }),
+            let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
+               fields[3] == "/" {
+                return (String(fields[4]), own)
+            }
+        }
+        return nil
+    }()
+
+    /// Whether a test cgroup can be made and marked here (root, or a user
+    /// in a delegated session).
+    static let available: Bool = (try? TestCgroup(delegated: true)) != nil
+
+    init(delegated: Bool) throws {
+        guard let (mount, own) = Self.hierarchy else { throw POSIXError(.ENOENT) }
+        self.mount = mount
+        path = (own == "/" ? "" : own) + "/tether-test-\(UUID().uuidString.prefix(8))"
+        guard mkdir(mount + path, 0o755) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        if delegated {
+            let names: [String] = ["trusted.delegate", "user.delegate"]
+            let marked = names.contains { name in
+                "1".withCString { setxattr(mount + path, name, $0, 1, 0) == 0 }
+            }
+            guard marked else {
+                rmdir(mount + path)
+                throw POSIXError(.EPERM)
+            }
+        }
+    }
+
+    deinit {
+        // Everything in it, then the tree bottom-up once the kernel has emptied it.
+        let pids = Self.processes(under: directory)
+        _ = try? "1".write(toFile: directory + "/cgroup.kill", atomically: false, encoding: .utf8)
+        for pid in pids { _ = Self.waitForExit(of: pid, timeout: 10) }
+        for child in children() { rmdir(directory + "/" + child) }
+        rmdir(directory)
+    }
+
+    func children() -> [String] {
+        var isDirectory: ObjCBool = false
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+            FileManager.default.fileExists(atPath: directory + "/" + $0, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+
+    func offers(_ controller: String) -> Bool {
+        ((try? String(contentsOfFile: directory + "/cgroup.controllers", encoding: .utf8)) ?? "")
+            .split(whereSeparator: { $0 == " " || $0 == "\n" }).contains { $0 == controller }
+    }
+
+    static func processes(under directory: String) -> [Int32] {
+        var pids = ((try? String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap { Int32($0) }
+        for child in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory + "/" + child, isDirectory: &isDirectory), isDirectory.boolValue {
+                pids += processes(under: directory + "/" + child)
+            }
+        }
+        return pids
+    }
+
+    /// Its cgroup v2 path, from /proc.
+    static func cgroup(of pid: Int32) -> String? {
+        (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) }
+    }
+
+    /// Waits on a pidfd (readable once the process has ended, zombie or
+    /// reaped): true if it ended within `timeout`.
+    static func waitForExit(of pid: Int32, timeout: Double) -> Bool {
+        let fd = tether_pidfd_open(pid)
+        guard fd >= 0 else { return errno == ESRCH }
+        defer { close(fd) }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(timeout)
+        for _ in 0..<100 {
+            let left = Int32(max(0, min(60_000, deadline.timeIntervalSinceNow * 1000)))
+            let ready = poll(&entry, 1, left)
+            if ready > 0 { return true }
+            if ready == 0 || Date() > deadline { return false }
+        }
+        return false
+    }
+}
