@@ -35,9 +35,15 @@ struct CgroupTests {
     @Test func anExtensionsWholeTreeRunsInItsCgroupAndEndsWithIt() throws {
         let cgroup = try TestCgroup(delegated: true)
         let fixture = try HostFixture()
-        try fixture.addExtension("w", restart: "never", script: Self.escapingScript)
+        // It cannot leave its cgroup, nor kill the host's (Landlock: no writes under /sys).
+        let leave = #"(echo $$ > "$0/host/cgroup.procs") 2>/dev/null && echo "leave: done" || echo "leave: refused"; "#
+        let kill = #"(echo 1 > "$0/host/cgroup.kill") 2>/dev/null && echo "kill: done" || echo "kill: refused"; "#
+        try fixture.addExtension("w", restart: "never", script: (leave + kill).replacingOccurrences(of: "$0", with: cgroup.directory)
+                                 + Self.escapingScript)
         let host = try startHost(fixture, in: cgroup)
         defer { host.signal(SIGTERM) }
+        #expect(try host.expectLineStarting("[w] leave: ", timeout: 15).last == "[w] leave: refused")
+        #expect(try host.expectLineStarting("[w] kill: ", timeout: 15).last == "[w] kill: refused")
         // The host moved itself out of the way (a cgroup with children holds no processes).
         #expect(TestCgroup.cgroup(of: host.pid) == cgroup.path + "/host")
         let escapee = try escapee(host, of: "w")

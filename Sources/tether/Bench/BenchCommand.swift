@@ -20,7 +20,8 @@ struct Bench: ParsableCommand {
             host.cpu.under-spam (one extension printing flat out) and host.rss.after-abuse \
             (100 clients that never read); launch.confined: spawning /bin/true as the host \
             launches an extension, with the sandbox's per-launch work, against the same \
-            launch unconfined; needs the examples built next to tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
+            launch unconfined; launch.cgroup, in a delegated cgroup only: the same in a cgroup \
+            of its own; needs the examples built next to tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat(); \
             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms \
