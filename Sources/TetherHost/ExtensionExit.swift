@@ -15,7 +15,7 @@ struct ExtensionExit {
         case idle
         /// Asked to stop (`tether extension stop`, or the host stopping).
         case stopped
-        /// Killed for its memory limit (reserved for the resource limits).
+        /// Its cgroup's memory limit killed it (the kernel counts it in memory.events).
         case memory
     }
 
