@@ -119,6 +119,7 @@ final class ExtensionSandbox {
         if !confinement.missing.isEmpty {
             if required {
                 try? PrivateTemporaryDirectory.remove(temporary)
+                if let cgroup = confinement.cgroup { retire(cgroup) }
                 throw .missing(confinement.missing)
             }
             let new = confinement.missing.filter { !reported.contains($0) }
@@ -148,7 +149,8 @@ final class ExtensionSandbox {
 
     /// An ended launch's cgroup: removed once the kernel has emptied it
     /// (after `cgroup.kill`, its processes die in a moment), then `then`.
-    /// Bounded: after about 2 s it is left for the next host's start.
+    /// Bounded: after about 2 s it is left for the next host's start, and
+    /// `then` is not run.
     func retire(_ cgroup: ExtensionCgroup, then: @escaping () -> Void = {}) {
         if cgroup.remove() { return then() }
         retiring.append((cgroup, then, 100))
@@ -165,8 +167,10 @@ final class ExtensionSandbox {
                 if cgroup.remove() {
                     then()
                 } else if attempts <= 1 {
-                    self.logger.warning("the cgroup \(cgroup.path) is not empty yet; the next host start removes it")
-                    then()
+                    // Unkillable for now (uninterruptible sleep): its
+                    // temporary directory stays too, for the next start.
+                    cgroup.kill()
+                    self.logger.warning("the cgroup \(cgroup.path) is not empty yet; the next host start removes it and the extension's temporary directory")
                 } else {
                     waiting.append((cgroup, then, attempts - 1))
                 }

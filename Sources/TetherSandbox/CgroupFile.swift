@@ -11,11 +11,15 @@ enum CgroupFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: limit)
+        // Grown as needed: most are a line or two, mountinfo and a busy
+        // cgroup.procs much more.
+        var buffer = [UInt8](repeating: 0, count: min(limit, 4_096))
         var total = 0
         while total < limit {
+            if total == buffer.count { buffer += [UInt8](repeating: 0, count: min(buffer.count, limit - total)) }
+            let room = buffer.count - total
             let got = buffer.withUnsafeMutableBytes { bytes in
-                bytes.baseAddress.map { Glibc.read(fd, $0 + total, limit - total) } ?? 0
+                bytes.baseAddress.map { Glibc.read(fd, $0 + total, room) } ?? 0
             }
             if got < 0 && errno == EINTR { continue }
             guard got > 0 else { break }

@@ -81,13 +81,18 @@ public final class DelegatedCgroup {
     /// A new cgroup for one launch, with the limits set. Throws if it
     /// cannot be made (the launch then goes without one).
     public func makeChild(name: String, memoryLimitBytes: Int?, tasksLimit: Int) throws(Errno) -> ExtensionCgroup {
-        var childDirectory = ""
-        for _ in 0..<1_000 {
+        var made: String?
+        for _ in 0..<1_000 where made == nil {
             sequence += 1
-            childDirectory = "\(directory)/\(childPrefix)\(name).\(sequence)"
-            if mkdir(childDirectory, 0o755) == 0 { break }
-            guard errno == EEXIST else { throw Errno(rawValue: errno) }
+            let candidate = "\(directory)/\(childPrefix)\(name).\(sequence)"
+            if mkdir(candidate, 0o755) == 0 {
+                made = candidate
+            } else if errno != EEXIST {
+                throw Errno(rawValue: errno)
+            }
         }
+        // Never one it did not make: another's may be in use.
+        guard let childDirectory = made else { throw .fileExists }
         let child = ExtensionCgroup(directory: childDirectory,
                                     path: path + String(childDirectory.dropFirst(directory.count)))
         do {
@@ -122,6 +127,9 @@ public final class DelegatedCgroup {
         var remaining: [ExtensionCgroup] = []
         for (name, isDirectory) in DirectoryEntries.read(root) ?? []
         where isDirectory && name.hasPrefix(childPrefix) {
+            // Numbered on past them: a new launch never takes a killed
+            // host's name, whether or not it is gone yet.
+            if let number = name.split(separator: ".").last.flatMap({ Int($0) }) { sequence = max(sequence, number) }
             let child = ExtensionCgroup(directory: directory + "/" + name, path: path + "/" + name)
             child.kill()
             if !child.remove() { remaining.append(child) }
@@ -149,15 +157,14 @@ public final class DelegatedCgroup {
         return nil
     }
 
-    /// systemd's mark: `trusted.delegate`, else `user.delegate` (which an
-    /// unprivileged manager can set), reading "1".
+    /// systemd's mark: `trusted.delegate` or `user.delegate` (which an
+    /// unprivileged manager can set) reading "1".
     static func isDelegated(_ directory: String) -> Bool {
-        for name in ["trusted.delegate", "user.delegate"] {
+        ["trusted.delegate", "user.delegate"].contains { name in
             var value = [UInt8](repeating: 0, count: 8)
             let length = value.withUnsafeMutableBytes { getxattr(directory, name, $0.baseAddress, $0.count) }
-            if length >= 0 { return length == 1 && value[0] == UInt8(ascii: "1") }
+            return length == 1 && value[0] == UInt8(ascii: "1")
         }
-        return false
     }
 
     /// "+memory +pids" for the children, each on its own: one refused

@@ -2,12 +2,17 @@
 import Glibc
 #endif
 
-/// The entries of an open directory, read through a duplicate of its
-/// descriptor (the caller's stays open and positioned), "." and ".." left out.
+/// The entries of an open directory, "." and ".." left out, read through
+/// a duplicate of its descriptor: the caller's stays open. The duplicate
+/// shares its offset, so the listing starts by rewinding it.
 enum DirectoryEntries {
     static func read(_ directory: Int32) -> [(name: String, isDirectory: Bool)]? {
         let listing = dup(directory)
         guard listing >= 0 else { return nil }
+        guard lseek(listing, 0, SEEK_SET) == 0 else {
+            close(listing)
+            return nil
+        }
         guard let stream = fdopendir(listing) else {
             close(listing)
             return nil

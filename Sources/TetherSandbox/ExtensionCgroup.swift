@@ -72,7 +72,22 @@ public final class ExtensionCgroup {
     }
 
     /// rmdir: succeeds only once it is empty. True when it is gone.
+    /// Cgroups made inside it (where no Landlock kept the extension out of
+    /// /sys) are removed first, bottom-up: `cgroup.kill` ended their
+    /// processes too.
     public func remove() -> Bool {
-        rmdir(directory) == 0 || errno == ENOENT
+        Self.remove(directory, depth: 16)
+    }
+
+    private static func remove(_ directory: String, depth: Int) -> Bool {
+        if rmdir(directory) == 0 || errno == ENOENT { return true }
+        guard errno == EBUSY, depth > 0 else { return false }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        let children = (DirectoryEntries.read(fd) ?? []).filter(\.isDirectory)
+        close(fd)
+        guard !children.isEmpty else { return false }
+        for child in children { _ = remove(directory + "/" + child.name, depth: depth - 1) }
+        return rmdir(directory) == 0 || errno == ENOENT
     }
 }

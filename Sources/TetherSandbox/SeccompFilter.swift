@@ -10,7 +10,11 @@ import Glibc
 ///
 /// Every role: no `ptrace`, `process_vm_readv`/`writev` or `pidfd_getfd`
 /// (Landlock scopes ptrace too, but not the other two), and no `TIOCSTI` or
-/// `TIOCLINUX` (typing into the terminal of whoever started it by hand).
+/// `TIOCLINUX` (typing into the terminal of whoever started it by hand),
+/// and no `clone3` (ENOSYS: libc falls back to `clone`): its
+/// `CLONE_INTO_CGROUP` would start a child in any cgroup the extension can
+/// open a directory of, out of its own, and seccomp cannot see into the
+/// structure that carries the flag.
 /// Offline: a socket of any family but `AF_UNIX` fails with EACCES (TCP,
 /// UDP, raw, packet, netlink), and io_uring, whose requests would make
 /// sockets without the `socket` system call, with ENOSYS. Read-only: no
@@ -49,7 +53,8 @@ public enum SeccompFilter {
             let numbers = names.map { seccomp_syscall_resolve_name($0) }.filter { $0 >= 0 } + extra
             return numbers.allSatisfy { seccomp_rule_add_array(context, errnoAction(code), $0, 0, nil) == 0 }
         }
-        guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"], EPERM) else { return nil }
+        guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"], EPERM),
+              refuse(["clone3"], ENOSYS) else { return nil }
         let ioctl = seccomp_syscall_resolve_name("ioctl")
         for request in [0x5412, 0x541C] as [UInt64] {  // TIOCSTI, TIOCLINUX
             var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: request)

@@ -14,10 +14,12 @@ struct CgroupTests {
     static let escapingScript = #"setsid sh -c 'echo "escapee $$"; exec sleep 600' & exec sleep 600"#
 
     /// `tether host` for `fixture`, started inside `cgroup`.
-    func startHost(_ fixture: HostFixture, in cgroup: TestCgroup) throws -> TestProcess {
+    func startHost(_ fixture: HostFixture, in cgroup: TestCgroup, _ extra: [String] = [],
+                   environment: [String: String]? = nil) throws -> TestProcess {
         let host = try TestProcess("/bin/sh", ["-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, cgroup.directory,
                                                tetherExecutable, "host", "--group", fixture.group.path,
-                                               "--extensions-dir", fixture.extensions, "--grace", "1"])
+                                               "--extensions-dir", fixture.extensions, "--grace", "1"] + extra,
+                                   environment: environment)
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         return host
     }
@@ -32,24 +34,56 @@ struct CgroupTests {
         return entry?["sandbox"] as? [String: Any] ?? [:]
     }
 
+    /// Starts a child straight into the cgroup directory `argv[1]` names,
+    /// which needs only a read-only descriptor of it (`clone3` with
+    /// `CLONE_INTO_CGROUP`, Linux 5.7+; Landlock does not see it).
+    static let cloneIntoCgroup = """
+        import ctypes, errno, os, struct, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        target = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+        # struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal,
+        # stack, stack_size, tls, set_tid, set_tid_size, cgroup
+        args = ctypes.create_string_buffer(struct.pack("11Q", 0x200000000, 0, 0, 0, 17, 0, 0, 0, 0, 0, target), 88)
+        pid = libc.syscall(435, args, 88)
+        if pid == 0:
+            os._exit(0)
+        if pid > 0:
+            os.waitpid(pid, 0)
+            print("clone3: done", flush=True)
+        else:
+            print("clone3: refused", errno.errorcode.get(ctypes.get_errno(), "?"), flush=True)
+        """
+
     @Test func anExtensionsWholeTreeRunsInItsCgroupAndEndsWithIt() throws {
         let cgroup = try TestCgroup(delegated: true)
         let fixture = try HostFixture()
-        // It cannot leave its cgroup, nor kill the host's (Landlock: no writes under /sys).
+        try writeFile("\(fixture.extensions)/clone3.py", Self.cloneIntoCgroup)
+        // It cannot leave its cgroup, nor kill the host's (Landlock: no
+        // writes under /sys; seccomp: no clone3).
         let leave = #"(echo $$ > "$0/host/cgroup.procs") 2>/dev/null && echo "leave: done" || echo "leave: refused"; "#
         let kill = #"(echo 1 > "$0/host/cgroup.kill") 2>/dev/null && echo "kill: done" || echo "kill: refused"; "#
-        try fixture.addExtension("w", restart: "never", script: (leave + kill).replacingOccurrences(of: "$0", with: cgroup.directory)
+        let clone = #"python3 "$1/clone3.py" "$0/host"; "#
+        try fixture.addExtension("w", restart: "never", script: (leave + kill + clone)
+                                    .replacingOccurrences(of: "$0", with: cgroup.directory)
+                                    .replacingOccurrences(of: "$1", with: fixture.extensions)
                                  + Self.escapingScript)
         let host = try startHost(fixture, in: cgroup)
         defer { host.signal(SIGTERM) }
         #expect(try host.expectLineStarting("[w] leave: ", timeout: 15).last == "[w] leave: refused")
         #expect(try host.expectLineStarting("[w] kill: ", timeout: 15).last == "[w] kill: refused")
+        #expect(try host.expectLineStarting("[w] clone3: ", timeout: 15).last == "[w] clone3: refused ENOSYS")
         // The host moved itself out of the way (a cgroup with children holds no processes).
         #expect(TestCgroup.cgroup(of: host.pid) == cgroup.path + "/host")
         let escapee = try escapee(host, of: "w")
         let own = try #require(try sandbox(fixture, "w")["cgroup"] as? String)
         #expect(own.hasPrefix(cgroup.path + "/ext-") && own.hasSuffix("-w.1"), "\(own)")
         #expect(TestCgroup.cgroup(of: escapee) == own)
+        // A cgroup made inside its own (as an extension could where no
+        // Landlock keeps it out of /sys) goes with it.
+        #expect(mkdir(cgroup.mount + own + "/nested", 0o755) == 0)
+        try "\(escapee)".write(toFile: cgroup.mount + own + "/nested/cgroup.procs", atomically: false, encoding: .utf8)
+        #expect(TestCgroup.cgroup(of: escapee) == own + "/nested")
         let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit"
         #expect(try sandbox(fixture, "w")["memoryBy"] as? String == memoryBy)
 
@@ -76,10 +110,42 @@ struct CgroupTests {
         let next = try startHost(fixture, in: cgroup)
         defer { next.signal(SIGTERM) }
         #expect(TestCgroup.waitForExit(of: escapee, timeout: 10), "pid \(escapee) outlived the next host's start")
-        try waitFor("the old cgroup's removal", timeout: 10) {
-            _ = try? fixture.status()
-            return !FileManager.default.fileExists(atPath: cgroup.mount + own)
+        // The new launch is numbered past the old one's, never reusing its name.
+        try waitFor("the old cgroup's removal and the widget's new cgroup", timeout: 10) {
+            let renewed = (try? sandbox(fixture, "w"))?["cgroup"] as? String
+            return !FileManager.default.fileExists(atPath: cgroup.mount + own) && renewed != nil && renewed != own
         }
+    }
+
+    /// Even where a killed host's cgroup is already empty (and removed at
+    /// once), a new launch is numbered past it: logs and status never name
+    /// two launches alike.
+    @Test func aNewLaunchNeverTakesAKilledHostsCgroupName() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        try fixture.addExtension("w", restart: "never", script: "exec sleep 600")
+        let host = try startHost(fixture, in: cgroup)
+        var old: String?
+        try waitFor("the widget's cgroup", timeout: 10) {
+            old = (try? sandbox(fixture, "w"))?["cgroup"] as? String
+            return old != nil
+        }
+        let own = try #require(old)
+        host.signal(SIGKILL)
+        _ = try host.waitForExit(timeout: 10)
+        // The reaper ends the widget's process group: its cgroup empties.
+        try waitFor("the old cgroup to empty", timeout: 10) {
+            !((try? String(contentsOfFile: cgroup.mount + own + "/cgroup.events", encoding: .utf8)) ?? "")
+                .contains("populated 1")
+        }
+        let next = try startHost(fixture, in: cgroup)
+        defer { next.signal(SIGTERM) }
+        var renewed: String?
+        try waitFor("the widget's new cgroup", timeout: 10) {
+            renewed = (try? sandbox(fixture, "w"))?["cgroup"] as? String
+            return renewed != nil
+        }
+        #expect(renewed != own, "a new launch took the killed host's \(own)")
     }
 
     /// A read-only keyboard's child that left its session is still the
@@ -113,6 +179,20 @@ struct CgroupTests {
         let line = try host.expectLineStarting("[kb] STOP ", timeout: 15).last ?? ""
         #expect(line == "[kb] STOP refused", "\(line)")
         #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 0)
+    }
+
+    /// `--require-sandbox` refusing a launch (a protection missing) leaves
+    /// no cgroup behind.
+    @Test func aRefusedLaunchLeavesNoCgroup() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        try fixture.addExtension("kb", role: "keyboard", restart: "never", script: "exec sleep 600")
+        let host = try startHost(fixture, in: cgroup, ["--require-sandbox"], environment: ["TETHER_TEST_SECCOMP": "off"])
+        defer { host.signal(SIGTERM) }
+        try waitFor("the refusal", timeout: 10) {
+            (try? fixture.status()["extensions"] as? [[String: Any]])?.first?["state"] as? String == "failed"
+        }
+        #expect(cgroup.children() == ["host"], "\(cgroup.children())")
     }
 
     /// Only a cgroup systemd delegated (marked so) is the host's to manage.
@@ -183,15 +263,21 @@ final class TestCgroup {
         let pids = Self.processes(under: directory)
         _ = try? "1".write(toFile: directory + "/cgroup.kill", atomically: false, encoding: .utf8)
         for pid in pids { _ = Self.waitForExit(of: pid, timeout: 10) }
-        for child in children() { rmdir(directory + "/" + child) }
-        rmdir(directory)
+        Self.removeTree(directory, depth: 8)
     }
 
-    func children() -> [String] {
+    func children() -> [String] { Self.children(of: directory) }
+
+    static func children(of directory: String) -> [String] {
         var isDirectory: ObjCBool = false
         return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
             FileManager.default.fileExists(atPath: directory + "/" + $0, isDirectory: &isDirectory) && isDirectory.boolValue
         }
+    }
+
+    static func removeTree(_ directory: String, depth: Int) {
+        if depth > 0 { for child in children(of: directory) { removeTree(directory + "/" + child, depth: depth - 1) } }
+        rmdir(directory)
     }
 
     func offers(_ controller: String) -> Bool {
@@ -202,12 +288,7 @@ final class TestCgroup {
     static func processes(under directory: String) -> [Int32] {
         var pids = ((try? String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)) ?? "")
             .split(separator: "\n").compactMap { Int32($0) }
-        for child in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: directory + "/" + child, isDirectory: &isDirectory), isDirectory.boolValue {
-                pids += processes(under: directory + "/" + child)
-            }
-        }
+        for child in children(of: directory) { pids += processes(under: directory + "/" + child) }
         return pids
     }
 
