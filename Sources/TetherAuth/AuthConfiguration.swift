@@ -2,35 +2,82 @@ import TetherJSON
 
 /// Where and as whom to ask for tokens, saved by `tether login` in the
 /// credential store beside the tokens (the store is 0600: the client
-/// secret is as sensitive as the tokens it obtains).
+/// secret is as sensitive as the tokens it obtains). Every process
+/// refreshes the way it says: same style, same endpoints.
 public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// How the endpoint takes requests and answers them.
+    public enum Style: String, Sendable, Equatable, CaseIterable {
+        /// RFC 6749: form posts, client authentication, `error` codes.
+        case oauth2
+        /// A JSON contract (as FastAPI backends have): a JSON body with the
+        /// user's name and password to log in, `{"refresh_token"}` to
+        /// refresh, 401 or 403 for a session that is over.
+        case json
+    }
+
+    public var style: Style
     public var tokenURL: String
+    /// JSON style: where refreshes go (nil: the token URL).
+    public var refreshURL: String?
+    /// The client id; may be empty in the JSON style, which sends none.
     public var clientID: String
     public var clientSecret: String?
     public var scope: String?
+    /// JSON style: the login body's field names.
+    public var usernameField: String
+    public var passwordField: String
+    /// Plain http:// to a host that is not loopback, allowed at login
+    /// (`--insecure-http`) for a network the user trusts.
+    public var allowsInsecureHTTP: Bool
 
-    public init(tokenURL: String, clientID: String, clientSecret: String? = nil, scope: String? = nil) {
+    public init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
+                clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
+                passwordField: String = "password", allowsInsecureHTTP: Bool = false) {
+        self.style = style
         self.tokenURL = tokenURL
+        self.refreshURL = refreshURL
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.scope = scope
+        self.usernameField = usernameField
+        self.passwordField = passwordField
+        self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 
+    /// Where a refresh goes.
+    public var refreshEndpoint: String { style == .json ? refreshURL ?? tokenURL : tokenURL }
+
     public var description: String {
-        "AuthConfiguration(tokenURL: \(tokenURL), clientID: \(clientID), clientSecret: \(clientSecret == nil ? "none" : "<redacted>"))"
+        "AuthConfiguration(style: \(style.rawValue), tokenURL: \(tokenURL), clientID: \(clientID), "
+            + "clientSecret: \(clientSecret == nil ? "none" : "<redacted>"))"
     }
 
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["tokenURL": .string(tokenURL), "clientID": .string(clientID)]
         if let clientSecret { object["clientSecret"] = .string(clientSecret) }
         if let scope { object["scope"] = .string(scope) }
+        // Only what differs from an older host's form, which it reads as oauth2.
+        if style != .oauth2 {
+            object["style"] = .string(style.rawValue)
+            if let refreshURL { object["refreshURL"] = .string(refreshURL) }
+            object["usernameField"] = .string(usernameField)
+            object["passwordField"] = .string(passwordField)
+        }
+        if allowsInsecureHTTP { object["insecureHTTP"] = .bool(true) }
         return .object(object)
     }
 
+    /// nil when `value` is not a stored configuration, or names a style
+    /// this version does not know (a newer one's: better refused than
+    /// refreshed the wrong way).
     public init?(_ value: JSONValue?) {
-        guard let value, let tokenURL = value["tokenURL"]?.stringValue, let clientID = value["clientID"]?.stringValue
+        guard let value, let tokenURL = value["tokenURL"]?.stringValue, let clientID = value["clientID"]?.stringValue,
+              let style = Style(rawValue: value["style"]?.stringValue ?? Style.oauth2.rawValue)
         else { return nil }
-        self.init(tokenURL: tokenURL, clientID: clientID, clientSecret: value["clientSecret"]?.stringValue,
-                  scope: value["scope"]?.stringValue)
+        self.init(style: style, tokenURL: tokenURL, refreshURL: value["refreshURL"]?.stringValue, clientID: clientID,
+                  clientSecret: value["clientSecret"]?.stringValue, scope: value["scope"]?.stringValue,
+                  usernameField: value["usernameField"]?.stringValue ?? "username",
+                  passwordField: value["passwordField"]?.stringValue ?? "password",
+                  allowsInsecureHTTP: value["insecureHTTP"]?.boolValue ?? false)
     }
 }

@@ -1,16 +1,23 @@
 import TetherJSON
 import TetherLoop
 
-/// An OAuth 2.0 token endpoint client (RFC 6749): password,
-/// client_credentials and refresh_token grants as form-encoded POSTs, the
-/// client authenticated with HTTP Basic (`client_secret_basic`, §2.3.1) when
-/// it has a secret, else identified by `client_id` in the form (a public
-/// client). `HTTPExchange` carries the requests.
+/// A token endpoint client. The style (`AuthConfiguration.Style`) builds
+/// each request and classifies each refusal: RFC 6749 form posts
+/// (`OAuth2Requests`) or a JSON contract (`JSONContractRequests`). What
+/// they share is here: the transport rule, the request, and reading a
+/// token answer. `HTTPExchange` carries the requests.
 public struct TokenEndpoint: Sendable, CustomStringConvertible {
     public enum Grant: Sendable {
         case password(username: String, password: String)
         case clientCredentials
         case refreshToken(String)
+    }
+
+    /// One request as a style builds it.
+    struct Request {
+        var url: String
+        var headers: [(String, String)]
+        var body: [UInt8]
     }
 
     public let configuration: AuthConfiguration
@@ -24,30 +31,27 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     public var description: String { "TokenEndpoint(\(configuration))" }
 
+    /// Why `url` may not carry credentials, or nil if it may: it must be
+    /// https, or http to this machine, unless the user allowed plain http.
+    public static func transportRefusal(_ url: String, allowsInsecureHTTP: Bool) -> String? {
+        guard let origin = URLOrigin(url) else { return "\(url) is not an http(s) URL" }
+        if origin.isSecure || origin.isLoopback || allowsInsecureHTTP { return nil }
+        return "refusing to send credentials in clear to \(origin): use https://, or --insecure-http on a network you trust"
+    }
+
     /// Asks for a token set. `now` stamps `expires_in` answers.
     public func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
-        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
-        var form: [(String, String)]
-        switch grant {
-        case .password(let username, let password):
-            form = [("grant_type", "password"), ("username", username), ("password", password)]
-        case .clientCredentials:
-            form = [("grant_type", "client_credentials")]
-        case .refreshToken(let token):
-            form = [("grant_type", "refresh_token"), ("refresh_token", token)]
+        let request = switch configuration.style {
+        case .oauth2: OAuth2Requests.request(grant, configuration)
+        case .json: try JSONContractRequests.request(grant, configuration)
         }
-        if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
-        if let secret = configuration.clientSecret {
-            let credentials = Self.formEncode(configuration.clientID) + ":" + Self.formEncode(secret)
-            headers.append(("Authorization", "Basic " + Base64URL.encodeStandard(Array(credentials.utf8))))
-        } else {
-            form.append(("client_id", configuration.clientID))
+        if let refusal = Self.transportRefusal(request.url, allowsInsecureHTTP: configuration.allowsInsecureHTTP) {
+            throw .badConfiguration(refusal)
         }
-        let encoded = Array(form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&").utf8)
-
         let response: HTTPExchange.Response
         do throws(HTTPExchange.Failure) {
-            response = try await HTTPExchange.send("POST", configuration.tokenURL, headers: headers, body: encoded, timeout: timeout)
+            response = try await HTTPExchange.send("POST", request.url, headers: request.headers, body: request.body,
+                                                   timeout: timeout)
         } catch .badURL {
             throw .badConfiguration("the token URL is not an http(s) URL")
         } catch {
@@ -66,40 +70,10 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         case 429, 500...:
             throw .serverUnavailable(status: response.status)
         default:
-            switch body?["error"]?.stringValue {
-            case "invalid_grant": throw .invalidGrant
-            case "invalid_client": throw .invalidClient
-            case let code?: throw .rejected(status: response.status, code: Self.printable(code))
-            case nil where response.status == 401: throw .invalidClient
-            case nil: throw .rejected(status: response.status, code: "no error code")
+            throw switch configuration.style {
+            case .oauth2: OAuth2Requests.refusal(status: response.status, body: body)
+            case .json: JSONContractRequests.refusal(status: response.status)
             }
         }
     }
-
-    /// application/x-www-form-urlencoded (HTML's rules, as RFC 6749 §2.3.1 asks for the Basic credentials too).
-    static func formEncode(_ text: String) -> String {
-        var output = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "*"):
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                output += "+"
-            default:
-                output += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return output
-    }
-
-    /// A server's error code, shown to the user, limited to what RFC 6749 allows in it.
-    private static func printable(_ code: String) -> String {
-        String(code.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "\\" }.prefix(64))
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -30,28 +30,53 @@ extension CLIError {
     }
 }
 
+extension AuthConfiguration.Style: ExpressibleByArgument {}
+
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Obtain tokens from an OAuth 2.0 token endpoint and store them for the whole group.",
+        abstract: "Obtain tokens from a token endpoint and store them for the whole group.",
         discussion: """
             With --username, the password is read from standard input (one line), never from \
             arguments or the environment. The client secret, if any, is read from a file. Tokens, \
-            the client id and secret are kept in GROUP/credentials.json (mode 0600). With a client \
-            secret, a user login also obtains a client token, which logout keeps.
-            Example: printf '%s\\n' "$PASSWORD" | tether login --token-url http://127.0.0.1:8080/token \
-            --client-id tether-demo --client-secret-file secret.txt --username alice --password-stdin
+            the client id and secret are kept in GROUP/credentials.json (mode 0600), with the \
+            endpoint style and URLs: every process refreshes the same way. With a client secret, \
+            an OAuth 2.0 user login also obtains a client token, which logout keeps.
+            Credentials go only over https://, or plain http:// to this machine (localhost, \
+            127.0.0.0/8, ::1); --insecure-http allows plain http:// elsewhere.
+
+            --style oauth2 (the default): RFC 6749 form posts; a refusal is read from its error code.
+            Example: printf '%s\\n' "$PASSWORD" | tether login --token-url https://auth.example.com/token \
+            --client-id my-app --username alice --password-stdin
+
+            --style json: a JSON contract (FastAPI-style backends): the login body is \
+            {USERNAME_FIELD: U, PASSWORD_FIELD: P}, a refresh {"refresh_token": RT} to --refresh-url, \
+            and 401 or 403 ends the session.
+            Example: printf '%s\\n' "$PASSWORD" | tether login --style json --token-url \
+            https://api.example.com/v1/auth/login_password --refresh-url https://api.example.com/v1/auth/refresh \
+            --username-field identifier --username courier --password-stdin
             """
     )
 
-    @Option(help: ArgumentHelp("The token endpoint, an http(s) URL.", valueName: "URL")) var tokenURL: String
-    @Option(help: ArgumentHelp("The OAuth client id.", valueName: "ID")) var clientID: String
-    @Option(help: ArgumentHelp("A file holding the client secret (client_secret_basic).", valueName: "PATH"))
+    @Option(help: ArgumentHelp("oauth2 (RFC 6749 form posts) or json (JSON bodies).", valueName: "STYLE"))
+    var style: AuthConfiguration.Style = .oauth2
+    @Option(help: ArgumentHelp("The token endpoint (json: the login endpoint), an http(s) URL.", valueName: "URL"))
+    var tokenURL: String
+    @Option(help: ArgumentHelp("json: where refreshes go (default: the token URL).", valueName: "URL"))
+    var refreshURL: String?
+    @Option(help: ArgumentHelp("json: the login body's user name field (default: username).", valueName: "NAME"))
+    var usernameField: String?
+    @Option(help: ArgumentHelp("json: the login body's password field (default: password).", valueName: "NAME"))
+    var passwordField: String?
+    @Option(help: ArgumentHelp("The client id (oauth2: required).", valueName: "ID")) var clientID: String?
+    @Option(help: ArgumentHelp("A file holding the client secret (oauth2, client_secret_basic).", valueName: "PATH"))
     var clientSecretFile: String?
     @Option(help: ArgumentHelp("Log in as this user (password grant).", valueName: "U")) var username: String?
     @Flag(help: "Read the user's password from standard input.") var passwordStdin = false
-    @Flag(help: "Log in as the client itself (client_credentials grant).") var clientCredentials = false
-    @Option(help: ArgumentHelp("The scope to ask for.", valueName: "S")) var scope: String?
+    @Flag(help: "Log in as the client itself (oauth2: client_credentials grant).") var clientCredentials = false
+    @Option(help: ArgumentHelp("The scope to ask for (oauth2).", valueName: "S")) var scope: String?
+    @Flag(help: "Allow plain http:// to a host other than this machine (credentials travel in clear).")
+    var insecureHTTP = false
     @OptionGroup var group: GroupOptions
 
     func validate() throws {
@@ -61,6 +86,26 @@ struct Login: ParsableCommand {
         if !clientCredentials && (username == nil || !passwordStdin) {
             throw ValidationError("use --username U --password-stdin (the password on standard input), or --client-credentials")
         }
+        switch style {
+        case .oauth2:
+            if clientID == nil { throw ValidationError("--style oauth2 needs --client-id") }
+            for (given, name) in [(refreshURL != nil, "--refresh-url"), (usernameField != nil, "--username-field"),
+                                  (passwordField != nil, "--password-field")] where given {
+                throw ValidationError("\(name) is for --style json")
+            }
+        case .json:
+            if clientCredentials { throw ValidationError("--style json has no client credentials grant: use --username") }
+            if clientSecretFile != nil { throw ValidationError("--client-secret-file is for --style oauth2") }
+            if scope != nil { throw ValidationError("--scope is for --style oauth2") }
+            for field in [usernameField, passwordField].compactMap({ $0 }) where field.isEmpty {
+                throw ValidationError("a field name cannot be empty")
+            }
+        }
+        for url in [tokenURL, refreshURL].compactMap({ $0 }) {
+            if let refusal = TokenEndpoint.transportRefusal(url, allowsInsecureHTTP: insecureHTTP) {
+                throw ValidationError(refusal)
+            }
+        }
     }
 
     func run() throws {
@@ -69,7 +114,12 @@ struct Login: ParsableCommand {
         if passwordStdin, password?.isEmpty ?? true {
             throw CLIError.badInput("no password on standard input: pipe it in, as in printf '%s\\n' \"$PASSWORD\" | tether login ...")
         }
-        let configuration = AuthConfiguration(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scope: scope)
+        let clientID = clientID ?? ""
+        let configuration = AuthConfiguration(style: style, tokenURL: tokenURL, refreshURL: refreshURL, clientID: clientID,
+                                              clientSecret: secret, scope: scope,
+                                              usernameField: usernameField ?? "username",
+                                              passwordField: passwordField ?? "password",
+                                              allowsInsecureHTTP: insecureHTTP)
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
         let endpoint = TokenEndpoint(configuration: configuration)
@@ -85,7 +135,8 @@ struct Login: ParsableCommand {
                 }
                 return (nil, try await endpoint.request(.clientCredentials))
             } catch .invalidGrant where password != nil {
-                throw CLIError.refused("the server refused the user name or password (invalid_grant)")
+                let why = configuration.style == .json ? "HTTP 401 or 403" : "invalid_grant"
+                throw CLIError.refused("the server refused the user name or password (\(why))")
             } catch {
                 throw CLIError(error)
             }
@@ -94,9 +145,15 @@ struct Login: ParsableCommand {
         let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
         defer { lock.release() }
         try store.shared.update { values in
+            let previous = AuthConfiguration(values["configuration"])
             values["configuration"] = configuration.jsonValue
             values[TokenKind.user.rawValue] = user?.jsonValue
-            if let client { values[TokenKind.client.rawValue] = client.jsonValue }
+            if let client {
+                values[TokenKind.client.rawValue] = client.jsonValue
+            } else if previous.map({ ($0.style, $0.tokenURL, $0.clientID) != (style, tokenURL, clientID) }) ?? true {
+                // Another server's or client's token: it could not be renewed here.
+                values.removeValue(forKey: TokenKind.client.rawValue)
+            }
         }
         let set = user ?? client
         let validity = set?.expiresAt.map { " (access token valid for \(max(0, Int(($0 - Date().timeIntervalSince1970).rounded()))) s)" } ?? ""

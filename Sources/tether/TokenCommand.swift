@@ -20,7 +20,7 @@ struct Token: ParsableCommand {
             commandName: "status",
             abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
-        @Flag(help: "Print one JSON object: {state, tokenURL, clientID, user, client}.") var json = false
+        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, clientID, user, client}.") var json = false
 
         func run() throws {
             let snapshot = try CredentialStore(group: try group.open()).snapshot()
@@ -42,13 +42,20 @@ struct Token: ParsableCommand {
                 "client": describe(snapshot.tokens(.client)),
             ]
             if let configuration = snapshot.configuration {
+                report["style"] = .string(configuration.style.rawValue)
                 report["tokenURL"] = .string(configuration.tokenURL)
+                report["refreshURL"] = .string(configuration.refreshEndpoint)
                 report["clientID"] = .string(configuration.clientID)
+                if configuration.allowsInsecureHTTP { report["insecureHTTP"] = .bool(true) }
             }
             if json { return output(compactJSON(.object(report))) }
             output("state: \(snapshot.state.rawValue)")
             if let configuration = snapshot.configuration {
-                output("token endpoint: \(configuration.tokenURL) (client \(configuration.clientID))")
+                let client = configuration.clientID.isEmpty ? "" : " (client \(configuration.clientID))"
+                output("token endpoint: \(configuration.tokenURL), \(configuration.style.rawValue) style\(client)")
+                if configuration.refreshEndpoint != configuration.tokenURL {
+                    output("refresh endpoint: \(configuration.refreshEndpoint)")
+                }
             }
             for kind in [TokenKind.user, .client] {
                 guard let set = snapshot.tokens(kind) else { continue }

@@ -72,8 +72,8 @@ import Testing
     }
 
     @Test func formEncodingFollowsTheHTMLRules() {
-        #expect(TokenEndpoint.formEncode("a b&c=d/é") == "a+b%26c%3Dd%2F%C3%A9")
-        #expect(TokenEndpoint.formEncode("A-z_.*9") == "A-z_.*9")
+        #expect(OAuth2Requests.formEncode("a b&c=d/é") == "a+b%26c%3Dd%2F%C3%A9")
+        #expect(OAuth2Requests.formEncode("A-z_.*9") == "A-z_.*9")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TetherTestSupport
 
 /// A private group directory for one test, and the paths Tether uses in it.
@@ -51,5 +52,22 @@ func liveProcesses(mentioning text: String) -> [String] {
         else { return nil }
         let command = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
         return command.contains(text) ? "\(pid) \(command)" : nil
+    }
+}
+
+extension TestGroup {
+    /// Starts `count` `token storm` processes, waits until each is ready,
+    /// then releases them together; returns each one's JSON report.
+    func storm(processes count: Int, tasks: Int, leeway: Double = 60) throws -> [[String: Any]] {
+        let storms = try (0..<count).map { _ in
+            try start(["token", "storm", "--tasks", String(tasks), "--leeway", String(leeway)])
+        }
+        for storm in storms { try storm.expectLine("ready", timeout: 30) }
+        for storm in storms { storm.writeStdin("go\n") }
+        return try storms.map { storm in
+            #expect(try storm.waitForExit(timeout: 60) == 0)
+            let report = try storm.remainingOutput()
+            return (try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any]) ?? [:]
+        }
     }
 }

@@ -58,23 +58,7 @@ final class DemoServer: @unchecked Sendable {
     }
 
     private func request(_ method: String, _ path: String, _ body: [String: Any]?) throws -> Any {
-        guard let url = URL(string: baseURL + path) else { throw TestTimeout(what: "a valid URL for \(path)") }
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: Data?
-        URLSession.shared.dataTask(with: request) { data, _, _ in
-            result = data
-            done.signal()
-        }.resume()
-        guard done.wait(timeout: .now() + 15) == .success, let data = result else {
-            throw TestTimeout(what: "\(method) \(path) on the demo server")
-        }
-        return try JSONSerialization.jsonObject(with: data)
+        try requestJSON(method, baseURL + path, body)
     }
 
     /// Every line the server printed so far (it prints no secrets).

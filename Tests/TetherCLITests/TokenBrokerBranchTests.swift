@@ -11,7 +11,7 @@ import TetherTestSupport
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)
         try server.post("/admin/faults", ["latencyMs": 600, "latencyCount": 1])
-        let reports = try TokenCommandTests().storm(group, processes: 4, tasks: 16)
+        let reports = try group.storm(processes: 4, tasks: 16)
         let tokens = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
         let shortestWait = reports.compactMap { ($0["waitsMs"] as? [Double])?.first }.min() ?? 0
         #expect(tokens.count == 1 && tokens.allSatisfy { !$0.hasPrefix("error") }, "\(tokens)")

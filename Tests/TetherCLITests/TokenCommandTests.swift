@@ -5,19 +5,6 @@ import TetherTestSupport
 /// `login`, `logout`, `token` and the broker behind them, in real processes
 /// against the demo auth server.
 @Suite struct TokenCommandTests {
-    /// Starts `count` storm processes, waits until each is ready, then
-    /// releases them together; returns each one's JSON report.
-    func storm(_ group: TestGroup, processes count: Int, tasks: Int) throws -> [[String: Any]] {
-        let storms = try (0..<count).map { _ in try group.start(["token", "storm", "--tasks", String(tasks)]) }
-        for storm in storms { try storm.expectLine("ready", timeout: 30) }
-        for storm in storms { storm.writeStdin("go\n") }
-        return try storms.map { storm in
-            #expect(try storm.waitForExit(timeout: 60) == 0)
-            let report = try storm.remainingOutput()
-            return (try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any]) ?? [:]
-        }
-    }
-
     @Test func loginStatusPrintLogoutKeepsTheClientToken() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
@@ -47,7 +34,7 @@ import TetherTestSupport
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)
-        let reports = try storm(group, processes: 8, tasks: 32)
+        let reports = try group.storm(processes: 8, tasks: 32)
         let tokens = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
         #expect(tokens.count == 1, "every caller gets the same new token: \(tokens)")
         #expect(tokens.allSatisfy { !$0.hasPrefix("error") })
@@ -118,7 +105,7 @@ import TetherTestSupport
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)
         try server.post("/admin/revoke", [:])
-        let reports = try storm(group, processes: 4, tasks: 8)
+        let reports = try group.storm(processes: 4, tasks: 8)
         let outcomes = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
         #expect(outcomes.count == 1 && outcomes.first?.contains("the session has ended") == true, "\(outcomes)")
         let counters = try server.counters()

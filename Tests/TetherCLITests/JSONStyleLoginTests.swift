@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// `tether login --style json` against the courier app's own kind of
+/// backend (FastAPI, rotating refresh tokens, 401 on reuse), in real
+/// processes: the refresh core is the OAuth one, only the requests differ.
+@Suite struct JSONStyleLoginTests {
+    @Test func loginStatusAndPrintWithTheCourierBackend() throws {
+        let group = try TestGroup()
+        let backend = try CourierBackend(in: group.dir)
+        let wrong = try backend.login(group, password: "not-" + backend.password)
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("refused the user name or password (HTTP 401 or 403)"), "\(wrong.stderr)")
+
+        let login = try backend.login(group)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.contains("logged in as courier: userAuthenticated"))
+        let status = try group.json(try group.run(["token", "status", "--json"]))
+        #expect(status["state"] as? String == "userAuthenticated")
+        #expect(status["style"] as? String == "json")
+        #expect(status["tokenURL"] as? String == backend.loginURL)
+        #expect(status["refreshURL"] as? String == backend.refreshURL)
+        #expect((status["user"] as? [String: Any])?["subject"] as? String == "courier")
+        let text = try group.run(["token", "status"]).stdout
+        #expect(text.contains("json style") && text.contains("refresh endpoint: \(backend.refreshURL)"), "\(text)")
+
+        let printed = try group.run(["token", "print"]).stdout.trimmingCharacters(in: .newlines)
+        #expect(printed.split(separator: ".").count == 3, "a JWT")
+        let counters = try backend.counters()
+        #expect(counters["logins"] == 1 && counters["loginFailures"] == 1 && counters["refreshes"] == 0)
+    }
+
+    /// Sixteen processes at each of three expiries: one refresh each time,
+    /// no rotated token ever presented again.
+    @Test func sixteenProcessesAcrossThreeExpiriesRefreshThreeTimes() throws {
+        let group = try TestGroup()
+        let backend = try CourierBackend(in: group.dir)
+        // Tokens live 4 s; with no leeway each is due when it expires.
+        try backend.loginExpired(group, ttl: 4)
+        var seen: Set<String> = []
+        for round in 1...3 {
+            if round > 1 {
+                try waitFor("round \(round)'s token to expire", timeout: 15) {
+                    let user = (try? group.json(try group.run(["token", "status", "--json"])))?["user"] as? [String: Any]
+                    return (user?["expiresIn"] as? Double ?? 1) <= -1
+                }
+            }
+            let reports = try group.storm(processes: 16, tasks: 4, leeway: 0)
+            let tokens = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
+            #expect(tokens.count == 1 && !tokens.contains { $0.hasPrefix("error") }, "round \(round): \(tokens)")
+            #expect(seen.isDisjoint(with: tokens), "round \(round) got a new token")
+            seen.formUnion(tokens)
+            #expect(try backend.counters()["refreshes"] == round)
+        }
+        let counters = try backend.counters()
+        #expect(counters["reuseDetected"] == 0 && counters["rejections"] == 0, "\(counters)")
+    }
+
+    /// 503s keep everything; a revoked family (401) ends the session in
+    /// every process, after one refresh attempt, and no output holds a secret.
+    @Test func outagesKeepTheSessionAndARevokedFamilyEndsItEverywhere() throws {
+        let group = try TestGroup()
+        let backend = try CourierBackend(in: group.dir)
+        try backend.loginExpired(group)
+        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
+        let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
+        let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
+        var outputs: [String] = []
+
+        try backend.post("/admin/faults", ["status": 503, "count": 100])
+        let failed = try group.run(["token", "print"])
+        outputs += [failed.stdout, failed.stderr]
+        #expect(failed.status == 3)
+        #expect(failed.stderr.contains("HTTP 503") && failed.stderr.contains("nothing was lost"), "\(failed.stderr)")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+        #expect(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8).contains(refreshToken))
+
+        try backend.post("/admin/faults", ["count": 0])
+        try backend.post("/admin/revoke", [:])
+        let reports = try group.storm(processes: 4, tasks: 8)
+        let outcomes = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
+        #expect(outcomes.count == 1 && outcomes.first?.contains("the session has ended") == true, "\(outcomes)")
+        #expect(try backend.counters()["rejections"] == 1, "one refresh attempt, then every process reads the ended session")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "notAuthenticated")
+        let ended = try group.run(["token", "print"])
+        #expect(ended.status == 1)
+        outputs += [ended.stdout, ended.stderr, try group.run(["token", "status"]).stdout]
+        outputs.append(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8))
+        let all = outputs.joined(separator: "\n") + reports.map { "\($0)" }.joined()
+        for secret in [backend.password, refreshToken, accessToken] {
+            #expect(!all.contains(secret))
+        }
+    }
+
+    /// Credentials never travel in clear: plain http:// to another host is
+    /// refused before any request, unless the user allows it.
+    @Test func plainHTTPToAnotherHostIsRefusedUnlessAllowed() throws {
+        let group = try TestGroup()
+        // TEST-NET-1 (RFC 5737): nothing answers there, so only a refusal is quick.
+        let remote = "http://192.0.2.1:9/v1/auth/login_password"
+        for style in [["--style", "json"], ["--client-id", "c"]] {
+            let refused = try group.start(["login"] + style + ["--token-url", remote, "--username", "u", "--password-stdin"])
+            refused.writeStdin("pw\n")
+            refused.closeStdin()
+            #expect(try refused.waitForExit(timeout: 10) == 2)
+            let error = try refused.standardError()
+            #expect(error.contains("refusing to send credentials in clear to http://192.0.2.1:9"), "\(error)")
+        }
+        let refreshElsewhere = try group.run(["login", "--style", "json", "--token-url", "http://127.0.0.1:9/login",
+                                              "--refresh-url", "http://example.com/refresh", "--username", "u", "--password-stdin"])
+        #expect(refreshElsewhere.status == 2 && refreshElsewhere.stderr.contains("http://example.com"))
+        // Allowed: it is tried (0.0.0.0 is this machine, which refuses at once: exit 3, not 2).
+        let allowed = try group.start(["login", "--style", "json", "--token-url", "http://0.0.0.0:9/login", "--insecure-http",
+                                       "--username", "u", "--password-stdin"])
+        allowed.writeStdin("pw\n")
+        allowed.closeStdin()
+        #expect(try allowed.waitForExit(timeout: 30) == 3)
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "notAuthenticated")
+    }
+}
