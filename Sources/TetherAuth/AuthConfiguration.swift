@@ -29,10 +29,14 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Plain http:// to a host that is not loopback, allowed at login
     /// (`--insecure-http`) for a network the user trusts.
     public var allowsInsecureHTTP: Bool
+    /// Where the SDK's authenticated requests may send the bearer token
+    /// (`--api-origin`); empty: the token URL's origin.
+    public var apiOrigins: [URLOrigin]
 
     public init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
                 clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
-                passwordField: String = "password", allowsInsecureHTTP: Bool = false) {
+                passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = []) {
+        self.apiOrigins = apiOrigins
         self.style = style
         self.tokenURL = tokenURL
         self.refreshURL = refreshURL
@@ -42,6 +46,27 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
         self.usernameField = usernameField
         self.passwordField = passwordField
         self.allowsInsecureHTTP = allowsInsecureHTTP
+    }
+
+    /// The origins a bearer token may be sent to.
+    public var allowedOrigins: [URLOrigin] {
+        apiOrigins.isEmpty ? URLOrigin(tokenURL).map { [$0] } ?? [] : apiOrigins
+    }
+
+    /// Why the access token may not go to `url`, or nil if it may: an
+    /// allowed origin, over https or to this machine (unless plain http
+    /// was allowed at login). A URL from shared defaults cannot send the
+    /// user's token elsewhere.
+    public func bearerRefusal(for url: String) -> String? {
+        guard let origin = URLOrigin(url) else { return "not an http(s) URL" }
+        guard allowedOrigins.contains(origin) else {
+            let allowed = allowedOrigins.map(\.description).joined(separator: ", ")
+            return "the access token goes only to \(allowed), not to \(origin) (tether login --api-origin ORIGIN allows more)"
+        }
+        if !origin.isSecure && !origin.isLoopback && !allowsInsecureHTTP {
+            return "the access token does not go in clear to \(origin)"
+        }
+        return nil
     }
 
     /// Where a refresh goes.
@@ -64,6 +89,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
             object["passwordField"] = .string(passwordField)
         }
         if allowsInsecureHTTP { object["insecureHTTP"] = .bool(true) }
+        if !apiOrigins.isEmpty { object["apiOrigins"] = .array(apiOrigins.map { .string($0.description) }) }
         return .object(object)
     }
 
@@ -78,6 +104,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
                   clientSecret: value["clientSecret"]?.stringValue, scope: value["scope"]?.stringValue,
                   usernameField: value["usernameField"]?.stringValue ?? "username",
                   passwordField: value["passwordField"]?.stringValue ?? "password",
-                  allowsInsecureHTTP: value["insecureHTTP"]?.boolValue ?? false)
+                  allowsInsecureHTTP: value["insecureHTTP"]?.boolValue ?? false,
+                  apiOrigins: (value["apiOrigins"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { URLOrigin(origin: $0) } })
     }
 }

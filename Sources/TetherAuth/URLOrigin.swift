@@ -41,6 +41,15 @@ public struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
+    /// An origin as written, `scheme://host[:port]` (a '/' after it
+    /// allowed): nil for anything with a path, query, fragment or user.
+    public init?(origin text: String) {
+        let authority = text.drop { $0 != ":" }.dropFirst(3)
+        let rest = authority.drop { !"/?#@".contains($0) }
+        guard rest.isEmpty || rest == "/" else { return nil }
+        self.init(text)
+    }
+
     /// https, where nothing sent can be read on the way.
     public var isSecure: Bool { scheme == "https" }
 

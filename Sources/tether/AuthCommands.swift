@@ -77,6 +77,9 @@ struct Login: ParsableCommand {
     @Option(help: ArgumentHelp("The scope to ask for (oauth2).", valueName: "S")) var scope: String?
     @Flag(help: "Allow plain http:// to a host other than this machine (credentials travel in clear).")
     var insecureHTTP = false
+    @Option(help: ArgumentHelp("An origin (https://host[:port]) the SDK may send the access token to; repeatable. Default: the token URL's.",
+                               valueName: "ORIGIN"))
+    var apiOrigin: [String] = []
     @OptionGroup var group: GroupOptions
 
     func validate() throws {
@@ -101,7 +104,12 @@ struct Login: ParsableCommand {
                 throw ValidationError("a field name cannot be empty")
             }
         }
-        for url in [tokenURL, refreshURL].compactMap({ $0 }) {
+        for origin in apiOrigin {
+            guard URLOrigin(origin: origin) != nil else {
+                throw ValidationError("--api-origin \(origin) is not an origin: give scheme://host[:port], as https://api.example.com")
+            }
+        }
+        for url in [tokenURL, refreshURL].compactMap({ $0 }) + apiOrigin {
             if let refusal = TokenEndpoint.transportRefusal(url, allowsInsecureHTTP: insecureHTTP) {
                 throw ValidationError(refusal)
             }
@@ -119,7 +127,8 @@ struct Login: ParsableCommand {
                                               clientSecret: secret, scope: scope,
                                               usernameField: usernameField ?? "username",
                                               passwordField: passwordField ?? "password",
-                                              allowsInsecureHTTP: insecureHTTP)
+                                              allowsInsecureHTTP: insecureHTTP,
+                                              apiOrigins: apiOrigin.compactMap { URLOrigin(origin: $0) })
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
         let endpoint = TokenEndpoint(configuration: configuration)

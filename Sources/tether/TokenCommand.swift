@@ -20,7 +20,7 @@ struct Token: ParsableCommand {
             commandName: "status",
             abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
-        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, clientID, user, client}.") var json = false
+        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, clientID, apiOrigins, user, client}.") var json = false
 
         func run() throws {
             let snapshot = try CredentialStore(group: try group.open()).snapshot()
@@ -46,6 +46,7 @@ struct Token: ParsableCommand {
                 report["tokenURL"] = .string(configuration.tokenURL)
                 report["refreshURL"] = .string(configuration.refreshEndpoint)
                 report["clientID"] = .string(configuration.clientID)
+                report["apiOrigins"] = .array(configuration.allowedOrigins.map { .string($0.description) })
                 if configuration.allowsInsecureHTTP { report["insecureHTTP"] = .bool(true) }
             }
             if json { return output(compactJSON(.object(report))) }
@@ -56,6 +57,7 @@ struct Token: ParsableCommand {
                 if configuration.refreshEndpoint != configuration.tokenURL {
                     output("refresh endpoint: \(configuration.refreshEndpoint)")
                 }
+                output("access token sent to: \(configuration.allowedOrigins.map(\.description).joined(separator: ", "))")
             }
             for kind in [TokenKind.user, .client] {
                 guard let set = snapshot.tokens(kind) else { continue }

@@ -33,6 +33,21 @@ import Testing
         #expect(TokenEndpoint.transportRefusal("http://auth.example.com/token", allowsInsecureHTTP: true) == nil)
     }
 
+    @Test func theBearerTokenGoesOnlyToAllowedOriginsOverHTTPSOrThisMachine() {
+        let byDefault = AuthConfiguration(tokenURL: "https://auth.example.com/token", clientID: "c")
+        #expect(byDefault.bearerRefusal(for: "https://auth.example.com/orders?x") == nil)
+        #expect(byDefault.bearerRefusal(for: "https://auth.example.com:8443/orders")?.contains("goes only to https://auth.example.com,") == true)
+        #expect(byDefault.bearerRefusal(for: "https://api.example.com/orders") != nil)
+        #expect(byDefault.bearerRefusal(for: "http://auth.example.com/orders") != nil, "another scheme, another origin")
+        let listed = AuthConfiguration(tokenURL: "https://auth.example.com/token", clientID: "c",
+                                       apiOrigins: [URLOrigin(origin: "https://api.example.com")!, URLOrigin(origin: "http://api.example.com")!])
+        #expect(listed.bearerRefusal(for: "https://api.example.com/v1/orders") == nil)
+        #expect(listed.bearerRefusal(for: "https://auth.example.com/orders") != nil, "the list replaces the default")
+        #expect(listed.bearerRefusal(for: "http://api.example.com/v1") == "the access token does not go in clear to http://api.example.com")
+        #expect(AuthConfiguration(listed.jsonValue) == listed)
+        #expect(URLOrigin(origin: "https://api.example.com/v1") == nil && URLOrigin(origin: "https://u@api.example.com") == nil)
+    }
+
     @Test func theStyleAndItsSettingsAreStoredWithTheCredentials() {
         let json = AuthConfiguration(style: .json, tokenURL: "https://a/login", refreshURL: "https://a/refresh",
                                      clientID: "", usernameField: "identifier", allowsInsecureHTTP: true)

@@ -158,6 +158,37 @@ import TetherTestSupport
         try keyboards[1].expectLine("fetched 3 orders", timeout: 20)
     }
 
+    /// The access token goes only to the origins allowed at login: a URL
+    /// elsewhere (as one planted in the shared defaults would be) is
+    /// refused before any request; `--api-origin` allows more.
+    @Test func theAccessTokenGoesOnlyToTheOriginsAllowedAtLogin() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        let otherDirectory = try TemporaryDirectory()
+        let elsewhere = try DemoServer(in: otherDirectory)
+        #expect(try server.login(group).status == 0)
+        let keyboard = try startFixture("fetch-keyboard", group, name: "k", environment: ["TETHER_OPEN_ACCESS": "1"])
+        defer { keyboard.signal(SIGKILL) }
+        try keyboard.expectLine("no host is running; carrying on without a host")
+        keyboard.writeStdin("fetch \(server.baseURL)/orders\n")
+        try keyboard.expectLine("fetched 3 orders", timeout: 20)
+
+        keyboard.writeStdin("fetch \(elsewhere.baseURL)/orders?key=1\n")
+        let refusal = "fetch failed: cannot fetch /orders: the access token goes only to \(server.baseURL), "
+            + "not to \(elsewhere.baseURL) (tether login --api-origin ORIGIN allows more)"
+        try keyboard.expectLine(refusal, timeout: 20)
+        let untouched = try elsewhere.counters()
+        #expect(untouched["rejections"] == 0 && untouched["ordersServed"] == 0, "no request reached it: \(untouched)")
+        let status = try group.json(try group.run(["token", "status", "--json"]))
+        #expect(status["apiOrigins"] as? [String] == [server.baseURL])
+
+        // Allowed at login: the token goes there (and that server, whose keys are its own, refuses it).
+        #expect(try server.login(group, extra: ["--api-origin", server.baseURL, "--api-origin", elsewhere.baseURL]).status == 0)
+        keyboard.writeStdin("fetch \(elsewhere.baseURL)/orders\n")
+        try keyboard.expectLine("fetch failed: /orders answered HTTP 401", timeout: 20)
+        #expect(try elsewhere.counters()["rejections"] ?? 0 >= 1)
+    }
+
     /// Through the host (a widget is host-brokered): the widget's 401 makes
     /// the host refresh once (`token.get` with the rejected token).
     @Test func aWidgetsRejectedTokenIsRefreshedByTheHostOnce() throws {

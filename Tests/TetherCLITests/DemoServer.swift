@@ -30,9 +30,9 @@ final class DemoServer: @unchecked Sendable {
     }
 
     /// `tether login` as alice (the password on stdin).
-    func login(_ group: TestGroup) throws -> CommandResult {
+    func login(_ group: TestGroup, extra: [String] = []) throws -> CommandResult {
         let login = try group.start(["login", "--token-url", tokenURL, "--client-id", "tether-demo",
-                                     "--client-secret-file", secretFile, "--username", "alice", "--password-stdin"])
+                                     "--client-secret-file", secretFile, "--username", "alice", "--password-stdin"] + extra)
         login.writeStdin(password + "\n")
         login.closeStdin()
         let status = try login.waitForExit(timeout: 30)
