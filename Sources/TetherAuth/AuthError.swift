@@ -26,7 +26,7 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAuthenticated:
             "not logged in: run 'tether login' first"
         case .sessionEnded:
-            "the session has ended (the server refused the refresh token); the client token was kept; log in again"
+            "the session has ended (the server refused the refresh token): log in again"
         case .temporarilyUnavailable(let error):
             "no fresh token for now, nothing was lost: \(error)"
         case .refused(let error):

@@ -13,7 +13,12 @@ enum JSONContractRequests {
         switch grant {
         case .password(let username, let password):
             url = configuration.tokenURL
-            body = .object([configuration.usernameField: .string(username), configuration.passwordField: .string(password)])
+            // Not a dictionary literal: equal field names (a hand-edited
+            // store) would trap there.
+            var fields: [String: JSONValue] = [:]
+            fields[configuration.usernameField] = .string(username)
+            fields[configuration.passwordField] = .string(password)
+            body = .object(fields)
         case .refreshToken(let token):
             url = configuration.refreshEndpoint
             body = .object(["refresh_token": .string(token)])
@@ -24,9 +29,15 @@ enum JSONContractRequests {
                                      body: JSONCodec.serialize(body))
     }
 
-    /// A 4xx answer: 401 and 403 say the credentials are no good (a
-    /// rotated or revoked refresh token, a wrong password).
-    static func refusal(status: Int) -> TokenEndpointError {
-        status == 401 || status == 403 ? .invalidGrant : .rejected(status: status, code: "no error code")
+    /// A 4xx answer: 401, and 403 from the backend itself (a JSON body),
+    /// say the credentials are no good (a rotated or revoked refresh token, a
+    /// wrong password). A 403 page from a proxy or firewall in between says
+    /// nothing about the session, so it does not end it.
+    static func refusal(status: Int, body: JSONValue?) -> TokenEndpointError {
+        switch status {
+        case 401: .invalidGrant
+        case 403: if case .object = body { .invalidGrant } else { .rejected(status: status, code: "not from the backend") }
+        default: .rejected(status: status, code: "no error code")
+        }
     }
 }

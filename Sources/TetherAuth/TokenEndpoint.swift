@@ -72,7 +72,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         default:
             throw switch configuration.style {
             case .oauth2: OAuth2Requests.refusal(status: response.status, body: body)
-            case .json: JSONContractRequests.refusal(status: response.status)
+            case .json: JSONContractRequests.refusal(status: response.status, body: body)
             }
         }
     }

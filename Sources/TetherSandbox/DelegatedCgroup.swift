@@ -108,6 +108,11 @@ public final class DelegatedCgroup {
             if controllers.contains("pids") {
                 try CgroupFile.write(childDirectory + "/pids.max", "\(tasksLimit)")
             }
+            // Cgroups made inside it (where no Landlock keeps the extension
+            // out of /sys) stay few and shallow, so its removal always
+            // reaches the bottom.
+            try CgroupFile.write(childDirectory + "/cgroup.max.depth", "\(ExtensionCgroup.maxDepth)")
+            try CgroupFile.write(childDirectory + "/cgroup.max.descendants", "\(ExtensionCgroup.maxDescendants)")
             try child.openForJoining(memoryEnforced: memoryEnforced)
         } catch {
             _ = child.remove()

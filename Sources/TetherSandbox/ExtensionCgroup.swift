@@ -74,10 +74,14 @@ public final class ExtensionCgroup {
     /// rmdir: succeeds only once it is empty. True when it is gone.
     /// Cgroups made inside it (where no Landlock kept the extension out of
     /// /sys) are removed first, bottom-up: `cgroup.kill` ended their
-    /// processes too.
+    /// processes too. The kernel keeps such a tree within `maxDepth`.
     public func remove() -> Bool {
-        Self.remove(directory, depth: 16)
+        Self.remove(directory, depth: Self.maxDepth)
     }
+
+    /// `cgroup.max.depth` and `cgroup.max.descendants` below it.
+    static let maxDepth = 4
+    static let maxDescendants = 64
 
     private static func remove(_ directory: String, depth: Int) -> Bool {
         if rmdir(directory) == 0 || errno == ENOENT { return true }

@@ -45,6 +45,7 @@ public enum SeccompFilter {
     private static let fchmodat2: Int32 = 452
     private static let setxattrat: Int32 = 463
     private static let removexattrat: Int32 = 466
+    private static let clone3: Int32 = 435
 
     private static func build(network: Bool, readOnly: Bool) -> [UInt8]? {
         guard let context = seccomp_init(UInt32(SCMP_ACT_ALLOW)) else { return nil }
@@ -54,7 +55,7 @@ public enum SeccompFilter {
             return numbers.allSatisfy { seccomp_rule_add_array(context, errnoAction(code), $0, 0, nil) == 0 }
         }
         guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"], EPERM),
-              refuse(["clone3"], ENOSYS) else { return nil }
+              refuse([], ENOSYS, extra: [clone3]) else { return nil }
         let ioctl = seccomp_syscall_resolve_name("ioctl")
         for request in [0x5412, 0x541C] as [UInt64] {  // TIOCSTI, TIOCLINUX
             var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: request)

@@ -100,8 +100,12 @@ struct Login: ParsableCommand {
             if clientCredentials { throw ValidationError("--style json has no client credentials grant: use --username") }
             if clientSecretFile != nil { throw ValidationError("--client-secret-file is for --style oauth2") }
             if scope != nil { throw ValidationError("--scope is for --style oauth2") }
-            for field in [usernameField, passwordField].compactMap({ $0 }) where field.isEmpty {
+            for field in [usernameField, passwordField].compactMap({ $0 })
+            where field.allSatisfy({ $0.isWhitespace }) {
                 throw ValidationError("a field name cannot be empty")
+            }
+            if (usernameField ?? "username") == (passwordField ?? "password") {
+                throw ValidationError("--username-field and --password-field name the same field; give two names")
             }
         }
         for origin in apiOrigin {

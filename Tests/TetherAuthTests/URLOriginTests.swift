@@ -7,9 +7,12 @@ import Testing
         let origin = try #require(URLOrigin("HTTPS://User:pw@API.Example.com/v1/auth?x=1#y"))
         #expect(origin.scheme == "https" && origin.host == "api.example.com" && origin.port == 443)
         #expect(origin.description == "https://api.example.com")
+        // Only ASCII is lowercased: a Unicode mapping would turn a Kelvin sign into "k".
+        #expect(URLOrigin("http://EXAMPLE.com/path/\u{212A}")?.host == "example.com")
         #expect(URLOrigin("http://[::1]:8080/token")?.description == "http://[::1]:8080")
         #expect(URLOrigin("http://127.0.0.1:80/")?.description == "http://127.0.0.1")
-        for bad in ["ftp://x/", "http://", "http:///x", "http://x:0/", "http://x:99999/", "http://[::1/", "http://x:8o/", "x"] {
+        for bad in ["ftp://x/", "http://", "http:///x", "http://x:0/", "http://x:99999/", "http://[::1/", "http://x:8o/", "x",
+                    "http://x:+80/", "http://x: 80/", "http://ex\u{212A}.com/", "http://ex%41.com/", "http://a b/", "http://[::1%eth0]/"] {
             #expect(URLOrigin(bad) == nil, "\(bad)")
         }
     }
@@ -20,7 +23,8 @@ import Testing
         }
         // A name that merely starts like one, another host, a user part posing as the host.
         for url in ["http://127.0.0.1.evil.example/", "http://localhost.evil.example/", "http://10.0.0.1/",
-                    "http://127.0.0.1@evil.example/", "http://[::2]/", "http://127.0.0.1.5/"] {
+                    "http://127.0.0.1@evil.example/", "http://[::2]/", "http://127.0.0.1.5/",
+                    "http://127.0.0.+1/", "http://127.0.0.256/", "http://127.0.0.0001/", "http://127.0..1/"] {
             #expect(URLOrigin(url)?.isLoopback != true, "\(url)")
         }
     }

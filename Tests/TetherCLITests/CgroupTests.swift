@@ -84,6 +84,10 @@ struct CgroupTests {
         #expect(mkdir(cgroup.mount + own + "/nested", 0o755) == 0)
         try "\(escapee)".write(toFile: cgroup.mount + own + "/nested/cgroup.procs", atomically: false, encoding: .utf8)
         #expect(TestCgroup.cgroup(of: escapee) == own + "/nested")
+        // No deeper than its removal reaches.
+        #expect(mkdir(cgroup.mount + own + "/nested/a", 0o755) == 0 && mkdir(cgroup.mount + own + "/nested/a/b", 0o755) == 0
+                && mkdir(cgroup.mount + own + "/nested/a/b/c", 0o755) == 0)
+        #expect(mkdir(cgroup.mount + own + "/nested/a/b/c/d", 0o755) == -1 && errno == EAGAIN)
         let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit"
         #expect(try sandbox(fixture, "w")["memoryBy"] as? String == memoryBy)
 

@@ -64,7 +64,7 @@ final class CourierBackend: @unchecked Sendable {
         import secrets, socket, sys, threading, time
         import jwt, uvicorn
         from fastapi import FastAPI
-        from fastapi.responses import JSONResponse
+        from fastapi.responses import HTMLResponse, JSONResponse
         from pydantic import BaseModel
 
         KEY = secrets.token_bytes(32)
@@ -72,7 +72,7 @@ final class CourierBackend: @unchecked Sendable {
             USERS = {"courier": f.read().strip()}
         lock = threading.Lock()
         settings = {"accessTTL": 3600.0}
-        faults = {"status": 503, "count": 0}
+        faults = {"status": 503, "count": 0, "html": 0}  # html: a proxy's page, not the backend
         counters = {"logins": 0, "loginFailures": 0, "refreshes": 0, "reuseDetected": 0, "rejections": 0,
                     "unavailable": 0}
         active = {}       # refresh token -> (family, user)
@@ -111,6 +111,8 @@ final class CourierBackend: @unchecked Sendable {
                 if faults["count"] > 0:
                     faults["count"] -= 1
                     counters["unavailable"] += 1
+                    if faults["html"]:
+                        return HTMLResponse("<html><body>Forbidden by policy</body></html>", status_code=faults["status"])
                     return JSONResponse({"detail": "Service unavailable"}, status_code=faults["status"])
                 token = body.refresh_token
                 if token in active:

@@ -76,6 +76,13 @@ import TetherTestSupport
         #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
         #expect(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8).contains(refreshToken))
 
+        // A firewall's 403 page in between says nothing about the session.
+        try backend.post("/admin/faults", ["status": 403, "count": 1, "html": 1])
+        let forbidden = try group.run(["token", "print"])
+        outputs += [forbidden.stdout, forbidden.stderr]
+        #expect(forbidden.status != 0 && !forbidden.stderr.contains("session has ended"), "\(forbidden.stderr)")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+
         try backend.post("/admin/faults", ["count": 0])
         try backend.post("/admin/revoke", [:])
         let reports = try group.storm(processes: 4, tasks: 8)
@@ -110,6 +117,11 @@ import TetherTestSupport
         let refreshElsewhere = try group.run(["login", "--style", "json", "--token-url", "http://127.0.0.1:9/login",
                                               "--refresh-url", "http://example.com/refresh", "--username", "u", "--password-stdin"])
         #expect(refreshElsewhere.status == 2 && refreshElsewhere.stderr.contains("http://example.com"))
+        for fields in [["--username-field", "x", "--password-field", "x"], ["--username-field", "password"], ["--password-field", " "]] {
+            let same = try group.run(["login", "--style", "json", "--token-url", "http://127.0.0.1:9/login"] + fields
+                                     + ["--username", "u", "--password-stdin"])
+            #expect(same.status == 2 && same.stderr.contains("field"), "\(fields): \(same.stderr)")
+        }
         // Allowed: it is tried (0.0.0.0 is this machine, which refuses at once: exit 3, not 2).
         let allowed = try group.start(["login", "--style", "json", "--token-url", "http://0.0.0.0:9/login", "--insecure-http",
                                        "--username", "u", "--password-stdin"])
