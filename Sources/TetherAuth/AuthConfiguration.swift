@@ -32,11 +32,20 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// Where the SDK's authenticated requests may send the bearer token
     /// (`--api-origin`); empty: the token URL's origin.
     public var apiOrigins: [URLOrigin]
+    /// Where `--issuer` discovery found the endpoints (shown, never re-read).
+    public var issuer: String?
+    /// RFC 8628's device authorization endpoint, RFC 7009's revocation endpoint.
+    public var deviceURL: String?
+    public var revokeURL: String?
 
     public init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
                 clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
-                passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = []) {
+                passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = [],
+                issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil) {
         self.apiOrigins = apiOrigins
+        self.issuer = issuer
+        self.deviceURL = deviceURL
+        self.revokeURL = revokeURL
         self.style = style
         self.tokenURL = tokenURL
         self.refreshURL = refreshURL
@@ -90,6 +99,9 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
         }
         if allowsInsecureHTTP { object["insecureHTTP"] = .bool(true) }
         if !apiOrigins.isEmpty { object["apiOrigins"] = .array(apiOrigins.map { .string($0.description) }) }
+        if let issuer { object["issuer"] = .string(issuer) }
+        if let deviceURL { object["deviceURL"] = .string(deviceURL) }
+        if let revokeURL { object["revokeURL"] = .string(revokeURL) }
         return .object(object)
     }
 
@@ -105,6 +117,8 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
                   usernameField: value["usernameField"]?.stringValue ?? "username",
                   passwordField: value["passwordField"]?.stringValue ?? "password",
                   allowsInsecureHTTP: value["insecureHTTP"]?.boolValue ?? false,
-                  apiOrigins: (value["apiOrigins"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { URLOrigin(origin: $0) } })
+                  apiOrigins: (value["apiOrigins"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { URLOrigin(origin: $0) } },
+                  issuer: value["issuer"]?.stringValue, deviceURL: value["deviceURL"]?.stringValue,
+                  revokeURL: value["revokeURL"]?.stringValue)
     }
 }

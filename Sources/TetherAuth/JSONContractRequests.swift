@@ -22,8 +22,8 @@ enum JSONContractRequests {
         case .refreshToken(let token):
             url = configuration.refreshEndpoint
             body = .object(["refresh_token": .string(token)])
-        case .clientCredentials:
-            throw .badConfiguration("the JSON style has no client credentials grant")
+        case .clientCredentials, .deviceCode:
+            throw .badConfiguration("the JSON style has only password logins")
         }
         return TokenEndpoint.Request(url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
                                      body: JSONCodec.serialize(body))

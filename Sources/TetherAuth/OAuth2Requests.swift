@@ -7,7 +7,6 @@ import TetherJSON
 /// read from the `error` code (§5.2).
 enum OAuth2Requests {
     static func request(_ grant: TokenEndpoint.Grant, _ configuration: AuthConfiguration) -> TokenEndpoint.Request {
-        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
         var form: [(String, String)]
         switch grant {
         case .password(let username, let password):
@@ -16,8 +15,20 @@ enum OAuth2Requests {
             form = [("grant_type", "client_credentials")]
         case .refreshToken(let token):
             form = [("grant_type", "refresh_token"), ("refresh_token", token)]
+        case .deviceCode(let code):
+            form = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", code)]
         }
-        if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
+        if let scope = configuration.scope, !scope.isEmpty, !grant.isDeviceCode { form.append(("scope", scope)) }
+        return clientRequest(configuration.tokenURL, form, configuration)
+    }
+
+    /// A form POST from the client: authenticated with HTTP Basic when it
+    /// has a secret, else naming itself with `client_id` (token, device
+    /// authorization and revocation requests alike).
+    static func clientRequest(_ url: String, _ form: [(String, String)], _ configuration: AuthConfiguration)
+        -> TokenEndpoint.Request {
+        var form = form
+        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
         if let secret = configuration.clientSecret {
             let credentials = formEncode(configuration.clientID) + ":" + formEncode(secret)
             headers.append(("Authorization", "Basic " + Base64URL.encodeStandard(Array(credentials.utf8))))
@@ -25,7 +36,7 @@ enum OAuth2Requests {
             form.append(("client_id", configuration.clientID))
         }
         let encoded = Array(form.map { formEncode($0.0) + "=" + formEncode($0.1) }.joined(separator: "&").utf8)
-        return TokenEndpoint.Request(url: configuration.tokenURL, headers: headers, body: encoded)
+        return TokenEndpoint.Request(url: url, headers: headers, body: encoded)
     }
 
     /// A 4xx answer, by its `error` code.
@@ -58,7 +69,7 @@ enum OAuth2Requests {
     }
 
     /// A server's error code, shown to the user, limited to what RFC 6749 allows in it.
-    private static func printable(_ code: String) -> String {
+    static func printable(_ code: String) -> String {
         String(code.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "\\" }.prefix(64))
     }
 }

@@ -11,6 +11,10 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         case password(username: String, password: String)
         case clientCredentials
         case refreshToken(String)
+        /// RFC 8628: the device code of an authorization the user approved.
+        case deviceCode(String)
+
+        var isDeviceCode: Bool { if case .deviceCode = self { true } else { false } }
     }
 
     /// One request as a style builds it.
@@ -34,7 +38,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     /// Why `url` may not carry credentials, or nil if it may: it must be
     /// https, or http to this machine, unless the user allowed plain http.
     public static func transportRefusal(_ url: String, allowsInsecureHTTP: Bool) -> String? {
-        guard let origin = URLOrigin(url) else { return "\(url) is not an http(s) URL" }
+        guard let origin = URLOrigin(url) else { return "\(OAuth2Requests.printable(url)) is not an http(s) URL" }
         if origin.isSecure || origin.isLoopback || allowsInsecureHTTP { return nil }
         return "refusing to send credentials in clear to \(origin): use https://, or --insecure-http on a network you trust"
     }
@@ -45,18 +49,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         case .oauth2: OAuth2Requests.request(grant, configuration)
         case .json: try JSONContractRequests.request(grant, configuration)
         }
-        if let refusal = Self.transportRefusal(request.url, allowsInsecureHTTP: configuration.allowsInsecureHTTP) {
-            throw .badConfiguration(refusal)
-        }
-        let response: HTTPExchange.Response
-        do throws(HTTPExchange.Failure) {
-            response = try await HTTPExchange.send("POST", request.url, headers: request.headers, body: request.body,
-                                                   timeout: timeout)
-        } catch .badURL {
-            throw .badConfiguration("the token URL is not an http(s) URL")
-        } catch {
-            throw .unreachable(error.description)
-        }
+        let response = try await send(request)
         let body = try? JSONCodec.parse(response.body)
         switch response.status {
         case 200..<300:
@@ -74,6 +67,21 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             case .oauth2: OAuth2Requests.refusal(status: response.status, body: body)
             case .json: JSONContractRequests.refusal(status: response.status, body: body)
             }
+        }
+    }
+
+    /// Sends one request a style built, after the transport rule.
+    func send(_ request: Request, timeout: Double? = nil) async throws(TokenEndpointError) -> HTTPExchange.Response {
+        if let refusal = Self.transportRefusal(request.url, allowsInsecureHTTP: configuration.allowsInsecureHTTP) {
+            throw .badConfiguration(refusal)
+        }
+        do throws(HTTPExchange.Failure) {
+            return try await HTTPExchange.send("POST", request.url, headers: request.headers, body: request.body,
+                                               timeout: timeout ?? self.timeout)
+        } catch .badURL {
+            throw .badConfiguration("\(request.url) is not an http(s) URL")
+        } catch {
+            throw .unreachable(error.description)
         }
     }
 }

@@ -17,6 +17,8 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var scope: String?
     /// The user name the set was obtained for (password grant only).
     public var subject: String?
+    /// `subject` fit for a terminal (a server's claim: printable ASCII, at most 64 characters).
+    public var displaySubject: String? { subject.map(OAuth2Requests.printable) }
     /// Seconds since 1970 when we received it; bounds the leeway.
     public var receivedAt: Double?
 

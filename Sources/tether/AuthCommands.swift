@@ -49,6 +49,13 @@ struct Login: ParsableCommand {
             Example: printf '%s\\n' "$PASSWORD" | tether login --token-url https://auth.example.com/token \
             --client-id my-app --username alice --password-stdin
 
+            --device: the device authorization grant (RFC 8628) for a machine without a browser: \
+            it prints a URL and a code to enter there from another device, then waits for approval.
+            Example: tether login --device --issuer https://auth.example.com --client-id my-app
+
+            --issuer URL reads the server's endpoints from its discovery document (RFC 8414, \
+            then OpenID Connect); URLs given as options take precedence.
+
             --style json: a JSON contract (FastAPI-style backends): the login body is \
             {USERNAME_FIELD: U, PASSWORD_FIELD: P}, a refresh {"refresh_token": RT} to --refresh-url, \
             and 401 or 403 ends the session.
@@ -60,8 +67,10 @@ struct Login: ParsableCommand {
 
     @Option(help: ArgumentHelp("oauth2 (RFC 6749 form posts) or json (JSON bodies).", valueName: "STYLE"))
     var style: AuthConfiguration.Style = .oauth2
-    @Option(help: ArgumentHelp("The token endpoint (json: the login endpoint), an http(s) URL.", valueName: "URL"))
-    var tokenURL: String
+    @Option(help: ArgumentHelp("The token endpoint (json: the login endpoint), an http(s) URL; or --issuer.", valueName: "URL"))
+    var tokenURL: String?
+    @Option(help: ArgumentHelp("oauth2: the authorization server, to discover its endpoints.", valueName: "URL"))
+    var issuer: String?
     @Option(help: ArgumentHelp("json: where refreshes go (default: the token URL).", valueName: "URL"))
     var refreshURL: String?
     @Option(help: ArgumentHelp("json: the login body's user name field (default: username).", valueName: "NAME"))
@@ -74,6 +83,11 @@ struct Login: ParsableCommand {
     @Option(help: ArgumentHelp("Log in as this user (password grant).", valueName: "U")) var username: String?
     @Flag(help: "Read the user's password from standard input.") var passwordStdin = false
     @Flag(help: "Log in as the client itself (oauth2: client_credentials grant).") var clientCredentials = false
+    @Flag(help: "Log in from another device (oauth2: device authorization grant, RFC 8628).") var device = false
+    @Option(help: ArgumentHelp("The device authorization endpoint (default: discovered with --issuer).", valueName: "URL"))
+    var deviceURL: String?
+    @Option(help: ArgumentHelp("Where logout revokes the refresh token (RFC 7009; default: discovered).", valueName: "URL"))
+    var revokeURL: String?
     @Option(help: ArgumentHelp("The scope to ask for (oauth2).", valueName: "S")) var scope: String?
     @Flag(help: "Allow plain http:// to a host other than this machine (credentials travel in clear).")
     var insecureHTTP = false
@@ -83,12 +97,16 @@ struct Login: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func validate() throws {
-        if clientCredentials && (username != nil || passwordStdin) {
-            throw ValidationError("use either --username with --password-stdin, or --client-credentials, not both")
+        let forms = [username != nil || passwordStdin, clientCredentials, device].filter { $0 }.count
+        if forms != 1 {
+            throw ValidationError("log in one way: --username U --password-stdin (the password on standard input), "
+                                  + "--client-credentials, or --device")
         }
-        if !clientCredentials && (username == nil || !passwordStdin) {
-            throw ValidationError("use --username U --password-stdin (the password on standard input), or --client-credentials")
+        if username != nil && !passwordStdin || username == nil && passwordStdin {
+            throw ValidationError("--username and --password-stdin go together (the password on standard input)")
         }
+        if tokenURL == nil && issuer == nil { throw ValidationError("give --token-url URL, or --issuer URL to discover it") }
+        if deviceURL != nil && !device { throw ValidationError("--device-url is for --device") }
         switch style {
         case .oauth2:
             if clientID == nil { throw ValidationError("--style oauth2 needs --client-id") }
@@ -97,9 +115,10 @@ struct Login: ParsableCommand {
                 throw ValidationError("\(name) is for --style json")
             }
         case .json:
-            if clientCredentials { throw ValidationError("--style json has no client credentials grant: use --username") }
-            if clientSecretFile != nil { throw ValidationError("--client-secret-file is for --style oauth2") }
-            if scope != nil { throw ValidationError("--scope is for --style oauth2") }
+            for (given, name) in [(clientCredentials, "--client-credentials"), (device, "--device"), (issuer != nil, "--issuer"),
+                                  (clientSecretFile != nil, "--client-secret-file"), (scope != nil, "--scope")] where given {
+                throw ValidationError("\(name) is for --style oauth2: a JSON backend takes a user name and password")
+            }
             for field in [usernameField, passwordField].compactMap({ $0 })
             where field.allSatisfy({ $0.isWhitespace }) {
                 throw ValidationError("a field name cannot be empty")
@@ -113,7 +132,7 @@ struct Login: ParsableCommand {
                 throw ValidationError("--api-origin \(origin) is not an origin: give scheme://host[:port], as https://api.example.com")
             }
         }
-        for url in [tokenURL, refreshURL].compactMap({ $0 }) + apiOrigin {
+        for url in [tokenURL, refreshURL, issuer, deviceURL, revokeURL].compactMap({ $0 }) + apiOrigin {
             if let refusal = TokenEndpoint.transportRefusal(url, allowsInsecureHTTP: insecureHTTP) {
                 throw ValidationError(refusal)
             }
@@ -126,27 +145,27 @@ struct Login: ParsableCommand {
         if passwordStdin, password?.isEmpty ?? true {
             throw CLIError.badInput("no password on standard input: pipe it in, as in printf '%s\\n' \"$PASSWORD\" | tether login ...")
         }
-        let clientID = clientID ?? ""
-        let configuration = AuthConfiguration(style: style, tokenURL: tokenURL, refreshURL: refreshURL, clientID: clientID,
-                                              clientSecret: secret, scope: scope,
-                                              usernameField: usernameField ?? "username",
-                                              passwordField: passwordField ?? "password",
-                                              allowsInsecureHTTP: insecureHTTP,
-                                              apiOrigins: apiOrigin.compactMap { URLOrigin(origin: $0) })
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
-        let endpoint = TokenEndpoint(configuration: configuration)
-        let username = username
-        let (user, client) = try runAsync { () async throws -> (TokenSet?, TokenSet?) in
+        let login = self
+        let (configuration, user, client) = try runAsync { () async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
+            let configuration = try await login.configuration(secret: secret)
+            let endpoint = TokenEndpoint(configuration: configuration)
+            if login.device {
+                var user = try await login.deviceLogin(endpoint)
+                user.subject = JSONWebToken(user.accessToken)?.subject
+                let client = secret == nil ? nil : try? await endpoint.request(.clientCredentials)
+                return (configuration, user, client)
+            }
             do throws(TokenEndpointError) {
-                if let username, let password {
+                if let username = login.username, let password {
                     var user = try await endpoint.request(.password(username: username, password: password))
                     user.subject = username
                     // The client token is a convenience: a server may not allow the grant.
                     let client = secret == nil ? nil : try? await endpoint.request(.clientCredentials)
-                    return (user, client)
+                    return (configuration, user, client)
                 }
-                return (nil, try await endpoint.request(.clientCredentials))
+                return (configuration, nil, try await endpoint.request(.clientCredentials))
             } catch .invalidGrant where password != nil {
                 let why = configuration.style == .json ? "HTTP 401 or 403" : "invalid_grant"
                 throw CLIError.refused("the server refused the user name or password (\(why))")
@@ -163,17 +182,63 @@ struct Login: ParsableCommand {
             values[TokenKind.user.rawValue] = user?.jsonValue
             if let client {
                 values[TokenKind.client.rawValue] = client.jsonValue
-            } else if previous.map({ ($0.style, $0.tokenURL, $0.clientID) != (style, tokenURL, clientID) }) ?? true {
+            } else if previous.map({ ($0.style, $0.tokenURL, $0.clientID) != (configuration.style, configuration.tokenURL,
+                                                                              configuration.clientID) }) ?? true {
                 // Another server's or client's token: it could not be renewed here.
                 values.removeValue(forKey: TokenKind.client.rawValue)
             }
         }
         let set = user ?? client
         let validity = set?.expiresAt.map { " (access token valid for \(max(0, Int(($0 - Date().timeIntervalSince1970).rounded()))) s)" } ?? ""
-        if let username, user != nil {
-            output("logged in as \(username): userAuthenticated\(validity)")
+        if let user {
+            output("logged in as \(user.displaySubject ?? "the approving user"): userAuthenticated\(validity)")
         } else {
-            output("logged in as client \(clientID): clientAuthenticated\(validity)")
+            output("logged in as client \(configuration.clientID): clientAuthenticated\(validity)")
+        }
+    }
+
+    /// The options, with what `--issuer` discovery found where no URL was given.
+    private func configuration(secret: String?) async throws -> AuthConfiguration {
+        var tokenURL = tokenURL
+        var deviceURL = deviceURL
+        var revokeURL = revokeURL
+        if let issuer {
+            do throws(AuthorizationServerMetadata.Failure) {
+                let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, allowsInsecureHTTP: insecureHTTP)
+                tokenURL = tokenURL ?? metadata.tokenEndpoint
+                deviceURL = deviceURL ?? metadata.deviceAuthorizationEndpoint
+                revokeURL = revokeURL ?? metadata.revocationEndpoint
+            } catch {
+                throw CLIError.environment("discovery failed: \(error)")
+            }
+        }
+        if device && deviceURL == nil {
+            throw CLIError.badInput("the server publishes no device authorization endpoint: give --device-url URL")
+        }
+        return AuthConfiguration(style: style, tokenURL: tokenURL ?? "", refreshURL: refreshURL, clientID: clientID ?? "",
+                                 clientSecret: secret, scope: scope,
+                                 usernameField: usernameField ?? "username", passwordField: passwordField ?? "password",
+                                 allowsInsecureHTTP: insecureHTTP, apiOrigins: apiOrigin.compactMap { URLOrigin(origin: $0) },
+                                 issuer: issuer, deviceURL: deviceURL, revokeURL: revokeURL)
+    }
+
+    /// RFC 8628: the code to enter, then polling until the user decides.
+    private func deviceLogin(_ endpoint: TokenEndpoint) async throws -> TokenSet {
+        let authorization: DeviceAuthorization
+        do throws(TokenEndpointError) {
+            authorization = try await endpoint.authorizeDevice(at: endpoint.configuration.deviceURL ?? "")
+        } catch {
+            throw CLIError(error)
+        }
+        output("To sign in, open \(authorization.verificationURI) and enter the code \(authorization.userCode)")
+        if let complete = authorization.verificationURIComplete { output("(or open \(complete))") }
+        output("waiting for approval (the code expires in \(Int(authorization.expiresIn.rounded())) s)")
+        do throws(DeviceAuthorization.Failure) {
+            return try await endpoint.pollDevice(authorization)
+        } catch .endpoint(let error) {
+            throw CLIError(error)
+        } catch {
+            throw CLIError.refused(error.description)
         }
     }
 
@@ -190,16 +255,49 @@ struct Login: ParsableCommand {
 struct Logout: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
-        abstract: "End the user session in every process of the group; the client token is kept.")
+        abstract: "End the user session in every process of the group; the client token is kept.",
+        discussion: """
+            Where a revocation endpoint is known (login's --revoke-url or discovery, or --revoke-url \
+            here), the refresh token is then revoked at the server (RFC 7009), waiting at most \
+            --revoke-timeout seconds. The local session ends whatever the server says; a failed \
+            revocation is a warning (exit 0).
+            """)
+    @Option(help: ArgumentHelp("Revoke the refresh token here (RFC 7009), overriding the stored endpoint.", valueName: "URL"))
+    var revokeURL: String?
+    @Option(help: ArgumentHelp("Seconds to wait for the revocation.", valueName: "S")) var revokeTimeout: Seconds = Seconds(5)
     @OptionGroup var group: GroupOptions
+
+    func validate() throws {
+        if let revokeURL, URLOrigin(revokeURL) == nil { throw ValidationError("--revoke-url \(revokeURL) is not an http(s) URL") }
+    }
 
     func run() throws {
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
+        // The local session ends first, under the refresh lock; the server is asked after, without it.
         let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
-        defer { lock.release() }
-        let hadUser = try store.shared.update { $0.removeValue(forKey: TokenKind.user.rawValue) != nil }
+        let (removed, configuration) = try store.shared.update { values in
+            (TokenSet(values.removeValue(forKey: TokenKind.user.rawValue)), AuthConfiguration(values["configuration"]))
+        }
+        lock.release()
         let state = try store.snapshot().state
-        output(hadUser ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
+        output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
+        guard let removed, let configuration, let url = revokeURL ?? configuration.revokeURL else { return }
+        let (token, hint) = removed.refreshToken.map { ($0, "refresh_token") } ?? (removed.accessToken, "access_token")
+        let endpoint = TokenEndpoint(configuration: configuration)
+        let timeout = revokeTimeout.value
+        let outcome = try runAsync { () async -> TokenEndpointError? in
+            do throws(TokenEndpointError) {
+                try await endpoint.revoke(token, hint: hint, at: url, timeout: timeout)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let outcome {
+            printError("warning: the server did not confirm the revocation (\(outcome)); the session ended here anyway")
+        } else {
+            output("revoked the \(hint == "refresh_token" ? "refresh" : "access") token at \(URLOrigin(url)?.description ?? url)")
+        }
     }
 }

@@ -20,7 +20,7 @@ struct Token: ParsableCommand {
             commandName: "status",
             abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
-        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, clientID, apiOrigins, user, client}.") var json = false
+        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, deviceURL, revokeURL, issuer, clientID, apiOrigins, user, client}.") var json = false
 
         func run() throws {
             let snapshot = try CredentialStore(group: try group.open()).snapshot()
@@ -48,6 +48,9 @@ struct Token: ParsableCommand {
                 report["clientID"] = .string(configuration.clientID)
                 report["apiOrigins"] = .array(configuration.allowedOrigins.map { .string($0.description) })
                 if configuration.allowsInsecureHTTP { report["insecureHTTP"] = .bool(true) }
+                if let issuer = configuration.issuer { report["issuer"] = .string(issuer) }
+                if let device = configuration.deviceURL { report["deviceURL"] = .string(device) }
+                if let revoke = configuration.revokeURL { report["revokeURL"] = .string(revoke) }
             }
             if json { return output(compactJSON(.object(report))) }
             output("state: \(snapshot.state.rawValue)")
@@ -57,11 +60,14 @@ struct Token: ParsableCommand {
                 if configuration.refreshEndpoint != configuration.tokenURL {
                     output("refresh endpoint: \(configuration.refreshEndpoint)")
                 }
+                if let issuer = configuration.issuer { output("discovered from: \(issuer)") }
+                if let device = configuration.deviceURL { output("device login endpoint: \(device)") }
+                if let revoke = configuration.revokeURL { output("revocation endpoint: \(revoke)") }
                 output("access token sent to: \(configuration.allowedOrigins.map(\.description).joined(separator: ", "))")
             }
             for kind in [TokenKind.user, .client] {
                 guard let set = snapshot.tokens(kind) else { continue }
-                let who = set.subject.map { " for \($0)" } ?? ""
+                let who = set.displaySubject.map { " for \($0)" } ?? ""
                 let expiry = set.expiry.map { expiry in
                     let at = expiry.doubleValue
                     let when = WallClock.iso8601(seconds: at) ?? "at \(expiry) s since 1970"

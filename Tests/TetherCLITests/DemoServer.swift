@@ -57,6 +57,12 @@ final class DemoServer: @unchecked Sendable {
         try request("POST", path, body)
     }
 
+    /// A form POST, as a browser sends one (the device verification page).
+    @discardableResult
+    func postForm(_ path: String, _ fields: [String: String]) throws -> Any {
+        try requestJSON("POST", baseURL + path, fields, form: true)
+    }
+
     private func request(_ method: String, _ path: String, _ body: [String: Any]?) throws -> Any {
         try requestJSON(method, baseURL + path, body)
     }

@@ -9,6 +9,11 @@ actor Authority {
         var reuseGrace: Double
         /// Milliseconds each /orders answer waits (a slow backend).
         var ordersLatencyMs: Double = 0
+        /// Device grant (RFC 8628): seconds between polls, and a code's life.
+        var deviceInterval: Double = 5
+        var deviceExpiresIn: Double = 600
+        /// 0: no RFC 8414 document, only OpenID Connect's (as some servers have).
+        var oauthMetadata: Double = 1
     }
 
     /// Pending faults for /token: the next `count` requests answer `status`,
@@ -18,6 +23,8 @@ actor Authority {
         var count: Int?
         var latencyMs: Int?
         var latencyCount: Int?
+        /// The next `slowDownCount` device polls answer `slow_down`.
+        var slowDownCount: Int?
     }
 
     struct Counters: Codable, Sendable {
@@ -35,6 +42,25 @@ actor Authority {
         var rejections = 0
         var faultsInjected = 0
         var ordersServed = 0
+        var deviceAuthorizations = 0
+        var devicePolls = 0
+        var pendingAnswers = 0
+        var slowDowns = 0
+        /// Polls sooner than the interval (RFC 8628 §3.5 asks the client to wait it, +5 s after slow_down).
+        var pollsTooFast = 0
+        var deviceGrants = 0
+        /// Revocation requests naming a live refresh token (RFC 7009).
+        var revocations = 0
+    }
+
+    /// One device authorization (RFC 8628 §3.2) and what the user did with it.
+    struct DeviceGrant {
+        enum State { case pending, approved(String), denied, used }
+        let userCode: String
+        let expiresAt: Double
+        var interval: Double
+        var lastPoll: Double?
+        var state = State.pending
     }
 
     /// Every refresh token of one login. Only `current` may be used; a
@@ -79,6 +105,8 @@ actor Authority {
     private var issuedAccess: Set<String> = []
     private var rejectedAccess: Set<String> = []
     private let keys = JWTKeyCollection()
+    /// By device code.
+    private var deviceGrants: [String: DeviceGrant] = [:]
 
     init(settings: Settings, clientID: String, clientSecret: String?, users: [String: String]) async {
         self.settings = settings
@@ -94,6 +122,9 @@ actor Authority {
         if let ttl = patch["accessTTL"] { settings.accessTTL = ttl }
         if let grace = patch["reuseGrace"] { settings.reuseGrace = grace }
         if let latency = patch["ordersLatencyMs"] { settings.ordersLatencyMs = max(0, min(latency, 60_000)) }
+        if let interval = patch["deviceInterval"] { settings.deviceInterval = max(0, min(interval, 60)) }
+        if let life = patch["deviceExpiresIn"] { settings.deviceExpiresIn = max(0, min(life, 3600)) }
+        if let flag = patch["oauthMetadata"] { settings.oauthMetadata = flag }
         return settings
     }
 
@@ -142,6 +173,8 @@ actor Authority {
             return .error(status: status, code: "temporarily_unavailable")
         }
         switch form["grant_type"] {
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            return await deviceToken(form["device_code"] ?? "")
         case "password":
             guard let user = form["username"], let password = form["password"], users[user] == password else {
                 counters.rejections += 1
@@ -187,6 +220,84 @@ actor Authority {
             counters.rejections += 1
             return .error(status: 400, code: "unsupported_grant_type")
         }
+    }
+
+    /// Starts a device authorization (the client is authenticated):
+    /// (device code, user code, seconds to live, interval).
+    func authorizeDevice() -> (deviceCode: String, userCode: String, expiresIn: Double, interval: Double) {
+        counters.deviceAuthorizations += 1
+        let deviceCode = Self.randomToken()
+        // RFC 8628 §6.1: few characters, no vowels or look-alikes, easy to type.
+        let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+        var generator = SystemRandomNumberGenerator()
+        let letters = String((0..<8).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
+        let userCode = String(letters.prefix(4)) + "-" + String(letters.suffix(4))
+        deviceGrants[deviceCode] = DeviceGrant(userCode: userCode, expiresAt: Date().timeIntervalSince1970 + settings.deviceExpiresIn,
+                                               interval: settings.deviceInterval)
+        return (deviceCode, userCode, settings.deviceExpiresIn, settings.deviceInterval)
+    }
+
+    /// The user at the verification page: approves as `user` (whose
+    /// password was checked) or denies. False for an unknown or expired code.
+    func decideDevice(userCode: String, approvedBy user: String?) -> Bool {
+        let code = userCode.uppercased().filter { $0.isLetter }
+        let now = Date().timeIntervalSince1970
+        guard let (deviceCode, grant) = deviceGrants.first(where: { $0.value.userCode.filter(\.isLetter) == code }),
+              grant.expiresAt > now, case .pending = grant.state else { return false }
+        deviceGrants[deviceCode]?.state = user.map { .approved($0) } ?? .denied
+        return true
+    }
+
+    func checkPassword(user: String, password: String) -> Bool { users[user] == password }
+
+    private func deviceToken(_ deviceCode: String) async -> Outcome {
+        counters.devicePolls += 1
+        guard var grant = deviceGrants[deviceCode] else {
+            counters.rejections += 1
+            return .error(status: 400, code: "invalid_grant")
+        }
+        let now = Date().timeIntervalSince1970
+        defer { deviceGrants[deviceCode] = grant }
+        // A little slack for the clock: a poll counts as too fast only well inside the interval.
+        if let last = grant.lastPoll, now - last < grant.interval - 0.25 { counters.pollsTooFast += 1 }
+        grant.lastPoll = now
+        if now >= grant.expiresAt {
+            return .error(status: 400, code: "expired_token")
+        }
+        if let remaining = faults.slowDownCount, remaining > 0 {
+            faults.slowDownCount = remaining - 1
+            counters.slowDowns += 1
+            grant.interval += 5
+            return .error(status: 400, code: "slow_down")
+        }
+        switch grant.state {
+        case .pending:
+            counters.pendingAnswers += 1
+            return .error(status: 400, code: "authorization_pending")
+        case .denied:
+            return .error(status: 400, code: "access_denied")
+        case .used:
+            counters.rejections += 1
+            return .error(status: 400, code: "invalid_grant")
+        case .approved(let user):
+            grant.state = .used
+            deviceGrants[deviceCode] = grant  // before the await: a poll meanwhile finds it used
+            counters.deviceGrants += 1
+            let familyID = UUID().uuidString
+            let refreshToken = Self.randomToken()
+            families[familyID] = Family(subject: user, current: refreshToken)
+            familyOfToken[refreshToken] = familyID
+            return await issue(subject: user, family: familyID, refreshToken: refreshToken)
+        }
+    }
+
+    /// RFC 7009: a refresh token (current or rotated) revokes its family.
+    /// Unknown tokens are answered alike (§2.2), so nothing is learned.
+    func revoke(_ token: String) {
+        guard let familyID = familyOfToken[token], families[familyID]?.revoked == false else { return }
+        families[familyID]?.revoked = true
+        counters.revocations += 1
+        counters.familiesRevoked += 1
     }
 
     /// The token's subject if it is a valid, unrevoked user access token

@@ -15,11 +15,15 @@ struct DemoAuthServer: AsyncParsableCommand {
         abstract: "A local OAuth token server with rotating refresh tokens, for Tether's demo and tests.",
         discussion: """
             Prints "listening on http://HOST:PORT" once it accepts connections.
-            POST /token            grant_type=password | client_credentials | refresh_token
+            POST /token            grant_type=password | client_credentials | refresh_token | device_code (RFC 8628)
+            POST /device_authorization   starts a device login; GET/POST /device is its verification page
+            POST /revoke           RFC 7009: revokes a refresh token's family
+            GET  /.well-known/oauth-authorization-server, /.well-known/openid-configuration
             GET  /orders[/ID]      needs a valid access token (Bearer)
             GET  /counters         what clients did: refreshes, reuseDetected, rejections, ...
-            POST /admin/faults     {"status":503,"count":2} or {"latencyMs":500,"latencyCount":1}
-            POST /admin/settings   {"accessTTL":SECONDS,"reuseGrace":SECONDS,"ordersLatencyMs":MS}
+            POST /admin/faults     {"status":503,"count":2} or {"latencyMs":500,"latencyCount":1} or {"slowDownCount":1}
+            POST /admin/settings   {"accessTTL":S,"reuseGrace":S,"ordersLatencyMs":MS,"deviceInterval":S,
+                                    "deviceExpiresIn":S,"oauthMetadata":0|1}
             POST /admin/reject-access   refuse every access token issued so far (refresh tokens stay valid)
             POST /admin/revoke     revoke every token family
             Secrets are read from files, never from arguments.

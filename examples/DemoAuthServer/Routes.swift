@@ -40,6 +40,69 @@ enum Routes {
                 return json(["error": code], status: .init(code: status))
             }
         }
+        router.post("/device_authorization") { request, _ -> Response in
+            var request = request
+            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+            guard await clientIsAuthenticated(request, form: form, authority) else {
+                await authority.rejected()
+                return json(["error": "invalid_client"], status: .unauthorized)
+            }
+            let grant = await authority.authorizeDevice()
+            say("device authorization: \(grant.userCode)")
+            let page = baseURL(request) + "/device"
+            return json(["device_code": grant.deviceCode, "user_code": grant.userCode, "verification_uri": page,
+                         "verification_uri_complete": page + "?user_code=" + grant.userCode,
+                         "expires_in": Int(grant.expiresIn), "interval": Int(grant.interval)], status: .ok)
+        }
+        // The verification page: where the user, on another device, enters
+        // the code and approves (with their password) or denies.
+        router.get("/device") { request, _ -> Response in
+            let code = request.uri.queryParameters.get("user_code").map { String($0.filter { $0.isLetter || $0 == "-" }) } ?? ""
+            let page = """
+                <!doctype html><title>Device login</title><form method="post" action="/device">
+                <label>Code <input name="user_code" value="\(code)"></label>
+                <label>User <input name="username"></label> <label>Password <input name="password" type="password"></label>
+                <button name="action" value="approve">Approve</button> <button name="action" value="deny">Deny</button></form>
+                """
+            var headers = HTTPFields()
+            headers[.contentType] = "text/html; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+        }
+        router.post("/device") { request, _ -> Response in
+            var request = request
+            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+            let code = form["user_code"] ?? ""
+            if form["action"] == "deny" {
+                let known = await authority.decideDevice(userCode: code, approvedBy: nil)
+                return json(["denied": known], status: known ? .ok : .notFound)
+            }
+            guard let user = form["username"], await authority.checkPassword(user: user, password: form["password"] ?? "") else {
+                await authority.rejected()
+                return json(["error": "wrong user name or password"], status: .unauthorized)
+            }
+            let known = await authority.decideDevice(userCode: code, approvedBy: user)
+            return json(["approved": known], status: known ? .ok : .notFound)
+        }
+        router.post("/revoke") { request, _ -> Response in
+            var request = request
+            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+            guard await clientIsAuthenticated(request, form: form, authority) else {
+                await authority.rejected()
+                return json(["error": "invalid_client"], status: .unauthorized)
+            }
+            say("revocation request")
+            await authority.revoke(form["token"] ?? "")
+            return Response(status: .ok)
+        }
+        // Discovery: RFC 8414, and OpenID Connect's document for clients
+        // (and servers) that know only that one.
+        router.get("/.well-known/oauth-authorization-server") { request, _ -> Response in
+            guard await authority.settings.oauthMetadata != 0 else { return json(["error": "not found"], status: .notFound) }
+            return json(metadata(baseURL(request)), status: .ok)
+        }
+        router.get("/.well-known/openid-configuration") { request, _ -> Response in
+            json(metadata(baseURL(request)), status: .ok)
+        }
         router.get("/orders") { request, _ -> Response in
             guard await bearer(request, authority) != nil else { return unauthorized() }
             let latency = await authority.ordersLatency
@@ -75,6 +138,18 @@ enum Routes {
             return json(await authority.update(settings: patch), status: .ok)
         }
         return router
+    }
+
+    /// This server as the client reached it (its Host header).
+    static func baseURL(_ request: Request) -> String {
+        "http://" + (request.head.authority ?? "127.0.0.1")
+    }
+
+    static func metadata(_ issuer: String) -> [String: Any] {
+        ["issuer": issuer, "token_endpoint": issuer + "/token", "device_authorization_endpoint": issuer + "/device_authorization",
+         "revocation_endpoint": issuer + "/revoke",
+         "grant_types_supported": ["password", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+         "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"]]
     }
 
     /// client_secret_basic when the server has a secret; else client_id in the form.

@@ -1,0 +1,71 @@
+import TetherJSON
+
+/// An authorization server's published endpoints (RFC 8414; OpenID
+/// Connect Discovery 1.0 for servers that publish only that document).
+public struct AuthorizationServerMetadata: Sendable, Equatable {
+    public let issuer: String
+    public let tokenEndpoint: String
+    public let deviceAuthorizationEndpoint: String?
+    public let revocationEndpoint: String?
+
+    /// Why discovery found nothing usable, in one sentence.
+    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads `/.well-known/oauth-authorization-server`, then
+    /// `/.well-known/openid-configuration`. The document must name the
+    /// issuer asked for (RFC 8414 §3.3: else another server could pose
+    /// as it), and every endpoint must satisfy the transport rule.
+    public static func discover(issuer: String, allowsInsecureHTTP: Bool, timeout: Double = 10) async throws(Failure)
+        -> AuthorizationServerMetadata {
+        if let refusal = TokenEndpoint.transportRefusal(issuer, allowsInsecureHTTP: allowsInsecureHTTP) {
+            throw Failure(description: refusal)
+        }
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        guard let origin = URLOrigin(trimmed), !trimmed.contains("?"), !trimmed.contains("#") else {
+            throw Failure(description: "the issuer \(issuer) is not an https URL without query or fragment")
+        }
+        // RFC 8414 §3.1: the well-known part goes between the host and the
+        // issuer's path; OIDC appends it to the issuer.
+        let path = String(trimmed.dropFirst(trimmed.prefix { $0 != ":" }.count + 3).drop { $0 != "/" })
+        let candidates = [origin.description + "/.well-known/oauth-authorization-server" + path,
+                          trimmed + "/.well-known/openid-configuration"]
+        var reasons: [String] = []
+        for url in candidates {
+            let response: HTTPExchange.Response
+            do throws(HTTPExchange.Failure) {
+                response = try await HTTPExchange.send("GET", url, headers: [("Accept", "application/json")], timeout: timeout,
+                                                       maximumBody: 1 << 20)
+            } catch {
+                throw Failure(description: "cannot read the discovery document at \(url): \(error)")
+            }
+            guard (200..<300).contains(response.status) else {
+                reasons.append("\(url): HTTP \(response.status)")
+                continue
+            }
+            guard let body = try? JSONCodec.parse(response.body), case .object = body else {
+                throw Failure(description: "the discovery document at \(url) is not a JSON object")
+            }
+            let named = body["issuer"]?.stringValue ?? ""
+            guard named == issuer || named == trimmed || named == trimmed + "/" else {
+                throw Failure(description: "the discovery document at \(url) names another issuer, \(OAuth2Requests.printable(named))")
+            }
+            guard let token = body["token_endpoint"]?.stringValue else {
+                throw Failure(description: "the discovery document at \(url) names no token_endpoint")
+            }
+            let metadata = AuthorizationServerMetadata(
+                issuer: issuer, tokenEndpoint: token,
+                deviceAuthorizationEndpoint: body["device_authorization_endpoint"]?.stringValue,
+                revocationEndpoint: body["revocation_endpoint"]?.stringValue)
+            for endpoint in [metadata.tokenEndpoint, metadata.deviceAuthorizationEndpoint, metadata.revocationEndpoint]
+                .compactMap({ $0 }) {
+                if let refusal = TokenEndpoint.transportRefusal(endpoint, allowsInsecureHTTP: allowsInsecureHTTP) {
+                    throw Failure(description: "the discovery document at \(url): \(refusal)")
+                }
+            }
+            return metadata
+        }
+        throw Failure(description: "no discovery document for \(issuer) (\(reasons.joined(separator: "; ")))")
+    }
+}
