@@ -28,6 +28,18 @@ extension ExtensionContext {
         }
     }
 
+    /// Sets a defaults key that belongs to the logged-in user: it is
+    /// removed when a different user logs in (`UserScopedData`).
+    public func setUserScoped(_ value: JSONValue, forKey key: String) throws(ExtensionError) {
+        guard hasOpenAccess || identity.role != .keyboard else { throw .readOnly(extension: identity.name) }
+        do {
+            try UserScopedData(group: identity.group).markKey(key)
+            try defaultsStore().set(value, forKey: key)
+        } catch {
+            throw .environment(error.description)
+        }
+    }
+
     /// The auth state as stored now: cheap (the broker's cached store), no
     /// refresh, no host.
     public func authState() -> AuthState {

@@ -7,8 +7,10 @@ public struct SharedContainer: Sendable {
     public let directory: String
     public let isReadOnly: Bool
     private let owner: String
+    private let group: GroupDirectory
 
     init(group: GroupDirectory, owner: String, readOnly: Bool) {
+        self.group = group
         directory = group.path + "/shared"
         self.owner = owner
         isReadOnly = readOnly
@@ -20,10 +22,13 @@ public struct SharedContainer: Sendable {
         do { return try AtomicFile.read("\(directory)/\(name)") } catch { throw .environment(error.description) }
     }
 
-    public func write(_ name: String, _ bytes: [UInt8]) throws(ExtensionError) {
+    /// `userScoped`: the file is the logged-in user's, removed when a
+    /// different user logs in (`UserScopedData`).
+    public func write(_ name: String, _ bytes: [UInt8], userScoped: Bool = false) throws(ExtensionError) {
         guard !isReadOnly else { throw .readOnly(extension: owner) }
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         do {
+            if userScoped { try UserScopedData(group: group).markFile(name) }
             _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
             // No lock here: the write sweeps only temp files of writers that are gone.
             try AtomicFile.write(bytes, to: "\(directory)/\(name)")

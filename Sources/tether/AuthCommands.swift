@@ -176,10 +176,21 @@ struct Login: ParsableCommand {
         // Under the refresh lock, so a login never interleaves with a refresh.
         let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
         defer { lock.release() }
+        // Who the user is: the JWT's subject, else the name logged in with.
+        let identity = user.flatMap { JSONWebToken($0.accessToken)?.subject ?? $0.subject }
+        if let identity, let previous = try store.snapshot().values[Self.lastUserKey]?.stringValue, previous != identity {
+            // Another user: the previous one's session ends everywhere
+            // first, then their user-scoped data goes, then the new session.
+            try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
+            let cleared = try UserScopedData(group: directory).clear()
+            output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
+        }
         try store.shared.update { values in
             let previous = AuthConfiguration(values["configuration"])
             values["configuration"] = configuration.jsonValue
             values[TokenKind.user.rawValue] = user?.jsonValue
+            // Kept at logout, so a later login by someone else still clears.
+            if let identity { values[Self.lastUserKey] = .string(identity) }
             if let client {
                 values[TokenKind.client.rawValue] = client.jsonValue
             } else if previous.map({ ($0.style, $0.tokenURL, $0.clientID) != (configuration.style, configuration.tokenURL,
@@ -196,6 +207,8 @@ struct Login: ParsableCommand {
             output("logged in as client \(configuration.clientID): clientAuthenticated\(validity)")
         }
     }
+
+    static let lastUserKey = "lastUser"
 
     /// The options, with what `--issuer` discovery found where no URL was given.
     private func configuration(secret: String?) async throws -> AuthConfiguration {

@@ -40,6 +40,8 @@ struct Defaults: ParsableCommand {
             discussion: #"Examples: tether defaults set theme '"dark"'; tether defaults set refresh.seconds 30; tether defaults set featured '["1042"]'"#)
         @Argument(help: "The key.") var key: String
         @Argument(help: ArgumentHelp("The value as JSON (a string needs its quotes).", valueName: "JSON")) var value: String
+        @Flag(help: "The key belongs to the logged-in user: it is removed when a different user logs in.")
+        var userScoped = false
         @OptionGroup var group: GroupOptions
 
         func run() throws {
@@ -50,7 +52,9 @@ struct Defaults: ParsableCommand {
             } catch {
                 throw CLIError.badInput("the value is not JSON (\(error)); a string needs quotes, as in '\"dark\"'")
             }
-            try SharedStore.defaults(in: try group.open()).set(parsed, forKey: key)
+            let directory = try group.open()
+            if userScoped { try UserScopedData(group: directory).markKey(key) }
+            try SharedStore.defaults(in: directory).set(parsed, forKey: key)
         }
     }
 

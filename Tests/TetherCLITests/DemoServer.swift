@@ -11,6 +11,7 @@ final class DemoServer: @unchecked Sendable {
     let port: Int
     let clientSecret = "client-secret-\(UUID().uuidString)"
     let password = "password-\(UUID().uuidString)"
+    let bobPassword = "password-\(UUID().uuidString)"
     let secretFile: String
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var tokenURL: String { baseURL + "/token" }
@@ -18,7 +19,7 @@ final class DemoServer: @unchecked Sendable {
     init(in directory: TemporaryDirectory, accessTTL: Double = 3600, reuseGrace: Double = 0) throws {
         secretFile = directory.path + "/client-secret"
         try writeFile(secretFile, clientSecret + "\n", mode: 0o600)
-        try writeFile(directory.path + "/users", "alice:\(password)\n", mode: 0o600)
+        try writeFile(directory.path + "/users", "alice:\(password)\nbob:\(bobPassword)\n", mode: 0o600)
         process = try TestProcess(exampleExecutable("demo-auth-server"), [
             "--access-ttl", String(accessTTL), "--reuse-grace", String(reuseGrace),
             "--client-secret-file", secretFile, "--users-file", directory.path + "/users",
@@ -29,11 +30,11 @@ final class DemoServer: @unchecked Sendable {
         self.port = port
     }
 
-    /// `tether login` as alice (the password on stdin).
-    func login(_ group: TestGroup, extra: [String] = []) throws -> CommandResult {
+    /// `tether login` as alice, or bob (the password on stdin).
+    func login(_ group: TestGroup, as user: String = "alice", extra: [String] = []) throws -> CommandResult {
         let login = try group.start(["login", "--token-url", tokenURL, "--client-id", "tether-demo",
-                                     "--client-secret-file", secretFile, "--username", "alice", "--password-stdin"] + extra)
-        login.writeStdin(password + "\n")
+                                     "--client-secret-file", secretFile, "--username", user, "--password-stdin"] + extra)
+        login.writeStdin((user == "bob" ? bobPassword : password) + "\n")
         login.closeStdin()
         let status = try login.waitForExit(timeout: 30)
         return CommandResult(status: status, stdout: try login.remainingOutput(), stderr: try login.standardError())

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherGroup
 import TetherTestSupport
 
 /// The device authorization grant (RFC 8628), revocation at logout (RFC
@@ -196,4 +197,47 @@ final class StaticJSONServer {
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """#
+}
+
+/// One user's data stays theirs: logging in as someone else removes the
+/// user-scoped keys and shared files (every process hears of it), and
+/// keeps the rest.
+@Suite struct UserSwitchTests {
+    @Test func anotherUsersLoginClearsTheUserScopedDataAndKeepsTheRest() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        #expect(try server.login(group).status == 0)
+        #expect(try group.run(["defaults", "set", "--user-scoped", "orders", #"["1041"]"#]).status == 0)
+        #expect(try group.run(["defaults", "set", "theme", #""dark""#]).status == 0)
+        let directory = try GroupDirectory(path: group.path)
+        try FileManager.default.createDirectory(atPath: group.path + "/shared", withIntermediateDirectories: true)
+        try writeFile(group.path + "/shared/inbox", "alice's messages")
+        try writeFile(group.path + "/shared/logo", "the app's")
+        try UserScopedData(group: directory).markFile("inbox")
+
+        // The same user again: nothing goes.
+        #expect(try server.login(group).status == 0)
+        #expect(try group.run(["defaults", "get", "orders"]).status == 0)
+
+        let watch = try group.start(["defaults", "watch"])
+        defer { watch.signal(SIGTERM) }
+        // A change to another key first, so the watcher is known to be watching.
+        #expect(try group.run(["defaults", "set", "probe", "1"]).status == 0)
+        try watch.expectLine("changed: probe", timeout: 20)
+
+        let bob = try server.login(group, as: "bob")
+        #expect(bob.status == 0 && bob.stdout.contains("removed 1 user-scoped key(s) and 1 shared file(s)"), "\(bob.stdout)")
+        try watch.expectLine("changed: orders", timeout: 20)
+        #expect(try group.run(["defaults", "get", "orders"]).status == 1)
+        #expect(try group.run(["defaults", "get", "theme"]).stdout == "\"dark\"\n")
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/shared/inbox"))
+        #expect(FileManager.default.fileExists(atPath: group.path + "/shared/logo"))
+        #expect((try group.json(try group.run(["token", "status", "--json"]))["user"] as? [String: Any])?["subject"] as? String == "bob")
+
+        // Logging out and in as someone else clears too: who was last is kept.
+        #expect(try group.run(["defaults", "set", "--user-scoped", "orders", #"["2001"]"#]).status == 0)
+        #expect(try group.run(["logout"]).status == 0)
+        #expect(try server.login(group).stdout.contains("removed 1 user-scoped key(s)"))
+        #expect(try group.run(["defaults", "get", "orders"]).status == 1)
+    }
 }
