@@ -78,6 +78,15 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// Who `set` belongs to, as far as a client can tell: the server (the
+    /// issuer, else the token URL's origin) and the JWT's `sub`, else the
+    /// user name logged in with; nil when neither is known. Claims are not
+    /// verified here: this decides whose data is shown, not who may act.
+    public func userIdentity(of set: TokenSet) -> String? {
+        guard let subject = JSONWebToken(set.accessToken)?.subject ?? set.subject else { return nil }
+        return (issuer ?? URLOrigin(tokenURL)?.description ?? tokenURL) + " " + subject
+    }
+
     /// Where a refresh goes.
     public var refreshEndpoint: String { style == .json ? refreshURL ?? tokenURL : tokenURL }
 

@@ -23,8 +23,8 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
             throw Failure(description: refusal)
         }
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
-        guard let origin = URLOrigin(trimmed), !trimmed.contains("?"), !trimmed.contains("#") else {
-            throw Failure(description: "the issuer \(issuer) is not an https URL without query or fragment")
+        guard let origin = URLOrigin(trimmed), !trimmed.contains("?"), !trimmed.contains("#"), !trimmed.contains("@") else {
+            throw Failure(description: "the issuer is not an https URL without user, query or fragment")
         }
         // RFC 8414 §3.1: the well-known part goes between the host and the
         // issuer's path; OIDC appends it to the issuer.
@@ -45,7 +45,8 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
                 continue
             }
             guard let body = try? JSONCodec.parse(response.body), case .object = body else {
-                throw Failure(description: "the discovery document at \(url) is not a JSON object")
+                reasons.append("\(url): not a JSON object")  // a catch-all page, say: the other document may be there
+                continue
             }
             let named = body["issuer"]?.stringValue ?? ""
             guard named == issuer || named == trimmed || named == trimmed + "/" else {
@@ -60,6 +61,10 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
                 revocationEndpoint: body["revocation_endpoint"]?.stringValue)
             for endpoint in [metadata.tokenEndpoint, metadata.deviceAuthorizationEndpoint, metadata.revocationEndpoint]
                 .compactMap({ $0 }) {
+                // Shown by token status and in errors: nothing a terminal would act on.
+                guard endpoint.utf8.count <= 2048, endpoint.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+                    throw Failure(description: "the discovery document at \(url) has an endpoint that is not a plain URL")
+                }
                 if let refusal = TokenEndpoint.transportRefusal(endpoint, allowsInsecureHTTP: allowsInsecureHTTP) {
                     throw Failure(description: "the discovery document at \(url): \(refusal)")
                 }

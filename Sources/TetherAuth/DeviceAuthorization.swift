@@ -92,7 +92,7 @@ extension TokenEndpoint {
             } catch .rejected(_, "access_denied") {
                 throw .denied
             } catch where error.isTransient {
-                interval = min(interval * 2, 60)
+                interval = max(interval, min(interval * 2, 60))  // never faster than asked
             } catch {
                 throw .endpoint(error)
             }

@@ -79,7 +79,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             return try await HTTPExchange.send("POST", request.url, headers: request.headers, body: request.body,
                                                timeout: timeout ?? self.timeout)
         } catch .badURL {
-            throw .badConfiguration("\(request.url) is not an http(s) URL")
+            throw .badConfiguration("\(OAuth2Requests.printable(request.url)) is not an http(s) URL")
         } catch {
             throw .unreachable(error.description)
         }

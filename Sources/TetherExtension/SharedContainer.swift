@@ -28,8 +28,8 @@ public struct SharedContainer: Sendable {
         guard !isReadOnly else { throw .readOnly(extension: owner) }
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
         do {
-            if userScoped { try UserScopedData(group: group).markFile(name) }
             _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
+            if userScoped { try UserScopedData(group: group).markFile(name) }
             // No lock here: the write sweeps only temp files of writers that are gone.
             try AtomicFile.write(bytes, to: "\(directory)/\(name)")
         } catch {

@@ -28,7 +28,7 @@ public struct UserScopedData: Sendable {
     }
 
     private func mark(_ list: String, _ name: String) throws(GroupError) {
-        if marked(list).contains(name) { return }
+        if (try? marked(list))?.contains(name) == true { return }
         try store.update { values in
             var names = values[list]?.arrayValue ?? []
             if !names.contains(.string(name)) { names.append(.string(name)) }
@@ -36,15 +36,15 @@ public struct UserScopedData: Sendable {
         }
     }
 
-    private func marked(_ list: String) -> [String] {
-        ((try? store.values())?[list]?.arrayValue ?? []).compactMap(\.stringValue)
+    private func marked(_ list: String) throws(GroupError) -> [String] {
+        (try store.values()[list]?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
     /// Removes every marked key from the defaults, in one atomic change
     /// (watchers hear of it as of any other), and every marked shared file.
     /// Returns what was there.
     public func clear() throws(GroupError) -> (keys: [String], files: [String]) {
-        let keys = marked("keys")
+        let keys = try marked("keys")
         var removedKeys: [String] = []
         if !keys.isEmpty {
             removedKeys = try SharedStore.defaults(in: group).update { defaults in
@@ -52,8 +52,16 @@ public struct UserScopedData: Sendable {
             }
         }
         var removedFiles: [String] = []
-        for name in marked("files") where FeatureName.isValid(name) {
-            if unlink(group.path + "/shared/" + name) == 0 { removedFiles.append(name) }
+        let files = try marked("files")
+        // Through the directory itself, never a path: an extension may have
+        // replaced `shared` with a symlink to somewhere only this
+        // (unconfined) process may write. Not a real directory: nothing of
+        // the group's to remove.
+        let shared = open(group.path + "/shared", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard shared >= 0 else { return (removedKeys, []) }
+        defer { close(shared) }
+        for name in files where FeatureName.isValid(name) {
+            if unlinkat(shared, name, 0) == 0 { removedFiles.append(name) }
         }
         return (removedKeys, removedFiles)
     }

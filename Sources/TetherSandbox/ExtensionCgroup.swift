@@ -76,7 +76,9 @@ public final class ExtensionCgroup {
     /// /sys) are removed first, bottom-up: `cgroup.kill` ended their
     /// processes too. The kernel keeps such a tree within `maxDepth`.
     public func remove() -> Bool {
-        Self.remove(directory, depth: Self.maxDepth)
+        // Deeper than the limit: a tree made before it, or where the
+        // extension could change it (no Landlock).
+        Self.remove(directory, depth: 16)
     }
 
     /// `cgroup.max.depth` and `cgroup.max.descendants` below it.

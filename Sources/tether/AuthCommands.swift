@@ -176,14 +176,21 @@ struct Login: ParsableCommand {
         // Under the refresh lock, so a login never interleaves with a refresh.
         let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
         defer { lock.release() }
-        // Who the user is: the JWT's subject, else the name logged in with.
-        let identity = user.flatMap { JSONWebToken($0.accessToken)?.subject ?? $0.subject }
-        if let identity, let previous = try store.snapshot().values[Self.lastUserKey]?.stringValue, previous != identity {
-            // Another user: the previous one's session ends everywhere
-            // first, then their user-scoped data goes, then the new session.
-            try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
-            let cleared = try UserScopedData(group: directory).clear()
-            output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
+        // Who the user is (server and subject); nil: not known, so treated
+        // as someone else, and remembered as unknown.
+        let identity = user.map { configuration.userIdentity(of: $0) ?? Self.unknownUser }
+        if let identity {
+            let snapshot = try store.snapshot()
+            let stored = snapshot.tokens(.user)
+            let previous = snapshot.values[Self.lastUserKey]?.stringValue
+                ?? stored.map { snapshot.configuration?.userIdentity(of: $0) ?? Self.unknownUser }
+            if let previous, previous != identity || identity == Self.unknownUser {
+                // Another user: the previous one's session ends everywhere
+                // first, then their user-scoped data goes, then the new session.
+                try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
+                let cleared = try UserScopedData(group: directory).clear()
+                output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
+            }
         }
         try store.shared.update { values in
             let previous = AuthConfiguration(values["configuration"])
@@ -200,7 +207,7 @@ struct Login: ParsableCommand {
             }
         }
         let set = user ?? client
-        let validity = set?.expiresAt.map { " (access token valid for \(max(0, Int(($0 - Date().timeIntervalSince1970).rounded()))) s)" } ?? ""
+        let validity = set?.expiresAt.map { " (access token valid for \(Int(min(max(0, $0 - Date().timeIntervalSince1970), 1e12).rounded())) s)" } ?? ""
         if let user {
             output("logged in as \(user.displaySubject ?? "the approving user"): userAuthenticated\(validity)")
         } else {
@@ -209,6 +216,7 @@ struct Login: ParsableCommand {
     }
 
     static let lastUserKey = "lastUser"
+    static let unknownUser = "unknown"
 
     /// The options, with what `--issuer` discovery found where no URL was given.
     private func configuration(secret: String?) async throws -> AuthConfiguration {

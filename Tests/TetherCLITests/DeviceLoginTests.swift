@@ -117,7 +117,8 @@ import TetherTestSupport
             (#"{"issuer": "https://auth.example.com", "token_endpoint": "https://auth.example.com/token"}"#,
              "names another issuer"),
             (#"{"issuer": "ISSUER", "token_endpoint": "http://192.0.2.1/token"}"#, "refusing to send credentials in clear"),
-            (#"["not", "an", "object"]"#, "is not a JSON object"),
+            (#"["not", "an", "object"]"#, "not a JSON object"),
+            (#"{"issuer": "ISSUER", "token_endpoint": "http://127.0.0.1:1/t\u001b[2Jx"}"#, "has an endpoint that is not a plain URL"),
         ] {
             let impostor = try StaticJSONServer(document)
             let issuer = "http://127.0.0.1:\(impostor.port)"
@@ -239,5 +240,21 @@ final class StaticJSONServer {
         #expect(try group.run(["logout"]).status == 0)
         #expect(try server.login(group).stdout.contains("removed 1 user-scoped key(s)"))
         #expect(try group.run(["defaults", "get", "orders"]).status == 1)
+    }
+
+    /// An extension that replaced `shared` with a symlink and marked a name
+    /// cannot make the next login (unconfined) delete a file elsewhere.
+    @Test func clearingNeverFollowsASymlinkedSharedDirectory() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        #expect(try server.login(group).status == 0)
+        let outside = group.dir.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try writeFile(outside + "/authorized_keys", "ssh-ed25519 AAAA")
+        #expect(symlink(outside, group.path + "/shared") == 0)
+        try UserScopedData(group: try GroupDirectory(path: group.path)).markFile("authorized_keys")
+        let bob = try server.login(group, as: "bob")
+        #expect(bob.status == 0 && bob.stdout.contains("and 0 shared file(s)"), "\(bob.stdout)")
+        #expect(FileManager.default.fileExists(atPath: outside + "/authorized_keys"))
     }
 }
