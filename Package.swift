@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // The host's numbers (swift-metrics), exposed as Prometheus text.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         // HTTP(S) for token requests and fetchJSON without Foundation's
         // networking (libcurl and its 40 shared libraries) on the start-up path.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -94,7 +97,8 @@ let package = Package(
         .target(
             name: "TetherAuth",
             dependencies: [
-                "TetherGroup", "TetherJSON", "TetherLoop",
+                "TetherGroup", "TetherJSON", "TetherLoop", "TetherLog",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -108,12 +112,15 @@ let package = Package(
         .target(
             name: "TetherHost",
             dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "CTetherSystem",
-                           "TetherSandbox", .product(name: "SystemPackage", package: "swift-system")]
+                           "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
+                           .product(name: "CoreMetrics", package: "swift-metrics"),
+                           .product(name: "Prometheus", package: "swift-prometheus")]
         ),
         // The SDK an extension author imports: roles, context, host connection.
         .target(
             name: "TetherExtension",
             dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "TetherSandbox",
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The manifest check the build plugin runs: the host's own rules.

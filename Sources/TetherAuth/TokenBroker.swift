@@ -1,4 +1,6 @@
+import Logging
 import SystemPackage
+import TetherLog
 import TetherLoop
 import Synchronization
 import TetherGroup
@@ -49,12 +51,20 @@ public final class TokenBroker: Sendable {
     private let unsaved = Mutex<[TokenKind: Unsaved]>([:])
     /// Told (once per failure) when the store cannot be written.
     private let onWarning: (@Sendable (String) -> Void)?
+    /// Where the `auth.refresh.*` and `auth.session.ended` events go.
+    private let logger: Logger
+    /// The group's refresh counts (`tether metrics`); nil for the
+    /// uncoordinated baselines, which are the benchmark's, not the group's.
+    private let counts: SharedStore?
 
     public init(group: GroupDirectory, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
                 coordination: Coordination = .full, requestTimeout: Double = 10,
+                logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
                 onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         store = try CredentialStore(group: group)
         refreshLockPath = try group.preparedRefreshLockPath()
+        self.logger = logger
+        counts = coordination == .full ? try SharedStore.refreshCounts(in: group) : nil
         self.leeway = leeway
         self.backoff = backoff
         self.coordination = coordination
@@ -225,7 +235,78 @@ public final class TokenBroker: Sendable {
 
     // MARK: - Across processes
 
+    /// How a refresh that returned a token went.
+    enum Settled {
+        case refreshed(attempts: Int)
+        case joined
+        /// The server could not be asked; the stored token is still valid.
+        case keptCurrent(TokenEndpointError)
+    }
+
+    /// A refresh, told as an event and counted by outcome.
     private func refreshAcrossProcesses(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
+        let started = MonotonicClock.nanoseconds() / 1_000_000
+        var metadata: Logger.Metadata = ["kind": .string(kind.rawValue)]
+        func took() -> Logger.MetadataValue { .milliseconds(from: started, to: MonotonicClock.nanoseconds() / 1_000_000) }
+        do {
+            let (set, settled) = try await refreshOnce(kind, stale: stale)
+            metadata["durationMs"] = took()
+            switch settled {
+            case .refreshed(let attempts):
+                metadata["refreshedHere"] = .bool(true)
+                metadata["attempts"] = .number(attempts)
+                count(.refreshed)
+                logger.event(.authRefreshSuccess, "refreshed the \(kind.rawValue) token", metadata)
+            case .joined:
+                metadata["refreshedHere"] = .bool(false)
+                count(.joined)
+                logger.event(.authRefreshSuccess, "the \(kind.rawValue) token was refreshed by another process; using it",
+                             metadata)
+            case .keptCurrent(let error):
+                metadata["reason"] = .string(Self.reasonClass(of: .temporarilyUnavailable(error)))
+                metadata["keptCurrent"] = .bool(true)
+                count(.failed)
+                logger.event(.authRefreshFailure, level: .warning,
+                             "cannot refresh the \(kind.rawValue) token yet (\(error)); the current one is still valid",
+                             metadata)
+            }
+            return set
+        } catch {
+            metadata["durationMs"] = took()
+            metadata["reason"] = .string(Self.reasonClass(of: error))
+            if case .sessionEnded = error {
+                count(.sessionEnded)
+            } else {
+                count(.failed)
+            }
+            logger.event(.authRefreshFailure, level: .warning, "cannot refresh the \(kind.rawValue) token: \(error)",
+                         metadata)
+            throw error
+        }
+    }
+
+    private func count(_ outcome: RefreshCounts.Outcome) {
+        if let counts { RefreshCounts.record(outcome, in: counts) }
+    }
+
+    /// The class of a refresh failure, as the events name it (no secrets,
+    /// no server text).
+    static func reasonClass(of error: AuthError) -> String {
+        switch error {
+        case .notAuthenticated: "notAuthenticated"
+        case .sessionEnded: "sessionEnded"
+        case .temporarilyUnavailable(.serverUnavailable): "serverUnavailable"
+        case .temporarilyUnavailable: "unreachable"
+        case .refused(.invalidClient): "invalidClient"
+        case .refused: "refused"
+        case .cannotRefresh: "cannotRefresh"
+        case .noHost: "noHost"
+        case .refreshStalled: "lockTimeout"
+        case .store: "store"
+        }
+    }
+
+    private func refreshOnce(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> (TokenSet, Settled) {
         var lock: ExclusiveLock?
         if coordination == .full {
             // A holder that is stopped or hung must not stall us forever:
@@ -251,7 +332,7 @@ public final class TokenBroker: Sendable {
             // Someone refreshed while we waited for the lock: use theirs.
             if current.accessToken != stale.accessToken,
                !current.needsRefresh(now: Self.now(), leeway: leeway) {
-                return current
+                return (current, .joined)
             }
         } else {
             current = stale  // the baselines refresh with what they hold, as uncoordinated clients do
@@ -284,19 +365,22 @@ public final class TokenBroker: Sendable {
                     // one: never drop it. Keep it (and the lock) until it saves.
                     await keepUnsaved(fresh, as: kind, replacing: current.refreshToken, lock: &lock, error: error)
                 }
-                return fresh
+                return (fresh, .refreshed(attempts: attempt + 1))
             case .failure(.invalidGrant):
                 // Re-read first: a process outside our lock (or a host) may have rotated it.
                 do { snapshot = try store.snapshot() } catch { throw .store(error) }
                 if let latest = snapshot.tokens(kind), latest.refreshToken != current.refreshToken {
-                    if !latest.needsRefresh(now: Self.now(), leeway: leeway) { return latest }
+                    if !latest.needsRefresh(now: Self.now(), leeway: leeway) { return (latest, .joined) }
                     current = latest
                     continue
                 }
                 try endSession(kind, refreshToken: current.refreshToken)
+                logger.event(.authSessionEnded, level: .warning,
+                             "the server refused the refresh token: the \(kind.rawValue) session ended",
+                             ["kind": .string(kind.rawValue), "reason": "refreshTokenRejected"])
                 throw .sessionEnded
             case .failure(let error) where error.isTransient:
-                if !current.isExpired(now: Self.now()) { return current }
+                if !current.isExpired(now: Self.now()) { return (current, .keptCurrent(error)) }
                 attempt += 1
                 guard attempt < backoff.attempts else { throw .temporarilyUnavailable(error) }
                 // Retry backoff, not synchronization: the server asked us to wait.

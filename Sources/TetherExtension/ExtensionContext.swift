@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,18 @@ public final class ExtensionContext {
         self.identity = identity
         self.loop = loop
         self.hasOpenAccess = identity.openAccess
+        logger = ExtensionLogger.make(name: identity.name)
+        let logger = self.logger
+        CorruptionObserver.set { path, keptAs, reason in
+            logger.event(.storeCorrupt, level: .error, "\(path) could not be read (\(reason)); it is kept as \(keptAs)",
+                         ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
+        }
     }
+
+    /// Where the extension's code logs: JSON records on standard error,
+    /// which the host logs at their level under this extension's name
+    /// (metadata kept). The SDK's own events (`auth.refresh.*`) go here too.
+    public nonisolated let logger: Logger
 
     public var name: String { identity.name }
     public var arguments: [String] { identity.arguments }
@@ -63,7 +75,7 @@ public final class ExtensionContext {
     /// This process's token broker, made on first use.
     func tokenBroker() throws(GroupError) -> TokenBroker {
         if let broker { return broker }
-        let made = try TokenBroker(group: identity.group)
+        let made = try TokenBroker(group: identity.group, logger: logger)
         broker = made
         return made
     }

@@ -3,6 +3,7 @@ import Logging
 import TetherGroup
 import TetherIPC
 import SystemPackage
+import TetherLog
 import TetherLoop
 import TetherSandbox
 
@@ -42,6 +43,7 @@ final class ExtensionSupervisor {
     private var cgroup: ExtensionCgroup?
     private let graceMilliseconds: UInt64
     private let logger: Logger
+    private let metrics: HostMetrics
     private(set) var state: State = .stopped
     private(set) var restarts = 0
     /// Output lines dropped by the rate limit since the host started.
@@ -83,8 +85,11 @@ final class ExtensionSupervisor {
     private var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         reaper: GroupReaper, sandbox: ExtensionSandbox, graceMilliseconds: UInt64, logger: Logger) {
+         reaper: GroupReaper, sandbox: ExtensionSandbox, graceMilliseconds: UInt64, logger: Logger,
+         metrics: HostMetrics) {
         self.manifest = manifest
+        self.metrics = metrics
+        metrics.register(extension: manifest.name)
         self.sandbox = sandbox
         sandboxReport = sandbox.expectedReport(for: manifest)
         self.graceMilliseconds = graceMilliseconds
@@ -295,6 +300,10 @@ final class ExtensionSupervisor {
             startedAt = loop.now
             ending = nil
             state = .running
+            metrics.extensionLaunched(manifest.name)
+            logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",
+                         ["pid": .number(process.pid), "role": .string(manifest.role.rawValue),
+                          "restarts": .number(restarts)])
             // The idle clock starts at its hello (the host's noteActivity):
             // a slow start is not idleness.
             resourceBackoff = RetryDelay()
@@ -336,23 +345,33 @@ final class ExtensionSupervisor {
             case .data(let bytes):
                 throttle.refill(now: loop.now)
                 for line in splitter.append(bytes, admit: { self.throttle.admit(byteCount: $0) }) {
-                    logger.log(level: level, "\(line)", metadata: metadata)
+                    self.log(line, level: level, metadata: metadata)
                 }
                 // Any refused line means the bucket ran dry for this
                 // extension's lines: stop reading until it refills.
                 let refused = splitter.dropped > 0
                 if refused {
+                    metrics.droppedLines(manifest.name, splitter.dropped)
                     droppedLines += splitter.dropped
                     droppedSinceReport += splitter.dropped
                     splitter.dropped = 0
                 }
                 if refused || throttle.isEmpty { pause(stream) }
             case .end, .failed:
-                if let rest = splitter.flush() { logger.log(level: level, "\(rest)", metadata: metadata) }
+                if let rest = splitter.flush() { self.log(rest, level: level, metadata: metadata) }
                 pausedStreams.removeAll { $0 === stream }
                 stream.close()
             }
         }
+    }
+
+    /// One line of its output: a JSON record (`level`, `message`, fields)
+    /// at its own level with its fields, any other line as it is.
+    private func log(_ line: String, level: Logger.Level, metadata: Logger.Metadata) {
+        guard let record = LogRecordLine(line) else {
+            return logger.log(level: level, "\(line)", metadata: metadata)
+        }
+        logger.log(level: record.level, "\(record.message)", metadata: record.metadata.merging(metadata) { $1 })
     }
 
     /// Over its rate: stop reading until the bucket refills. Its pipe fills
@@ -393,6 +412,18 @@ final class ExtensionSupervisor {
         let exit = ExtensionExit(status: status, intended: killedForMemory ? .memory : ending,
                                  memoryLimitMiB: sandboxReport.memoryLimitMiB)
         lastExit = exit
+        metrics.extensionExited(manifest.name, reason: exit.reason.rawValue)
+        var exitMetadata: Logger.Metadata = ["reason": .string(exit.reason.rawValue), "ranForMs": .number(ranFor),
+                                             "restarts": .number(restarts)]
+        switch status {
+        case .exited(let code): exitMetadata["code"] = .number(code)
+        case .signaled(let signal): exitMetadata["signal"] = .number(signal)
+        }
+        // Told once, by the branch below that knows what comes next.
+        let why = exit.reason == .exited || exit.reason == .crashed ? "" : " (\(exit.reason.rawValue))"
+        let tell = { [logger, manifest] (message: String?) in
+            logger.event(.extensionExited, message ?? "extension '\(manifest.name)' \(status)\(why)", exitMetadata)
+        }
         ending = nil
         work = 0
         idleTimer?.close()
@@ -407,6 +438,7 @@ final class ExtensionSupervisor {
         killTimer?.close()
         killTimer = nil
         if !stopping.isEmpty {
+            tell(nil)
             state = isOnDemand ? .idle : .stopped
             let completions = stopping
             stopping.removeAll()
@@ -416,16 +448,18 @@ final class ExtensionSupervisor {
             return
         }
         if exit.reason == .idle {
+            tell("extension '\(manifest.name)' ended (idle)")
             state = .idle
             backoff = RestartBackoff()  // it ran and did its work
-            logger.info("extension '\(manifest.name)' ended (idle)")
             return relaunchIfAsked()
         }
         if case .exited(let code) = status, manifest.noRestartExitCodes.contains(code) {
+            tell(nil)
             fail("it exited with status \(code), which its manifest lists in noRestartExitCodes; not restarting it")
             return relaunchIfAsked()
         }
         if isOnDemand {
+            tell(nil)
             // Launched for work; the next work launches it again. A crash
             // loop still marks it failed.
             if status == .exited(0) { backoff = RestartBackoff() }  // it ran and ended well
@@ -435,7 +469,6 @@ final class ExtensionSupervisor {
                 return relaunchIfAsked()
             }
             state = .idle
-            logger.info("extension '\(manifest.name)' \(status)\(exit.reason == .unresponsive ? " (unresponsive)" : "")")
             return relaunchIfAsked()
         }
         let wantsRestart = switch manifest.restart {
@@ -444,17 +477,18 @@ final class ExtensionSupervisor {
         case .never: false
         }
         guard wantsRestart else {
+            tell(nil)
             state = .stopped
-            logger.info("extension '\(manifest.name)' \(status)")
             return relaunchIfAsked()
         }
         guard let delay = backoff.delayAfterFailure(ranFor: ranFor) else {
+            tell(nil)
             fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
                  + "\(RestartBackoff.stableAfter / 1000) s of starting; not restarting it")
             return relaunchIfAsked()
         }
         state = .waiting
-        logger.info("extension '\(manifest.name)' \(status); restarting in \(delay) ms")
+        tell("extension '\(manifest.name)' \(status)\(why); restarting in \(delay) ms")
         onGone?(true)
         scheduleStart(after: delay, countsAsRestart: true)
     }
@@ -472,7 +506,12 @@ final class ExtensionSupervisor {
         let timer = restartTimer ?? LoopTimer(loop: loop)
         restartTimer = timer
         timer.start(afterMilliseconds: delay) { [unowned self] in
-            if countsAsRestart { self.restarts += 1 }
+            if countsAsRestart {
+                self.restarts += 1
+                self.metrics.extensionRestarted(self.manifest.name)
+                self.logger.event(.extensionRestarted, "extension '\(self.manifest.name)' restarting (restart \(self.restarts))",
+                                  ["restarts": .number(self.restarts)])
+            }
             self.start()
         }
     }
@@ -529,7 +568,9 @@ final class ExtensionSupervisor {
 
     private func fail(_ reason: String) {
         state = .failed
-        logger.error("extension '\(manifest.name)' failed: \(reason)")
+        var metadata: Logger.Metadata = ["reason": .string(reason), "restarts": .number(restarts)]
+        if let lastExit { metadata["lastExit"] = .string(lastExit.reason.rawValue) }
+        logger.event(.extensionFailed, level: .error, "extension '\(manifest.name)' failed: \(reason)", metadata)
     }
 
     /// A failure outside an exit (the lock, the spawn): waiters hear now.

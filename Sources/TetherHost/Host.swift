@@ -56,6 +56,7 @@ public final class Host: @unchecked Sendable {
     private var startedAt: UInt64 = 0
     private var shuttingDown = false
     private var reaper: GroupReaper?
+    private let metrics = HostMetrics()
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -93,6 +94,11 @@ public final class Host: @unchecked Sendable {
         // are redacted from its log, whatever the extension does.
         if let store = try? CredentialStore(group: group) {
             Redactor.shared.setProvider { store.secretsWithoutLocking() }
+        }
+        let logger = self.logger
+        CorruptionObserver.set { path, keptAs, reason in
+            logger.event(.storeCorrupt, level: .error, "\(path) could not be read (\(reason)); it is kept as \(keptAs)",
+                         ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
         }
         do {
             server = try RPCServer(loop: loop, path: socketPath, limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
@@ -133,7 +139,8 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                reaper: reaper, sandbox: sandbox, graceMilliseconds: configuration.graceMilliseconds, logger: logger)
+                reaper: reaper, sandbox: sandbox, graceMilliseconds: configuration.graceMilliseconds, logger: logger,
+                metrics: metrics)
             supervisors.append(supervisor)
             supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
                 // Version 1 knows no such notice; SIGTERM tells it.
@@ -189,6 +196,8 @@ public final class Host: @unchecked Sendable {
     public func shutdown(_ completion: @escaping () -> Void) {
         guard !shuttingDown else { return }
         shuttingDown = true
+        logger.event(.hostStopping, level: .notice, "tether host stopping",
+                     ["extensions": .number(supervisors.count), "features": .number(features.count)])
         defaultsWatcher?.close()
         defaultsWatcher = nil
         for (_, lock) in features { lock.release() }
@@ -233,7 +242,7 @@ public final class Host: @unchecked Sendable {
         if broker == nil {
             let logger = self.logger
             do {
-                broker = try TokenBroker(group: configuration.group, onWarning: { logger.warning("\($0)") })
+                broker = try TokenBroker(group: configuration.group, logger: logger, onWarning: { logger.warning("\($0)") })
             } catch {
                 return respond(.failure(.internalError(error.description)))
             }
@@ -257,7 +266,12 @@ public final class Host: @unchecked Sendable {
     }
 
     private func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
-                        respond: @escaping RPCConnection.Respond) {
+                        respond answer: @escaping RPCConnection.Respond) {
+        // Every request is counted by method, and by error code if it fails.
+        let respond: RPCConnection.Respond = { [metrics] result in
+            if case .failure(let error) = result { metrics.request(method, error: error.code) } else { metrics.request(method, error: nil) }
+            answer(result)
+        }
         // An on-demand extension that asks for something is not idle.
         if let peer = attached[ObjectIdentifier(connection)], peer.managed {
             supervisor(named: peer.name)?.noteActivity()
@@ -306,6 +320,8 @@ public final class Host: @unchecked Sendable {
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
             respond(.success(.array(extensionList())))
+        case HostMethod.metrics:
+            respond(.success(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())]))
         default:
             respond(.failure(.methodNotFound(method)))
         }
@@ -384,7 +400,11 @@ public final class Host: @unchecked Sendable {
         attached[key] = entry
         // An extension's connection is never evicted to make room for others.
         connection.isPinned = true
-        logger.info("extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))")
+        metrics.extensionAttached(name, managed: managed)
+        logger.event(.extensionAttached, "extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))",
+                     ["extension": .string(name), "pid": .number(peer.pid), "role": .string(entry.role.rawValue),
+                      "managed": .bool(managed),
+                      "protocol": .number(version)])
         server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
         if managed { supervisor?.noteActivity() }
         answerHelloWaiters(name, with: entry)
@@ -401,12 +421,18 @@ public final class Host: @unchecked Sendable {
     private func unresponsive(_ connection: RPCConnection, period: UInt64) {
         guard let entry = attached[ObjectIdentifier(connection)] else { return }
         let seconds = period % 1000 == 0 ? "\(period / 1000)" : "\(Double(period) / 1000)"
+        metrics.extensionUnresponsive(entry.name)
+        let metadata: Logger.Metadata = ["extension": .string(entry.name), "pid": .number(entry.pid), "periodMs": .number(period),
+                                         "managed": .bool(entry.managed)]
         if entry.managed, let supervisor = supervisor(named: entry.name) {
-            logger.error("extension '\(entry.name)' is unresponsive (no answer to a ping in \(seconds) s); killing it")
+            logger.event(.extensionUnresponsive, level: .error,
+                         "extension '\(entry.name)' is unresponsive (no answer to a ping in \(seconds) s); killing it",
+                         metadata)
             supervisor.killUnresponsive()
         } else {
             let what = "extension '\(entry.name)' (pid \(entry.pid), started by hand) is unresponsive"
-            logger.error("\(what) (no answer to a ping in \(seconds) s); disconnecting it")
+            logger.event(.extensionUnresponsive, level: .error,
+                         "\(what) (no answer to a ping in \(seconds) s); disconnecting it", metadata)
             connection.close()
         }
     }
@@ -548,7 +574,21 @@ public final class Host: @unchecked Sendable {
                 working = nil
             })
         }
-        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes, respond: respond)
+        let logger = self.logger
+        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes,
+                           report: { [metrics] name, outcome, milliseconds, modified in
+            metrics.push(name, outcome: outcome.rawValue, milliseconds: milliseconds)
+            let metadata: Logger.Metadata = ["extension": .string(name), "outcome": .string(outcome.rawValue),
+                                             "durationMs": .number(milliseconds), "modified": .bool(modified)]
+            if outcome == .timedOut {
+                logger.event(.pushTimedOut, level: .warning,
+                             "push: '\(name)' ran out of its time budget (\(milliseconds) ms); the original content was delivered",
+                             metadata)
+            } else {
+                logger.event(.pushDelivered, "push: delivered through '\(name)' in \(milliseconds) ms"
+                             + (outcome == .failed ? " (it could not take it; the original content)" : ""), metadata)
+            }
+        }, respond: respond)
     }
 
     private func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
@@ -590,6 +630,16 @@ public final class Host: @unchecked Sendable {
         ]
     }
 
+    /// `host.metrics`: the counters so far, and what is measured now.
+    private func metricsText() -> String {
+        let snapshot = HostMetrics.Snapshot(
+            connections: server?.connections.count ?? 0, evictedConnections: server?.evictedPeers ?? 0,
+            droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
+            processes: supervisors.compactMap { supervisor in supervisor.pid.map { (supervisor.manifest.name, $0) } },
+            features: features.count)
+        return metrics.exposition(snapshot, group: configuration.group)
+    }
+
     /// The supervised extensions, then those started by hand and attached.
     private func extensionList() -> [JSONValue] {
         let byName = Dictionary(attached.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -629,6 +679,7 @@ public final class Host: @unchecked Sendable {
                 return .failure(.refused("feature '\(name)' is already running outside the host\(holder)"))
             }
             features[name.rawValue] = lock
+            logger.event(.featureStarted, "feature '\(name)' started", ["feature": .string(name.rawValue)])
             server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
             return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])
         } catch {
@@ -641,6 +692,7 @@ public final class Host: @unchecked Sendable {
             return .failure(.refused("feature '\(name)' is not running in this host"))
         }
         lock.release()
+        logger.event(.featureStopped, "feature '\(name)' stopped", ["feature": .string(name.rawValue)])
         server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
         return .success(["name": .string(name.rawValue), "stopped": true])
     }

@@ -10,6 +10,17 @@ final class PushDelivery {
     static let defaultBudgetMilliseconds: UInt64 = 30_000
     static let slackMilliseconds: UInt64 = 1_000
 
+    /// How a push went for one extension: it answered, its budget ran out,
+    /// or it could not take the push (gone, or its call failed). The
+    /// original content is delivered in the last two.
+    enum Outcome: String {
+        case answered, timedOut, failed
+    }
+
+    /// Told once per extension when its part is settled: how, how long it
+    /// took (from the push's arrival), and whether the content changed.
+    typealias Report = (_ name: String, _ outcome: Outcome, _ milliseconds: UInt64, _ modified: Bool) -> Void
+
     /// One extension the push goes through.
     struct Route {
         let name: String
@@ -34,9 +45,11 @@ final class PushDelivery {
     private var cancels: [(() -> Void)?] = []
     private var respond: RPCConnection.Respond?
     private let routes: [Route]
+    private let report: Report
 
-    private init(loop: EventLoop, payload: JSONValue, budget: UInt64?, routes: [Route],
+    private init(loop: EventLoop, payload: JSONValue, budget: UInt64?, routes: [Route], report: @escaping Report,
                  respond: @escaping RPCConnection.Respond) {
+        self.report = report
         self.loop = loop
         self.payload = payload
         self.budget = budget
@@ -52,14 +65,14 @@ final class PushDelivery {
     /// Delivers `payload` through `routes` and answers `respond` with
     /// `{"delivered": [{extension, content, modified, timedOut}]}`.
     static func start(loop: EventLoop, payload: JSONValue, budgetMilliseconds: UInt64?,
-                      routes: [Route], respond: @escaping RPCConnection.Respond) {
+                      routes: [Route], report: @escaping Report, respond: @escaping RPCConnection.Respond) {
         guard !routes.isEmpty else {
             // No service extension: the original is what gets delivered.
             return respond(.success(["delivered": [["extension": nil, "content": payload,
                                                     "modified": false, "timedOut": false]]]))
         }
         let delivery = PushDelivery(loop: loop, payload: payload, budget: budgetMilliseconds,
-                                    routes: routes, respond: respond)
+                                    routes: routes, report: report, respond: respond)
         for (index, route) in routes.enumerated() {
             let timer = LoopTimer(loop: loop)
             delivery.timers.append(timer)
@@ -76,14 +89,14 @@ final class PushDelivery {
         let elapsed = loop.now - startedAt
         let left = budget + Self.slackMilliseconds > elapsed ? budget + Self.slackMilliseconds - elapsed : 0
         timers[index].start(afterMilliseconds: left) { [self] in
-            self.finish(index, content: nil, timedOut: true)
+            self.finish(index, content: nil, timedOut: true, outcome: .timedOut)
         }
     }
 
     private func send(_ index: Int, to target: AttachedExtension?) {
         cancels[index] = nil
         guard results[index] == nil else { return }
-        guard let target else { return finish(index, content: nil, timedOut: false) }
+        guard let target else { return finish(index, content: nil, timedOut: false, outcome: .failed) }
         let budget = budget ?? target.timeBudgetMilliseconds ?? Self.defaultBudgetMilliseconds
         if self.budget == nil { arm(index, budget: budget) }
         let elapsed = loop.now - startedAt
@@ -93,15 +106,17 @@ final class PushDelivery {
             switch result {
             case .success(let answer):
                 let content = answer["content"].flatMap { if case .object = $0 { $0 } else { nil } }
-                self.finish(index, content: content, timedOut: answer["timedOut"]?.boolValue ?? false)
+                // Its own timer may have run out first: that is a timeout too.
+                let timedOut = answer["timedOut"]?.boolValue ?? false
+                self.finish(index, content: content, timedOut: timedOut, outcome: timedOut ? .timedOut : .answered)
             case .failure:
-                self.finish(index, content: nil, timedOut: false)
+                self.finish(index, content: nil, timedOut: false, outcome: .failed)
             }
         }
         if results[index] == nil { calls[index] = (target.connection, id) }
     }
 
-    private func finish(_ index: Int, content: JSONValue?, timedOut: Bool) {
+    private func finish(_ index: Int, content: JSONValue?, timedOut: Bool, outcome: Outcome) {
         guard results[index] == nil else { return }
         timers[index].close()
         if let call = calls[index] { call.connection.cancel(call.id) }
@@ -112,6 +127,7 @@ final class PushDelivery {
         results[index] = ["extension": .string(routes[index].name), "content": delivered,
                           "modified": .bool(delivered != payload), "timedOut": .bool(timedOut)]
         routes[index].settled()
+        report(routes[index].name, outcome, loop.now - startedAt, delivered != payload)
         remaining -= 1
         guard remaining == 0, let respond else { return }
         self.respond = nil

@@ -12,7 +12,7 @@ public enum HostProtocol {
     public static let release = "0.14.0"
     /// What a host speaking `current` offers, as hello's answer lists it.
     public static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
-                                      "extension.start", "extension.ping", "extension.willTerminate"]
+                                      "extension.start", "extension.ping", "extension.willTerminate", "host.metrics"]
 }
 
 /// The methods and notifications spoken on the host's socket, in one place
@@ -44,6 +44,15 @@ public enum HostMethod {
     /// roles get tokens under the host-brokered policy. Params: optional
     /// {"kind": "user"|"client"}. Result: {"accessToken", "expiresAt"}.
     public static let tokenGet = "token.get"
+    /// The host's metrics as Prometheus text: {} → {"contentType", "text"}.
+    public static let metrics = "host.metrics"
+
+    /// Every request method: what metrics count by name (any other is
+    /// counted as "other", so a peer cannot grow the label set).
+    public static let all: Set<String> = [
+        ping, status, featureStart, featureStop, featureList, hello, extensionStart, extensionStop,
+        extensionList, push, reload, defaultsChanged, tokenGet, metrics,
+    ]
 }
 
 public enum HostNotification {

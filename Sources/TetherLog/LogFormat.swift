@@ -30,7 +30,8 @@ public enum LogFormat: String, Sendable, CaseIterable {
     static func json(_ value: Logger.MetadataValue) -> JSONValue {
         switch value {
         case .string(let text): .string(text)
-        case .stringConvertible(let value): .string(value.description)
+        // A number or a boolean stays one (the events' durations, counts).
+        case .stringConvertible(let value): (value as? JSONValue) ?? .string(value.description)
         case .array(let values): .array(values.map(json))
         case .dictionary(let values): .object(values.mapValues(json))
         }

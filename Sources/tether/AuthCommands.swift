@@ -3,8 +3,11 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import TetherAuth
 import TetherGroup
+import TetherLog
+import TetherLoop
 
 extension CLIError {
     init(_ error: AuthError) {
@@ -139,7 +142,27 @@ struct Login: ParsableCommand {
         }
     }
 
+    /// The login, told as an event either way (never a name or a secret).
     func run() throws {
+        let started = MonotonicClock.nanoseconds()
+        var metadata: Logger.Metadata = ["style": .string(style.rawValue), "grant": .string(grant)]
+        do {
+            try login()
+            metadata["durationMs"] = .number((MonotonicClock.nanoseconds() - started) / 1_000_000)
+            CommandLog.logger.event(.authLoginSuccess, "logged in", metadata)
+        } catch {
+            metadata["durationMs"] = .number((MonotonicClock.nanoseconds() - started) / 1_000_000)
+            let code = (error as? CLIError)?.code ?? .environment
+            metadata["reason"] = .string("\(code)")
+            CommandLog.logger.event(.authLoginFailure, level: .warning, "login failed", metadata)
+            throw error
+        }
+    }
+
+    /// Which grant the options ask for, as the events name it.
+    private var grant: String { device ? "device" : username != nil ? "password" : "clientCredentials" }
+
+    private func login() throws {
         let secret = try clientSecretFile.map(readSecretFile)
         let password = passwordStdin ? readLine(strippingNewline: true) : nil
         if passwordStdin, password?.isEmpty ?? true {
@@ -190,6 +213,8 @@ struct Login: ParsableCommand {
                 try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
                 let cleared = try UserScopedData(group: directory).clear()
                 output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
+                CommandLog.logger.event(.authUserChanged, level: .notice, "another user logged in; the previous one's data is removed",
+                                        ["removedKeys": .number(cleared.keys.count), "removedFiles": .number(cleared.files.count)])
             }
         }
         try store.shared.update { values in
@@ -282,10 +307,15 @@ struct Logout: ParsableCommand {
             here), the refresh token is then revoked at the server (RFC 7009), waiting at most \
             --revoke-timeout seconds. The local session ends whatever the server says; a failed \
             revocation is a warning (exit 0).
+            --revoke-url follows login's transport rule: plain http:// to another machine is bad \
+            usage (exit 2, and the session is not ended), unless --insecure-http is given here or \
+            was at login.
             """)
     @Option(help: ArgumentHelp("Revoke the refresh token here (RFC 7009), overriding the stored endpoint.", valueName: "URL"))
     var revokeURL: String?
     @Option(help: ArgumentHelp("Seconds to wait for the revocation.", valueName: "S")) var revokeTimeout: Seconds = Seconds(5)
+    @Flag(help: "Allow --revoke-url over plain http:// to a host other than this machine (the token travels in clear).")
+    var insecureHTTP = false
     @OptionGroup var group: GroupOptions
 
     func validate() throws {
@@ -295,6 +325,14 @@ struct Logout: ParsableCommand {
     func run() throws {
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
+        // Bad usage ends nothing: the transport rule is checked before the
+        // session is touched. Allowed at login counts (it is stored).
+        if let revokeURL {
+            let allowedAtLogin = try store.snapshot().configuration?.allowsInsecureHTTP ?? false
+            if let refusal = TokenEndpoint.transportRefusal(revokeURL, allowsInsecureHTTP: insecureHTTP || allowedAtLogin) {
+                throw CLIError.badInput(refusal)
+            }
+        }
         // The local session ends first, under the refresh lock; the server is asked after, without it.
         let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
         let (removed, configuration) = try store.shared.update { values in
@@ -303,7 +341,9 @@ struct Logout: ParsableCommand {
         lock.release()
         let state = try store.snapshot().state
         output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
-        guard let removed, let configuration, let url = revokeURL ?? configuration.revokeURL else { return }
+        guard let removed, var configuration, let url = revokeURL ?? configuration.revokeURL else { return }
+        // For this revocation only: the stored configuration keeps what login allowed.
+        if insecureHTTP { configuration.allowsInsecureHTTP = true }
         let (token, hint) = removed.refreshToken.map { ($0, "refresh_token") } ?? (removed.accessToken, "access_token")
         let endpoint = TokenEndpoint(configuration: configuration)
         let timeout = revokeTimeout.value

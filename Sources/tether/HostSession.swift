@@ -58,8 +58,9 @@ final class HostSession: LoopSession, @unchecked Sendable {
         guard handleSignals([SIGHUP], { [logger] _ in
             logger.notice("tether host: SIGHUP (terminal closed?); still running; stop it with SIGTERM")
         }) else { return }
-        logger.notice("tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
-                      metadata: ["event": "host.ready"])
+        logger.event(.hostStarted, level: .notice,
+                     "tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
+                     ["pid": .number(host.pid), "group": .string(group.path), "extensions": .number(manifests.count)])
         SystemdNotifier.notify("READY=1\nMAINPID=\(host.pid)", environment: ProcessInfo.processInfo.environment)
     }
 }

@@ -20,7 +20,7 @@ struct Tether: ParsableCommand {
             2 bad usage or input, 3 environment or I/O error.
             """,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, ExtensionCommand.self, Feature.self, Push.self, Reload.self,
-                      Defaults.self, Login.self, Logout.self, Token.self,
+                      Defaults.self, Login.self, Logout.self, Token.self, Metrics.self,
                       Demo.self, Bench.self]
     )
 }
@@ -52,6 +52,10 @@ enum TetherMain {
                 // never trapping on a closed output, secrets redacted. (The
                 // liveness commands log nothing and skip its set-up.)
                 LoggingSystem.bootstrap { _ in TetherLogHandler() }
+                CorruptionObserver.set { path, keptAs, reason in
+                    CommandLog.logger.event(.storeCorrupt, level: .error, "\(path) could not be read; it is kept as \(keptAs)",
+                                            ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
+                }
                 var command = try Tether.parseAsRoot(arguments)
                 try command.run()
                 code = 0

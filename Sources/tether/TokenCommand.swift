@@ -89,7 +89,7 @@ struct Token: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let broker = try TokenBroker(group: try group.open(), leeway: leeway,
+            let broker = try TokenBroker(group: try group.open(), leeway: leeway, logger: CommandLog.logger,
                                          onWarning: { printError("warning: \($0)") })
             let kind = kind
             let token = try runAsync { () async throws -> String in
@@ -113,7 +113,8 @@ struct Token: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let broker = try TokenBroker(group: try group.open(), leeway: leeway, coordination: coordination)
+            let broker = try TokenBroker(group: try group.open(), leeway: leeway, coordination: coordination,
+                                         logger: CommandLog.logger)
             output("ready")
             _ = readLine()
             let tasks = tasks

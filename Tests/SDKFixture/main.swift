@@ -10,8 +10,9 @@ case "slow-widget": SlowWidget.main()
 case "flaky-widget": FlakyWidget.main()
 case "budget-notification": BudgetNotification.main()
 case "fetch-keyboard": FetchKeyboard.main()
+case "user-data-keyboard": UserDataKeyboard.main()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|user-data-keyboard [--name N --group DIR ...]")
     exit(2)
 }
 
@@ -105,5 +106,19 @@ struct FetchKeyboard: Keyboard {
         default:
             context.log("typed: \(text)")
         }
+    }
+}
+
+/// "write" stores one defaults key and one shared file marked user-scoped
+/// (`setUserScoped`, `write(userScoped: true)`) and one of each unmarked;
+/// needs open access (`TETHER_OPEN_ACCESS=1`).
+struct UserDataKeyboard: Keyboard {
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws {
+        guard text == "write" else { return context.log("typed: \(text)") }
+        try context.setUserScoped(["1041"], forKey: "orders")
+        try context.defaults.set("dark", forKey: "theme")
+        try context.container.write("inbox", Array("alice's messages".utf8), userScoped: true)
+        try context.container.write("logo", Array("the app's".utf8))
+        context.log("wrote user data")
     }
 }

@@ -72,7 +72,9 @@ final class CourierBackend: @unchecked Sendable {
             USERS = {"courier": f.read().strip()}
         lock = threading.Lock()
         settings = {"accessTTL": 3600.0}
-        faults = {"status": 503, "count": 0, "html": 0}  # html: a proxy's page, not the backend
+        # The next `count` refreshes answer `status`: with html=1 a proxy's page,
+        # else the backend's own JSON {"detail"} (a 403 that ends the session).
+        faults = {"status": 503, "count": 0, "html": 0}
         counters = {"logins": 0, "loginFailures": 0, "refreshes": 0, "reuseDetected": 0, "rejections": 0,
                     "unavailable": 0}
         active = {}       # refresh token -> (family, user)
@@ -113,7 +115,8 @@ final class CourierBackend: @unchecked Sendable {
                     counters["unavailable"] += 1
                     if faults["html"]:
                         return HTMLResponse("<html><body>Forbidden by policy</body></html>", status_code=faults["status"])
-                    return JSONResponse({"detail": "Service unavailable"}, status_code=faults["status"])
+                    detail = "Forbidden" if faults["status"] == 403 else "Service unavailable"
+                    return JSONResponse({"detail": detail}, status_code=faults["status"])
                 token = body.refresh_token
                 if token in active:
                     family, user = active.pop(token)

@@ -85,6 +85,19 @@ import TetherTestSupport
         #expect(try server.counters()["familiesRevoked"] == 1)
         #expect(!(logout.stdout + logout.stderr).contains(refreshToken))
 
+        // --revoke-url follows login's transport rule: plain http:// elsewhere
+        // is bad usage, refused before the session is touched.
+        #expect(try server.login(group).status == 0)
+        let clear = try group.run(["logout", "--revoke-url", "http://example.invalid/revoke"])
+        #expect(clear.status == 2 && clear.stderr.contains("refusing to send credentials in clear to http://example.invalid"),
+                "\(clear.stderr)")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+        // Allowed: it is tried (0.0.0.0 is this machine, which refuses at once), and the session ends.
+        let allowed = try group.run(["logout", "--revoke-url", "http://0.0.0.0:9/revoke", "--insecure-http", "--revoke-timeout", "5"])
+        #expect(allowed.status == 0 && allowed.stderr.contains("warning: the server did not confirm the revocation")
+                && !allowed.stderr.contains("refusing to send credentials"), "\(allowed.stderr)")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "clientAuthenticated")
+
         // A server that accepts the connection and never answers: the timeout, then a warning.
         let silent = try SilentListener()
         #expect(try server.login(group).status == 0)
@@ -240,6 +253,32 @@ final class StaticJSONServer {
         #expect(try group.run(["logout"]).status == 0)
         #expect(try server.login(group).stdout.contains("removed 1 user-scoped key(s)"))
         #expect(try group.run(["defaults", "get", "orders"]).status == 1)
+    }
+
+    /// The SDK's marks (`setUserScoped`, `write(userScoped: true)`) go the
+    /// same way as the CLI's; what it wrote unmarked stays.
+    @Test func theSDKsUserScopedDataGoesWithAnotherUsersLogin() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        #expect(try server.login(group).status == 0)
+        // Open access: a keyboard without it may not write the group.
+        let keyboard = try TestProcess(exampleExecutable("SDKFixture"),
+                                       ["user-data-keyboard", "--group", group.path, "--name", "user-data"],
+                                       environment: ["TETHER_OPEN_ACCESS": "1"])
+        defer { keyboard.signal(SIGKILL) }
+        keyboard.writeStdin("write\n")
+        try keyboard.expectLine("wrote user data", timeout: 20)
+        keyboard.closeStdin()
+        #expect(try keyboard.waitForExit(timeout: 20) == 0, "a keyboard started by hand ends with its input")
+        #expect(try group.run(["defaults", "get", "orders"]).stdout == "[\"1041\"]\n")
+        #expect(FileManager.default.fileExists(atPath: group.path + "/shared/inbox"))
+
+        let bob = try server.login(group, as: "bob")
+        #expect(bob.status == 0 && bob.stdout.contains("removed 1 user-scoped key(s) and 1 shared file(s)"), "\(bob.stdout)")
+        #expect(try group.run(["defaults", "get", "orders"]).status == 1)
+        #expect(try group.run(["defaults", "get", "theme"]).stdout == "\"dark\"\n")
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/shared/inbox"))
+        #expect(FileManager.default.fileExists(atPath: group.path + "/shared/logo"))
     }
 
     /// An extension that replaced `shared` with a symlink and marked a name

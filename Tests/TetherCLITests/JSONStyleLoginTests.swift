@@ -67,13 +67,22 @@ import TetherTestSupport
         let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
         let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
         var outputs: [String] = []
+        // The state, from `token status --json`; both status forms join the
+        // secret scan, here while the tokens are stored.
+        func state() throws -> String? {
+            let json = try group.run(["token", "status", "--json"])
+            let text = try group.run(["token", "status"])
+            outputs += [json.stdout, json.stderr, text.stdout, text.stderr]
+            return try group.json(json)["state"] as? String
+        }
 
         try backend.post("/admin/faults", ["status": 503, "count": 100])
         let failed = try group.run(["token", "print"])
         outputs += [failed.stdout, failed.stderr]
         #expect(failed.status == 3)
         #expect(failed.stderr.contains("HTTP 503") && failed.stderr.contains("nothing was lost"), "\(failed.stderr)")
-        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+        let afterOutage = try state()
+        #expect(afterOutage == "userAuthenticated")
         #expect(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8).contains(refreshToken))
 
         // A firewall's 403 page in between says nothing about the session.
@@ -81,7 +90,8 @@ import TetherTestSupport
         let forbidden = try group.run(["token", "print"])
         outputs += [forbidden.stdout, forbidden.stderr]
         #expect(forbidden.status != 0 && !forbidden.stderr.contains("session has ended"), "\(forbidden.stderr)")
-        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+        let afterProxy = try state()
+        #expect(afterProxy == "userAuthenticated")
 
         try backend.post("/admin/faults", ["count": 0])
         try backend.post("/admin/revoke", [:])
@@ -89,12 +99,49 @@ import TetherTestSupport
         let outcomes = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
         #expect(outcomes.count == 1 && outcomes.first?.contains("the session has ended") == true, "\(outcomes)")
         #expect(try backend.counters()["rejections"] == 1, "one refresh attempt, then every process reads the ended session")
-        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "notAuthenticated")
+        let afterRevocation = try state()
+        #expect(afterRevocation == "notAuthenticated")
         let ended = try group.run(["token", "print"])
         #expect(ended.status == 1)
-        outputs += [ended.stdout, ended.stderr, try group.run(["token", "status"]).stdout]
+        outputs += [ended.stdout, ended.stderr]
         outputs.append(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8))
         let all = outputs.joined(separator: "\n") + reports.map { "\($0)" }.joined()
+        for secret in [backend.password, refreshToken, accessToken] {
+            #expect(!all.contains(secret))
+        }
+    }
+
+    /// The backend's own 403 (a JSON body, unlike a proxy's page) ends the
+    /// session as a 401 does, and no output holds a secret.
+    @Test func theBackendsOwn403EndsTheSession() throws {
+        let group = try TestGroup()
+        let backend = try CourierBackend(in: group.dir)
+        try backend.loginExpired(group)
+        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
+        let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
+        let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
+        var outputs: [String] = []
+        let before = try group.run(["token", "status", "--json"])
+        outputs += [before.stdout, before.stderr]
+        #expect(try group.json(before)["state"] as? String == "userAuthenticated")
+
+        // The stored token has expired, so this read refreshes; the backend's 403 answers.
+        try backend.post("/admin/faults", ["status": 403, "count": 1, "html": 0])
+        let forbidden = try group.run(["token", "print"])
+        outputs += [forbidden.stdout, forbidden.stderr]
+        #expect(forbidden.status == 1 && forbidden.stderr.contains("the session has ended"), "\(forbidden.stderr)")
+        let counters = try backend.counters()
+        #expect(counters["unavailable"] == 1 && counters["refreshes"] == 0, "the 403 answered the one refresh: \(counters)")
+
+        let after = try group.run(["token", "status", "--json"])
+        let text = try group.run(["token", "status"])
+        outputs += [after.stdout, after.stderr, text.stdout, text.stderr]
+        #expect(try group.json(after)["state"] as? String == "notAuthenticated")
+        let ended = try group.run(["token", "print"])
+        outputs += [ended.stdout, ended.stderr]
+        #expect(ended.status == 1)
+        outputs.append(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8))
+        let all = outputs.joined(separator: "\n")
         for secret in [backend.password, refreshToken, accessToken] {
             #expect(!all.contains(secret))
         }

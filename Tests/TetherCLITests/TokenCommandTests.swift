@@ -125,6 +125,10 @@ import TetherTestSupport
         }
         let login = try server.login(group)
         outputs += [login.stdout, login.stderr]
+        // Printed on purpose, so kept out of `outputs`: no other command may show it.
+        let printed = try group.run(["token", "print"])
+        let accessToken = printed.stdout.trimmingCharacters(in: .newlines)
+        try #require(printed.status == 0 && accessToken.split(separator: ".").count == 3)
         try run(["token", "status"])
         try run(["token", "status", "--json"])
         // Wrong password, wrong secret, no server: errors name no secret.
@@ -138,6 +142,9 @@ import TetherTestSupport
         try server.post("/admin/faults", ["status": 503, "count": 100])
         let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
         let refreshToken = try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)
+        // The expired session's access token (the user's or the client's: neither may show).
+        let storedAccessToken = try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1)
+        try run(["token", "status", "--json"])
         try run(["token", "print"])
         server.process.signal(SIGTERM)
         try server.process.waitForExit()
@@ -148,7 +155,7 @@ import TetherTestSupport
         let all = outputs.joined(separator: "\n")
         #expect(all.contains("cannot reach the token server") && all.contains("HTTP 503") && all.contains("invalid_grant"),
                 "the runs above reached the error paths")
-        for secret in [server.password, server.clientSecret, String(refreshToken)] {
+        for secret in [server.password, server.clientSecret, String(refreshToken), accessToken, String(storedAccessToken)] {
             #expect(!all.contains(secret))
         }
         let mode = try FileManager.default.attributesOfItem(atPath: group.path + "/credentials.json")[.posixPermissions] as? Int

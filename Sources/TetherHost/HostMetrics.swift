@@ -1,0 +1,165 @@
+import CoreMetrics
+#if canImport(Glibc)
+import Glibc
+#endif
+import Prometheus
+import TetherAuth
+import TetherGroup
+import TetherIPC
+import TetherLog
+import TetherSandbox
+
+/// The host's numbers. The host counts through swift-metrics (any backend
+/// could take them); this factory keeps them in a registry of the host's
+/// own, which `host.metrics` (`tether metrics`) prints as Prometheus text.
+/// Numbers read from elsewhere (procfs, the group's refresh counts, the
+/// output's dropped lines) are read when the text is asked for.
+/// README's "Metrics" lists every name. Lives on the host's loop.
+final class HostMetrics {
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    /// Push latency buckets: a push ends within its budget (30 s default),
+    /// most within tens of milliseconds.
+    static let pushBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        .seconds(30),
+    ]
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["tether_push_duration_seconds"] = Self.pushBuckets
+        self.factory = factory
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)] = []) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)] = []) -> CoreMetrics.Gauge {
+        CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+    }
+
+    // MARK: - Extensions
+
+    /// Its series exist from the start, at 0, so a rate has a beginning.
+    func register(extension name: String) {
+        for metric in ["tether_extension_launches_total", "tether_extension_restarts_total",
+                       "tether_extension_dropped_lines_total"] {
+            counter(metric, [("extension", name)]).increment(by: 0)
+        }
+    }
+
+    func extensionLaunched(_ name: String) {
+        counter("tether_extension_launches_total", [("extension", name)]).increment()
+    }
+
+    func extensionExited(_ name: String, reason: String) {
+        counter("tether_extension_exits_total", [("extension", name), ("reason", reason)]).increment()
+    }
+
+    func extensionRestarted(_ name: String) {
+        counter("tether_extension_restarts_total", [("extension", name)]).increment()
+    }
+
+    func extensionAttached(_ name: String, managed: Bool) {
+        counter("tether_extension_attaches_total", [("extension", name), ("by", managed ? "host" : "hand")]).increment()
+    }
+
+    func extensionUnresponsive(_ name: String) {
+        counter("tether_extension_unresponsive_total", [("extension", name)]).increment()
+    }
+
+    func droppedLines(_ name: String, _ count: Int) {
+        counter("tether_extension_dropped_lines_total", [("extension", name)]).increment(by: max(0, count))
+    }
+
+    // MARK: - Pushes
+
+    /// One extension's part of a push: answered, timed out, or failed (it
+    /// could not take it); with how long it took.
+    func push(_ name: String, outcome: String, milliseconds: UInt64) {
+        counter("tether_push_deliveries_total", [("extension", name), ("outcome", outcome)]).increment()
+        CoreMetrics.Timer(label: "tether_push_duration_seconds", dimensions: [("extension", name)], factory: factory)
+            .recordMilliseconds(milliseconds)
+    }
+
+    // MARK: - The socket
+
+    /// A request, by method (unknown ones as "other"), and its error code if it failed.
+    func request(_ method: String, error: Int?) {
+        let name = HostMethod.all.contains(method) ? method : "other"
+        counter("tether_rpc_requests_total", [("method", name)]).increment()
+        if let error {
+            counter("tether_rpc_errors_total", [("method", name), ("code", String(error))]).increment()
+        }
+    }
+
+    // MARK: - Read when asked
+
+    struct Snapshot {
+        var connections: Int
+        var evictedConnections: Int
+        /// The host's own output lines dropped for a slow or closed reader.
+        var droppedLogLines: Int
+        /// Running extensions' main processes.
+        var processes: [(name: String, pid: Int32)]
+        var features: Int
+    }
+
+    /// Counters read from a running total elsewhere: what was last added.
+    private var added: [String: Int64] = [:]
+
+    private func advance(_ name: String, _ labels: [(String, String)], to total: Int64) {
+        let key = name + labels.map { "|\($0.0)=\($0.1)" }.joined()
+        let before = added[key] ?? 0
+        // A total that went down started again (a new group file): count on from it.
+        let delta = total >= before ? total - before : total
+        counter(name, labels).increment(by: delta)
+        added[key] = total
+    }
+
+    private var hostCPUSeconds = 0.0
+
+    /// Names of extensions whose process gauges are set, to remove them when gone.
+    private var processGauges: Set<String> = []
+
+    /// The Prometheus text exposition (format 0.0.4).
+    func exposition(_ snapshot: Snapshot, group: GroupDirectory) -> String {
+        gauge("tether_connections").record(snapshot.connections)
+        gauge("tether_features_running").record(snapshot.features)
+        advance("tether_connections_evicted_total", [], to: Int64(snapshot.evictedConnections))
+        advance("tether_log_lines_dropped_total", [], to: Int64(snapshot.droppedLogLines))
+        for (outcome, count) in RefreshCounts.read(group: group) {
+            advance("tether_token_refreshes_total", [("outcome", outcome.rawValue)], to: count)
+        }
+        if let own = ProcessStatistics.of(pid: getpid()) {
+            gauge("process_resident_memory_bytes").record(own.residentBytes)
+            // The host's CPU time only grows: a counter, as Prometheus names it.
+            let delta = own.cpuSeconds - hostCPUSeconds
+            if delta > 0 {
+                CoreMetrics.FloatingPointCounter(label: "process_cpu_seconds_total", dimensions: [], factory: factory)
+                    .increment(by: delta)
+                hostCPUSeconds = own.cpuSeconds
+            }
+        }
+        if let descriptors = ProcessStatistics.openDescriptors() {
+            gauge("process_open_fds").record(descriptors)
+        }
+        var seen: Set<String> = []
+        for (name, pid) in snapshot.processes {
+            guard let statistics = ProcessStatistics.of(pid: pid) else { continue }
+            seen.insert(name)
+            gauge("tether_extension_resident_memory_bytes", [("extension", name)]).record(statistics.residentBytes)
+            gauge("tether_extension_cpu_seconds", [("extension", name)]).record(statistics.cpuSeconds)
+        }
+        // An extension not running has no process to measure: its series go.
+        for name in processGauges.subtracting(seen) {
+            gauge("tether_extension_resident_memory_bytes", [("extension", name)]).destroy()
+            gauge("tether_extension_cpu_seconds", [("extension", name)]).destroy()
+        }
+        processGauges = seen
+        return registry.emitToString()
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a process costs, from procfs: resident memory and CPU time (what
+/// `tether metrics` shows for the host and each extension).
+public struct ProcessStatistics: Sendable, Equatable {
+    public var residentBytes: Int64
+    /// User and system time, in seconds.
+    public var cpuSeconds: Double
+
+    public init(residentBytes: Int64, cpuSeconds: Double) {
+        self.residentBytes = residentBytes
+        self.cpuSeconds = cpuSeconds
+    }
+
+    /// Process `pid`'s, from `/proc/PID/stat`; nil once it is gone.
+    public static func of(pid: Int32) -> ProcessStatistics? {
+        guard pid > 0, let text = CgroupFile.read("/proc/\(pid)/stat", limit: 4_096) else { return nil }
+        return parse(stat: text)
+    }
+
+    /// The fields after the command's closing parenthesis (the command may
+    /// hold spaces and parentheses): state is field 3, utime 14, stime 15,
+    /// rss (pages) 24, as proc(5) numbers them.
+    static func parse(stat text: String) -> ProcessStatistics? {
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 21, let user = UInt64(fields[11]), let system = UInt64(fields[12]),
+              let pages = Int64(fields[21]) else { return nil }
+        let ticks = max(1, sysconf(Int32(_SC_CLK_TCK)))
+        let pageSize = Int64(max(1, sysconf(Int32(_SC_PAGESIZE))))
+        let (resident, overflow) = max(0, pages).multipliedReportingOverflow(by: pageSize)
+        return ProcessStatistics(residentBytes: overflow ? Int64.max : resident,
+                                 cpuSeconds: Double(user &+ system) / Double(ticks))
+    }
+
+    /// The calling process's open descriptors (the listing's own left out).
+    public static func openDescriptors() -> Int? {
+        let directory = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return nil }
+        defer { close(directory) }
+        // The directory's descriptor and the listing's duplicate are counted too.
+        return (DirectoryEntries.read(directory)?.count).map { max(0, $0 - 2) }
+    }
+}
