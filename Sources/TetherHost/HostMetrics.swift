@@ -33,8 +33,16 @@ final class HostMetrics {
         self.factory = factory
     }
 
+    /// Made once per series: a request costs a dictionary lookup, not the
+    /// registry's lock.
+    private var counters: [String: CoreMetrics.Counter] = [:]
+
     private func counter(_ name: String, _ labels: [(String, String)] = []) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+        let key = labels.reduce(name) { "\($0)|\($1.0)=\($1.1)" }
+        if let known = counters[key] { return known }
+        let made = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+        counters[key] = made
+        return made
     }
 
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> CoreMetrics.Gauge {
@@ -112,7 +120,7 @@ final class HostMetrics {
     private var added: [String: Int64] = [:]
 
     private func advance(_ name: String, _ labels: [(String, String)], to total: Int64) {
-        let key = name + labels.map { "|\($0.0)=\($0.1)" }.joined()
+        let key = labels.reduce(name) { "\($0)|\($1.0)=\($1.1)" }
         let before = added[key] ?? 0
         // A total that went down started again (a new group file): count on from it.
         let delta = total >= before ? total - before : total

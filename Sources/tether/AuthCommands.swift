@@ -341,6 +341,10 @@ struct Logout: ParsableCommand {
         lock.release()
         let state = try store.snapshot().state
         output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
+        if removed != nil {
+            CommandLog.logger.event(.authSessionEnded, level: .notice, "logged out",
+                                    ["kind": "user", "reason": "logout"])
+        }
         guard let removed, var configuration, let url = revokeURL ?? configuration.revokeURL else { return }
         // For this revocation only: the stored configuration keeps what login allowed.
         if insecureHTTP { configuration.allowsInsecureHTTP = true }

@@ -11,8 +11,9 @@ case "flaky-widget": FlakyWidget.main()
 case "budget-notification": BudgetNotification.main()
 case "fetch-keyboard": FetchKeyboard.main()
 case "user-data-keyboard": UserDataKeyboard.main()
+case "logging-widget": LoggingWidget.main()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|user-data-keyboard [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|user-data-keyboard|logging-widget [--name N --group DIR ...]")
     exit(2)
 }
 
@@ -31,6 +32,16 @@ struct SlowWidget: Widget {
         context.log("timeline call (\(reason.rawValue)) started")
         let orders = try await context.fetchJSON(option("--url", in: context) ?? "")["orders"]?.arrayValue ?? []
         return Timeline(entries: [TimelineEntry(date: .now, content: "\(orders.count) orders")], policy: .never)
+    }
+}
+
+/// Logs through `context.logger`: a warning with metadata, then an info.
+struct LoggingWidget: Widget {
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
+        context.logger.warning("low stock", metadata: ["sku": "A1", "left": "3"])
+        context.logger.debug("not shown at the default level")
+        context.logger.info("timeline ready")
+        return Timeline(entries: [TimelineEntry(date: .now, content: "ok")], policy: .never)
     }
 }
 

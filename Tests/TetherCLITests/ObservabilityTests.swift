@@ -29,9 +29,13 @@ import TetherTestSupport
             """#)
         let notify = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"always"}"#
         try writeFile("\(fixture.extensions)/notify.extension.json", notify)
+        // The SDK's context.logger: JSON records on its stderr.
+        let logging = #"{"name":"logging","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["logging-widget"],"activation":"always"}"#
+        try writeFile("\(fixture.extensions)/logging.extension.json", logging)
         let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions,
                                                              "--grace", "2", "--log-format", "json"]))
         var log = RecordReader(host)
+        try log.waitFor("the SDK's info record") { $0["message"] as? String == "timeline ready" }
         try log.waitFor("the host's start") { $0["event"] as? String == "host.started" }
         try log.waitFor("notify's attach") { $0["event"] as? String == "extension.attached" && $0["extension"] as? String == "notify" }
         try log.waitFor("plain line") { $0["message"] as? String == "plain line" }
@@ -97,6 +101,12 @@ import TetherTestSupport
         #expect(low["extension"] as? String == "chatty" && low["origin"] as? String == "output" && low["stream"] as? String == "stderr")
         let hclog = try #require(records.first { $0["message"] as? String == "hclog style" })
         #expect(hclog["level"] as? String == "info" && hclog["@module"] as? String == "sync" && hclog["extension"] as? String == "chatty")
+        let stock = try #require(records.first { $0["message"] as? String == "low stock" })
+        #expect(stock["level"] as? String == "warning" && stock["extension"] as? String == "logging", "\(stock)")
+        #expect(stock["sku"] as? String == "A1" && stock["left"] as? String == "3")
+        let ready = try #require(records.first { $0["message"] as? String == "timeline ready" })
+        #expect(ready["level"] as? String == "info" && ready["stream"] as? String == "stderr")
+        #expect(!records.contains { $0["message"] as? String == "not shown at the default level" })
         // Not a record (an unknown level): the line as it is.
         #expect(records.contains { $0["message"] as? String == #"{"level":"shout","message":"not a level"}"# })
     }

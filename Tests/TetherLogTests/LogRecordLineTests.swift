@@ -1,0 +1,48 @@
+import Logging
+import Testing
+import TetherJSON
+@testable import TetherLog
+
+/// Which lines of an extension's output are records of their own.
+@Suite struct LogRecordLineTests {
+    @Test func aJSONObjectWithLevelAndMessageIsARecordWithItsFields() throws {
+        let record = try #require(LogRecordLine(#"{"level":"WARN","message":"disk low","freeMiB":12,"ok":true,"tags":["a"],"time":"t"}"#))
+        #expect(record.level == .warning && record.message == "disk low")
+        #expect(record.metadata["freeMiB"]?.description == "12" && record.metadata["ok"]?.description == "true")
+        #expect(record.metadata["time"] == nil)
+        // Numbers stay numbers in a JSON record.
+        let rendered = LogFormat.json.render(level: record.level, message: record.message, metadata: record.metadata)
+        #expect(rendered.contains(#""freeMiB":12"#) && rendered.contains(#""ok":true"#), "\(rendered)")
+    }
+
+    @Test func hclogsSpellingIsARecordToo() throws {
+        let record = try #require(LogRecordLine(#"{"@level":"error","@message":"boom","@module":"sync","@timestamp":"x"}"#))
+        #expect(record.level == .error && record.message == "boom")
+        #expect(record.metadata.keys.sorted() == ["@module"])
+    }
+
+    @Test func theReadersOwnKeysCannotBeClaimed() throws {
+        let record = try #require(LogRecordLine(#"{"level":"info","message":"m","extension":"other","origin":"host","stream":"x"}"#))
+        #expect(record.metadata.isEmpty)
+    }
+
+    @Test func fieldsAreCapped() throws {
+        let fields = (0..<100).map { #""f\#($0)":\#($0)"# }.joined(separator: ",")
+        let record = try #require(LogRecordLine(#"{"level":"info","message":"m",\#(fields)}"#))
+        #expect(record.metadata.count == LogRecordLine.maximumFields)
+    }
+
+    @Test func otherLinesAreNotRecords() {
+        for line in ["plain", "", "{", "[1]", #"{"level":"info"}"#, #"{"message":"m"}"#, #"{"level":"shout","message":"m"}"#,
+                     #"{"level":3,"message":"m"}"#, #" {"level":"info","message":"m"}"#] {
+            #expect(LogRecordLine(line) == nil, "\(line)")
+        }
+    }
+
+    @Test func levelsAcceptTheUsualSpellings() {
+        #expect(LogRecordLine.level(named: "Trace") == .trace)
+        #expect(LogRecordLine.level(named: "warn") == .warning)
+        #expect(LogRecordLine.level(named: "fatal") == .critical)
+        #expect(LogRecordLine.level(named: "verbose") == nil)
+    }
+}
