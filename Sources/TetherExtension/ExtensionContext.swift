@@ -35,10 +35,7 @@ public final class ExtensionContext {
         self.hasOpenAccess = identity.openAccess
         logger = ExtensionLogger.make(name: identity.name)
         let logger = self.logger
-        CorruptionObserver.set { path, keptAs, reason in
-            logger.event(.storeCorrupt, level: .error, "\(path) could not be read (\(reason)); it is kept as \(keptAs)",
-                         ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
-        }
+        CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
     }
 
     /// Where the extension's code logs: JSON records on standard error,

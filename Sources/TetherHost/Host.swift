@@ -96,10 +96,7 @@ public final class Host: @unchecked Sendable {
             Redactor.shared.setProvider { store.secretsWithoutLocking() }
         }
         let logger = self.logger
-        CorruptionObserver.set { path, keptAs, reason in
-            logger.event(.storeCorrupt, level: .error, "\(path) could not be read (\(reason)); it is kept as \(keptAs)",
-                         ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
-        }
+        CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
         do {
             server = try RPCServer(loop: loop, path: socketPath, limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
                 self.handle(connection, method: method, params: params, respond: respond)
@@ -153,7 +150,13 @@ public final class Host: @unchecked Sendable {
             supervisor.onGone = { [unowned self, unowned supervisor] relaunching in
                 if !relaunching { self.answerHelloWaiters(supervisor.manifest.name, with: nil) }
             }
-            supervisor.begin()
+        }
+        // The extensions begin on the loop's next turn: whoever started the
+        // host says it is ready first (its readiness line, READY=1), before
+        // any extension's output; nothing can reach them before then.
+        loop.execute { [self] in
+            guard !self.shuttingDown else { return }
+            for supervisor in self.supervisors { supervisor.begin() }
         }
         watchDefaultsForIdleWidgets()
     }

@@ -36,6 +36,7 @@ final class HostMetrics {
     /// Made once per series: a request costs a dictionary lookup, not the
     /// registry's lock.
     private var counters: [String: CoreMetrics.Counter] = [:]
+    private var requestCounters: [String: CoreMetrics.Counter] = [:]
 
     private func counter(_ name: String, _ labels: [(String, String)] = []) -> CoreMetrics.Counter {
         let key = labels.reduce(name) { "\($0)|\($1.0)=\($1.1)" }
@@ -98,7 +99,14 @@ final class HostMetrics {
     /// A request, by method (unknown ones as "other"), and its error code if it failed.
     func request(_ method: String, error: Int?) {
         let name = HostMethod.all.contains(method) ? method : "other"
-        counter("tether_rpc_requests_total", [("method", name)]).increment()
+        // The hot path: one lookup by method, no key to build.
+        if let known = requestCounters[name] {
+            known.increment()
+        } else {
+            let made = counter("tether_rpc_requests_total", [("method", name)])
+            requestCounters[name] = made
+            made.increment()
+        }
         if let error {
             counter("tether_rpc_errors_total", [("method", name), ("code", String(error))]).increment()
         }

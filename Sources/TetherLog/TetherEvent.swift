@@ -51,6 +51,14 @@ extension Logger {
     }
 }
 
+extension Logger {
+    /// `store.corrupt`: a store file failed to parse and was moved aside.
+    public func storeCorrupt(path: String, keptAs: String, reason: String) {
+        event(.storeCorrupt, level: .error, "\(path) could not be read (\(reason)); it is kept as \(keptAs)",
+              ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
+    }
+}
+
 extension Logger.MetadataValue {
     /// A number that a JSON record keeps a number (not a string).
     public static func number(_ value: some BinaryInteger) -> Logger.MetadataValue {

@@ -52,10 +52,7 @@ enum TetherMain {
                 // never trapping on a closed output, secrets redacted. (The
                 // liveness commands log nothing and skip its set-up.)
                 LoggingSystem.bootstrap { _ in TetherLogHandler() }
-                CorruptionObserver.set { path, keptAs, reason in
-                    CommandLog.logger.event(.storeCorrupt, level: .error, "\(path) could not be read; it is kept as \(keptAs)",
-                                            ["path": .string(path), "keptAs": .string(keptAs), "reason": .string(reason)])
-                }
+                CorruptionObserver.set { CommandLog.logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
                 var command = try Tether.parseAsRoot(arguments)
                 try command.run()
                 code = 0

@@ -56,6 +56,13 @@ func liveProcesses(mentioning text: String) -> [String] {
 }
 
 extension TestGroup {
+    /// The access and refresh tokens stored now (to look for in outputs).
+    func storedTokens() throws -> (access: String, refresh: String) {
+        let credentials = try String(contentsOfFile: path + "/credentials.json", encoding: .utf8)
+        return (String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1)),
+                String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)))
+    }
+
     /// Starts `count` `token storm` processes, waits until each is ready,
     /// then releases them together; returns each one's JSON report.
     func storm(processes count: Int, tasks: Int, leeway: Double = 60) throws -> [[String: Any]] {

@@ -63,9 +63,7 @@ import TetherTestSupport
         let group = try TestGroup()
         let backend = try CourierBackend(in: group.dir)
         try backend.loginExpired(group)
-        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
-        let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
-        let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
+        let (accessToken, refreshToken) = try group.storedTokens()
         var outputs: [String] = []
         // The state, from `token status --json`; both status forms join the
         // secret scan, here while the tokens are stored.
@@ -117,9 +115,7 @@ import TetherTestSupport
         let group = try TestGroup()
         let backend = try CourierBackend(in: group.dir)
         try backend.loginExpired(group)
-        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
-        let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
-        let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
+        let (accessToken, refreshToken) = try group.storedTokens()
         var outputs: [String] = []
         let before = try group.run(["token", "status", "--json"])
         outputs += [before.stdout, before.stderr]

@@ -143,7 +143,7 @@ import TetherTestSupport
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let success = try #require(Self.records(accepted.stderr).first { $0["event"] as? String == "auth.login.success" })
         #expect(success["style"] as? String == "oauth2" && success["grant"] as? String == "password" && success["durationMs"] is Int)
-        let expired = try Self.tokens(in: fixture.group)
+        let expired = try fixture.group.storedTokens()
 
         try fixture.addExtension("victim", script: "exec sleep 1000")
         let notify = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"always"}"#
@@ -208,8 +208,26 @@ import TetherTestSupport
         #expect(try host.waitForExit(timeout: 20) == 0)
         everything += (try log.rest()).map { "\($0)" }.joined(separator: "\n") + (try host.standardError())
         everything += try Self.metricsText(fixture.group, running: false)
-        let fresh = try Self.tokens(in: fixture.group)
-        for secret in expired + fresh + [server.password, server.clientSecret] {
+        let fresh = try fixture.group.storedTokens()
+        // The session ends by logout; another user's login clears the first one's data.
+        let logout = try tether(fixture.group.withGroup(["logout"]), environment: environment)
+        everything += logout.stdout + logout.stderr
+        let ended = try #require(Self.records(logout.stderr).first { $0["event"] as? String == "auth.session.ended" }, "\(logout.stderr)")
+        #expect(ended["reason"] as? String == "logout" && ended["kind"] as? String == "user")
+        let bob = try startTether(fixture.group.withGroup([
+            "login", "--token-url", server.tokenURL, "--client-id", "tether-demo",
+            "--client-secret-file", server.secretFile, "--username", "bob", "--password-stdin",
+        ]), environment: environment)
+        bob.writeStdin(server.bobPassword + "\n")
+        bob.closeStdin()
+        #expect(try bob.waitForExit(timeout: 30) == 0)
+        let bobErrors = try bob.standardError()
+        everything += try bob.remainingOutput() + bobErrors
+        let changed = try #require(Self.records(bobErrors).first { $0["event"] as? String == "auth.user.changed" }, "\(bobErrors)")
+        #expect(changed["removedKeys"] as? Int == 0 && changed["removedFiles"] as? Int == 0)
+        let bobTokens = try fixture.group.storedTokens()
+        for secret in [expired.access, expired.refresh, fresh.access, fresh.refresh, bobTokens.access, bobTokens.refresh,
+                       server.password, server.bobPassword, server.clientSecret] {
             #expect(!everything.contains(secret), "a secret in the output")
         }
     }
@@ -233,12 +251,6 @@ import TetherTestSupport
 
     static func records(_ text: String) -> [[String: Any]] {
         text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
-    /// The access and refresh tokens stored now.
-    static func tokens(in group: TestGroup) throws -> [String] {
-        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
-        return credentials.matches(of: /"(?:accessToken|refreshToken)":"([^"]+)"/).map { String($0.output.1) }
     }
 
     static func metricsText(_ group: TestGroup, running: Bool = true) throws -> String {

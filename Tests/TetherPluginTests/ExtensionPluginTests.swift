@@ -25,8 +25,10 @@ import TetherTestSupport
         let package = try consumer(type: "library", name: "Consumer", in: scratch.path)
 
         // Scaffold one extension of each role.
+        // The first one resolves the whole graph and builds the plugin's
+        // tool (swift-syntax): minutes, more while other tests share the cores.
         for (role, name) in [("widget", "MyWidget"), ("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {
-            try scaffold(role: role, name: name, in: package, scratch: build)
+            try scaffold(role: role, name: name, in: package, scratch: build, timeout: role == "widget" ? 900 : 300)
         }
         // Refusals leave everything as it was.
         let again = try swift(["package", "--package-path", package, "--scratch-path", build,
@@ -123,9 +125,10 @@ import TetherTestSupport
         return package
     }
 
-    private func scaffold(role: String, name: String, in package: String, scratch: String) throws {
+    private func scaffold(role: String, name: String, in package: String, scratch: String, timeout: Double = 300) throws {
         let made = try swift(["package", "--package-path", package, "--scratch-path", scratch,
-                              "--allow-writing-to-package-directory", "new-extension", "--role", role, "--name", name])
+                              "--allow-writing-to-package-directory", "new-extension", "--role", role, "--name", name],
+                             timeout: timeout)
         #expect(made.status == 0, "\(made.stdout)\n\(made.stderr)")
         #expect(made.stdout.contains("Added the executable target \(name) to Package.swift"), "\(made.stdout)")
         #expect(FileManager.default.fileExists(atPath: "\(package)/Sources/\(name)/\(name).extension.json"))
