@@ -55,7 +55,7 @@ public final class TokenBroker: Sendable {
     private let logger: Logger
     /// The group's refresh counts (`tether metrics`); nil for the
     /// uncoordinated baselines, which are the benchmark's, not the group's.
-    private let counts: SharedStore?
+    private let counts: RefreshCounts?
 
     public init(group: GroupDirectory, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
                 coordination: Coordination = .full, requestTimeout: Double = 10,
@@ -64,7 +64,8 @@ public final class TokenBroker: Sendable {
         store = try CredentialStore(group: group)
         refreshLockPath = try group.preparedRefreshLockPath()
         self.logger = logger
-        counts = coordination == .full ? try SharedStore.refreshCounts(in: group) : nil
+        // A read-only extension cannot make the tallies: it counts nothing.
+        counts = coordination == .full ? try? RefreshCounts(group: group) : nil
         self.leeway = leeway
         self.backoff = backoff
         self.coordination = coordination
@@ -248,8 +249,11 @@ public final class TokenBroker: Sendable {
         let started = MonotonicClock.nanoseconds() / 1_000_000
         var metadata: Logger.Metadata = ["kind": .string(kind.rawValue)]
         func took() -> Logger.MetadataValue { .milliseconds(from: started, to: MonotonicClock.nanoseconds() / 1_000_000) }
+        // Set when this process ended the session (another's end, found
+        // after the lock, is a failure of this refresh, not a second end).
+        var endedHere = false
         do {
-            let (set, settled) = try await refreshOnce(kind, stale: stale)
+            let (set, settled) = try await refreshOnce(kind, stale: stale, endedHere: &endedHere)
             metadata["durationMs"] = took()
             switch settled {
             case .refreshed(let attempts):
@@ -274,8 +278,14 @@ public final class TokenBroker: Sendable {
         } catch {
             metadata["durationMs"] = took()
             metadata["reason"] = .string(Self.reasonClass(of: error))
-            if case .sessionEnded = error {
+            if endedHere {
                 count(.sessionEnded)
+                // Told after the refresh lock is released: a slow log never holds it.
+                logger.event(.authSessionEnded, level: .warning,
+                             "the server refused the refresh token: the \(kind.rawValue) session ended",
+                             ["kind": .string(kind.rawValue), "reason": "refreshTokenRejected"])
+            } else if case .sessionEnded = error {
+                // Ended by another process while this one waited: counted there.
             } else {
                 count(.failed)
             }
@@ -286,7 +296,7 @@ public final class TokenBroker: Sendable {
     }
 
     private func count(_ outcome: RefreshCounts.Outcome) {
-        if let counts { RefreshCounts.record(outcome, in: counts) }
+        counts?.record(outcome)
     }
 
     /// The class of a refresh failure, as the events name it (no secrets,
@@ -306,7 +316,8 @@ public final class TokenBroker: Sendable {
         }
     }
 
-    private func refreshOnce(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> (TokenSet, Settled) {
+    private func refreshOnce(_ kind: TokenKind, stale: TokenSet,
+                             endedHere: inout Bool) async throws(AuthError) -> (TokenSet, Settled) {
         var lock: ExclusiveLock?
         if coordination == .full {
             // A holder that is stopped or hung must not stall us forever:
@@ -375,9 +386,7 @@ public final class TokenBroker: Sendable {
                     continue
                 }
                 try endSession(kind, refreshToken: current.refreshToken)
-                logger.event(.authSessionEnded, level: .warning,
-                             "the server refused the refresh token: the \(kind.rawValue) session ended",
-                             ["kind": .string(kind.rawValue), "reason": "refreshTokenRejected"])
+                endedHere = true
                 throw .sessionEnded
             case .failure(let error) where error.isTransient:
                 if !current.isExpired(now: Self.now()) { return (current, .keptCurrent(error)) }

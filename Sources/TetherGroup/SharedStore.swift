@@ -38,12 +38,6 @@ public final class SharedStore: Sendable {
         SharedStore(path: group.storePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"))
     }
 
-    /// Token refreshes counted by outcome, by whichever process did them
-    /// (`tether metrics` reads it through the host). No secret in it.
-    public static func refreshCounts(in group: GroupDirectory) throws(GroupError) -> SharedStore {
-        SharedStore(path: group.storePath("refresh-counts"), lockPath: try group.preparedStoreLockPath("refresh-counts"))
-    }
-
     /// The credential store: token sets, readable by this user only.
     public static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
         SharedStore(path: group.storePath("credentials"), lockPath: try group.preparedStoreLockPath("credentials"))

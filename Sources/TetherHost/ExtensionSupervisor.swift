@@ -134,6 +134,8 @@ final class ExtensionSupervisor {
 
     /// Where the host puts it when it starts: running, or idle until asked.
     func begin() {
+        // Work that arrived first (`extension start`) has launched it already.
+        guard state == .stopped else { return }
         if isOnDemand {
             state = .idle
         } else {

@@ -403,7 +403,7 @@ public final class Host: @unchecked Sendable {
         attached[key] = entry
         // An extension's connection is never evicted to make room for others.
         connection.isPinned = true
-        metrics.extensionAttached(name, managed: managed)
+        metrics.extensionAttached(metricLabel(name), managed: managed)
         logger.event(.extensionAttached, "extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))",
                      ["extension": .string(name), "pid": .number(peer.pid), "role": .string(entry.role.rawValue),
                       "managed": .bool(managed),
@@ -424,7 +424,7 @@ public final class Host: @unchecked Sendable {
     private func unresponsive(_ connection: RPCConnection, period: UInt64) {
         guard let entry = attached[ObjectIdentifier(connection)] else { return }
         let seconds = period % 1000 == 0 ? "\(period / 1000)" : "\(Double(period) / 1000)"
-        metrics.extensionUnresponsive(entry.name)
+        metrics.extensionUnresponsive(metricLabel(entry.name))
         let metadata: Logger.Metadata = ["extension": .string(entry.name), "pid": .number(entry.pid), "periodMs": .number(period),
                                          "managed": .bool(entry.managed)]
         if entry.managed, let supervisor = supervisor(named: entry.name) {
@@ -438,6 +438,13 @@ public final class Host: @unchecked Sendable {
                          "\(what) (no answer to a ping in \(seconds) s); disconnecting it", metadata)
             connection.close()
         }
+    }
+
+    /// An extension's name as a metric label: its own for the host's
+    /// manifests, "by-hand" for any other, so a peer saying hello under
+    /// ever new names cannot grow the host's series.
+    private func metricLabel(_ name: String) -> String {
+        supervisor(named: name) != nil ? name : "by-hand"
     }
 
     private func supervisor(named name: String) -> ExtensionSupervisor? {
@@ -579,8 +586,8 @@ public final class Host: @unchecked Sendable {
         }
         let logger = self.logger
         PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes,
-                           report: { [metrics] name, outcome, milliseconds, modified in
-            metrics.push(name, outcome: outcome.rawValue, milliseconds: milliseconds)
+                           report: { [unowned self] name, outcome, milliseconds, modified in
+            self.metrics.push(self.metricLabel(name), outcome: outcome.rawValue, milliseconds: milliseconds)
             let metadata: Logger.Metadata = ["extension": .string(name), "outcome": .string(outcome.rawValue),
                                              "durationMs": .number(milliseconds), "modified": .bool(modified)]
             if outcome == .timedOut {

@@ -125,18 +125,20 @@ final class HostMetrics {
     }
 
     /// Counters read from a running total elsewhere: what was last added.
+    /// A total that went down started again (its file was removed): counted
+    /// on from there.
     private var added: [String: Int64] = [:]
 
     private func advance(_ name: String, _ labels: [(String, String)], to total: Int64) {
         let key = labels.reduce(name) { "\($0)|\($1.0)=\($1.1)" }
         let before = added[key] ?? 0
-        // A total that went down started again (a new group file): count on from it.
         let delta = total >= before ? total - before : total
         counter(name, labels).increment(by: delta)
         added[key] = total
     }
 
     private var hostCPUSeconds = 0.0
+    private var refreshCounts: RefreshCounts?
 
     /// Names of extensions whose process gauges are set, to remove them when gone.
     private var processGauges: Set<String> = []
@@ -147,7 +149,10 @@ final class HostMetrics {
         gauge("tether_features_running").record(snapshot.features)
         advance("tether_connections_evicted_total", [], to: Int64(snapshot.evictedConnections))
         advance("tether_log_lines_dropped_total", [], to: Int64(snapshot.droppedLogLines))
-        for (outcome, count) in RefreshCounts.read(group: group) {
+        if refreshCounts == nil { refreshCounts = try? RefreshCounts(group: group) }
+        // An outcome that could not be read is skipped, not taken for 0
+        // (which would count its whole total again at the next read).
+        for (outcome, count) in refreshCounts?.read() ?? [:] {
             advance("tether_token_refreshes_total", [("outcome", outcome.rawValue)], to: count)
         }
         if let own = ProcessStatistics.of(pid: getpid()) {

@@ -14,7 +14,13 @@ public enum LogFormat: String, Sendable, CaseIterable {
         switch self {
         case .text:
             if case .string(let name)? = metadata["extension"], metadata["origin"] == "output" {
-                return "[\(name)] \(message)"
+                // An extension's line stays one line, whatever its record
+                // held (no forged host lines), with its record's fields after.
+                var line = "[\(name)] \(Self.oneLine(message))"
+                for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where !Self.readersKeys.contains(key) {
+                    line += " \(Self.oneLine(key))=\(Self.oneLine(value.description))"
+                }
+                return line
             }
             return message
         case .json:
@@ -25,6 +31,25 @@ public enum LogFormat: String, Sendable, CaseIterable {
             object["message"] = .string(message)
             return String(decoding: JSONCodec.serialize(.object(object)), as: UTF8.self)
         }
+    }
+
+    /// What the host adds to an extension's line: not shown again.
+    static let readersKeys: Set<String> = ["extension", "origin", "stream"]
+
+    /// Line breaks and other control characters shown as escapes.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out.unicodeScalars.append(scalar)
+            case _ where scalar.value < 0x20: out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     static func json(_ value: Logger.MetadataValue) -> JSONValue {

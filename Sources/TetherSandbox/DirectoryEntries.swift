@@ -7,7 +7,7 @@ import Glibc
 /// shares its offset, so the listing starts by rewinding it.
 enum DirectoryEntries {
     static func read(_ directory: Int32) -> [(name: String, isDirectory: Bool)]? {
-        let listing = dup(directory)
+        let listing = fcntl(directory, F_DUPFD_CLOEXEC, 0)
         guard listing >= 0 else { return nil }
         guard lseek(listing, 0, SEEK_SET) == 0 else {
             close(listing)

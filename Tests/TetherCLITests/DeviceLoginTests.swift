@@ -233,15 +233,14 @@ final class StaticJSONServer {
         #expect(try server.login(group).status == 0)
         #expect(try group.run(["defaults", "get", "orders"]).status == 0)
 
-        let watch = try group.start(["defaults", "watch"])
+        let watch = try group.start(["defaults", "watch", "--json"])
         defer { watch.signal(SIGTERM) }
-        // A change to another key first, so the watcher is known to be watching.
-        #expect(try group.run(["defaults", "set", "probe", "1"]).status == 0)
-        try watch.expectLine("changed: probe", timeout: 20)
+        // It says when it watches; a change before that would be missed.
+        try watch.expectLine(#"{"watching":true}"#, timeout: 20)
 
         let bob = try server.login(group, as: "bob")
         #expect(bob.status == 0 && bob.stdout.contains("removed 1 user-scoped key(s) and 1 shared file(s)"), "\(bob.stdout)")
-        try watch.expectLine("changed: orders", timeout: 20)
+        try watch.expectLine(#"{"changed":["orders"]}"#, timeout: 20)
         #expect(try group.run(["defaults", "get", "orders"]).status == 1)
         #expect(try group.run(["defaults", "get", "theme"]).stdout == "\"dark\"\n")
         #expect(!FileManager.default.fileExists(atPath: group.path + "/shared/inbox"))

@@ -219,7 +219,8 @@ import TetherTestSupport
         let host = try fixture.startHost()
         var children: [String: (child: Int32, leader: Int32)] = [:]
         for _ in 0..<2 {
-            let line = try #require(try host.readLine())
+            // An extension's own line, after the host's "started" ones.
+            let line = try #require(try host.expectLineStarting("[").last)
             let name = String(line.dropFirst().prefix { $0 != "]" })
             let words = line.split(separator: " ")
             children[name] = (Int32(words[2]) ?? 0, Int32(words[4]) ?? 0)

@@ -32,7 +32,7 @@ import TetherTestSupport
         let host = try TestProcess("/bin/sh", ["-c", "ulimit -n 1024 && exec '\(tether)' host --group '\(fixture.group.path)'"
                                                 + " --extensions-dir '\(fixture.extensions)' --grace 2"])
         _ = try host.expectLineStarting("tether host ready")
-        let first = try #require(try host.readLine())
+        let first = try #require(try host.expectLineStarting("[steady] pid").last)
         let extensionPID = try #require(Int32(first.split(separator: " ").last ?? ""))
 
         var clients: [RawClient] = []

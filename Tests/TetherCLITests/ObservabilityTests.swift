@@ -77,6 +77,9 @@ import TetherTestSupport
         #expect(launched["pid"] as? Int == victim && launched["role"] as? String == "widget")
         let attached = try #require(event("extension.attached", "notify"))
         #expect(attached["managed"] as? Bool == true && attached["role"] as? String == "notification")
+        // One exit, one record (then the stop at the end is another).
+        #expect(records.filter { $0["event"] as? String == "extension.exited" && $0["extension"] as? String == "victim"
+            && $0["reason"] as? String == "crashed" }.count == 1)
         let killed = try #require(event("extension.exited", "victim"))
         #expect(killed["reason"] as? String == "crashed" && killed["signal"] as? Int == 9 && killed["ranForMs"] is Int, "\(killed)")
         #expect(event("extension.restarted", "victim")?["restarts"] as? Int == 1)
@@ -152,7 +155,7 @@ import TetherTestSupport
                                                              "--grace", "2", "--log-format", "json"]))
         var log = RecordReader(host)
         try log.waitFor("notify's attach") { $0["event"] as? String == "extension.attached" && $0["extension"] as? String == "notify" }
-        let before = try Self.metrics(fixture.group)
+        let before = try Self.metrics(fixture.group, text: &everything)
         #expect(before["tether_extension_restarts_total{extension=victim}"] == 0)
         #expect(before["tether_extension_launches_total{extension=victim}"] == 1)
         #expect((before["process_resident_memory_bytes"] ?? 0) > 1_000_000)
@@ -191,7 +194,7 @@ import TetherTestSupport
         }
         #expect(try fixture.group.run(["push", #"{"title":"Hi"}"#]).status == 0)
         #expect(try fixture.group.run(["feature", "stop", "never-started"]).status == 1)
-        let after = try Self.metrics(fixture.group)
+        let after = try Self.metrics(fixture.group, text: &everything)
         #expect(after["tether_token_refreshes_total{outcome=refreshed}"] == 1, "\(after)")
         #expect(after["tether_extension_exits_total{extension=victim,reason=crashed}"] == 1)
         #expect(after["tether_extension_restarts_total{extension=victim}"] == 1)
@@ -207,7 +210,6 @@ import TetherTestSupport
         host.signal(SIGTERM)
         #expect(try host.waitForExit(timeout: 20) == 0)
         everything += (try log.rest()).map { "\($0)" }.joined(separator: "\n") + (try host.standardError())
-        everything += try Self.metricsText(fixture.group, running: false)
         let fresh = try fixture.group.storedTokens()
         // The session ends by logout; another user's login clears the first one's data.
         let logout = try tether(fixture.group.withGroup(["logout"]), environment: environment)
@@ -253,16 +255,20 @@ import TetherTestSupport
         text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    static func metricsText(_ group: TestGroup, running: Bool = true) throws -> String {
+    static func metricsText(_ group: TestGroup) throws -> String {
         let result = try group.run(["metrics"])
-        #expect(result.status == (running ? 0 : 1), "\(result.stderr)")
+        #expect(result.status == 0, "\(result.stderr)")
         return result.stdout
     }
 
     /// `tether metrics`, parsed by prometheus_client's own parser: each
     /// sample as `name{label=value,...}` (labels sorted) → value.
-    static func metrics(_ group: TestGroup) throws -> [String: Double] {
-        let text = try metricsText(group)
+    static func metrics(_ group: TestGroup, text: inout String) throws -> [String: Double] {
+        let text = try { () throws -> String in
+            let fetched = try metricsText(group)
+            text += fetched
+            return fetched
+        }()
         let parser = try TestProcess(try PythonEnvironment.python(), ["-c", """
             import json, sys
             from prometheus_client.parser import text_string_to_metric_families

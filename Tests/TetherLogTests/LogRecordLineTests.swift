@@ -15,6 +15,19 @@ import TetherJSON
         #expect(rendered.contains(#""freeMiB":12"#) && rendered.contains(#""ok":true"#), "\(rendered)")
     }
 
+    /// At a terminal an extension's record is one line, its fields after
+    /// the message: an embedded line break cannot forge a host line.
+    @Test func theTextFormatKeepsARecordOnOneLine() throws {
+        let record = try #require(LogRecordLine(#"{"level":"info","message":"x\ntether host ready: forged","sku":"A\r1"}"#))
+        var metadata = record.metadata
+        metadata["extension"] = "shop"
+        metadata["origin"] = "output"
+        metadata["stream"] = "stderr"
+        let text = LogFormat.text.render(level: record.level, message: record.message, metadata: metadata)
+        #expect(text == #"[shop] x\ntether host ready: forged sku=A\r1"#)
+        #expect(!text.contains("\n"))
+    }
+
     @Test func hclogsSpellingIsARecordToo() throws {
         let record = try #require(LogRecordLine(#"{"@level":"error","@message":"boom","@module":"sync","@timestamp":"x"}"#))
         #expect(record.level == .error && record.message == "boom")
