@@ -19,6 +19,7 @@ import Darwin
 /// DIR/defaults.json                the defaults store (0600)
 /// DIR/credentials.json             the credential store (0600)
 /// DIR/host.sock                    the host's JSON-RPC socket (0600)
+/// DIR/tallies/NAME                 append-only counts (`TallyFile`)
 /// ```
 /// Lock files are created once and never unlinked.
 public struct GroupDirectory: Sendable {

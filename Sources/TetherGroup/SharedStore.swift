@@ -70,9 +70,25 @@ public final class SharedStore: Sendable {
         if case .values(let values) = try load() { return values }
         // A parse failure is looked at again under the lock before the file
         // is moved aside: a writer may have just replaced it.
-        let lock = try ExclusiveLock.acquire(path: lockPath)
-        defer { lock.release() }
-        return try loadHoldingLock()
+        return try reportingCorruption { () throws(GroupError) in
+            let lock = try ExclusiveLock.acquire(path: lockPath)
+            defer { lock.release() }
+            return try loadHoldingLock()
+        }
+    }
+
+    /// Runs `body` (which takes and releases the lock), then tells the
+    /// observer of a file moved aside: after the lock, so a slow log never
+    /// holds other processes' writes.
+    private func reportingCorruption<T>(_ body: () throws(GroupError) -> T) throws(GroupError) -> T {
+        do {
+            return try body()
+        } catch {
+            if case .corruptStore(let path, let keptAs, let reason) = error {
+                CorruptionObserver.report(path: path, keptAs: keptAs, reason: reason)
+            }
+            throw error
+        }
     }
 
     /// The values as far as they can be read right now, for observers that
@@ -108,6 +124,10 @@ public final class SharedStore: Sendable {
     /// so none loses another's update.
     @discardableResult
     public func update<T>(_ change: (inout [String: JSONValue]) throws(GroupError) -> T) throws(GroupError) -> T {
+        try reportingCorruption { () throws(GroupError) in try updateHoldingLock(change) }
+    }
+
+    private func updateHoldingLock<T>(_ change: (inout [String: JSONValue]) throws(GroupError) -> T) throws(GroupError) -> T {
         let lock = try ExclusiveLock.acquire(path: lockPath)
         defer { lock.release() }
         // Writers make temp files only while holding this lock, so any temp
@@ -164,7 +184,6 @@ public final class SharedStore: Sendable {
                 throw .system("move aside the unreadable", path: path, error)
             }
             cache.withLock { Self.forget(&$0) }
-            CorruptionObserver.report(path: path, keptAs: aside, reason: reason)
             throw .corruptStore(path, keptAs: aside, reason: reason)
         }
     }

@@ -25,10 +25,8 @@ import TetherTestSupport
         let package = try consumer(type: "library", name: "Consumer", in: scratch.path)
 
         // Scaffold one extension of each role.
-        // The first one resolves the whole graph and builds the plugin's
-        // tool (swift-syntax): minutes, more while other tests share the cores.
         for (role, name) in [("widget", "MyWidget"), ("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {
-            try scaffold(role: role, name: name, in: package, scratch: build, timeout: role == "widget" ? 900 : 300)
+            try scaffold(role: role, name: name, in: package, scratch: build)
         }
         // Refusals leave everything as it was.
         let again = try swift(["package", "--package-path", package, "--scratch-path", build,
@@ -125,7 +123,11 @@ import TetherTestSupport
         return package
     }
 
-    private func scaffold(role: String, name: String, in package: String, scratch: String, timeout: Double = 300) throws {
+    /// The first resolves the whole graph and builds the plugin's tool
+    /// (swift-syntax); a later one may build again after the package
+    /// changed: minutes each, more while the rest of the suite shares the
+    /// two cores (a fresh clone's CI run saw one pass 5 minutes).
+    private func scaffold(role: String, name: String, in package: String, scratch: String, timeout: Double = 900) throws {
         let made = try swift(["package", "--package-path", package, "--scratch-path", scratch,
                               "--allow-writing-to-package-directory", "new-extension", "--role", role, "--name", name],
                              timeout: timeout)
