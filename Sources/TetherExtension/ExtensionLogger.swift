@@ -1,6 +1,5 @@
 import Logging
 import TetherLog
-import TetherLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +14,7 @@ enum ExtensionLogger {
     static func make(name: String) -> Logger {
         let format: LogFormat = isatty(STDERR_FILENO) == 1 ? .text : .json
         // TETHER_LOG_LEVEL when started by hand (a host does not pass it on).
-        let level = ProcessEnvironment.value("TETHER_LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        let level = Logger.Level.fromEnvironment ?? .info
         var logger = Logger(label: "tether.extension.\(name)") { _ in
             TetherLogHandler(format: format, logLevel: level, errorLevel: .trace)
         }

@@ -1,4 +1,5 @@
 import Logging
+import TetherLoop
 
 /// The swift-log handler of every Tether process: formats a record
 /// (`LogFormat`), redacts secrets (`Redactor`), and writes it to standard
@@ -43,6 +44,12 @@ public struct TetherLogHandler: LogHandler {
 }
 
 extension Logger.Level {
+    /// `TETHER_LOG_LEVEL`, in any case: what a command or an extension
+    /// started by hand logs at (nil when unset or not a level).
+    public static var fromEnvironment: Logger.Level? {
+        ProcessEnvironment.value("TETHER_LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) }
+    }
+
     /// The names `--log-level` takes, as swift-log spells them.
     public static var names: String { allCases.map(\.rawValue).joined(separator: "|") }
 }

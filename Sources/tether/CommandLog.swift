@@ -9,7 +9,7 @@ import TetherLoop
 /// object per line. (The host strips `TETHER_*` from its children.)
 enum CommandLog {
     static let logger: Logger = {
-        let level = ProcessEnvironment.value("TETHER_LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) }
+        let level = Logger.Level.fromEnvironment
         let format = ProcessEnvironment.value("TETHER_LOG_FORMAT").flatMap { LogFormat(rawValue: $0.lowercased()) } ?? .text
         guard let level else { return Logger(label: "tether.command") { _ in SwiftLogNoOpLogHandler() } }
         return Logger(label: "tether.command") { _ in
