@@ -4,23 +4,19 @@ import PackageDescription
 let package = Package(
     name: "Tether",
     products: [
-        .executable(name: "tether", targets: ["tether"]),
         .library(name: "TetherLoop", targets: ["TetherLoop"]),
         .library(name: "TetherJSON", targets: ["TetherJSON"]),
         .library(name: "TetherLog", targets: ["TetherLog"]),
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
+        .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
         .library(name: "TetherAuth", targets: ["TetherAuth"]),
+        .library(name: "TetherManifest", targets: ["TetherManifest"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
-        .library(name: "TetherHost", targets: ["TetherHost"]),
         .library(name: "TetherExtension", targets: ["TetherExtension"]),
-        // The example extensions; the manifests in examples/extensions run them.
-        .executable(name: "example-widget", targets: ["ExampleWidget"]),
-        .executable(name: "example-keyboard", targets: ["ExampleKeyboard"]),
-        .executable(name: "example-notification", targets: ["ExampleNotification"]),
-        // A local OAuth server with rotating refresh tokens, for the demo and tests.
-        .executable(name: "demo-auth-server", targets: ["DemoAuthServer"]),
         // For extension authors: check and embed a manifest at build time;
-        // scaffold a new extension (`swift package new-extension`).
+        // scaffold a new extension (`swift package new-extension`). The demo's
+        // auth server (Hummingbird, jwt-kit) is a package of its own, in
+        // examples/DemoAuthServer: nothing heavy is in this graph.
         .plugin(name: "TetherManifestPlugin", targets: ["TetherManifestPlugin"]),
         .plugin(name: "NewExtension", targets: ["NewExtension"]),
     ],
@@ -31,16 +27,6 @@ let package = Package(
         // The host's numbers (swift-metrics), exposed as Prometheus text.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
-        // HTTP(S) for token requests and fetchJSON without Foundation's
-        // networking (libcurl and its 40 shared libraries) on the start-up path.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        // The parser new-extension edits Package.swift with. A range, so an
-        // author's macros (which pin their own swift-syntax) still resolve.
-        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
-        // Only the demo auth server (examples/) uses these two.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
-        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.0"),
     ],
     targets: [
         // libuv, found through pkg-config. `apt-get install libuv1-dev` provides it.
@@ -59,10 +45,13 @@ let package = Package(
         // Syscalls Swift cannot call directly (variadic in C), and the steps
         // between clone and exec.
         .target(name: "CTetherSystem"),
+        // libcurl's ABI, loaded with dlopen at the first HTTP request: no
+        // build dependency, and a process without HTTP never maps it.
+        .target(name: "CTetherCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
-            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherIPC",
+            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The only module that touches libuv handles or unmanaged pointers.
@@ -92,18 +81,20 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker,
-        // and HTTP without Foundation (async-http-client).
+        // HTTP(S) on the libuv loop: libcurl's multi-socket interface on
+        // uv_poll and uv_timer, no thread or event loop of its own.
+        .target(name: "TetherHTTP", dependencies: ["CTetherCurl", "TetherLoop",
+                                                   .product(name: "SystemPackage", package: "swift-system")]),
+        // An extension manifest's rules (parse and validate, nothing else):
+        // the host's, and the build plugin's tool's.
+        .target(name: "TetherManifest", dependencies: ["TetherJSON"]),
+        // Tokens: JWT expiry, the RFC 6749 client, the cross-process broker.
         .target(
             name: "TetherAuth",
             dependencies: [
-                "TetherGroup", "TetherJSON", "TetherLoop", "TetherLog",
+                "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLoop", "TetherLog",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
@@ -111,31 +102,25 @@ let package = Package(
         // The supervisor: manifests, extension processes, features, the socket.
         .target(
             name: "TetherHost",
-            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "CTetherSystem",
-                           "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherLog", "CTetherSystem",
+                           "TetherManifest", "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
                            .product(name: "CoreMetrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus")]
         ),
         // The SDK an extension author imports: roles, context, host connection.
         .target(
             name: "TetherExtension",
-            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherLoop", "TetherLog", "TetherSandbox",
-                           .product(name: "Logging", package: "swift-log"),
+            dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherLog", "TetherManifest",
+                           "TetherSandbox", "CTetherSystem", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
-        // The manifest check the build plugin runs: the host's own rules.
-        .executableTarget(name: "TetherManifestTool", dependencies: ["TetherHost", "TetherJSON", "TetherLog"]),
+        // The manifest check the build plugin runs: the host's own rules,
+        // and nothing of the host.
+        .executableTarget(name: "TetherManifestTool", dependencies: ["TetherManifest", "TetherJSON"]),
         .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),
-        // Adds a target to a package's own targets list, found by the Swift
-        // parser: what new-extension runs on Package.swift.
-        .executableTarget(
-            name: "TetherPackageEditor",
-            dependencies: [
-                "TetherGroup",
-                .product(name: "SwiftSyntax", package: "swift-syntax"),
-                .product(name: "SwiftParser", package: "swift-syntax"),
-            ]
-        ),
+        // A new extension in an author's package, through the toolchain's
+        // own package editing: `tether new-extension`, which the plugin runs.
+        .target(name: "TetherScaffold", dependencies: ["TetherGroup", "TetherJSON", "TetherLoop", "TetherManifest"]),
         .plugin(
             name: "NewExtension",
             capability: .command(
@@ -143,21 +128,13 @@ let package = Package(
                                 description: "Scaffold an extension: Sources/NAME with its code and manifest, and its target"),
                 permissions: [.writeToPackageDirectory(reason: "It writes Sources/NAME/ and adds the target to Package.swift.")]
             ),
-            dependencies: ["TetherPackageEditor"]
+            dependencies: []
         ),
-        .executableTarget(name: "ExampleWidget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
-        .executableTarget(name: "ExampleKeyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
-        .executableTarget(name: "ExampleNotification", dependencies: ["TetherExtension"],
+        // The example extensions; the manifests in examples/extensions run them.
+        .executableTarget(name: "example-widget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
+        .executableTarget(name: "example-keyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
+        .executableTarget(name: "example-notification", dependencies: ["TetherExtension"],
                           path: "examples/ExampleNotification"),
-        .executableTarget(
-            name: "DemoAuthServer",
-            dependencies: [
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "examples/DemoAuthServer"
-        ),
         .executableTarget(
             name: "tether",
             dependencies: [
@@ -166,8 +143,11 @@ let package = Package(
                 "TetherGroup",
                 "TetherIPC",
                 "TetherAuth",
+                "TetherHTTP",
                 "TetherHost",
+                "TetherManifest",
                 "TetherSandbox",
+                "TetherScaffold",
                 "CTetherSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -184,14 +164,17 @@ let package = Package(
         .testTarget(name: "TetherLogTests", dependencies: ["TetherLog", "TetherLoop", "TetherJSON", "TetherTestSupport",
                                                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
-        .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherTestSupport"]),
+        .testTarget(name: "TetherHTTPTests", dependencies: ["TetherHTTP", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherManifestTests", dependencies: ["TetherManifest"]),
+        .testTarget(name: "TetherScaffoldTests", dependencies: ["TetherScaffold", "TetherManifest"]),
+        .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox",
-                                                         "TetherIPC"]),
+                                                         "TetherIPC", "TetherManifest"]),
         // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
         .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
     ],

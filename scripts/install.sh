@@ -47,13 +47,24 @@ if ! log=$(swift build -c release --static-swift-stdlib -Xswiftc -static-executa
 fi
 printf '%s\n' "$log" | tail -n 1 >&2
 bin=$(swift build -c release --show-bin-path)
+demo_bin=""
+if [ "$examples" = 1 ]; then
+    # The demo's auth server is a package of its own (Hummingbird).
+    if ! log=$(swift build -c release --package-path examples/DemoAuthServer 2>&1); then
+        printf '%s\n' "$log" >&2
+        exit 1
+    fi
+    demo_bin=$(swift build -c release --package-path examples/DemoAuthServer --show-bin-path)
+fi
 
 mkdir -p "$prefix/bin"
 products=(tether)
 [ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification demo-auth-server)
 for product in "${products[@]}"; do
+    from="$bin/$product"
+    [ "$product" = demo-auth-server ] && from="$demo_bin/$product"
     # Copy then rename: a running tether keeps its old file, and no reader sees half a binary.
-    install -m 0755 "$bin/$product" "$prefix/bin/.$product.new"
+    install -m 0755 "$from" "$prefix/bin/.$product.new"
     mv -f "$prefix/bin/.$product.new" "$prefix/bin/$product"
 done
 echo "installed ${products[*]} into $prefix/bin" >&2

@@ -37,11 +37,14 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// RFC 8628's device authorization endpoint, RFC 7009's revocation endpoint.
     public var deviceURL: String?
     public var revokeURL: String?
+    /// Seconds each token request may take in all (`--timeout`); nil: 30.
+    public var requestTimeout: Double?
 
     public init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
                 clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
                 passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = [],
-                issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil) {
+                issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil, requestTimeout: Double? = nil) {
+        self.requestTimeout = requestTimeout
         self.apiOrigins = apiOrigins
         self.issuer = issuer
         self.deviceURL = deviceURL
@@ -111,6 +114,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
         if let issuer { object["issuer"] = .string(issuer) }
         if let deviceURL { object["deviceURL"] = .string(deviceURL) }
         if let revokeURL { object["revokeURL"] = .string(revokeURL) }
+        if let requestTimeout { object["timeout"] = .number(JSONNumber(requestTimeout)) }
         return .object(object)
     }
 
@@ -128,6 +132,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
                   allowsInsecureHTTP: value["insecureHTTP"]?.boolValue ?? false,
                   apiOrigins: (value["apiOrigins"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { URLOrigin(origin: $0) } },
                   issuer: value["issuer"]?.stringValue, deviceURL: value["deviceURL"]?.stringValue,
-                  revokeURL: value["revokeURL"]?.stringValue)
+                  revokeURL: value["revokeURL"]?.stringValue,
+                  requestTimeout: value["timeout"]?.doubleValue.flatMap { $0.isFinite && $0 > 0 ? min($0, 86_400) : nil })
     }
 }

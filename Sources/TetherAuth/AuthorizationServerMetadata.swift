@@ -1,3 +1,4 @@
+import TetherHTTP
 import TetherJSON
 
 /// An authorization server's published endpoints (RFC 8414; OpenID
@@ -17,7 +18,8 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
     /// `/.well-known/openid-configuration`. The document must name the
     /// issuer asked for (RFC 8414 §3.3: else another server could pose
     /// as it), and every endpoint must satisfy the transport rule.
-    public static func discover(issuer: String, allowsInsecureHTTP: Bool, timeout: Double = 10) async throws(Failure)
+    public static func discover(issuer: String, allowsInsecureHTTP: Bool, http: HTTPClient,
+                                timeout: Double = HTTPRequest.defaultTimeout) async throws(Failure)
         -> AuthorizationServerMetadata {
         if let refusal = TokenEndpoint.transportRefusal(issuer, allowsInsecureHTTP: allowsInsecureHTTP) {
             throw Failure(description: refusal)
@@ -33,9 +35,9 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
                           trimmed + "/.well-known/openid-configuration"]
         var reasons: [String] = []
         for url in candidates {
-            let response: HTTPExchange.Response
-            do throws(HTTPExchange.Failure) {
-                response = try await HTTPExchange.send("GET", url, headers: [("Accept", "application/json")], timeout: timeout,
+            let response: HTTPResponse
+            do throws(HTTPFailure) {
+                response = try await http.send("GET", url, headers: [("Accept", "application/json")], timeout: timeout,
                                                        maximumBody: 1 << 20)
             } catch {
                 throw Failure(description: "cannot read the discovery document at \(url): \(error)")

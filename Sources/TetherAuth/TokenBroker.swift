@@ -1,5 +1,6 @@
 import Logging
 import SystemPackage
+import TetherHTTP
 import TetherLog
 import TetherLoop
 import Synchronization
@@ -28,8 +29,11 @@ public final class TokenBroker: Sendable {
     public let leeway: Double
     public let backoff: RetryBackoff
     public let coordination: Coordination
-    /// Seconds a token request may take.
-    public let requestTimeout: Double
+    /// Carries the token requests, on its loop.
+    public let http: HTTPClient
+    /// Seconds a token request may take in all; nil: the login's
+    /// `--timeout`, else `HTTPRequest.defaultTimeout`.
+    public let requestTimeout: Double?
 
     private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])
     /// When this process last refreshed because a server refused a token.
@@ -40,7 +44,7 @@ public final class TokenBroker: Sendable {
     /// replaced, so this pair is the session: it is kept here, with the
     /// refresh lock still held (no other process can refresh with the old
     /// token meanwhile), and saved at the next chance.
-    private struct Unsaved {
+    struct Unsaved {
         var set: TokenSet
         /// The refresh token it replaced: saved only while that is still the stored one.
         var replacing: String?
@@ -48,17 +52,17 @@ public final class TokenBroker: Sendable {
         /// Why the store did not take it.
         var error: GroupError
     }
-    private let unsaved = Mutex<[TokenKind: Unsaved]>([:])
+    let unsaved = Mutex<[TokenKind: Unsaved]>([:])
     /// Told (once per failure) when the store cannot be written.
-    private let onWarning: (@Sendable (String) -> Void)?
+    let onWarning: (@Sendable (String) -> Void)?
     /// Where the `auth.refresh.*` and `auth.session.ended` events go.
     private let logger: Logger
     /// The group's refresh counts (`tether metrics`); nil for the
     /// uncoordinated baselines, which are the benchmark's, not the group's.
     private let counts: RefreshCounts?
 
-    public init(group: GroupDirectory, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
-                coordination: Coordination = .full, requestTimeout: Double = 10,
+    public init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
+                coordination: Coordination = .full, requestTimeout: Double? = nil,
                 logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
                 onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         store = try CredentialStore(group: group)
@@ -69,11 +73,13 @@ public final class TokenBroker: Sendable {
         self.leeway = leeway
         self.backoff = backoff
         self.coordination = coordination
+        self.http = http
         self.requestTimeout = requestTimeout
         self.onWarning = onWarning
     }
 
     static func now() -> Double { WallClock.now() }
+    static func seconds() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
 
     /// The auth state as stored now.
     public func state() throws(AuthError) -> AuthState {
@@ -154,58 +160,6 @@ public final class TokenBroker: Sendable {
             throw .notAuthenticated
         }
         return (kind, current)
-    }
-
-    // MARK: - Pairs the store did not take
-
-    /// Tries again to save every pair kept in memory; true when none is left.
-    @discardableResult
-    public func saveUnsaved() -> Bool {
-        unsaved.withLock { entries in
-            for (kind, entry) in entries {
-                do {
-                    try store.shared.update { values in
-                        // Only over the pair it replaced: a logout or another
-                        // login since then wins.
-                        if TokenSet(values[kind.rawValue])?.refreshToken == entry.replacing {
-                            values[kind.rawValue] = entry.set.jsonValue
-                        }
-                    }
-                    entry.lock?.release()
-                    entries.removeValue(forKey: kind)
-                } catch {
-                    continue
-                }
-            }
-            return entries.isEmpty
-        }
-    }
-
-    /// The kept pair of `kind` (nil: the user's, else the client's), after
-    /// one more try to save it. While it is valid it is the answer; once it
-    /// is due, no refresh is chained onto a pair the store never took.
-    private func pendingSet(_ kind: TokenKind?) throws(AuthError) -> TokenSet? {
-        guard !unsaved.withLock({ $0.isEmpty }), !saveUnsaved() else { return nil }
-        let entry = unsaved.withLock { entries in kind.flatMap { entries[$0] } ?? entries[.user] ?? entries[.client] }
-        guard let entry else { return nil }
-        guard entry.set.needsRefresh(now: Self.now(), leeway: 0) else { return entry.set }
-        throw .store(entry.error)
-    }
-
-    /// After a failed save of `fresh`: a few quick retries, then keep it in
-    /// memory with the refresh lock (taken from the caller) until it saves.
-    private func keepUnsaved(_ fresh: TokenSet, as kind: TokenKind, replacing: String?,
-                             lock: inout ExclusiveLock?, error: GroupError) async {
-        for delay in [UInt64(50), 200] {
-            // Retry backoff for a failing disk, not synchronization.
-            try? await Task.sleep(nanoseconds: delay * 1_000_000)
-            if (try? store.save(fresh, as: kind)) != nil { return }
-        }
-        let held = lock
-        lock = nil  // released once the pair is saved, not before
-        unsaved.withLock { $0[kind] = Unsaved(set: fresh, replacing: replacing, lock: held, error: error) }
-        onWarning?("the credential store is failing (\(error)); the new tokens are kept in this process "
-                   + "and saved as soon as it can be written")
     }
 
     // MARK: - Single flight
@@ -321,8 +275,9 @@ public final class TokenBroker: Sendable {
         var lock: ExclusiveLock?
         if coordination == .full {
             // A holder that is stopped or hung must not stall us forever:
-            // a few request timeouts, then a clear error (nothing is lost).
-            let timeout = Int(min(3_600, max(1, requestTimeout * 3)) * 1000)
+            // a few request deadlines, then a clear error (nothing is lost).
+            let configured = requestTimeout ?? (try? store.snapshot().configuration?.requestTimeout) ?? nil
+            let timeout = Int(min(3_600, max(1, (configured ?? HTTPRequest.defaultTimeout) * 3)) * 1000)
             do {
                 lock = try await Self.acquire(refreshLockPath, timeoutMilliseconds: timeout)
             } catch .lockTimeout(_, let seconds) {
@@ -349,9 +304,12 @@ public final class TokenBroker: Sendable {
             current = stale  // the baselines refresh with what they hold, as uncoordinated clients do
         }
 
-        let endpoint = TokenEndpoint(configuration: configuration, timeout: requestTimeout)
+        var endpoint = TokenEndpoint(configuration: configuration, http: http, timeout: requestTimeout)
+        // One deadline for the whole refresh, retries included: the lock is never held past it.
+        let deadline = Self.seconds() + endpoint.timeout
         var attempt = 0
         while true {
+            endpoint.timeout = max(0.001, deadline - Self.seconds())
             // A client token is renewed by asking again; a user token only through its refresh token.
             let grant: TokenEndpoint.Grant
             if let refreshToken = current.refreshToken {
@@ -391,9 +349,10 @@ public final class TokenBroker: Sendable {
             case .failure(let error) where error.isTransient:
                 if !current.isExpired(now: Self.now()) { return (current, .keptCurrent(error)) }
                 attempt += 1
-                guard attempt < backoff.attempts else { throw .temporarilyUnavailable(error) }
+                let delay = backoff.delay(beforeRetry: attempt)
+                guard attempt < backoff.attempts, Self.seconds() + delay < deadline else { throw .temporarilyUnavailable(error) }
                 // Retry backoff, not synchronization: the server asked us to wait.
-                try? await Task.sleep(nanoseconds: UInt64(backoff.delay(beforeRetry: attempt) * 1e9))
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             case .failure(let error):
                 throw .refused(error)
             }

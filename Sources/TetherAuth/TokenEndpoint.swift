@@ -1,3 +1,4 @@
+import TetherHTTP
 import TetherJSON
 import TetherLoop
 
@@ -5,7 +6,7 @@ import TetherLoop
 /// each request and classifies each refusal: RFC 6749 form posts
 /// (`OAuth2Requests`) or a JSON contract (`JSONContractRequests`). What
 /// they share is here: the transport rule, the request, and reading a
-/// token answer. `HTTPExchange` carries the requests.
+/// token answer. An `HTTPClient` carries the requests.
 public struct TokenEndpoint: Sendable, CustomStringConvertible {
     public enum Grant: Sendable {
         case password(username: String, password: String)
@@ -25,12 +26,15 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     public let configuration: AuthConfiguration
-    /// Seconds before a request counts as unreachable.
+    public let http: HTTPClient
+    /// Seconds a request may take in all before it counts as unreachable:
+    /// given, else the login's `--timeout`, else 30.
     public var timeout: Double
 
-    public init(configuration: AuthConfiguration, timeout: Double = 10) {
+    public init(configuration: AuthConfiguration, http: HTTPClient, timeout: Double? = nil) {
         self.configuration = configuration
-        self.timeout = timeout
+        self.http = http
+        self.timeout = timeout ?? configuration.requestTimeout ?? HTTPRequest.defaultTimeout
     }
 
     public var description: String { "TokenEndpoint(\(configuration))" }
@@ -71,13 +75,13 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     /// Sends one request a style built, after the transport rule.
-    func send(_ request: Request, timeout: Double? = nil) async throws(TokenEndpointError) -> HTTPExchange.Response {
+    func send(_ request: Request, timeout: Double? = nil) async throws(TokenEndpointError) -> HTTPResponse {
         if let refusal = Self.transportRefusal(request.url, allowsInsecureHTTP: configuration.allowsInsecureHTTP) {
             throw .badConfiguration(refusal)
         }
-        do throws(HTTPExchange.Failure) {
-            return try await HTTPExchange.send("POST", request.url, headers: request.headers, body: request.body,
-                                               timeout: timeout ?? self.timeout)
+        do throws(HTTPFailure) {
+            return try await http.send("POST", request.url, headers: request.headers, body: request.body,
+                                       timeout: timeout.map { min($0, self.timeout) } ?? self.timeout)
         } catch .badURL {
             throw .badConfiguration("\(OAuth2Requests.printable(request.url)) is not an http(s) URL")
         } catch {

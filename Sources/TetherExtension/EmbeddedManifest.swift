@@ -1,17 +1,21 @@
-import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
+import CTetherSystem
 import TetherIPC
 
 /// The manifest an extension was built with. The TetherManifest build
 /// plugin checks the target's `*.extension.json` at build time and embeds
-/// it as `EmbeddedManifest.built`; a role type opts in with
-/// `static let manifest: EmbeddedManifest? = .built`. Then the executable
-/// names itself after the manifest, refuses to run in another role, and
-/// `EXECUTABLE --manifest` prints the manifest to install, with its own
-/// path as the executable.
+/// it in the executable, where the SDK finds it (`embedded`) with no line
+/// of the author's. Then the executable names itself after the manifest,
+/// refuses to run in another role, and `EXECUTABLE --manifest` prints the
+/// manifest to install, with its own path as the executable.
 public struct EmbeddedManifest: Sendable {
+    /// The manifest the build plugin embedded in this executable, or nil
+    /// when the plugin was not applied to its target.
+    public static let embedded: EmbeddedManifest? = {
+        var length = 0
+        guard let start = tether_find_embedded_manifest(&length), length > 0 else { return nil }
+        return EmbeddedManifest(json: String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self))
+    }()
+
     public let json: String
     /// Parsed once; the build already checked it.
     let object: [String: JSONValue]

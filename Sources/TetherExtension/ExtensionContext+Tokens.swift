@@ -4,6 +4,7 @@ import Glibc
 #endif
 import TetherAuth
 import TetherGroup
+import TetherHTTP
 import TetherIPC
 
 extension ExtensionContext {
@@ -89,16 +90,17 @@ extension ExtensionContext {
     /// never the token or the query. The token goes only to the origins
     /// allowed at login (`tether login --api-origin`; by default the token
     /// URL's): any other URL is refused before a request is made.
-    public func fetchJSON(_ url: String, timeout: Double = 10) async throws(ExtensionError) -> JSONValue {
+    public func fetchJSON(_ url: String, timeout: Double = HTTPRequest.defaultTimeout) async throws(ExtensionError) -> JSONValue {
         let path = Self.pathForErrors(url)
-        guard HTTPExchange.isHTTPURL(url) else { throw .environment("\(path) is not an http(s) URL") }
+        guard HTTPRequest.isHTTPURL(url) else { throw .environment("\(path) is not an http(s) URL") }
         let configuration: AuthConfiguration?
         do { configuration = try tokenBroker().store.snapshot().configuration } catch { throw .environment(error.description) }
         guard let configuration else { throw .refused(AuthError.notAuthenticated.description) }
         if let refusal = configuration.bearerRefusal(for: url) { throw .refused("cannot fetch \(path): \(refusal)") }
-        func get(_ token: String) async throws(ExtensionError) -> HTTPExchange.Response {
-            do throws(HTTPExchange.Failure) {
-                return try await HTTPExchange.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
+        let http = self.http
+        func get(_ token: String) async throws(ExtensionError) -> HTTPResponse {
+            do throws(HTTPFailure) {
+                return try await http.send("GET", url, headers: [("Authorization", "Bearer \(token)"),
                                                                          ("Accept", "application/json")],
                                                    timeout: timeout)
             } catch .cancelled {

@@ -6,6 +6,7 @@ import Glibc
 #endif
 import TetherAuth
 import TetherGroup
+import TetherHTTP
 import TetherIPC
 import TetherLog
 import TetherLoop
@@ -26,6 +27,7 @@ public final class ExtensionContext {
     var onFinish: (@Sendable (Int32) -> Void)?
     var onHostEvent: ((HostLink.Event) -> Void)?
     private var broker: TokenBroker?
+    private var httpClient: HTTPClient?
     private var defaultsCache: SharedStore?
     var onReloadRequest: (() -> Void)?
 
@@ -69,10 +71,18 @@ public final class ExtensionContext {
         return made
     }
 
+    /// HTTP on this extension's loop (libcurl, loaded at the first request).
+    var http: HTTPClient {
+        if let httpClient { return httpClient }
+        let made = HTTPClient(loop: loop)
+        httpClient = made
+        return made
+    }
+
     /// This process's token broker, made on first use.
     func tokenBroker() throws(GroupError) -> TokenBroker {
         if let broker { return broker }
-        let made = try TokenBroker(group: identity.group, logger: logger)
+        let made = try TokenBroker(group: identity.group, http: http, logger: logger)
         broker = made
         return made
     }

@@ -5,6 +5,7 @@ import Glibc
 import TetherGroup
 import TetherIPC
 import SystemPackage
+import TetherManifest
 
 /// Who this extension is and where its group lives: from the environment a
 /// host gives its children, or from the command line when started by hand.

@@ -3,6 +3,7 @@ import Synchronization
 import TetherIPC
 import TetherLog
 import TetherLoop
+import TetherManifest
 import TetherSandbox
 import SystemPackage
 #if canImport(Glibc)
@@ -20,6 +21,7 @@ enum ExtensionMain {
         // A host that went away must not kill us with SIGPIPE mid-write; the
         // write fails and the connection's end is handled on the loop.
         signal(SIGPIPE, SIG_IGN)
+        StandardDescriptors.ensureOpen()
         let loop: EventLoop
         switch ExtensionActor.made {
         case .success(let made): loop = made

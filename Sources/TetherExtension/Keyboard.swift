@@ -12,14 +12,15 @@
 @ExtensionActor
 public protocol Keyboard {
     init()
-    /// The manifest embedded at build time by the TetherManifest plugin
-    /// (`.built`), or nil (the default).
+    /// The manifest this executable was built with: by default the one the
+    /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
+    /// without the plugin.
     static var manifest: EmbeddedManifest? { get }
     func keyPressed(_ text: String, in context: ExtensionContext) async throws
 }
 
 extension Keyboard {
-    public static var manifest: EmbeddedManifest? { nil }
+    public static var manifest: EmbeddedManifest? { .embedded }
 
     public nonisolated static func main() {
         ExtensionMain.run(role: .keyboard, manifest: { Self.manifest }) { context in

@@ -12,8 +12,9 @@ import TetherIPC
 @ExtensionActor
 public protocol NotificationService {
     init()
-    /// The manifest embedded at build time by the TetherManifest plugin
-    /// (`.built`), or nil (the default).
+    /// The manifest this executable was built with: by default the one the
+    /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
+    /// without the plugin.
     static var manifest: EmbeddedManifest? { get }
     /// How long a rewrite may take, unless the push sets its own budget.
     static var timeBudget: Duration { get }
@@ -26,7 +27,7 @@ public protocol NotificationService {
 extension NotificationService {
     public static var timeBudget: Duration { .seconds(30) }
 
-    public static var manifest: EmbeddedManifest? { nil }
+    public static var manifest: EmbeddedManifest? { .embedded }
 
     public func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? { nil }
 

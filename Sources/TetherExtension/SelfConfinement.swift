@@ -2,6 +2,7 @@ import FoundationEssentials
 import TetherIPC
 import TetherLog
 import TetherLoop
+import TetherManifest
 import TetherSandbox
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,7 @@ enum SelfConfinement {
         let parent = try? PrivateTemporaryDirectory.byHandParent(base: ProcessEnvironment.value("TMPDIR"))
         let temporary = parent.flatMap { try? PrivateTemporaryDirectory.make(in: $0, prefix: identity.name) }
         let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
-        let memory = manifest?.memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: identity.role)
+        let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
         // It removes its own TMPDIR at exit, from inside the sandbox.

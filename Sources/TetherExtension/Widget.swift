@@ -19,8 +19,9 @@ import TetherIPC
 @ExtensionActor
 public protocol Widget {
     init()
-    /// The manifest embedded at build time by the TetherManifest plugin
-    /// (`.built`), or nil (the default).
+    /// The manifest this executable was built with: by default the one the
+    /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
+    /// without the plugin.
     static var manifest: EmbeddedManifest? { get }
     func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline
     /// Whether a change to these defaults keys should reload the timeline
@@ -31,7 +32,7 @@ public protocol Widget {
 extension Widget {
     public func reloads(forChangedDefaults keys: [String]) -> Bool { true }
 
-    public static var manifest: EmbeddedManifest? { nil }
+    public static var manifest: EmbeddedManifest? { .embedded }
 
     public nonisolated static func main() {
         ExtensionMain.run(role: .widget, manifest: { Self.manifest }) { context in WidgetDriver(widget: Self(), context: context) }

@@ -1,4 +1,5 @@
 import TetherIPC
+import TetherManifest
 
 /// An extension connected to the host's socket that said hello: one of the
 /// host's children, or an instance started by hand.

@@ -5,6 +5,7 @@ import Logging
 import SystemPackage
 import TetherJSON
 import TetherLoop
+import TetherManifest
 import TetherSandbox
 
 /// The host's side of confinement: for each launch, the extension's private

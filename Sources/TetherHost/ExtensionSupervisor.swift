@@ -5,6 +5,7 @@ import TetherIPC
 import SystemPackage
 import TetherLog
 import TetherLoop
+import TetherManifest
 import TetherSandbox
 
 /// Runs one extension: spawns it in a process group of its own, logs its

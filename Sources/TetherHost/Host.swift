@@ -5,9 +5,11 @@ import Glibc
 import Logging
 import TetherAuth
 import TetherGroup
+import TetherHTTP
 import TetherIPC
 import TetherLog
 import TetherLoop
+import TetherManifest
 
 /// The host: holds the host lock, serves JSON-RPC on the group's socket,
 /// supervises extensions and runs features. Lives on its loop.
@@ -245,7 +247,9 @@ public final class Host: @unchecked Sendable {
         if broker == nil {
             let logger = self.logger
             do {
-                broker = try TokenBroker(group: configuration.group, logger: logger, onWarning: { logger.warning("\($0)") })
+                // Its requests run on the host's own loop.
+                broker = try TokenBroker(group: configuration.group, http: HTTPClient(loop: loop), logger: logger,
+                                         onWarning: { logger.warning("\($0)") })
             } catch {
                 return respond(.failure(.internalError(error.description)))
             }

@@ -2,6 +2,7 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import TetherManifest
 
 /// Collects manifests from files and directories. A bad manifest is reported
 /// and skipped; the good ones are returned, so one mistake never keeps the

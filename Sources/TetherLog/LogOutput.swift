@@ -346,7 +346,8 @@ public final class LogOutput: @unchecked Sendable {
         /// Watches for room to write, or (idle) only for the reader going away.
         func watch(wantsWrite: Bool) {
             guard loop.inEventLoop else {
-                return loop.execute { self.watch(wantsWrite: wantsWrite) }
+                loop.execute { self.watch(wantsWrite: wantsWrite) }
+                return
             }
             guard let watcher, !watcher.isClosed else { return }
             try? watcher.start(wantsWrite ? .writable : .disconnect) { [weak self] result in

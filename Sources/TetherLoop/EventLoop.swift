@@ -27,6 +27,8 @@ public final class EventLoop: @unchecked Sendable {
     /// `pthread_self()` of the running thread, 0 when not running.
     private let runningThread = Atomic<UInt>(0)
     private let finished = Atomic<Bool>(false)
+    /// What `whenStopping` registered; touched on the loop thread only.
+    private var stopping: [() -> Void] = []
 
     public init() throws(Errno) {
         uv = .allocate(capacity: 1)
@@ -63,17 +65,29 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `body` on the loop thread. Safe from any thread, including the
     /// loop's own (then it runs on the next turn, never re-entrantly).
-    /// Work submitted after the loop finished is dropped.
-    public func execute(_ body: @escaping @Sendable () -> Void) {
+    /// Work submitted after the loop finished is dropped: false then.
+    @discardableResult
+    public func execute(_ body: @escaping @Sendable () -> Void) -> Bool {
         submit(.closure(body))
     }
 
-    func submit(_ job: Job) {
+    @discardableResult
+    func submit(_ job: Job) -> Bool {
         queue.withLock { state in
-            guard state.open else { return }
+            guard state.open else { return false }
             state.jobs.append(job)
             uv_async_send(wakeup)
+            return true
         }
+    }
+
+    /// Runs `body` on the loop thread when `run()` is about to close the
+    /// handles still open, so their owners can fail what waits on them
+    /// (an HTTP request) instead of leaving it waiting forever. Call on the
+    /// loop thread.
+    public func whenStopping(_ body: @escaping () -> Void) {
+        assertInLoop()
+        stopping.append(body)
     }
 
     private func drain() {
@@ -85,7 +99,8 @@ public final class EventLoop: @unchecked Sendable {
         for job in jobs {
             switch job {
             case .closure(let body): body()
-            case .task(let task): task.runSynchronously(on: asUnownedSerialExecutor())
+            // Either role's job: an actor's on this loop, or a task's that prefers it.
+            case .task(let task): task.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             }
         }
     }
@@ -98,6 +113,9 @@ public final class EventLoop: @unchecked Sendable {
         runningThread.store(UInt(bitPattern: Int(bitPattern: pthreadID())), ordering: .releasing)
         uv_run(uv, UV_RUN_DEFAULT)
         queue.withLock { $0.open = false; $0.jobs.removeAll() }
+        let stopping = self.stopping
+        self.stopping = []
+        for body in stopping { body() }
         // Close what is still open; the wake-up handle is ours, the rest are
         // LoopHandle wrappers whose close releases the loop's reference.
         uv_walk(uv, { handle, wakeup in
@@ -117,6 +135,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Makes `run()` return after the current turn. Safe from any thread.
     public func stop() {
         execute { [self] in uv_stop(self.uv) }
+    }
+
+    /// Traps unless called on the loop thread: for loop-confined state
+    /// outside this module (libcurl's handles).
+    public func preconditionInLoop(_ function: StaticString = #function) {
+        assertInLoop(function)
     }
 
     /// Traps unless called on the loop thread: handle APIs are not thread-safe.

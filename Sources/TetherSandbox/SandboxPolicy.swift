@@ -1,4 +1,4 @@
-import TetherIPC
+import TetherManifest
 
 /// What one extension may do, by its role, as iOS decides it for an
 /// extension point: the table in the README's "Sandbox" section.
@@ -38,17 +38,5 @@ public struct SandboxPolicy: Sendable, Equatable {
         let trusted = role != .keyboard || openAccess
         self.init(group: group, groupWritable: trusted, network: trusted, temporaryDirectory: temporaryDirectory,
                   memoryLimitMiB: memoryLimitMiB)
-    }
-
-    /// The default `memoryLimitMiB` of each role: the example extension's
-    /// peak `VmData` (what `RLIMIT_DATA` counts: heap, thread stacks and
-    /// other private writable mappings, reserved or not) with about twice
-    /// that as headroom. The measurement is in the README.
-    public static func defaultMemoryLimitMiB(for role: ExtensionRole) -> Int {
-        switch role {
-        case .widget: 128        // measured 45 MiB (its fetches start SwiftNIO's threads)
-        case .keyboard: 96       // measured 37 MiB
-        case .notification: 128  // measured 53 MiB
-        }
     }
 }

@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import TetherAuth
 import TetherGroup
+import TetherHTTP
 import TetherLog
 import TetherLoop
 
@@ -97,9 +98,16 @@ struct Login: ParsableCommand {
     @Option(help: ArgumentHelp("An origin (https://host[:port]) the SDK may send the access token to; repeatable. Default: the token URL's.",
                                valueName: "ORIGIN"))
     var apiOrigin: [String] = []
+    @Option(help: ArgumentHelp("Seconds each token request may take in all, slow answers included (default 30); kept for every process's refreshes.",
+                               valueName: "S"))
+    var timeout: Seconds?
     @OptionGroup var group: GroupOptions
 
+    /// What discovery and the login's requests may take.
+    private var requestTimeout: Double { timeout?.value ?? HTTPRequest.defaultTimeout }
+
     func validate() throws {
+        if let timeout, timeout.value < 0.001 { throw ValidationError("--timeout must be more than 0 seconds") }
         let forms = [username != nil || passwordStdin, clientCredentials, device].filter { $0 }.count
         if forms != 1 {
             throw ValidationError("log in one way: --username U --password-stdin (the password on standard input), "
@@ -171,9 +179,9 @@ struct Login: ParsableCommand {
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
         let login = self
-        let (configuration, user, client) = try runAsync { () async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
-            let configuration = try await login.configuration(secret: secret)
-            let endpoint = TokenEndpoint(configuration: configuration)
+        let (configuration, user, client) = try runAsync { http async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
+            let configuration = try await login.configuration(secret: secret, http: http)
+            let endpoint = TokenEndpoint(configuration: configuration, http: http)
             if login.device {
                 var user = try await login.deviceLogin(endpoint)
                 user.subject = JSONWebToken(user.accessToken)?.subject
@@ -244,13 +252,14 @@ struct Login: ParsableCommand {
     static let unknownUser = "unknown"
 
     /// The options, with what `--issuer` discovery found where no URL was given.
-    private func configuration(secret: String?) async throws -> AuthConfiguration {
+    private func configuration(secret: String?, http: HTTPClient) async throws -> AuthConfiguration {
         var tokenURL = tokenURL
         var deviceURL = deviceURL
         var revokeURL = revokeURL
         if let issuer {
             do throws(AuthorizationServerMetadata.Failure) {
-                let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, allowsInsecureHTTP: insecureHTTP)
+                let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, allowsInsecureHTTP: insecureHTTP,
+                                                                              http: http, timeout: requestTimeout)
                 tokenURL = tokenURL ?? metadata.tokenEndpoint
                 deviceURL = deviceURL ?? metadata.deviceAuthorizationEndpoint
                 revokeURL = revokeURL ?? metadata.revocationEndpoint
@@ -265,7 +274,7 @@ struct Login: ParsableCommand {
                                  clientSecret: secret, scope: scope,
                                  usernameField: usernameField ?? "username", passwordField: passwordField ?? "password",
                                  allowsInsecureHTTP: insecureHTTP, apiOrigins: apiOrigin.compactMap { URLOrigin(origin: $0) },
-                                 issuer: issuer, deviceURL: deviceURL, revokeURL: revokeURL)
+                                 issuer: issuer, deviceURL: deviceURL, revokeURL: revokeURL, requestTimeout: timeout?.value)
     }
 
     /// RFC 8628: the code to enter, then polling until the user decides.
@@ -349,9 +358,10 @@ struct Logout: ParsableCommand {
         // For this revocation only: the stored configuration keeps what login allowed.
         if insecureHTTP { configuration.allowsInsecureHTTP = true }
         let (token, hint) = removed.refreshToken.map { ($0, "refresh_token") } ?? (removed.accessToken, "access_token")
-        let endpoint = TokenEndpoint(configuration: configuration)
         let timeout = revokeTimeout.value
-        let outcome = try runAsync { () async -> TokenEndpointError? in
+        let revoking = configuration
+        let outcome = try runAsync { http async -> TokenEndpointError? in
+            let endpoint = TokenEndpoint(configuration: revoking, http: http)
             do throws(TokenEndpointError) {
                 try await endpoint.revoke(token, hint: hint, at: url, timeout: timeout)
                 return nil

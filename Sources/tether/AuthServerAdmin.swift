@@ -3,7 +3,9 @@ import FoundationEssentials
 import Glibc
 #endif
 import TetherAuth
+import TetherHTTP
 import TetherJSON
+import TetherLoop
 
 /// The demo auth server's counters and admin endpoints (`/counters`,
 /// `/admin/settings`, `/admin/faults`), for the benchmarks and the demo.
@@ -24,17 +26,32 @@ struct AuthServerAdmin: Sendable {
         let url = baseURL + path
         let headers = body == nil ? [] : [("Content-Type", "application/json")]
         let bytes = body.map { JSONCodec.serialize($0) }
-        let response = try runAsync { () async throws -> HTTPExchange.Response in
-            try await HTTPExchange.send(method, url, headers: headers, body: bytes, timeout: 10)
+        let response = try runAsync { http async throws -> HTTPResponse in
+            try await http.send(method, url, headers: headers, body: bytes, timeout: 10)
         }
         guard (200..<300).contains(response.status) else { throw CLIError.environment("\(path) answered HTTP \(response.status)") }
         return try JSONCodec.parse(response.body)
     }
 }
 
-/// The demo auth server's executable, built next to tether.
-func demoAuthServerExecutable() -> String {
-    URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().appendingPathComponent("demo-auth-server").path
+/// The demo auth server's executable: `explicit`, else next to tether (an
+/// install puts it there), else on PATH. It is a package of its own
+/// (examples/DemoAuthServer), so nothing heavy is in Tether's graph.
+func demoAuthServerExecutable(_ explicit: String? = nil) throws -> String {
+    if let explicit {
+        guard FileManager.default.isExecutableFile(atPath: explicit) else {
+            throw CLIError.badInput("--auth-server \(explicit) is not an executable")
+        }
+        return explicit
+    }
+    let beside = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().appendingPathComponent("demo-auth-server").path
+    let path = ProcessEnvironment.value("PATH")?.split(separator: ":").map { "\($0)/demo-auth-server" } ?? []
+    guard let found = ([beside] + path).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw CLIError.environment("the demo auth server is not built: run examples/demo.sh, or "
+            + "swift build --package-path examples/DemoAuthServer and pass --auth-server "
+            + "examples/DemoAuthServer/.build/debug/demo-auth-server")
+    }
+    return found
 }
 
 /// Writes `text` to a new file only its owner can read (a secret).

@@ -8,6 +8,7 @@ import TetherGroup
 import TetherHost
 import TetherIPC
 import TetherLog
+import TetherManifest
 
 struct HostCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,7 @@ import TetherGroup
 import TetherHost
 import TetherIPC
 import TetherLog
+import TetherManifest
 
 /// `tether host` on the event loop.
 final class HostSession: LoopSession, @unchecked Sendable {

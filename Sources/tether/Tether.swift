@@ -21,7 +21,7 @@ struct Tether: ParsableCommand {
             """,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, ExtensionCommand.self, Feature.self, Push.self, Reload.self,
                       Defaults.self, Login.self, Logout.self, Token.self, Metrics.self,
-                      Demo.self, Bench.self]
+                      NewExtension.self, Demo.self, Bench.self]
     )
 }
 
@@ -33,6 +33,7 @@ enum TetherMain {
         // connection, not the death of the host. (Children get every signal
         // back at its default: libuv's, and `hold`'s ForegroundProcess.)
         signal(SIGPIPE, SIG_IGN)
+        StandardDescriptors.ensureOpen()
         let code: Int32
         do {
             // Plain liveness commands skip ArgumentParser's reflection (see

@@ -89,14 +89,19 @@ struct Token: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let broker = try TokenBroker(group: try group.open(), leeway: leeway, logger: CommandLog.logger,
-                                         onWarning: { printError("warning: \($0)") })
-            let kind = kind
-            let token = try runAsync { () async throws -> String in
-                do throws(AuthError) { return try await broker.accessToken(kind) } catch { throw CLIError(error) }
+            let directory = try group.open()
+            let (kind, leeway) = (kind, leeway)
+            let (token, saved) = try runAsync { http async throws -> (String, Bool) in
+                let broker = try TokenBroker(group: directory, http: http, leeway: leeway, logger: CommandLog.logger,
+                                             onWarning: { printError("warning: \($0)") })
+                do throws(AuthError) {
+                    return (try await broker.accessToken(kind), broker.saveUnsaved())
+                } catch {
+                    throw CLIError(error)
+                }
             }
             output(token)
-            if !broker.saveUnsaved() {
+            if !saved {
                 printError("warning: the new tokens could not be saved and end with this process; "
                            + "the next refresh may be refused and need a new login")
             }
@@ -113,13 +118,14 @@ struct Token: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let broker = try TokenBroker(group: try group.open(), leeway: leeway, coordination: coordination,
-                                         logger: CommandLog.logger)
+            let directory = try group.open()
             output("ready")
             _ = readLine()
-            let tasks = tasks
-            let results = try runAsync { () async -> [(String, Double)] in
-                await withTaskGroup(of: (String, Double).self) { taskGroup in
+            let (tasks, leeway, coordination) = (tasks, leeway, coordination)
+            let results = try runAsync { http async throws -> [(String, Double)] in
+                let broker = try TokenBroker(group: directory, http: http, leeway: leeway, coordination: coordination,
+                                             logger: CommandLog.logger)
+                return await withTaskGroup(of: (String, Double).self) { taskGroup in
                     for _ in 0..<tasks {
                         taskGroup.addTask {
                             let start = MonotonicClock.nanoseconds()

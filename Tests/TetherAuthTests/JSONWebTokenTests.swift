@@ -1,5 +1,7 @@
 import Testing
 @testable import TetherAuth
+import TetherHTTP
+import TetherLoop
 
 @Suite struct JSONWebTokenTests {
     @Test func base64URLWithoutPaddingMatchesRFC7515AppendixC() {
@@ -57,10 +59,11 @@ import Testing
         #expect(alreadyExpired.needsRefresh(now: 1_000, leeway: 60))
     }
 
-    @Test func descriptionsNeverShowASecret() {
+    @Test func descriptionsNeverShowASecret() throws {
         let set = TokenSet(accessToken: "access-secret", refreshToken: "refresh-secret", expiresAt: 5)
         let configuration = AuthConfiguration(tokenURL: "http://x/token", clientID: "id", clientSecret: "client-secret")
-        for text in ["\(set)", "\(configuration)", "\(TokenEndpoint(configuration: configuration))"] {
+        let endpoint = TokenEndpoint(configuration: configuration, http: HTTPClient(loop: try EventLoop()))
+        for text in ["\(set)", "\(configuration)", "\(endpoint)"] {
             #expect(!text.contains("secret-") && !text.contains("-secret"), "\(text)")
         }
     }
@@ -74,19 +77,5 @@ import Testing
     @Test func formEncodingFollowsTheHTMLRules() {
         #expect(OAuth2Requests.formEncode("a b&c=d/é") == "a+b%26c%3Dd%2F%C3%A9")
         #expect(OAuth2Requests.formEncode("A-z_.*9") == "A-z_.*9")
-    }
-}
-
-/// HTTPExchange's errors never carry what was sent: a header value (an
-/// access token among them) that the client refuses stays out of the text.
-@Suite struct HTTPExchangeErrorTextTests {
-    @Test func aRefusedHeaderValueNeverReachesTheErrorText() async {
-        let secret = "Bearer tok\u{1}SECRET-TOKEN"
-        do {
-            _ = try await HTTPExchange.send("GET", "http://127.0.0.1:9/x", headers: [("Authorization", secret)], timeout: 5)
-            Issue.record("a header with a control character was sent")
-        } catch {
-            #expect(!error.description.contains("SECRET"), "\(error)")
-        }
     }
 }

@@ -20,7 +20,7 @@ final class DemoServer: @unchecked Sendable {
         secretFile = directory.path + "/client-secret"
         try writeFile(secretFile, clientSecret + "\n", mode: 0o600)
         try writeFile(directory.path + "/users", "alice:\(password)\nbob:\(bobPassword)\n", mode: 0o600)
-        process = try TestProcess(exampleExecutable("demo-auth-server"), [
+        process = try TestProcess(try DemoAuthServerBuild.path(), [
             "--access-ttl", String(accessTTL), "--reuse-grace", String(reuseGrace),
             "--client-secret-file", secretFile, "--users-file", directory.path + "/users",
         ])
@@ -42,9 +42,9 @@ final class DemoServer: @unchecked Sendable {
 
     /// Logs in with tokens that are already expired, then sets the TTL back,
     /// so the next token request is a refresh.
-    func loginExpired(_ group: TestGroup) throws {
+    func loginExpired(_ group: TestGroup, extra: [String] = []) throws {
         try post("/admin/settings", ["accessTTL": -5])
-        let result = try login(group)
+        let result = try login(group, extra: extra)
         try post("/admin/settings", ["accessTTL": 3600])
         guard result.status == 0 else { throw TestTimeout(what: "login: \(result.stderr)") }
     }

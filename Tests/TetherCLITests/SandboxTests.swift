@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherIPC
+import TetherManifest
 import TetherSandbox
 import TetherTestSupport
 
@@ -134,7 +135,7 @@ struct SandboxTests {
         #expect(sandbox["network"] as? String == (sandboxCase.role == "keyboard" && !sandboxCase.openAccess ? "denied" : "allowed"))
         #expect(sandbox["signals"] as? String == "scoped")
         let role = try #require(ExtensionRole(rawValue: sandboxCase.role))
-        #expect(sandbox["memoryLimitMiB"] as? Int == SandboxPolicy.defaultMemoryLimitMiB(for: role))
+        #expect(sandbox["memoryLimitMiB"] as? Int == role.defaultMemoryLimitMiB)
         #expect(sandbox["memoryBy"] as? String == "rlimit")
 
         // Its TMPDIR is private while it runs, outside the group (where a

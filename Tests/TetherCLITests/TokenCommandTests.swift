@@ -21,7 +21,7 @@ import TetherTestSupport
         let printed = try group.run(["token", "print"])
         #expect(printed.status == 0)
         let token = printed.stdout.trimmingCharacters(in: .newlines)
-        #expect(token.split(separator: ".").count == 3 && !token.contains(" "), "only the token is printed")
+        #expect(token.split(separator: ".", omittingEmptySubsequences: false).count == 3 && !token.contains(" "), "only the token is printed")
 
         #expect(try group.run(["logout"]).stdout.contains("logged out: clientAuthenticated"))
         #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "clientAuthenticated")
@@ -74,7 +74,7 @@ import TetherTestSupport
         let waited = try waiter.waitForExit(timeout: 20)
         let errors = try waiter.standardError()
         #expect(waited == 0, "\(errors)")
-        #expect(try waiter.remainingOutput().split(separator: ".").count == 3)
+        #expect(try waiter.remainingOutput().split(separator: ".", omittingEmptySubsequences: false).count == 3)
         let counters = try server.counters()
         #expect(counters["reuseDetected"] == 0)
         #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
@@ -128,7 +128,7 @@ import TetherTestSupport
         // Printed on purpose, so kept out of `outputs`: no other command may show it.
         let printed = try group.run(["token", "print"])
         let accessToken = printed.stdout.trimmingCharacters(in: .newlines)
-        try #require(printed.status == 0 && accessToken.split(separator: ".").count == 3)
+        try #require(printed.status == 0 && accessToken.split(separator: ".", omittingEmptySubsequences: false).count == 3)
         try run(["token", "status"])
         try run(["token", "status", "--json"])
         // Wrong password, wrong secret, no server: errors name no secret.

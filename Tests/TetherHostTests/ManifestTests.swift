@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherHost
 import TetherJSON
+import TetherManifest
 import TetherTestSupport
 
 @Suite struct ManifestTests {
@@ -15,18 +16,6 @@ import TetherTestSupport
         let path = dir.path + "/ext.sh"
         try writeFile(path, "#!/bin/sh\nexit 0\n", mode: 0o755)
         return path
-    }
-
-    /// The build plugin embeds `jsonValue` and `--manifest` prints it for
-    /// the host: it must read back as the same manifest, for every role
-    /// (an always widget once got an idleTimeout it then refused).
-    @Test(arguments: ["widget", "keyboard", "notification"], ["always", "on-demand", nil])
-    func jsonValueReadsBackAsTheSameManifest(role: String, activation: String?) throws {
-        let field = activation.map { #","activation":"\#($0)""# } ?? ""
-        let text = #"{"name":"x","role":"\#(role)","executable":"x","watchdog":2.5,"noRestartExitCodes":[3]\#(field)}"#
-        let manifest = try ExtensionManifest.parse(Array(text.utf8), file: "x.extension.json")
-        let again = try ExtensionManifest.parse(JSONCodec.serialize(manifest.jsonValue), file: "x.extension.json")
-        #expect(again == manifest)
     }
 
     @Test func loadsAValidManifestResolvingARelativeExecutable() throws {

@@ -32,3 +32,16 @@ public func onLoop<T: Sendable>(
         }
     }
 }
+
+/// Runs a blocking wait on a thread of its own and awaits it: a test that
+/// blocks a thread of Swift's small cooperative pool can starve the very
+/// task it waits for.
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        do {
+            try DetachedThread.start { continuation.resume(with: Result { try body() }) }
+        } catch {
+            continuation.resume(throwing: error)
+        }
+    }
+}

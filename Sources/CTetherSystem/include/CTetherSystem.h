@@ -4,6 +4,12 @@
 #include <sys/resource.h>
 #ifdef __linux__
 #include <sys/xattr.h> /* getxattr, for Swift: Glibc's module leaves it out */
+/// The manifest the TetherManifest build plugin embedded in this executable
+/// (its generated `tether_embedded_manifest`, referenced weakly, so an
+/// executable built without the plugin links and gets NULL): UTF-8 JSON,
+/// `length` bytes, not NUL-terminated.
+const unsigned char *tether_find_embedded_manifest(long *length);
+
 #endif
 
 /// pidfd_open(pid, 0): a descriptor that becomes readable when the process
@@ -97,5 +103,11 @@ int tether_release_free_memory(void);
 /// after the wait, the wait status, and the child's rusage. 0, or -1 and errno.
 int tether_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
                         long long *wall_ns, int *status, struct rusage *usage);
+
+/// The manifest the TetherManifest build plugin embedded in this executable
+/// (its generated `tether_embedded_manifest`, referenced weakly, so an
+/// executable built without the plugin links and gets NULL): UTF-8 JSON,
+/// `length` bytes, not NUL-terminated.
+const unsigned char *tether_find_embedded_manifest(long *length);
 
 #endif

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import TetherAuth
 import TetherGroup
+import TetherHTTP
 import TetherIPC
 import TetherLoop
 
@@ -28,7 +29,8 @@ struct TokenBenchmark {
         let store = try CredentialStore(group: group)
         try store.save(AuthConfiguration(tokenURL: "http://127.0.0.1:9/token", clientID: "bench"))
         try store.save(TokenSet(accessToken: "bench-token", expiresAt: Date().timeIntervalSince1970 + 3600), as: .user)
-        let broker = try TokenBroker(group: group)
+        // A cached read makes no request: the client's loop never runs.
+        let broker = try TokenBroker(group: group, http: HTTPClient(loop: try EventLoop()))
         let samples = max(1000, Int(100_000 * scale))
         let read = try measure(samples: samples) {
             guard case .valid = try broker.cached() else { throw CLIError.environment("the bench token was not valid") }
@@ -91,7 +93,7 @@ final class BenchAuthServer {
     let password = "bench-\(UUID().uuidString)"
 
     init(scratch: BenchScratch) throws {
-        let executable = demoAuthServerExecutable()
+        let executable = try demoAuthServerExecutable()
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw CLIError.environment("the token benchmarks need demo-auth-server next to tether: run 'swift build' first")
         }
@@ -112,9 +114,9 @@ final class BenchAuthServer {
             .trimmed
         let configuration = AuthConfiguration(tokenURL: baseURL + "/token", clientID: "tether-demo", clientSecret: secret)
         let password = password
-        let set = try runAsync { () async throws -> TokenSet in
+        let set = try runAsync { http async throws -> TokenSet in
             do throws(TokenEndpointError) {
-                return try await TokenEndpoint(configuration: configuration).request(.password(username: "alice", password: password))
+                return try await TokenEndpoint(configuration: configuration, http: http).request(.password(username: "alice", password: password))
             } catch {
                 throw CLIError(error)
             }

@@ -19,7 +19,9 @@ struct Demo: ParsableCommand {
             SIGKILL, and starts a new host. Each step is checked. Everything runs under \
             $TMPDIR (default /tmp) and is removed at the end, also after Ctrl-C.
 
-            Needs the example executables next to tether: run 'swift build' first.
+            Needs the example executables next to tether ('swift build'), and the demo auth \
+            server, a package of its own: next to tether, on PATH, or --auth-server PATH \
+            (examples/demo.sh builds everything and runs the demo).
             Exit status: 0 if every check held, 1 if one failed, 3 if the demo could not run, \
             130 when interrupted.
             """
@@ -32,6 +34,9 @@ struct Demo: ParsableCommand {
     @Flag(help: "Also print every line the demo's processes print.")
     var verbose = false
 
+    @Option(help: ArgumentHelp("The demo auth server's executable (default: next to tether, else on PATH).", valueName: "PATH"))
+    var authServer: String?
+
     func run() throws {
         let bin = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().path
         let missing = DemoDay.missingExecutables(in: bin)
@@ -39,6 +44,7 @@ struct Demo: ParsableCommand {
             throw CLIError.environment("the demo needs \(missing.joined(separator: ", ")) next to tether in \(bin): "
                 + "run 'swift build' (it builds them all) and try again")
         }
+        let authServer = try demoAuthServerExecutable(authServer)
         let narrator = DemoNarrator(json: json, totalSteps: DemoDay.steps)
         var echo: (@Sendable (String, String) -> Void)?
         if verbose {
@@ -46,7 +52,7 @@ struct Demo: ParsableCommand {
         }
         let stage = try DemoStage(echo: echo)
         narrator.say("tether demo: a host, its extensions and a token server, in \(stage.root)")
-        let day = DemoDay(stage: stage, narrator: narrator, bin: bin)
+        let day = DemoDay(stage: stage, narrator: narrator, bin: bin, authServer: authServer)
 
         var interrupted: Int32?
         do {

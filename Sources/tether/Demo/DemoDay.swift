@@ -28,6 +28,7 @@ final class DemoDay {
     let stage: DemoStage
     let say: DemoNarrator
     let bin: String
+    let authServer: String
     let tether: String
     let group: String
     private let password = "demo-\(UUID().uuidString)"
@@ -49,10 +50,8 @@ final class DemoDay {
     private(set) var hostDeathNoticedMs: Double?
     private(set) var extensionsEndedMs: Double?
 
-    init(stage: DemoStage, narrator: DemoNarrator, bin: String) {
-        self.stage = stage
-        self.say = narrator
-        self.bin = bin
+    init(stage: DemoStage, narrator: DemoNarrator, bin: String, authServer: String) {
+        (self.stage, say, self.bin, self.authServer) = (stage, narrator, bin, authServer)
         tether = bin + "/tether"
         group = stage.root + "/group"
     }
@@ -60,7 +59,7 @@ final class DemoDay {
     /// The executables the demo needs, next to tether; a missing one is
     /// reported with what to build.
     static func missingExecutables(in bin: String) -> [String] {
-        ["demo-auth-server", "example-widget", "example-keyboard", "example-notification"]
+        ["example-widget", "example-keyboard", "example-notification"]
             .filter { !FileManager.default.isExecutableFile(atPath: "\(bin)/\($0)") }
     }
 
@@ -86,7 +85,7 @@ final class DemoDay {
         say.step("Start the demo auth server")
         try writeSecretFile(secretFile, "demo-client-\(UUID().uuidString)\n")
         try writeSecretFile(usersFile, "alice:\(password)\n")
-        let server = try stage.start("auth-server", bin + "/demo-auth-server", [
+        let server = try stage.start("auth-server", authServer, [
             "--port", "0", "--access-ttl", String(Self.loginTTL),
             "--client-secret-file", secretFile, "--users-file", usersFile,
         ])

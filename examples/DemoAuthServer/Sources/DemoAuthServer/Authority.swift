@@ -1,5 +1,4 @@
 import Foundation
-import JWTKit
 
 /// The server's state: issued token families, settings, faults, counters.
 /// An actor, so concurrent requests see one consistent history.
@@ -74,18 +73,6 @@ actor Authority {
         var revoked = false
     }
 
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var iat: IssuedAtClaim
-        var jti: IDClaim
-        var fam: String?
-
-        func verify(using algorithm: some JWTAlgorithm) throws {
-            try exp.verifyNotExpired()
-        }
-    }
-
     enum Outcome: Sendable {
         case tokens(accessToken: String, refreshToken: String?, expiresIn: Double)
         case error(status: Int, code: String)
@@ -104,7 +91,7 @@ actor Authority {
     /// expiry (`/admin/reject-access`: revoked early, as a server may).
     private var issuedAccess: Set<String> = []
     private var rejectedAccess: Set<String> = []
-    private let keys = JWTKeyCollection()
+    private var accessTokens = AccessTokens()
     /// By device code.
     private var deviceGrants: [String: DeviceGrant] = [:]
 
@@ -113,9 +100,6 @@ actor Authority {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.users = users
-        var generator = SystemRandomNumberGenerator()
-        await keys.add(hmac: HMACKey(from: (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }),
-                       digestAlgorithm: .sha256)
     }
 
     func update(settings patch: [String: Double]) -> Settings {
@@ -303,25 +287,28 @@ actor Authority {
     /// The token's subject if it is a valid, unrevoked user access token
     /// (orders belong to users: a client token is refused).
     func authorize(_ token: String) async -> String? {
-        guard let claims = try? await keys.verify(token, as: Claims.self), let family = claims.fam else {
+        guard let claims = accessTokens.verify(token), let family = claims.fam else {
             counters.rejections += 1
             return nil
         }
-        if families[family]?.revoked ?? true || rejectedAccess.contains(claims.jti.value) {
+        if families[family]?.revoked ?? true || rejectedAccess.contains(claims.jti) {
             counters.rejections += 1
             return nil
         }
         counters.ordersServed += 1
-        return claims.sub.value
+        return claims.sub
     }
 
     private func issue(subject: String, family: String?, refreshToken: String?) async -> Outcome {
         let now = Date()
         let jti = UUID().uuidString
         issuedAccess.insert(jti)
-        let claims = Claims(sub: .init(value: subject), exp: .init(value: now.addingTimeInterval(settings.accessTTL)),
-                            iat: .init(value: now), jti: .init(value: jti), fam: family)
-        guard let accessToken = try? await keys.sign(claims) else {
+        let seconds = now.timeIntervalSince1970
+        // Any TTL an admin call or option set (even inf or NaN) makes a whole second in a century.
+        let ttl = settings.accessTTL.isFinite ? max(-3e9, min(settings.accessTTL, 3e9)) : 3e9
+        let claims = AccessTokens.Claims(sub: subject, exp: Int((seconds + ttl).rounded()),
+                                              iat: Int(seconds.rounded()), jti: jti, fam: family)
+        guard let accessToken = try? accessTokens.issue(claims, now: now) else {
             return .error(status: 500, code: "server_error")
         }
         return .tokens(accessToken: accessToken, refreshToken: refreshToken, expiresIn: settings.accessTTL)

@@ -1,11 +1,4 @@
-import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
-import SystemPackage
-import TetherGroup
-import TetherIPC
-import TetherSandbox
+import TetherJSON
 
 /// An extension's manifest (`*.extension.json`), the Info.plist of an
 /// extension: what to run, in which role, and how to restart it.
@@ -68,40 +61,8 @@ public struct ExtensionManifest: Sendable, Equatable {
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.watchdogMilliseconds = watchdogMilliseconds
         self.noRestartExitCodes = noRestartExitCodes
-        self.memoryLimitMiB = memoryLimitMiB ?? SandboxPolicy.defaultMemoryLimitMiB(for: role)
+        self.memoryLimitMiB = memoryLimitMiB ?? role.defaultMemoryLimitMiB
         self.source = source
-    }
-
-    /// Reads and checks the manifest at `path`. Every error names the file
-    /// and, where there is one, the field.
-    ///
-    /// `executable` is absolute or relative to the manifest. A bare name
-    /// (no slash) that is not next to the manifest is looked up in
-    /// `searchPaths` (the host passes its own directory, then `$PATH`), so
-    /// one manifest works for debug, release and installed builds.
-    public static func load(path: String, searchPaths: [String] = []) throws(ManifestError) -> ExtensionManifest {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ManifestError(file: path, field: nil, problem: "cannot be read")
-        }
-        var manifest = try parse(Array(data), file: path)
-        let executableText = manifest.executable
-        let directory = FilePath(absolutePath(path)).removingLastComponent().string
-        var executable = executableText.hasPrefix("/")
-            ? executableText : FilePath(directory).appending(executableText).string
-        if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
-           let found = searchPaths.lazy.map({ FilePath($0).appending(executableText).string })
-               .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-            executable = found
-        }
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
-        }
-        manifest.executable = executable
-        manifest.source = absolutePath(path)
-        return manifest
     }
 
     /// Checks a manifest's fields without touching the file system: the
@@ -133,7 +94,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         }
 
         let name = try string("name")
-        guard FeatureName.isValid(name) else {
+        guard Self.isValidName(name) else {
             throw ManifestError(file: path, field: "name",
                                 problem: "must be 1-64 of a-z 0-9 . _ - starting with a letter or digit")
         }
@@ -202,7 +163,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             noRestart = codes
         }
-        var memoryLimit: Int? = SandboxPolicy.defaultMemoryLimitMiB(for: role)
+        var memoryLimit: Int? = role.defaultMemoryLimitMiB
         if let value = object["memoryLimitMiB"] {
             // Under 16 MiB not even a shell script's runtime starts.
             guard let mib = value.intValue, mib == 0 || (16...1_048_576).contains(mib) else {
@@ -215,6 +176,16 @@ public struct ExtensionManifest: Sendable, Equatable {
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
                                  noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit), source: path)
+    }
+
+    /// An extension's name: `[a-z0-9][a-z0-9._-]{0,63}`, the feature name
+    /// rule, so it is safe as a file name (its lock) and readable in logs.
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count) else { return false }
+        func isAlphanumeric(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) }
+        guard isAlphanumeric(bytes[0]) else { return false }
+        return bytes.dropFirst().allSatisfy { isAlphanumeric($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
@@ -238,17 +209,5 @@ public struct ExtensionManifest: Sendable, Equatable {
         // Only on-demand extensions have one: `parse` refuses it elsewhere.
         if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }
         return .object(object)
-    }
-}
-
-/// A manifest that cannot be used, as one sentence naming the file and field.
-public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let file: String
-    public let field: String?
-    public let problem: String
-
-    public var description: String {
-        if let field { return "\(file): \"\(field)\" \(problem)" }
-        return "\(file) \(problem)"
     }
 }

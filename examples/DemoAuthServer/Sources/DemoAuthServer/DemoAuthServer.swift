@@ -4,7 +4,7 @@ import Hummingbird
 import Logging
 
 /// A local OAuth 2.0 server that behaves like the strict ones in production:
-/// short-lived signed JWT access tokens, refresh tokens that rotate on every
+/// short-lived JWT access tokens, refresh tokens that rotate on every
 /// use, and reuse detection that revokes the whole token family (as Auth0,
 /// Okta and Keycloak do). Counters and fault injection let tests and
 /// `tether demo` check what clients really did.

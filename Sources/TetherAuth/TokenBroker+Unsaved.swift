@@ -1,0 +1,55 @@
+import TetherGroup
+
+/// Pairs the store did not take (disk full, I/O error): kept in memory, with
+/// the refresh lock, until they save. See `TokenBroker.Unsaved`.
+extension TokenBroker {
+    /// Tries again to save every pair kept in memory; true when none is left.
+    @discardableResult
+    public func saveUnsaved() -> Bool {
+        unsaved.withLock { entries in
+            for (kind, entry) in entries {
+                do {
+                    try store.shared.update { values in
+                        // Only over the pair it replaced: a logout or another
+                        // login since then wins.
+                        if TokenSet(values[kind.rawValue])?.refreshToken == entry.replacing {
+                            values[kind.rawValue] = entry.set.jsonValue
+                        }
+                    }
+                    entry.lock?.release()
+                    entries.removeValue(forKey: kind)
+                } catch {
+                    continue
+                }
+            }
+            return entries.isEmpty
+        }
+    }
+
+    /// The kept pair of `kind` (nil: the user's, else the client's), after
+    /// one more try to save it. While it is valid it is the answer; once it
+    /// is due, no refresh is chained onto a pair the store never took.
+    func pendingSet(_ kind: TokenKind?) throws(AuthError) -> TokenSet? {
+        guard !unsaved.withLock({ $0.isEmpty }), !saveUnsaved() else { return nil }
+        let entry = unsaved.withLock { entries in kind.flatMap { entries[$0] } ?? entries[.user] ?? entries[.client] }
+        guard let entry else { return nil }
+        guard entry.set.needsRefresh(now: Self.now(), leeway: 0) else { return entry.set }
+        throw .store(entry.error)
+    }
+
+    /// After a failed save of `fresh`: a few quick retries, then keep it in
+    /// memory with the refresh lock (taken from the caller) until it saves.
+    func keepUnsaved(_ fresh: TokenSet, as kind: TokenKind, replacing: String?,
+                             lock: inout ExclusiveLock?, error: GroupError) async {
+        for delay in [UInt64(50), 200] {
+            // Retry backoff for a failing disk, not synchronization.
+            try? await Task.sleep(nanoseconds: delay * 1_000_000)
+            if (try? store.save(fresh, as: kind)) != nil { return }
+        }
+        let held = lock
+        lock = nil  // released once the pair is saved, not before
+        unsaved.withLock { $0[kind] = Unsaved(set: fresh, replacing: replacing, lock: held, error: error) }
+        onWarning?("the credential store is failing (\(error)); the new tokens are kept in this process "
+                   + "and saved as soon as it can be written")
+    }
+}

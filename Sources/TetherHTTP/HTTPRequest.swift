@@ -1,0 +1,74 @@
+/// One HTTP request: what to send, where, and how long and how much of
+/// an answer to wait for.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]?
+    /// Seconds from the start to the last byte of the answer, connecting
+    /// included: slow headers and a body trickled a byte at a time are cut
+    /// off here, so nothing waits on a server longer than this.
+    public var timeout: Double
+    /// The largest answer body taken; a larger one fails the request.
+    public var maximumBody: Int
+
+    /// The total deadline when none is given.
+    public static let defaultTimeout: Double = 30
+    /// Token and JSON answers are small.
+    public static let defaultMaximumBody = 4 << 20
+
+    public init(_ method: String = "GET", _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+                timeout: Double = defaultTimeout, maximumBody: Int = defaultMaximumBody) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maximumBody = maximumBody
+    }
+
+    /// True for an absolute http:// or https:// URL with a host.
+    public static func isHTTPURL(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        for scheme in ["https://", "http://"] where lower.hasPrefix(scheme) {
+            let rest = lower.dropFirst(scheme.count)
+            return !rest.isEmpty && rest.first != "/" && rest.first != "?" && rest.first != "#"
+        }
+        return false
+    }
+
+    /// The deadline in whole milliseconds, within 1 ms and a day (a NaN or
+    /// infinite one is a day).
+    var timeoutMilliseconds: Int {
+        guard timeout.isFinite else { return 86_400_000 }
+        return Int(max(0.001, min(timeout, 86_400)) * 1000)
+    }
+
+    /// Why the request cannot be sent as it is, or nil.
+    var refusal: HTTPFailure? {
+        guard Self.isHTTPURL(url), !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) else { return .badURL }
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5a).contains($0) }) else {
+            return .badRequest("the method is not an HTTP method")
+        }
+        for (name, value) in headers {
+            // A line break in a value (a token from a hostile server, say)
+            // would add a header of its own.
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }),
+                  value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f || $0 == UInt8(ascii: "\t") })
+            else { return .badRequest("a header holds a control character") }
+        }
+        return nil
+    }
+}
+
+/// The answer to an `HTTPRequest`: any status, 3xx included (redirects are
+/// not followed: a credential goes only where it was meant to).
+public struct HTTPResponse: Sendable {
+    public let status: Int
+    public let body: [UInt8]
+
+    public init(status: Int, body: [UInt8]) {
+        self.status = status
+        self.body = body
+    }
+}

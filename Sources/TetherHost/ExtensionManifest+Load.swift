@@ -1,0 +1,42 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
+import TetherGroup
+import TetherManifest
+
+extension ExtensionManifest {
+    /// Reads and checks the manifest at `path`. Every error names the file
+    /// and, where there is one, the field.
+    ///
+    /// `executable` is absolute or relative to the manifest. A bare name
+    /// (no slash) that is not next to the manifest is looked up in
+    /// `searchPaths` (the host passes its own directory, then `$PATH`), so
+    /// one manifest works for debug, release and installed builds.
+    public static func load(path: String, searchPaths: [String] = []) throws(ManifestError) -> ExtensionManifest {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ManifestError(file: path, field: nil, problem: "cannot be read")
+        }
+        var manifest = try parse(Array(data), file: path)
+        let executableText = manifest.executable
+        let directory = FilePath(absolutePath(path)).removingLastComponent().string
+        var executable = executableText.hasPrefix("/")
+            ? executableText : FilePath(directory).appending(executableText).string
+        if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
+           let found = searchPaths.lazy.map({ FilePath($0).appending(executableText).string })
+               .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            executable = found
+        }
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
+        }
+        manifest.executable = executable
+        manifest.source = absolutePath(path)
+        return manifest
+    }
+
+}

@@ -1,0 +1,63 @@
+import Synchronization
+import SystemPackage
+
+/// A command run to its end on an event loop of its own, with what it
+/// printed: for a tool that calls another (the scaffolder runs `swift
+/// package`). Spawned as every child is (`ChildProcess`); the caller's
+/// thread runs the loop until the command has exited and both pipes ended.
+public struct CommandOutput: Sendable {
+    public let status: TerminationStatus
+    public let standardOutput: [UInt8]
+    public let standardError: [UInt8]
+
+    /// Runs `executable` (looked up in `PATH` without a slash) with
+    /// `arguments`, standard input from /dev/null. Throws if it cannot start.
+    public static func run(_ executable: String, _ arguments: [String],
+                           workingDirectory: String? = nil) throws(Errno) -> CommandOutput {
+        StandardDescriptors.ensureOpen()
+        let loop = try EventLoop()
+        let collected = Collected()
+        loop.execute {
+            func finishIfDone() {
+                let done = collected.state.withLock { $0.status != nil && $0.ends == 2 }
+                if done { loop.stop() }
+            }
+            do throws(Errno) {
+                let options = ProcessOptions(executable: executable, arguments: arguments,
+                                             workingDirectory: workingDirectory, stdin: .ignore, stdout: .pipe, stderr: .pipe)
+                let child = try ChildProcess.spawn(loop: loop, options) { status in
+                    collected.state.withLock { $0.status = status }
+                    finishIfDone()
+                }
+                for (stream, isError) in [(child.stdout, false), (child.stderr, true)] {
+                    try stream?.startReading { event in
+                        switch event {
+                        case .data(let bytes):
+                            collected.state.withLock { isError ? $0.err.append(contentsOf: bytes) : $0.out.append(contentsOf: bytes) }
+                        case .end, .failed:
+                            stream?.close()
+                            collected.state.withLock { $0.ends += 1 }
+                            finishIfDone()
+                        }
+                    }
+                }
+            } catch {
+                collected.state.withLock { $0.error = error }
+                loop.stop()
+            }
+        }
+        loop.run()
+        return try collected.state.withLock { state throws(Errno) in
+            if let error = state.error { throw error }
+            return CommandOutput(status: state.status ?? .signaled(0), standardOutput: state.out, standardError: state.err)
+        }
+    }
+
+    public var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
+    public var errorText: String { String(decoding: standardError, as: UTF8.self) }
+}
+
+/// What the loop gathers for `CommandOutput.run`.
+private final class Collected: Sendable {
+    let state = Mutex<(status: TerminationStatus?, out: [UInt8], err: [UInt8], ends: Int, error: Errno?)>((nil, [], [], 0, nil))
+}

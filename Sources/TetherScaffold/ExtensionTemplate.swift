@@ -1,0 +1,116 @@
+import TetherManifest
+
+/// What a new extension starts as: its code and its manifest, per role.
+/// The code names no manifest: the build plugin embeds it.
+public struct ExtensionTemplate: Sendable {
+    public let typeName: String
+    public let role: ExtensionRole
+
+    /// The manifest's name: the type name in kebab case (MyWidget → my-widget).
+    public var manifestName: String { Self.kebabCase(typeName) }
+
+    public init(typeName: String, role: ExtensionRole) {
+        self.typeName = typeName
+        self.role = role
+    }
+
+    /// A Swift type and target name: an ASCII letter, then letters and
+    /// digits, at most 64 (so the manifest's name fits its rule too).
+    public static func isTypeName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func isLetter(_ b: UInt8) -> Bool { (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b) }
+        guard let first = bytes.first, isLetter(first), bytes.count <= 64 else { return false }
+        return bytes.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) }
+    }
+
+    /// MyWidget → my-widget, HTTPClient → http-client.
+    static func kebabCase(_ name: String) -> String {
+        let bytes = Array(name.utf8)
+        func isUpper(_ b: UInt8) -> Bool { (0x41...0x5a).contains(b) }
+        func isLower(_ b: UInt8) -> Bool { (0x61...0x7a).contains(b) }
+        var result: [UInt8] = []
+        for (index, byte) in bytes.enumerated() {
+            let previousNotUpper = index > 0 && !isUpper(bytes[index - 1])
+            let nextLower = index + 1 < bytes.count && isLower(bytes[index + 1])
+            if isUpper(byte), index > 0, previousNotUpper || nextLower { result.append(UInt8(ascii: "-")) }
+            result.append(isUpper(byte) ? byte + 0x20 : byte)
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    public var manifest: String {
+        """
+        {
+          "name": "\(manifestName)",
+          "role": "\(role.rawValue)",
+          "executable": "\(typeName)",
+          "arguments": [],
+          "restart": "on-failure",
+          "openAccess": false
+        }
+
+        """
+    }
+
+    public var source: String {
+        switch role {
+        case .widget:
+            """
+            import Foundation
+            import TetherExtension
+
+            /// A widget: a timeline of entries, reloaded by its policy, when the host
+            /// asks (`tether reload`) and when the shared defaults change
+            /// (`tether defaults set greeting '"Howdy"'`). Its manifest,
+            /// \(typeName).extension.json, is checked and embedded at build time.
+            @main
+            struct \(typeName): Widget {
+                func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
+                    let greeting = (try? context.defaults.value(forKey: "greeting"))??.stringValue ?? "Hello"
+                    let entry = TimelineEntry(date: Date(), content: "\\(greeting) from \\(context.name)")
+                    return Timeline(entries: [entry], policy: .never)
+                }
+            }
+
+            """
+        case .keyboard:
+            """
+            import TetherExtension
+
+            /// A keyboard: each line on standard input is a key press. Try
+            /// "is recording running?" (it probes the feature's lock). Its manifest,
+            /// \(typeName).extension.json, is checked and embedded at build time.
+            @main
+            struct \(typeName): Keyboard {
+                func keyPressed(_ text: String, in context: ExtensionContext) async throws {
+                    let words = text.split(separator: " ").map(String.init)
+                    if words.count == 3, words[0] == "is", words[2].hasPrefix("running") {
+                        let running = (try? context.isFeatureRunning(words[1])) == true
+                        context.log("\\(words[1]) is \\(running ? "running" : "not running")")
+                    } else {
+                        context.log("typed: \\(text)")
+                    }
+                }
+            }
+
+            """
+        case .notification:
+            """
+            import TetherExtension
+
+            /// A notification service: rewrites each push within its time budget
+            /// (`tether push '{"title":"Hello","body":"..."}'`). Its manifest,
+            /// \(typeName).extension.json, is checked and embedded at build time.
+            @main
+            struct \(typeName): NotificationService {
+                func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent {
+                    var content = request.content
+                    content.title = "[\\(context.name)] " + (content.title ?? "Notification")
+                    return content
+                }
+            }
+
+            """
+        }
+    }
+}

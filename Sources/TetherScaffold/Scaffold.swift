@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherGroup
+import TetherJSON
+import TetherManifest
+
+/// Adds an extension to a Swift package: `Sources/NAME/` with its code and
+/// manifest, and an executable target using the TetherExtension SDK and the
+/// TetherManifest build plugin. The toolchain's own package editing
+/// (`swift package add-target`) finds the package's targets list and adds
+/// the target; the target it wrote is then given its dependency and plugin,
+/// and `swift package dump-package` must read the result back as intended,
+/// or Package.swift and the new files are put back as they were.
+public struct Scaffold {
+    public let template: ExtensionTemplate
+    public let packagePath: String
+    /// The identity of the Tether package among the package's dependencies
+    /// (the build plugin knows it); nil: found from `dump-package`.
+    public var tetherPackage: String?
+    public var swift = "swift"
+
+    public init(template: ExtensionTemplate, packagePath: String, tetherPackage: String? = nil) {
+        self.template = template
+        self.packagePath = packagePath
+        self.tetherPackage = tetherPackage
+    }
+
+    /// Does it; returns what to tell the author.
+    public func run() throws(ScaffoldError) -> [String] {
+        let name = template.typeName
+        let manifestFile = packagePath + "/Package.swift"
+        guard let original = try? AtomicFile.read(manifestFile) else {
+            throw ScaffoldError("\(packagePath) has no readable Package.swift")
+        }
+        if let specific = Self.versionSpecificManifest(in: packagePath) {
+            throw ScaffoldError("the package also has \(specific), which SwiftPM may read instead of Package.swift; nothing was written")
+        }
+        let sources = packagePath + "/Sources/" + name
+        guard access(sources, F_OK) != 0 else { throw ScaffoldError("Sources/\(name) already exists; nothing was written") }
+
+        // Its own scratch path: these commands write nothing there, and the
+        // package's (locked by SwiftPM while the plugin runs) is left alone.
+        let toolchain = Toolchain(swift: swift, packagePath: packagePath, scratchPath: packagePath + "/.build/tether-new-extension")
+        let package = try toolchain.describe()
+        guard package.targets[name] == nil else {
+            throw ScaffoldError("the package already has a target named \(name); nothing was written")
+        }
+        let declaration = try targetDeclaration(for: package)
+
+        let added = try toolchain.package(["add-target", name, "--type", "executable"])
+        guard added.status == .exited(0) else {
+            restore(manifestFile, original, sources)
+            throw ScaffoldError("swift package add-target failed (\(Toolchain.firstLine(added.errorText))); nothing was changed")
+        }
+        do throws(ScaffoldError) {
+            try complete(manifestFile, declaration: declaration, sources: sources)
+            let check = try toolchain.describe()
+            guard let target = check.targets[name], target["type"]?.stringValue == "executable",
+                  case let text = String(decoding: JSONCodec.serialize(target), as: UTF8.self),
+                  text.contains("\"TetherExtension\""), text.contains("\"TetherManifestPlugin\"") else {
+                throw ScaffoldError("Package.swift did not read back with the target as written")
+            }
+        } catch {
+            restore(manifestFile, original, sources)
+            throw ScaffoldError("""
+                \(error.description); Package.swift and Sources/\(name) were put back as they were. \
+                Add this element to the `targets: [...]` list of its `Package(...)`, and Sources/\(name)/ by hand: \
+                \(declaration.singleLine)
+                """)
+        }
+        let manifestName = template.manifestName
+        return [
+            "Created Sources/\(name)/\(name).swift and Sources/\(name)/\(name).extension.json (\(template.role.rawValue) '\(manifestName)').",
+            "Added the executable target \(name) to Package.swift.",
+            "Next:",
+            "  swift build",
+            "  $(swift build --show-bin-path)/\(name) --manifest > \(manifestName).extension.json",
+            "  tether host --extension \(manifestName).extension.json      # or start it by hand: \(name) --group DIR",
+        ]
+    }
+
+    /// The target's full declaration, naming Tether as the package does.
+    private func targetDeclaration(for package: PackageDescriptionDump) throws(ScaffoldError) -> TargetDeclaration {
+        if package.name == "Tether", package.targets["TetherExtension"] != nil {
+            return TargetDeclaration(name: template.typeName, sdk: #""TetherExtension""#, plugin: #".plugin(name: "TetherManifestPlugin")"#)
+        }
+        let identity: String
+        if let tetherPackage {
+            guard package.dependencies.contains(where: { $0.identity == tetherPackage }) else {
+                throw ScaffoldError("the package does not depend on '\(tetherPackage)'; nothing was written")
+            }
+            identity = tetherPackage
+        } else {
+            let candidates = package.dependencies.filter { dependency in
+                dependency.identity == "tether" || dependency.urlName?.lowercased() == "tether"
+                    || dependency.path.map(Self.isTether) == true
+            }
+            guard candidates.count == 1, let found = candidates.first else {
+                throw ScaffoldError(candidates.isEmpty
+                    ? "the package does not depend on Tether; add it first (swift package add-dependency URL --from VERSION, or DIR --type path); nothing was written"
+                    : "the package depends on more than one package that looks like Tether; name one with --tether-package IDENTITY")
+            }
+            identity = found.identity
+        }
+        return TargetDeclaration(name: template.typeName,
+                                 sdk: #".product(name: "TetherExtension", package: "\#(identity)")"#,
+                                 plugin: #".plugin(name: "TetherManifestPlugin", package: "\#(identity)")"#)
+    }
+
+    /// A local package whose manifest names it Tether.
+    private static func isTether(_ path: String) -> Bool {
+        guard let bytes = try? AtomicFile.read(path + "/Package.swift") else { return false }
+        return String(decoding: bytes, as: UTF8.self).contains(#"name: "Tether""#)
+    }
+
+    /// After `add-target`: the target it wrote gets the full declaration,
+    /// and the source directory it made gets the extension's files.
+    private func complete(_ manifestFile: String, declaration: TargetDeclaration,
+                          sources: String) throws(ScaffoldError) {
+        guard let bytes = try? AtomicFile.read(manifestFile) else { throw ScaffoldError("Package.swift cannot be read back") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let edited = declaration.replacingToolchainTarget(in: text) else {
+            throw ScaffoldError("swift package add-target wrote the target in a form this version of tether does not know")
+        }
+        let name = template.typeName
+        do {
+            try AtomicFile.write(Array(edited.utf8), to: manifestFile, mode: Self.mode(of: manifestFile))
+            try AtomicFile.write(Array(template.source.utf8), to: "\(sources)/\(name).swift", mode: 0o644)
+            try AtomicFile.write(Array(template.manifest.utf8), to: "\(sources)/\(name).extension.json", mode: 0o644)
+        } catch {
+            throw ScaffoldError("cannot write: \(error)")
+        }
+    }
+
+    /// Package.swift as it was; the new source directory gone (it did not
+    /// exist before, and holds only what add-target and this wrote).
+    private func restore(_ manifestFile: String, _ original: [UInt8]?, _ sources: String) {
+        if let original { try? AtomicFile.write(original, to: manifestFile, mode: Self.mode(of: manifestFile)) }
+        let name = template.typeName
+        unlink("\(sources)/\(name).swift")
+        unlink("\(sources)/\(name).extension.json")
+        rmdir(sources)
+    }
+
+    /// A `Package@swift-X.swift` beside Package.swift, which SwiftPM may read instead.
+    private static func versionSpecificManifest(in directory: String) -> String? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("Package@swift-"), name.hasSuffix(".swift") { return name }
+        }
+        return nil
+    }
+
+    private static func mode(of path: String) -> mode_t {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import TetherManifest
+import TetherScaffold
+
+struct NewExtension: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "new-extension",
+        abstract: "Add an extension to a Swift package: its code, its manifest, and its target.",
+        discussion: """
+            Writes Sources/NAME/NAME.swift and Sources/NAME/NAME.extension.json, and adds an \
+            executable target that uses the TetherExtension SDK and the TetherManifest build plugin \
+            (which checks and embeds the manifest at every build). The package must depend on Tether. \
+            Package.swift is edited by the toolchain's own `swift package add-target`, then read back \
+            with `swift package dump-package`; if it does not read back as intended, it is put back \
+            as it was. Inside a package, `swift package new-extension --role ROLE --name NAME` does \
+            the same.
+            Example: tether new-extension MyWidget --role widget
+            """)
+
+    @Argument(help: ArgumentHelp("The Swift type and target name, such as MyWidget; the manifest's name is its kebab-case form (my-widget).",
+                                 valueName: "NAME"))
+    var name: String
+    @Option(help: ArgumentHelp("widget, keyboard or notification.", valueName: "ROLE")) var role: String
+    @Option(help: ArgumentHelp("The package's directory (default: the current one).", valueName: "DIR"))
+    var packagePath = "."
+    @Option(help: ArgumentHelp("Tether's identity among the package's dependencies, where it cannot be told.", valueName: "ID"))
+    var tetherPackage: String?
+
+    func validate() throws {
+        guard ExtensionRole(rawValue: role) != nil else {
+            throw ValidationError("'\(role)' is not a role; use widget, keyboard or notification")
+        }
+        guard ExtensionTemplate.isTypeName(name) else {
+            throw ValidationError("'\(name)' cannot name a Swift type and target; use letters and digits, starting with a letter")
+        }
+    }
+
+    func run() throws {
+        guard let role = ExtensionRole(rawValue: role) else { throw CLIError.badInput("'\(self.role)' is not a role") }
+        let scaffold = Scaffold(template: ExtensionTemplate(typeName: name, role: role), packagePath: packagePath,
+                                tetherPackage: tetherPackage)
+        do {
+            for line in try scaffold.run() { output(line) }
+        } catch {
+            throw CLIError.refused(error.description)
+        }
+    }
+}

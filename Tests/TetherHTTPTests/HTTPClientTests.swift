@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+import TetherHTTP
+import TetherLoop
+import TetherTestSupport
+
+/// The client against real servers that misbehave (`HostileHTTPServer`):
+/// every rule holds, every failure is one clear reason, and nothing waits
+/// past the request's deadline.
+@Suite struct HTTPClientTests {
+    /// A client on a loop thread of its own, shut down afterwards. The test's
+    /// own code runs on another loop thread (a task executor), so tests that
+    /// block Swift's small shared pool meanwhile cannot stall it.
+    func withClient<T: Sendable>(_ body: @Sendable (HTTPClient) async throws -> T) async throws -> T {
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        return try await withTaskExecutorPreference(try Self.runner()) { try await body(HTTPClient(loop: thread.loop)) }
+    }
+
+    /// Where the tests' own async code runs: a loop thread for the whole suite.
+    static let runnerThread = try? EventLoopThread()
+    static func runner() throws -> EventLoop {
+        guard let loop = runnerThread?.loop else { throw TestTimeout(what: "a runner thread") }
+        return loop
+    }
+
+    /// The failure `request` ends with, and how long it took, in seconds.
+    func failure(of request: HTTPRequest) async throws -> (HTTPFailure?, Double) {
+        try await withClient { client in
+            let start = Date()
+            do throws(HTTPFailure) {
+                _ = try await client.send(request)
+                return (nil, Date().timeIntervalSince(start))
+            } catch {
+                return (error, Date().timeIntervalSince(start))
+            }
+        }
+    }
+
+    @Test func aGoodAnswerArrivesWithItsStatusAndBody() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let response = try await withClient { try await $0.send(HTTPRequest("POST", server.baseURL + "/ok", body: Array("x=1".utf8))) }
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"ok": true}"#)
+    }
+
+    /// The total deadline cuts off a server that never answers and one that
+    /// sends its headers, then a byte a second: neither can hold a caller
+    /// (and a refresh lock) past it.
+    @Test(arguments: ["/slow-headers", "/trickle"])
+    func theDeadlineCutsOffSlowServers(_ path: String) async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let (failure, seconds) = try await failure(of: HTTPRequest("GET", server.baseURL + path, timeout: 2))
+        #expect(failure == .timedOut)
+        #expect(seconds >= 1.9 && seconds < 10, "took \(seconds) s")
+    }
+
+    @Test(arguments: [
+        ("/close-mid-body", HTTPFailure.failed("the connection was lost")),
+        ("/big", .tooLarge(limit: 1 << 20)),
+        ("/big-chunked", .tooLarge(limit: 1 << 20)),
+        ("/bad-chunked", .failed("the connection was lost")),
+        ("/garbage", .failed("the server's answer was malformed")),
+    ])
+    func aBrokenAnswerIsOneClearFailure(_ path: String, _ expected: HTTPFailure) async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let (failure, _) = try await failure(of: HTTPRequest("GET", server.baseURL + path, timeout: 20, maximumBody: 1 << 20))
+        #expect(failure == expected)
+    }
+
+    /// A redirect is the answer, not followed: a credential goes only where it was meant to.
+    @Test func redirectsAreNotFollowed() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let response = try await withClient { try await $0.send(HTTPRequest("GET", server.baseURL + "/redirect")) }
+        #expect(response.status == 302)
+        #expect(try server.counts()["/ok"] == nil)
+    }
+
+    @Test func aSelfSignedCertificateIsRefused() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory, tls: true)
+        let (failure, _) = try await failure(of: HTTPRequest("GET", server.baseURL + "/ok", timeout: 20))
+        #expect(failure == .insecure)
+    }
+
+    @Test func aClosedPortIsRefused() async throws {
+        let port = try unusedPort()
+        let (failure, _) = try await failure(of: HTTPRequest("GET", "http://127.0.0.1:\(port)/", timeout: 20))
+        #expect(failure == .refused)
+    }
+
+    /// Nothing but http(s), and no header that could smuggle another one.
+    @Test(arguments: [
+        (HTTPRequest("GET", "file:///etc/passwd"), HTTPFailure.badURL),
+        (HTTPRequest("GET", "ftp://127.0.0.1/x"), .badURL),
+        (HTTPRequest("GET", "http://127.0.0.1/a b"), .badURL),
+        (HTTPRequest("GET", "http://127.0.0.1/", headers: [("Authorization", "Bearer x\r\nX-Evil: 1")]),
+         .badRequest("a header holds a control character")),
+        (HTTPRequest("get", "http://127.0.0.1/"), .badRequest("the method is not an HTTP method")),
+    ])
+    func requestsThatBreakTheRulesAreNotSent(_ request: HTTPRequest, _ expected: HTTPFailure) async throws {
+        let (failure, _) = try await failure(of: request)
+        #expect(failure == expected)
+    }
+
+    /// The error text never carries what was sent: a header value (an
+    /// access token among them) that the client refuses stays out of it.
+    @Test func aRefusedHeaderValueNeverReachesTheErrorText() async throws {
+        let (failure, _) = try await failure(of: HTTPRequest("GET", "http://127.0.0.1:9/x",
+                                                             headers: [("Authorization", "Bearer tok\u{1}SECRET-TOKEN")]))
+        #expect(failure != nil && !"\(failure.map { "\($0)" } ?? "")".contains("SECRET"))
+    }
+
+    /// 100 requests at once from one process, all on the one loop.
+    @Test func aHundredConcurrentRequestsAllComplete() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let statuses = try await withClient { client in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<100 { group.addTask { try await client.send(HTTPRequest("GET", server.baseURL + "/ok")).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(statuses.count == 100 && statuses.allSatisfy { $0 == 200 })
+        #expect(try server.counts()["/ok"] == 100)
+    }
+
+    /// A cancelled task's request ends at once, not at its deadline.
+    @Test func cancellingTheTaskEndsTheRequest() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let (failure, seconds) = try await withClient { client in
+            let task = Task(executorPreference: try Self.runner()) { () -> (HTTPFailure?, Date) in
+                do throws(HTTPFailure) {
+                    _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
+                    return (nil, Date())
+                } catch {
+                    return (error, Date())
+                }
+            }
+            // Cancelled once the server has the request.
+            try await offThePool { try server.waitForRequest("/slow-headers") }
+            let start = Date()
+            task.cancel()
+            let (failure, end) = await task.value
+            return (failure, end.timeIntervalSince(start))
+        }
+        #expect(failure == .cancelled)
+        #expect(seconds < 5, "took \(seconds) s")
+    }
+
+    /// A loop that stops under a running request ends it: the caller never waits forever.
+    @Test func aStoppingLoopEndsItsRequests() async throws {
+        try await withTaskExecutorPreference(try Self.runner()) { try await stoppingLoop() }
+    }
+
+    private func stoppingLoop() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let thread = try EventLoopThread()
+        let client = HTTPClient(loop: thread.loop)
+        let task = Task(executorPreference: try Self.runner()) { () -> HTTPFailure? in
+            do throws(HTTPFailure) {
+                _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        try await offThePool { try server.waitForRequest("/slow-headers") }
+        thread.shutdown()
+        #expect(await task.value == .cancelled)
+        // After the loop is gone, a request fails at once.
+        do throws(HTTPFailure) {
+            _ = try await client.send(HTTPRequest("GET", server.baseURL + "/ok"))
+            Issue.record("a request after the loop stopped succeeded")
+        } catch {
+            #expect(error == .cancelled)
+        }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
+func unusedPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw TestTimeout(what: "a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

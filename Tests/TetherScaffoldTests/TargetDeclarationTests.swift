@@ -1,0 +1,49 @@
+import Testing
+@testable import TetherScaffold
+
+/// What happens to the target `swift package add-target` wrote. The whole
+/// path (the toolchain, dump-package, put back on failure) runs in
+/// TetherPluginTests against real packages.
+@Suite struct TargetDeclarationTests {
+    let declaration = TargetDeclaration(name: "MyWidget", sdk: #".product(name: "TetherExtension", package: "tether")"#,
+                                        plugin: #".plugin(name: "TetherManifestPlugin", package: "tether")"#)
+
+    @Test func aTargetAloneOnItsLineIsLaidOutOneArgumentALine() throws {
+        let text = "    targets: [\n        .executableTarget(name: \"App\"),\n        .executableTarget(name: \"MyWidget\"),\n    ]\n"
+        let edited = try #require(declaration.replacingToolchainTarget(in: text))
+        #expect(edited == """
+                targets: [
+                    .executableTarget(name: "App"),
+                    .executableTarget(
+                        name: "MyWidget",
+                        dependencies: [.product(name: "TetherExtension", package: "tether")],
+                        plugins: [.plugin(name: "TetherManifestPlugin", package: "tether")]
+                    ),
+                ]
+
+            """)
+    }
+
+    @Test func aTargetInsideALineStaysOnOne() throws {
+        let edited = try #require(declaration.replacingToolchainTarget(in: #"targets: [.executableTarget(name: "MyWidget")]"#))
+        #expect(edited == "targets: [\(declaration.singleLine)]")
+    }
+
+    /// Anything but exactly one target as add-target writes it is left to
+    /// the author: the caller puts Package.swift back.
+    @Test(arguments: ["targets: []", #"a: [.executableTarget(name: "MyWidget"), .executableTarget(name: "MyWidget")]"#,
+                      #"targets: [.executableTarget(name: "MyWidget", path: "x")]"#])
+    func anUnknownFormIsNotEdited(_ text: String) {
+        #expect(declaration.replacingToolchainTarget(in: text) == nil)
+    }
+
+    @Test func typeNamesAndTheirManifestNames() {
+        #expect(ExtensionTemplate.isTypeName("MyWidget2"))
+        for bad in ["", "2Widget", "My-Widget", "Wïdget", String(repeating: "a", count: 65)] {
+            #expect(!ExtensionTemplate.isTypeName(bad), "\(bad)")
+        }
+        #expect(ExtensionTemplate.kebabCase("MyWidget") == "my-widget")
+        #expect(ExtensionTemplate.kebabCase("HTTPClient") == "http-client")
+        #expect(ExtensionTemplate.kebabCase("Orders2Widget") == "orders2-widget")
+    }
+}

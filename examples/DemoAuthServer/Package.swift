@@ -1,0 +1,29 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The demo's OAuth server (rotating refresh tokens, reuse detection, device
+// login, revocation, discovery), on Hummingbird: a package of
+// its own, as swift-nio keeps its benchmarks, so nothing of it is in the
+// graph of a package that depends on Tether. examples/demo.sh and .ci/run
+// build it; `tether demo` finds it next to tether, on PATH, or by
+// --auth-server.
+let package = Package(
+    name: "DemoAuthServer",
+    products: [
+        .executable(name: "demo-auth-server", targets: ["DemoAuthServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DemoAuthServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
