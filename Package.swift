@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TetherAuth", targets: ["TetherAuth"]),
         .library(name: "TetherManifest", targets: ["TetherManifest"]),
         .library(name: "TetherIPC", targets: ["TetherIPC"]),
+        .library(name: "TetherSandbox", targets: ["TetherSandbox"]),
         .library(name: "TetherExtension", targets: ["TetherExtension"]),
         // For extension authors: check and embed a manifest at build time;
         // scaffold a new extension (`swift package new-extension`). The demo's
@@ -65,7 +66,7 @@ let package = Package(
         ),
         // JSON values and a byte-level reader/writer: the socket protocol and
         // the shared stores both speak it.
-        .target(name: "TetherJSON"),
+        .target(name: "TetherJSON", linkerSettings: [.linkedLibrary("m")]),
         // Output that never traps or blocks: a swift-log handler (text or
         // JSON lines, secrets redacted) over non-blocking, bounded writers.
         .target(

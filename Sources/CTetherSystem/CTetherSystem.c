@@ -14,17 +14,6 @@
 #include <unistd.h>
 #include <errno.h>
 
-int tether_pin_to_cpu(int pid, int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(pid, sizeof set, &set);
-}
-
-int tether_current_cpu(void) {
-    return sched_getcpu();
-}
-
 int tether_release_free_memory(void) {
 #ifdef __GLIBC__
     return malloc_trim(0);
@@ -41,34 +30,6 @@ int tether_pidfd_open(int pid) {
     return -1;
 #endif
 }
-int tether_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
-                        long long *wall_ns, int *status, struct rusage *usage) {
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0) return -1;
-    struct timespec start, end;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    pid_t pid = use_fork ? fork() : vfork();
-    if (pid == 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-        dup2(null, 2);
-        execve(path, argv, envp);
-        _exit(127);
-    }
-    int saved = errno;
-    close(null);
-    if (pid < 0) {
-        errno = saved;
-        return -1;
-    }
-    while (wait4(pid, status, 0, usage) < 0) {
-        if (errno != EINTR) return -1;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    *wall_ns = (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec);
-    return 0;
-}
-
 #else
 #include <errno.h>
 
@@ -79,17 +40,6 @@ int tether_release_free_memory(void) {
 int tether_pidfd_open(int pid) {
     (void)pid;
     errno = ENOSYS;
-    return -1;
-}
-
-int tether_pin_to_cpu(int pid, int cpu) {
-    (void)pid;
-    (void)cpu;
-    errno = ENOSYS;
-    return -1;
-}
-
-int tether_current_cpu(void) {
     return -1;
 }
 #endif

@@ -40,10 +40,7 @@ enum TetherMain {
             // FastCommandLine); TETHER_ARGUMENT_PARSER=1 turns that off, so
             // the tests can run the same lines both ways.
             let arguments = FastCommandLine.arguments()
-            if arguments.first == CLIBenchmark.peakMemoryHelper {
-                try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst()))
-                code = 0
-            } else if ProcessEnvironment.value("TETHER_ARGUMENT_PARSER") != "1",
+            if ProcessEnvironment.value("TETHER_ARGUMENT_PARSER") != "1",
                       let fast = FastCommandLine.parse(arguments) {
                 // An exit code, not a thrown ExitCode: ArgumentParser's types
                 // stay off this path.

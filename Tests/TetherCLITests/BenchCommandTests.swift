@@ -2,11 +2,18 @@ import Foundation
 import Testing
 import TetherTestSupport
 
+/// `tether bench` runs the benchmarks package's tether-bench (found on PATH here).
 @Suite struct BenchCommandTests {
+    func bench(_ arguments: [String]) throws -> CommandResult {
+        let directory = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path
+        return try tether(["bench"] + arguments, environment: ["PATH": directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],
+                          timeout: 120)
+    }
+
     /// The JSON contract of `bench --json`, with a small sample count. Speed
     /// goals are read off the real run, not asserted here.
     @Test func jsonCarriesEveryBenchmarkWithItsBaselines() throws {
-        let result = try tether(["bench", "probe", "watch", "--json", "--scale", "0.05"], timeout: 120)
+        let result = try bench(["probe", "watch", "--json", "--scale", "0.05"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["machine"] is [String: Any])
@@ -29,7 +36,7 @@ import TetherTestSupport
     }
 
     @Test func hostAndIPCBenchmarksReportTheirFigures() throws {
-        let result = try tether(["bench", "host", "ipc", "--json", "--scale", "0.05"], timeout: 120)
+        let result = try bench(["host", "ipc", "--json", "--scale", "0.05"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
@@ -58,7 +65,7 @@ import TetherTestSupport
     }
 
     @Test func cliBenchmarkSetsWholeCommandsAgainstFlockAndTrue() throws {
-        let result = try tether(["bench", "cli", "--json", "--scale", "0.05"], timeout: 120)
+        let result = try bench(["cli", "--json", "--scale", "0.05"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
@@ -79,7 +86,7 @@ import TetherTestSupport
     }
 
     @Test func unknownBenchmarkIsBadUsage() throws {
-        let result = try tether(["bench", "nonsense"])
+        let result = try bench(["nonsense"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("nonsense"))
     }

@@ -7,7 +7,7 @@ import TetherTestSupport
 @Suite struct DemoCommandTests {
     @Test func theDayPassesAndLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
-        let result = try tether(["demo", "--json", "--auth-server", try DemoAuthServerBuild.path()], environment: ["TMPDIR": scratch.path], timeout: 180)
+        let result = try tether(["demo", "--json", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: ["TMPDIR": scratch.path], timeout: 180)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(summary["ok"] as? Bool == true)
@@ -23,7 +23,7 @@ import TetherTestSupport
 
     @Test func ctrlCStopsEverythingAndRemovesItsFiles() throws {
         let scratch = try TemporaryDirectory()
-        let demo = try startTether(["demo", "--auth-server", try DemoAuthServerBuild.path()], environment: ["TMPDIR": scratch.path])
+        let demo = try startTether(["demo", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: ["TMPDIR": scratch.path])
         // Mid-day: the host, the keyboard and the server run, and the demo waits for a token to expire.
         _ = try demo.expectLineStarting("      expiry 1: waiting", timeout: 60)
         demo.signal(SIGINT)

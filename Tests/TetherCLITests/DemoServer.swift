@@ -20,7 +20,7 @@ final class DemoServer: @unchecked Sendable {
         secretFile = directory.path + "/client-secret"
         try writeFile(secretFile, clientSecret + "\n", mode: 0o600)
         try writeFile(directory.path + "/users", "alice:\(password)\nbob:\(bobPassword)\n", mode: 0o600)
-        process = try TestProcess(try DemoAuthServerBuild.path(), [
+        process = try TestProcess(try NestedPackageBuild.demoAuthServer.path(), [
             "--access-ttl", String(accessTTL), "--reuse-grace", String(reuseGrace),
             "--client-secret-file", secretFile, "--users-file", directory.path + "/users",
         ])

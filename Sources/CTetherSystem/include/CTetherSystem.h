@@ -16,11 +16,6 @@ const unsigned char *tether_find_embedded_manifest(long *length);
 /// ends (syscall is variadic too). -1 with errno set; ENOSYS off Linux.
 int tether_pidfd_open(int pid);
 
-/// sched_setaffinity(pid, {cpu}) and sched_getcpu(), for benchmarks: the
-/// CPU_SET macros and GNU functions do not reach Swift.
-int tether_pin_to_cpu(int pid, int cpu);
-int tether_current_cpu(void);
-
 /// Starts the host's group reaper: a small orphaned process, in a session
 /// of its own, holding none of the host's descriptors, that reads 4-byte
 /// records from a pipe (a process group id to guard, or its negation to let
@@ -94,15 +89,6 @@ int tether_seccomp_available(void);
 /// malloc_trim(0) where glibc has it: hand freed heap memory back to the
 /// system (glibc otherwise keeps it for reuse). Returns 1 if any was released.
 int tether_release_free_memory(void);
-
-/// For benchmarks: runs `path` (argv, envp) with stdio on /dev/null and waits
-/// for it. `use_fork` 1 makes the child with fork(2): its peak RSS is then
-/// its own (a vfork child shares the parent's memory, and exec carries the
-/// parent's high-water mark into the child's); 0 uses vfork, the cheaper
-/// spawn that posix_spawn does. Fills the wall time from before the fork to
-/// after the wait, the wait status, and the child's rusage. 0, or -1 and errno.
-int tether_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
-                        long long *wall_ns, int *status, struct rusage *usage);
 
 /// The manifest the TetherManifest build plugin embedded in this executable
 /// (its generated `tether_embedded_manifest`, referenced weakly, so an

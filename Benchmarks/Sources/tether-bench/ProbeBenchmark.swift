@@ -23,7 +23,7 @@ struct ProbeBenchmark {
         let idle = try measure(samples: samples) { _ = try LockProbe.status(ofLockAt: path, identifyHolder: false) }
         let keptIdle = try measure(samples: samples) { _ = try kept.status() }
         guard let holder = try LivenessLock.tryAcquire(path: path, label: "bench") else {
-            throw CLIError.environment("the benchmark's own lock at \(path) is held by someone else")
+            throw BenchError.environment("the benchmark's own lock at \(path) is held by someone else")
         }
         defer { holder.release() }
         let held = try measure(samples: samples) { _ = try LockProbe.status(ofLockAt: path, identifyHolder: false) }
@@ -87,7 +87,7 @@ struct ProbeBenchmark {
             defer { argv.forEach { free($0) } }
             var pid: pid_t = 0
             guard posix_spawn(&pid, arguments[0], nil, nil, &argv, &envp) == 0 else {
-                throw CLIError.environment("cannot spawn /usr/bin/flock")
+                throw BenchError.environment("cannot spawn /usr/bin/flock")
             }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -15,16 +15,16 @@ struct WatchBenchmark {
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/watch")
         let path = try group.preparedLockPath(for: .feature(FeatureName("bench-watch")))
-        let executable = ownExecutable()
+        let executable = scratch.tools.tether
         let loop: EventLoop
-        do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
+        do { loop = try EventLoop() } catch { throw BenchError.environment("cannot start the event loop: \(error)") }
         let session = WatchBenchSession(
             loop: loop, path: path, holderCommand: [executable, "hold", "feature", "bench-watch",
                                                     "--group", group.path, "--", "cat"],
             iterations: max(10, Int(100 * scale)))
         loop.execute { session.start() }
         loop.run()
-        if let failure = session.failure { throw CLIError.environment("watch benchmark: \(failure)") }
+        if let failure = session.failure { throw BenchError.environment("watch benchmark: \(failure)") }
         return [BenchResult(name: "watch.kill9", samples: session.watchSamples,
                             baselines: ["child exit via SIGCHLD": Percentiles(nanoseconds: session.exitSamples)])]
     }

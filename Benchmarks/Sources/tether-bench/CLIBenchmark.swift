@@ -1,4 +1,5 @@
-import CTetherSystem
+import CBenchSystem
+import FoundationEssentials
 import TetherGroup
 import TetherLoop
 #if canImport(Glibc)
@@ -15,8 +16,8 @@ import Glibc
 ///   its hello reaches the host's socket, against `/bin/true`'s spawn to exit.
 ///
 /// Times are spawned with vfork (as posix_spawn does). Peak RSS is measured
-/// in separate runs, each forked from a fresh small helper (`tether
-/// bench-peak-memory`), so that a child's high-water mark is its own.
+/// in separate runs, each forked from a fresh small helper (`tether-bench
+/// peak-memory-of`), so that a child's high-water mark is its own.
 struct CLIBenchmark {
     let scratch: BenchScratch
     let scale: Double
@@ -28,12 +29,12 @@ struct CLIBenchmark {
     }
 
     func run() throws -> [BenchResult] {
-        let tether = ownExecutable()
+        let tether = scratch.tools.tether
         let group = scratch.path + "/cli-group"
-        let directory = try GroupOptions.open(group)
+        let directory = try openGroup(group)
         let lock = try directory.preparedLockPath(for: .feature(try FeatureName("bench")))
         let flock = ["/usr/bin/flock", "-n", lock, "/bin/true"]
-        guard access(flock[0], X_OK) == 0 else { throw CLIError.environment("cli needs /usr/bin/flock (util-linux)") }
+        guard access(flock[0], X_OK) == 0 else { throw BenchError.environment("cli needs /usr/bin/flock (util-linux)") }
         let commands: [(name: String, argv: [String])] = [
             ("flock -n FILE true", flock),
             ("/bin/true", ["/bin/true"]),
@@ -76,24 +77,25 @@ struct CLIBenchmark {
         return results
     }
 
-    /// `tether bench-peak-memory CMD...` (not in --help): runs CMD from this
+    /// `tether-bench peak-memory-of CMD...` (not in --help): runs CMD from this
     /// fresh, small process with fork(2) and prints its peak RSS in KiB.
     /// The bench itself has grown by then, and a forked child starts with a
     /// copy of its parent's private pages: the figure would be the parent's.
-    static let peakMemoryHelper = "bench-peak-memory"
+    static let peakMemoryHelper = "peak-memory-of"
 
     static func reportPeakMemory(of argv: [String]) throws {
-        guard !argv.isEmpty else { throw CLIError.badInput("\(peakMemoryHelper) needs a command") }
+        guard !argv.isEmpty else { throw BenchError.badInput("\(peakMemoryHelper) needs a command") }
         let (_, _, peak) = try runMeasured(argv, fork: true)
         output(String(peak))
     }
 
     /// Peak RSS (KiB) of `argv`, measured by a fresh helper process.
     private func peakMemory(_ argv: [String], tether: String) throws -> UInt64 {
-        let helper = try BenchProcess([tether, Self.peakMemoryHelper] + argv)
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let helper = try BenchProcess([own, Self.peakMemoryHelper] + argv)
         let line = try helper.readLine(timeoutMilliseconds: 10_000)
         try helper.wait()
-        guard let kib = UInt64(line) else { throw CLIError.environment("the peak memory helper said \(line)") }
+        guard let kib = UInt64(line) else { throw BenchError.environment("the peak memory helper said \(line)") }
         return kib
     }
 
@@ -106,11 +108,11 @@ struct CLIBenchmark {
         var wall: Int64 = 0
         var status: Int32 = 0
         var usage = rusage()
-        guard tether_run_measured(argv[0], &arguments, &environment, fork ? 1 : 0, &wall, &status, &usage) == 0 else {
-            throw CLIError.environment("cannot run \(argv[0]) (errno \(errno))")
+        guard bench_run_measured(argv[0], &arguments, &environment, fork ? 1 : 0, &wall, &status, &usage) == 0 else {
+            throw BenchError.environment("cannot run \(argv[0]) (errno \(errno))")
         }
         guard status & 0x7f == 0, (status >> 8) & 0xff != 127 else {
-            throw CLIError.environment("\(argv.joined(separator: " ")) did not run (wait status \(status))")
+            throw BenchError.environment("\(argv.joined(separator: " ")) did not run (wait status \(status))")
         }
         func ns(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000 }
         return (UInt64(max(0, wall)), ns(usage.ru_utime) + ns(usage.ru_stime), UInt64(max(0, usage.ru_maxrss)))
@@ -122,10 +124,10 @@ struct CLIBenchmark {
         let widget = directoryName(tether) + "/example-widget"
         guard access(widget, X_OK) == 0 else { return nil }
         let group = scratch.path + "/cli-extension-group"
-        let directory = try GroupOptions.open(group)
+        let directory = try openGroup(group)
         let hostLock = try directory.preparedLockPath(for: .host)
         guard let held = try LivenessLock.tryAcquire(path: hostLock, label: "bench") else {
-            throw CLIError.environment("the bench's host lock is taken")
+            throw BenchError.environment("the bench's host lock is taken")
         }
         defer { held.release() }
         let listener = try LineSocket.listen(at: group + "/host.sock")
@@ -138,7 +140,7 @@ struct CLIBenchmark {
             let connection = try LineSocket.accept(listener, timeoutMilliseconds: 10_000)
             let hello = try connection.readLine(timeoutMilliseconds: 10_000)
             let elapsed = MonotonicClock.nanoseconds() - began
-            guard hello.contains("extension.hello") else { throw CLIError.environment("the widget said \(hello), not hello") }
+            guard hello.contains("extension.hello") else { throw BenchError.environment("the widget said \(hello), not hello") }
             kill(process.pid, SIGKILL)
             _ = try process.wait()
             connection.closeSocket()

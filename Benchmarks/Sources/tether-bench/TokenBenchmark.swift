@@ -33,7 +33,7 @@ struct TokenBenchmark {
         let broker = try TokenBroker(group: group, http: HTTPClient(loop: try EventLoop()))
         let samples = max(1000, Int(100_000 * scale))
         let read = try measure(samples: samples) {
-            guard case .valid = try broker.cached() else { throw CLIError.environment("the bench token was not valid") }
+            guard case .valid = try broker.cached() else { throw BenchError.environment("the bench token was not valid") }
         }
         let path = store.shared.path
         var info = stat()
@@ -51,7 +51,7 @@ struct TokenBenchmark {
             try server.post("/admin/faults", ["latencyMs": .integer(Self.latencyMilliseconds), "latencyCount": 1_000])
             let before = try server.counters()
             let storms = try (0..<Self.processes).map { _ in
-                try BenchProcess([ownExecutable(), "token", "storm", "--tasks", String(Self.tasks),
+                try BenchProcess([scratch.tools.tether, "token", "storm", "--tasks", String(Self.tasks),
                                   "--coordination", coordination.rawValue, "--group", group.path], writableStdin: true)
             }
             for storm in storms { _ = try storm.readUntil { $0 == "ready" } }
@@ -84,18 +84,17 @@ struct TokenBenchmark {
     }
 }
 
-/// The demo auth server, started next to tether for the token benchmarks.
+/// The demo auth server, for the token benchmarks.
 final class BenchAuthServer {
     let process: BenchProcess
-    let admin: AuthServerAdmin
-    var baseURL: String { admin.baseURL }
+    let baseURL: String
     let secretFile: String
     let password = "bench-\(UUID().uuidString)"
 
     init(scratch: BenchScratch) throws {
-        let executable = try demoAuthServerExecutable()
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw CLIError.environment("the token benchmarks need demo-auth-server next to tether: run 'swift build' first")
+        guard let executable = scratch.tools.authServer else {
+            throw BenchError.environment("the token benchmarks need demo-auth-server (swift build --package-path "
+                                         + "examples/DemoAuthServer): next to tether, on PATH, or --auth-server PATH")
         }
         secretFile = scratch.path + "/client-secret"
         let users = scratch.path + "/users"
@@ -103,8 +102,8 @@ final class BenchAuthServer {
         try writeSecretFile(users, "alice:\(password)\n")
         process = try BenchProcess([executable, "--client-secret-file", secretFile, "--users-file", users])
         let line = try process.readLine(timeoutMilliseconds: 30_000)
-        guard line.hasPrefix("listening on ") else { throw CLIError.environment("demo-auth-server did not start: \(line)") }
-        admin = AuthServerAdmin(baseURL: String(line.dropFirst("listening on ".count)))
+        guard line.hasPrefix("listening on ") else { throw BenchError.environment("demo-auth-server did not start: \(line)") }
+        baseURL = String(line.dropFirst("listening on ".count))
     }
 
     /// Logs in as alice with tokens that are already expired, in-process.
@@ -114,11 +113,11 @@ final class BenchAuthServer {
             .trimmed
         let configuration = AuthConfiguration(tokenURL: baseURL + "/token", clientID: "tether-demo", clientSecret: secret)
         let password = password
-        let set = try runAsync { http async throws -> TokenSet in
+        let set = try HTTPClient.withLoop { http async throws -> TokenSet in
             do throws(TokenEndpointError) {
                 return try await TokenEndpoint(configuration: configuration, http: http).request(.password(username: "alice", password: password))
             } catch {
-                throw CLIError(error)
+                throw BenchError.environment("cannot log in to the demo auth server: \(error)")
             }
         }
         let store = try CredentialStore(group: group)
@@ -127,6 +126,23 @@ final class BenchAuthServer {
         try post("/admin/settings", ["accessTTL": 3600])
     }
 
-    func counters() throws -> [String: Int] { try admin.counters() }
-    func post(_ path: String, _ body: [String: JSONValue]) throws { try admin.post(path, body) }
+    /// What clients did, by the server's count.
+    func counters() throws -> [String: Int] {
+        guard case .object(let object) = try call("GET", "/counters", nil) else { return [:] }
+        return object.compactMapValues { $0.intValue }
+    }
+
+    func post(_ path: String, _ body: [String: JSONValue]) throws {
+        _ = try call("POST", path, .object(body))
+    }
+
+    private func call(_ method: String, _ path: String, _ body: JSONValue?) throws -> JSONValue {
+        let url = baseURL + path
+        let response = try HTTPClient.withLoop { http in
+            try await http.send(method, url, headers: body == nil ? [] : [("Content-Type", "application/json")],
+                                body: body.map { JSONCodec.serialize($0) }, timeout: 10)
+        }
+        guard (200..<300).contains(response.status) else { throw BenchError.environment("\(path) answered HTTP \(response.status)") }
+        return try JSONCodec.parse(response.body)
+    }
 }

@@ -17,7 +17,7 @@ struct DefaultsBenchmark {
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/defaults")
         let store = try SharedStore.defaults(in: group)
-        let watcher = try BenchProcess([ownExecutable(), "defaults", "watch", "--group", group.path])
+        let watcher = try BenchProcess([scratch.tools.tether, "defaults", "watch", "--group", group.path])
         _ = try watcher.readUntil { $0.hasPrefix("watching") }
         let iterations = max(20, Int(500 * scale))
         var notify: [UInt64] = []

@@ -96,7 +96,7 @@ struct BenchReport: Encodable {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 
-    private func format(_ value: Double) -> String { TextFormat.fixed(value, 3) }
+    private func format(_ value: Double) -> String { fixed(value, 3) }
 }
 
 struct MachineInfo: Encodable {
@@ -132,11 +132,13 @@ func measure(samples: Int, warmup: Int = 200, _ body: () throws -> Void) rethrow
 /// A private group directory for the run, removed afterwards.
 final class BenchScratch {
     let path: String
+    let tools: BenchTools
 
-    init() throws {
+    init(tools: BenchTools) throws {
+        self.tools = tools
         var template = Array("/tmp/tether-bench.XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw CLIError.environment("cannot create a scratch directory in /tmp: \(String(cString: strerror(errno)))")
+            throw BenchError.environment("cannot create a scratch directory in /tmp: \(String(cString: strerror(errno)))")
         }
         path = String(cString: made)
     }

@@ -23,7 +23,7 @@ struct SandboxBenchmark {
 
     func run() throws -> [BenchResult] {
         let group = scratch.path + "/sandbox-group"
-        if mkdir(group, 0o700) != 0, errno != EEXIST { throw CLIError.environment("cannot make \(group)") }
+        if mkdir(group, 0o700) != 0, errno != EEXIST { throw BenchError.environment("cannot make \(group)") }
         let samples = max(20, Int(200 * scale))
         let unconfined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: false) }
         let confined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: true) }
@@ -63,7 +63,7 @@ struct SandboxBenchmark {
         var status: Int32 = 0
         while waitpid(spawned.pid, &status, 0) < 0 && errno == EINTR {}
         close(spawned.pidfd)
-        guard status == 0 else { throw CLIError.environment("/bin/true exited with status \(status)") }
+        guard status == 0 else { throw BenchError.environment("/bin/true exited with status \(status)") }
         withExtendedLifetime(confinement) {}
     }
 
@@ -84,7 +84,7 @@ struct SandboxBenchmark {
                 return SpawnConfinement.spawn(&request, confinement: confinement, pid: &pid, pidfd: &pidfd)
             }
         }
-        guard rc == 0 else { throw CLIError.environment("cannot spawn /bin/true: errno \(-rc)") }
+        guard rc == 0 else { throw BenchError.environment("cannot spawn /bin/true: errno \(-rc)") }
         return (pid, pidfd)
     }
 }

@@ -1,4 +1,4 @@
-import CTetherSystem
+import CBenchSystem
 import FoundationEssentials
 import TetherLoop
 #if canImport(Glibc)
@@ -17,7 +17,7 @@ struct IPCBenchmark {
 
     func run() throws -> [BenchResult] {
         let group = scratch.path + "/ipc"
-        let host = try BenchProcess([ownExecutable(), "host", "--group", group])
+        let host = try BenchProcess([scratch.tools.tether, "host", "--group", group])
         defer {
             kill(host.pid, SIGTERM)
             _ = try? host.wait()
@@ -76,6 +76,6 @@ struct IPCBenchmark {
 /// Pins each of `pids` (0: the calling thread) to the CPU this thread is
 /// running on. False if the kernel refuses.
 private func pinToCurrentCPU(_ pids: [pid_t]) -> Bool {
-    let cpu = tether_current_cpu()
-    return cpu >= 0 && pids.allSatisfy { tether_pin_to_cpu($0, cpu) == 0 }
+    let cpu = bench_current_cpu()
+    return cpu >= 0 && pids.allSatisfy { bench_pin_to_cpu($0, cpu) == 0 }
 }

@@ -21,12 +21,12 @@ final class BenchProcess {
     /// child's stderr to /dev/null (a host under abuse warns, by design).
     init(_ arguments: [String], stdio: Int32? = nil, writableStdin: Bool = false, quietStderr: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
+        guard pipe(&fds) == 0 else { throw BenchError.environment("pipe failed: \(String(cString: strerror(errno)))") }
         // Our end must not leak into the child (nor into anything else we spawn).
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         var input: [Int32] = [-1, -1]
         if writableStdin {
-            guard pipe(&input) == 0 else { throw CLIError.environment("pipe failed: \(String(cString: strerror(errno)))") }
+            guard pipe(&input) == 0 else { throw BenchError.environment("pipe failed: \(String(cString: strerror(errno)))") }
             _ = fcntl(input[1], F_SETFD, FD_CLOEXEC)
         }
         var actions = posix_spawn_file_actions_t()
@@ -53,7 +53,7 @@ final class BenchProcess {
         guard rc == 0 else {
             if writableStdin { close(input[1]) }
             close(fds[0])
-            throw CLIError.environment("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
+            throw BenchError.environment("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
         }
         pid = spawned
         stdout = fds[0]
@@ -88,7 +88,7 @@ final class BenchProcess {
             let now = MonotonicClock.nanoseconds()
             var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
             let left = now >= deadline ? 0 : Int32((deadline - now) / 1_000_000)
-            guard poll(&descriptor, 1, left) > 0 else { throw CLIError.environment("\(pid) printed nothing in time") }
+            guard poll(&descriptor, 1, left) > 0 else { throw BenchError.environment("\(pid) printed nothing in time") }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let n = chunk.withUnsafeMutableBytes { read(stdout, $0.baseAddress, $0.count) }
             guard n > 0 else {
@@ -97,7 +97,7 @@ final class BenchProcess {
                 if ended { reaped = true }
                 let how = !ended ? "still running" : (status & 0x7f) == 0 ? "exit status \((status >> 8) & 0xff)"
                     : "killed by signal \(status & 0x7f)"
-                throw CLIError.environment("process \(pid) (\(arguments.joined(separator: " "))) closed its output (\(how))")
+                throw BenchError.environment("process \(pid) (\(arguments.joined(separator: " "))) closed its output (\(how))")
             }
             buffered += chunk[..<n]
         }
@@ -117,7 +117,7 @@ final class BenchProcess {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw CLIError.environment("wait4 failed: \(String(cString: strerror(errno)))") }
+            guard errno == EINTR else { throw BenchError.environment("wait4 failed: \(String(cString: strerror(errno)))") }
         }
         reaped = true
         func ns(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000 }

@@ -30,7 +30,7 @@ final class LineSocket {
         let (fd, rc) = Self.withSocket(at: path) { connect($0, $1, $2) }
         guard rc == 0 else {
             close(fd)
-            throw CLIError.environment("cannot connect to \(path): \(String(cString: strerror(errno)))")
+            throw BenchError.environment("cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
         self.init(fd: fd)
     }
@@ -41,7 +41,7 @@ final class LineSocket {
         let (fd, bound) = withSocket(at: path) { bind($0, $1, $2) }
         guard fd >= 0, bound == 0, Glibc.listen(fd, 16) == 0 else {
             if fd >= 0 { Glibc.close(fd) }
-            throw CLIError.environment("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw BenchError.environment("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         return fd
     }
@@ -49,10 +49,10 @@ final class LineSocket {
     /// The next connection to `listener`, waiting at most `timeoutMilliseconds`.
     static func accept(_ listener: Int32, timeoutMilliseconds: Int32) throws -> LineSocket {
         var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("nobody connected in time") }
+        guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw BenchError.environment("nobody connected in time") }
         let fd = Glibc.accept(listener, nil, nil)
         if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        guard fd >= 0 else { throw CLIError.environment("accept failed: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw BenchError.environment("accept failed: \(String(cString: strerror(errno)))") }
         return LineSocket(fd: fd)
     }
 
@@ -73,9 +73,9 @@ final class LineSocket {
                 return String(decoding: pending[..<end], as: UTF8.self)
             }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw CLIError.environment("no line in time") }
+            guard poll(&pfd, 1, timeoutMilliseconds) == 1 else { throw BenchError.environment("no line in time") }
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            guard n > 0 else { throw BenchError.environment("the socket closed mid-benchmark") }
             pending += buffer[0..<n]
         }
     }
@@ -86,7 +86,7 @@ final class LineSocket {
     private static func socketPair() throws -> (mine: Int32, theirs: Int32) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw CLIError.environment("socketpair failed: \(String(cString: strerror(errno)))")
+            throw BenchError.environment("socketpair failed: \(String(cString: strerror(errno)))")
         }
         return (fds[0], fds[1])
     }
@@ -140,11 +140,11 @@ final class LineSocket {
 
     /// Sends `bytes` and returns the first line that comes back.
     func readReply(to bytes: [UInt8]) throws -> String {
-        guard sendOnly(bytes) else { throw CLIError.environment("the socket closed mid-benchmark") }
+        guard sendOnly(bytes) else { throw BenchError.environment("the socket closed mid-benchmark") }
         var line: [UInt8] = []
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            guard n > 0 else { throw BenchError.environment("the socket closed mid-benchmark") }
             if let end = buffer[0..<n].firstIndex(of: 0x0a) {
                 line += buffer[0..<end]
                 return String(decoding: line, as: UTF8.self)
@@ -158,13 +158,13 @@ final class LineSocket {
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + sent }, bytes.count - sent) }
-            guard n > 0 else { throw CLIError.environment("write to the socket failed: \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw BenchError.environment("write to the socket failed: \(String(cString: strerror(errno)))") }
             sent += n
         }
         var seen = 0
         while seen < lines {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { throw CLIError.environment("the socket closed mid-benchmark") }
+            guard n > 0 else { throw BenchError.environment("the socket closed mid-benchmark") }
             for index in 0..<n where buffer[index] == 0x0a { seen += 1 }
         }
     }

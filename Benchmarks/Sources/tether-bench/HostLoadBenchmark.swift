@@ -17,7 +17,7 @@ struct HostLoadBenchmark {
     let scale: Double
 
     func run() throws -> [BenchResult] {
-        let tether = ownExecutable()
+        let tether = scratch.tools.tether
         let samples = max(20, Int(500 * scale))
 
         let idleGroup = scratch.path + "/load-idle"
@@ -103,6 +103,6 @@ struct HostLoadBenchmark {
             let line = try socket.readReply(to: request)
             if let match = line.firstMatch(of: /"pid":(\d+),"restarts"/), let pid = Int32(match.1) { return pid }
         }
-        throw CLIError.environment("the spamming extension did not start")
+        throw BenchError.environment("the spamming extension did not start")
     }
 }

@@ -12,7 +12,7 @@ struct HostBenchmark {
     static let examples = ["example-widget", "example-keyboard", "example-notification"]
 
     func run() throws -> [BenchResult] {
-        let tether = ownExecutable()
+        let tether = scratch.tools.tether
         let manifests = try writeManifests(next: tether)
         let iterations = max(3, Int(10 * scale))
         var attach: [UInt64] = []
@@ -67,7 +67,7 @@ struct HostBenchmark {
         for name in Self.examples {
             let executable = directory + "/" + name
             guard access(executable, X_OK) == 0 else {
-                throw CLIError.environment("the host benchmark needs \(executable); build the examples with 'swift build'")
+                throw BenchError.environment("the host benchmark needs \(executable); build the examples with 'swift build'")
             }
             let role = name.hasPrefix("example-") ? String(name.dropFirst("example-".count)) : name
             let arguments = role == "widget" ? #"["--entries","1","--policy","never"]"# : "[]"

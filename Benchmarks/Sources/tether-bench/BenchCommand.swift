@@ -1,12 +1,14 @@
 import ArgumentParser
 import FoundationEssentials
+import TetherLog
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct Bench: ParsableCommand {
+@main
+struct TetherBench: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "tether-bench",
         abstract: "Measure Tether against baselines taken in the same run.",
         discussion: """
             Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
@@ -46,6 +48,13 @@ struct Bench: ParsableCommand {
     @Option(help: "Scale the number of samples (1 = default; smaller is quicker and noisier).")
     var scale: Double = 1
 
+    @Option(help: ArgumentHelp("The tether executable measured (default: next to tether-bench, else on PATH); the example extensions are used from beside it.",
+                               valueName: "PATH"))
+    var tether: String?
+
+    @Option(help: ArgumentHelp("The demo auth server, for tokens (default: next to tether, else on PATH).", valueName: "PATH"))
+    var authServer: String?
+
     func validate() throws {
         for name in names where !Self.all.contains(name) {
             throw ValidationError("Unknown benchmark '\(name)'; choose from \(Self.all.joined(separator: ", ")).")
@@ -53,9 +62,39 @@ struct Bench: ParsableCommand {
         guard scale > 0, scale <= 100 else { throw ValidationError("--scale must be above 0 and at most 100.") }
     }
 
+    /// Exit codes as tether's: 0, 2 for bad usage, 3 when a benchmark
+    /// cannot run. `tether-bench peak-memory-of CMD...` is the cli
+    /// benchmark's helper (see `CLIBenchmark.reportPeakMemory`), not a command.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            if arguments.first == CLIBenchmark.peakMemoryHelper {
+                try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst()))
+            } else {
+                var command = try parseAsRoot(arguments)
+                try command.run()
+            }
+            Glibc.exit(0)
+        } catch let error as BenchError {
+            LogOutput.standardError.write("tether-bench: \(error.description)")
+            Glibc.exit(error.code)
+        } catch {
+            if exitCode(for: error) == .success {
+                LogOutput.standardOutput.write(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            LogOutput.standardError.write(fullMessage(for: error))
+            Glibc.exit(2)
+        }
+    }
+
     func run() throws {
+        try measure()
+    }
+
+    private func measure() throws {
         let selected = names.isEmpty ? Self.all : names
-        let scratch = try BenchScratch()
+        let scratch = try BenchScratch(tools: try BenchTools(tether: tether, authServer: authServer))
         var results: [BenchResult] = []
         for name in selected {
             switch name {

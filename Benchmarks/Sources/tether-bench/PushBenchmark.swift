@@ -14,10 +14,10 @@ struct PushBenchmark {
     let scale: Double
 
     func run(probeBaseline: Percentiles) throws -> [BenchResult] {
-        let tether = ownExecutable()
+        let tether = scratch.tools.tether
         let executable = directoryName(tether) + "/example-notification"
         guard access(executable, X_OK) == 0 else {
-            throw CLIError.environment("the push benchmark needs \(executable); build the examples with 'swift build'")
+            throw BenchError.environment("the push benchmark needs \(executable); build the examples with 'swift build'")
         }
         let manifests = scratch.path + "/push-manifests"
         try FileManager.default.createDirectory(atPath: manifests, withIntermediateDirectories: true)
@@ -34,7 +34,7 @@ struct PushBenchmark {
         func deliver() throws {
             let answer = try client.call(HostMethod.push, push)
             guard answer.contains(#""modified":true"#) else {
-                throw CLIError.environment("the push was not rewritten: \(answer)")
+                throw BenchError.environment("the push was not rewritten: \(answer)")
             }
         }
         let samples = max(5, Int(20 * scale))
@@ -66,15 +66,15 @@ private final class RPCLineClient {
     func call(_ method: String, _ params: String) throws -> String {
         nextID += 1
         let request = #"{"jsonrpc":"2.0","id":\#(nextID),"method":"\#(method)","params":\#(params)}"# + "\n"
-        guard socket.sendOnly(Array(request.utf8)) else { throw CLIError.environment("the host closed the socket") }
+        guard socket.sendOnly(Array(request.utf8)) else { throw BenchError.environment("the host closed the socket") }
         // Bounded: the host sends a few notices per launch, never more than this.
         for _ in 0..<1_000 {
             let line = try socket.nextLine(timeoutMilliseconds: 30_000)
             if line.contains(#""id":\#(nextID)"#) {
-                guard !line.contains(#""error""#) else { throw CLIError.environment("\(method) failed: \(line)") }
+                guard !line.contains(#""error""#) else { throw BenchError.environment("\(method) failed: \(line)") }
                 return line
             }
         }
-        throw CLIError.environment("no answer to \(method)")
+        throw BenchError.environment("no answer to \(method)")
     }
 }

@@ -1,0 +1,39 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import TetherLoop
+
+/// `tether bench ARGS` runs `tether-bench --tether THIS ARGS`: the
+/// benchmarks are a package of their own (Benchmarks/), so the CLI ships
+/// without them and an extension author's build never sees them.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure Tether against baselines taken in the same run (runs tether-bench).",
+        discussion: """
+            The benchmarks are a package of their own: build it with \
+            'swift build -c release --package-path Benchmarks' and put its tether-bench next to \
+            tether or on PATH (scripts/install.sh does both). Every argument is passed on: \
+            'tether bench probe watch --json', 'tether bench --help' for the list.
+            """)
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Passed on to tether-bench.", valueName: "ARGS"))
+    var arguments: [String] = []
+
+    func run() throws {
+        let tether = ownExecutable()
+        let onPath = ProcessEnvironment.value("PATH")?.split(separator: ":").map { "\($0)/tether-bench" } ?? []
+        guard let bench = ([directoryName(tether) + "/tether-bench"] + onPath).first(where: { access($0, X_OK) == 0 }) else {
+            if arguments.contains("--help") || arguments.contains("-h") { return output(Self.helpMessage()) }
+            throw CLIError.environment("tether-bench is not built: swift build -c release --package-path Benchmarks, "
+                                       + "then put Benchmarks/.build/release/tether-bench on PATH or next to tether")
+        }
+        let argv = [bench, "--tether", tether] + arguments
+        var pointers = argv.map { strdup($0) } + [nil]
+        execv(bench, &pointers)
+        let reason = String(cString: strerror(errno))
+        pointers.forEach { free($0) }
+        throw CLIError.environment("cannot run \(bench): \(reason)")
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An executable of one of the packages nested in this repository (the
+/// demo auth server, the benchmarks): `.ci/run` builds them before the
+/// tests; a test run without them builds the one it needs once, under a
+/// lock, so `swift test` alone works too.
+public struct NestedPackageBuild: Sendable {
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    public static let demoAuthServer = NestedPackageBuild(package: "examples/DemoAuthServer", product: "demo-auth-server")
+    public static let benchmarks = NestedPackageBuild(package: "Benchmarks", product: "tether-bench")
+
+    /// Relative to the repository.
+    public let package: String
+    public let product: String
+    public var executable: String { "\(Self.repository)/\(package)/.build/debug/\(product)" }
+
+    /// The built executable, built first if need be.
+    public func path() throws -> String {
+        if FileManager.default.isExecutableFile(atPath: executable) { return executable }
+        // Beside the built tether, as the Python environment's lock.
+        let lock = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path + "/\(product)-build.lock"
+        let lockFD = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFD >= 0 else { throw SpawnFailed(description: "cannot open \(lock): errno \(errno)") }
+        defer { close(lockFD) }
+        while flock(lockFD, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw SpawnFailed(description: "cannot lock \(lock): errno \(errno)") }
+        }
+        defer { flock(lockFD, LOCK_UN) }
+        if FileManager.default.isExecutableFile(atPath: executable) { return executable }
+        let directory = "\(Self.repository)/\(package)"
+        let built = try runCommand("/usr/bin/env", ["swift", "build", "--package-path", directory], timeout: 1_500)
+        guard built.status == 0, FileManager.default.isExecutableFile(atPath: executable) else {
+            throw SpawnFailed(description: "swift build --package-path \(directory) failed: \(built.stderr.suffix(2_000))")
+        }
+        return executable
+    }
+}
