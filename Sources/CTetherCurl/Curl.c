@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* The functions Tether calls, looked up once. */
 static struct {
@@ -39,8 +40,8 @@ static char load_error[256];
 
 /* Debian and Ubuntu ship OpenSSL's flavour as libcurl.so.4 (package
    libcurl4, libcurl4t64 since Debian 13); the GnuTLS one is there as
-   often, for other programs. */
-static const char *const library_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so", NULL};
+   often, for other programs. Only ABI 4: the declarations here are its. */
+static const char *const library_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
 
 #define FIND(field, symbol)                                                                   \
     do {                                                                                      \
@@ -53,12 +54,19 @@ static const char *const library_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4
 
 static void load(void) {
     void *library = NULL;
+    const char *first_error = NULL;
+    char reason[160] = "";
     for (const char *const *name = library_names; *name != NULL && library == NULL; name++) {
         library = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL && first_error == NULL) {
+            first_error = dlerror();
+            if (first_error != NULL) snprintf(reason, sizeof reason, "%s", first_error);
+        }
     }
     if (library == NULL) {
         snprintf(load_error, sizeof load_error,
-                 "HTTP needs libcurl, which is not installed (Debian and Ubuntu: sudo apt-get install libcurl4)");
+                 "HTTP needs libcurl, which cannot be loaded (%s): on Debian and Ubuntu, sudo apt-get install libcurl4",
+                 reason[0] != '\0' ? reason : "not found");
         return;
     }
     FIND(global_init, "curl_global_init");
@@ -92,7 +100,10 @@ int tether_curl_load(char *error, size_t error_size) {
     return loaded;
 }
 
-const char *tether_curl_version(void) { return loaded == 0 ? curl.version() : NULL; }
+const char *tether_curl_version(void) {
+    pthread_once(&once, load);
+    return loaded == 0 ? curl.version() : NULL;
+}
 
 tether_curl_easy *tether_curl_easy_init(void) { return curl.easy_init(); }
 void tether_curl_easy_cleanup(tether_curl_easy *easy) { curl.easy_cleanup(easy); }
@@ -106,7 +117,27 @@ int tether_curl_easy_setopt_pointer(tether_curl_easy *easy, int option, const vo
 }
 
 int tether_curl_easy_setopt_offset(tether_curl_easy *easy, int option, int64_t value) {
-    return curl.easy_setopt(easy, option, (long long)value); /* curl_off_t is 64 bits */
+    return curl.easy_setopt(easy, option, value); /* curl_off_t: int64_t on LP64 */
+}
+
+/* struct curl_sockaddr, what curl passes to CURLOPT_OPENSOCKETFUNCTION. */
+struct curl_socket_address {
+    int family;
+    int socktype;
+    int protocol;
+    unsigned int addrlen;
+    struct sockaddr addr;
+};
+
+static int open_cloexec_socket(void *client, int purpose, struct curl_socket_address *address) {
+    (void)client;
+    (void)purpose;
+    int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    return fd < 0 ? -1 /* CURL_SOCKET_BAD */ : fd;
+}
+
+int tether_curl_easy_set_cloexec_sockets(tether_curl_easy *easy) {
+    return curl.easy_setopt(easy, 20163 /* CURLOPT_OPENSOCKETFUNCTION */, open_cloexec_socket);
 }
 
 int tether_curl_easy_set_writer(tether_curl_easy *easy, tether_curl_write_callback callback, void *transfer) {
@@ -158,4 +189,15 @@ tether_curl_slist *tether_curl_slist_append(tether_curl_slist *list, const char 
     return curl.slist_append(list, line);
 }
 
-void tether_curl_slist_free_all(tether_curl_slist *list) { curl.slist_free_all(list); }
+/* struct curl_slist */
+struct curl_string_list {
+    char *data;
+    struct curl_string_list *next;
+};
+
+void tether_curl_slist_free_all_cleared(tether_curl_slist *list) {
+    for (struct curl_string_list *item = list; item != NULL; item = item->next) {
+        if (item->data != NULL) explicit_bzero(item->data, strlen(item->data));
+    }
+    curl.slist_free_all(list);
+}

@@ -13,9 +13,12 @@ public struct RetryBackoff: Sendable {
         self.cap = cap
     }
 
-    /// Seconds to wait before retry `attempt` (1-based).
+    /// Seconds to wait before retry `attempt` (1-based): within 0 and an
+    /// hour whatever `base` and `cap` are (a NaN or negative one is 0).
     public func delay(beforeRetry attempt: Int) -> Double {
-        let ceiling = min(cap, base * Double(1 << min(attempt - 1, 20)))
-        return ceiling / 2 + Double.random(in: 0...(ceiling / 2))
+        let ceiling = min(cap, base * Double(1 << min(max(attempt - 1, 0), 20)))
+        guard ceiling.isFinite, ceiling > 0 else { return 0 }
+        let bounded = min(ceiling, 3_600)
+        return bounded / 2 + Double.random(in: 0...(bounded / 2))
     }
 }

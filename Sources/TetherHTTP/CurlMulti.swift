@@ -13,7 +13,9 @@ final class CurlMulti: @unchecked Sendable {
     let loop: EventLoop
     private var multi: UnsafeMutableRawPointer?
     private var timer: LoopTimer?
-    private var watchers: [Int32: PollWatcher] = [:]
+    private var watchers: [Int32: (watcher: PollWatcher, events: PollWatcher.Events)] = [:]
+    /// Transfers whose socket could not be watched: failed once curl returns.
+    private var unwatchable: [UnsafeMutableRawPointer] = []
     /// Running transfers by easy handle; they hold the callers.
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Held while curl's callbacks may name this object.
@@ -35,6 +37,7 @@ final class CurlMulti: @unchecked Sendable {
             return transfer.finish(.failure(.failed("libcurl did not take the request")))
         }
         transfers[easy] = transfer
+        failUnwatchable()
     }
 
     /// Ends `transfer` now if it runs; else it will not start.
@@ -59,10 +62,11 @@ final class CurlMulti: @unchecked Sendable {
             if let multi { _ = tether_curl_multi_remove_handle(multi, easy) }
             transfer.finish(.failure(.cancelled))
         }
+        // The handles before the sockets: curl closes them in its cleanup.
+        for entry in watchers.values { entry.watcher.close() }
+        watchers = [:]
         if let multi { _ = tether_curl_multi_cleanup(multi) }
         multi = nil
-        for watcher in watchers.values { watcher.close() }
-        watchers = [:]
         timer?.close()
         timer = nil
         retained?.release()
@@ -75,9 +79,10 @@ final class CurlMulti: @unchecked Sendable {
         if let failure = CurlLibrary.load() { return failure }
         guard let made = tether_curl_multi_init() else { return .failed("libcurl could not start") }
         let me = Unmanaged.passRetained(self)
-        guard tether_curl_multi_set_callbacks(made, { _, socket, action, client, _ in
-            guard let client else { return -1 }
-            return Unmanaged<CurlMulti>.fromOpaque(client).takeUnretainedValue().watch(socket, action)
+        guard tether_curl_multi_set_callbacks(made, { easy, socket, action, client, _ in
+            guard let client else { return 0 }
+            Unmanaged<CurlMulti>.fromOpaque(client).takeUnretainedValue().watch(easy, socket, action)
+            return 0
         }, { _, milliseconds, client in
             guard let client else { return -1 }
             Unmanaged<CurlMulti>.fromOpaque(client).takeUnretainedValue().schedule(milliseconds)
@@ -96,28 +101,39 @@ final class CurlMulti: @unchecked Sendable {
 
     // MARK: - What curl asks for (inside curl calls: no curl calls here)
 
-    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `action`, or stop.
-    private func watch(_ socket: Int32, _ action: Int32) -> Int32 {
+    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `action`, or stop. A
+    /// socket that cannot be watched fails its own transfer once curl
+    /// returns (answering curl -1 would end every transfer of the multi).
+    private func watch(_ easy: UnsafeMutableRawPointer?, _ socket: Int32, _ action: Int32) {
         if Int(action) == TETHER_CURL_POLL_REMOVE {
-            watchers.removeValue(forKey: socket)?.close()
-            return 0
+            watchers.removeValue(forKey: socket)?.watcher.close()
+            return
         }
         var events: PollWatcher.Events = []
         if Int(action) & TETHER_CURL_POLL_IN != 0 { events.insert(.readable) }
         if Int(action) & TETHER_CURL_POLL_OUT != 0 { events.insert(.writable) }
         do throws(Errno) {
-            let watcher: PollWatcher
-            if let existing = watchers[socket] {
-                watcher = existing
-            } else {
-                watcher = try PollWatcher(loop: loop, fileDescriptor: socket)
-                watchers[socket] = watcher
-            }
-            try watcher.start(events) { [unowned self] result in self.ready(socket, result) }
-            return 0
+            try start(socket, events)
         } catch {
-            watchers.removeValue(forKey: socket)?.close()
-            return -1  // curl fails the transfers on this socket
+            watchers.removeValue(forKey: socket)?.watcher.close()
+            if let easy { unwatchable.append(easy) }
+        }
+    }
+
+    private func start(_ socket: Int32, _ events: PollWatcher.Events) throws(Errno) {
+        let watcher = try watchers[socket]?.watcher ?? PollWatcher(loop: loop, fileDescriptor: socket)
+        watchers[socket] = (watcher, events)
+        try watcher.start(events) { [unowned self] result in self.ready(socket, result) }
+    }
+
+    private func failUnwatchable() {
+        guard let multi else { return }
+        let failing = unwatchable
+        unwatchable = []
+        for easy in failing {
+            guard let transfer = transfers.removeValue(forKey: easy) else { continue }
+            _ = tether_curl_multi_remove_handle(multi, easy)
+            transfer.finish(.failure(.failed("cannot watch a socket of the request")))
         }
     }
 
@@ -140,6 +156,9 @@ final class CurlMulti: @unchecked Sendable {
             flags = Int32(TETHER_CURL_CSELECT_ERR)
         }
         act(socket, flags)
+        // libuv stops a handle that reported an error: if curl still wants
+        // the socket as it was, watch it again.
+        if case .failure = result, let entry = watchers[socket] { try? start(socket, entry.events) }
     }
 
     private func act(_ socket: Int32, _ flags: Int32) {
@@ -151,5 +170,6 @@ final class CurlMulti: @unchecked Sendable {
             _ = tether_curl_multi_remove_handle(multi, easy)
             transfers.removeValue(forKey: easy)?.complete(code)
         }
+        failUnwatchable()
     }
 }

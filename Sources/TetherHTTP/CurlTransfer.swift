@@ -1,5 +1,8 @@
 import CTetherCurl
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One request on its way: its curl easy handle, the answer so far, and
 /// the caller waiting for it. Made on the caller's thread; everything else
@@ -13,6 +16,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set on the loop thread.
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutableRawPointer?
+    /// The request body, owned here (not copied by curl) and cleared when
+    /// the transfer ends: it may hold a password or a refresh token.
+    private var requestBody: UnsafeMutableRawBufferPointer?
     private var body: [UInt8] = []
     private var overflowed = false
     /// Cancelled before the loop started it.
@@ -56,6 +62,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
         set(TETHER_CURLOPT_FOLLOWLOCATION, 0)
         set(TETHER_CURLOPT_NOSIGNAL, 1)
+        // A transfer that ends while its name is being resolved must not
+        // wait for the resolver's thread (on the loop): 7.87 and later.
+        _ = tether_curl_easy_setopt_long(easy, Int32(TETHER_CURLOPT_QUICK_EXIT), 1)
+        failed = failed || tether_curl_easy_set_cloexec_sockets(easy) != 0
+        // What is allowed in clear because it never leaves the machine
+        // must not go through a proxy either.
+        set(TETHER_CURLOPT_NOPROXY, Self.noProxy)
         set(TETHER_CURLOPT_NOPROGRESS, 1)
         set(TETHER_CURLOPT_SSL_VERIFYPEER, 1)
         set(TETHER_CURLOPT_SSL_VERIFYHOST, 2)
@@ -72,21 +85,23 @@ final class CurlTransfer: @unchecked Sendable {
         if let body = request.body ?? (request.method == "POST" ? [] : nil) {
             failed = failed || tether_curl_easy_setopt_offset(easy, Int32(TETHER_CURLOPT_POSTFIELDSIZE_LARGE),
                                                               Int64(body.count)) != 0
-            // Copied by curl: the request need not outlive this call.
-            failed = failed || body.withUnsafeBytes { bytes in
-                tether_curl_easy_setopt_pointer(easy, Int32(TETHER_CURLOPT_COPYPOSTFIELDS), bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start))
-            } != 0
+            let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, body.count), alignment: 1)
+            owned.copyBytes(from: body)
+            requestBody = owned
+            failed = failed || tether_curl_easy_setopt_pointer(easy, Int32(TETHER_CURLOPT_POSTFIELDS), owned.baseAddress) != 0
         }
         // No "Expect: 100-continue" pause before a larger body; a name
-        // servers that want one (GitHub's API) accept.
-        for line in request.headers.map({ "\($0.0): \($0.1)" }) + ["Expect:", "User-Agent: tether"] {
+        // servers that want one (GitHub's API) accept, unless given.
+        let named = Set(request.headers.map { $0.0.lowercased() })
+        let defaults = ["Expect:"] + (named.contains("user-agent") ? [] : ["User-Agent: tether"])
+        for line in request.headers.map({ "\($0.0): \($0.1)" }) + defaults {
             guard let list = line.withCString({ tether_curl_slist_append(headerList, $0) }) else { failed = true; break }
             headerList = list
         }
         failed = failed || tether_curl_easy_setopt_pointer(easy, Int32(TETHER_CURLOPT_HTTPHEADER), headerList) != 0
         failed = failed || tether_curl_easy_set_writer(easy, { data, size, count, transfer in
             guard let transfer, let data else { return 0 }
-            return Unmanaged<CurlTransfer>.fromOpaque(transfer).takeUnretainedValue().received(data, size * count)
+            return Unmanaged<CurlTransfer>.fromOpaque(transfer).takeUnretainedValue().received(data, size &* count)
         }, Unmanaged.passUnretained(self).toOpaque()) != 0
         return failed ? .failed("libcurl refused the request's options") : nil
     }
@@ -103,7 +118,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The transfer ended with CURLcode `code`.
     func complete(_ code: Int32) {
-        guard let easy else { return }
+        guard let easy else { return finish(.failure(.failed("the request ended before it started"))) }
         if code == TETHER_CURLE_OK {
             var status = 0
             _ = tether_curl_easy_getinfo_long(easy, Int32(TETHER_CURLINFO_RESPONSE_CODE), &status)
@@ -115,12 +130,26 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Frees the easy handle and the header list (which may hold a token).
+    /// Frees the easy handle, and clears and frees the header list and the
+    /// request body (either may hold a secret).
     private func release() {
         if let easy { tether_curl_easy_cleanup(easy) }
         easy = nil
-        if let headerList { tether_curl_slist_free_all(headerList) }
+        if let headerList { tether_curl_slist_free_all_cleared(headerList) }
         headerList = nil
+        if let requestBody {
+            explicit_bzero(requestBody.baseAddress, requestBody.count)
+            requestBody.deallocate()
+        }
+        requestBody = nil
         body = []
     }
+
+    /// curl's NOPROXY: loopback, and whatever the environment's `no_proxy`
+    /// names (the option replaces it).
+    static let noProxy: String = {
+        let given = ["no_proxy", "NO_PROXY"].compactMap { name in getenv(name).map { String(cString: $0) } }
+            .first { !$0.isEmpty }
+        return ([given].compactMap { $0 } + ["localhost", "127.0.0.0/8", "::1"]).joined(separator: ",")
+    }()
 }

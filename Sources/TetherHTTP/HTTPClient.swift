@@ -39,8 +39,12 @@ public final class HTTPClient: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<CurlTransfer.Outcome, Never>) in
                 let transfer = CurlTransfer(request, continuation)
                 running.set(transfer)
-                if Task.isCancelled { transfer.cancelledEarly = true }
-                loop.execute { multi.start(transfer) }
+                // Read here, written on the loop: the job carries it.
+                let cancelled = Task.isCancelled
+                loop.execute {
+                    if cancelled { transfer.cancelledEarly = true }
+                    multi.start(transfer)
+                }
             }
         } onCancel: {
             if let transfer = running.get() { loop.execute { multi.cancel(transfer) } }

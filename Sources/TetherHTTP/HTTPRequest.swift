@@ -47,15 +47,21 @@ public struct HTTPRequest: Sendable {
     /// Why the request cannot be sent as it is, or nil.
     var refusal: HTTPFailure? {
         guard Self.isHTTPURL(url), !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) else { return .badURL }
-        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5a).contains($0) }) else {
+        guard !method.isEmpty, method.utf8.allSatisfy({ (0x41...0x5a).contains($0) }), method != "CONNECT", method != "TRACE" else {
             return .badRequest("the method is not an HTTP method")
         }
+        if method == "HEAD", body != nil { return .badRequest("a HEAD request has no body") }
+        if maximumBody < 0 { return .badRequest("the largest answer body is negative") }
         for (name, value) in headers {
             // A line break in a value (a token from a hostile server, say)
             // would add a header of its own.
             guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }),
                   value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7f || $0 == UInt8(ascii: "\t") })
             else { return .badRequest("a header holds a control character") }
+            // curl would drop it, and the header of that name it sends itself.
+            guard value.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 }) else {
+                return .badRequest("a header has no value")
+            }
         }
         return nil
     }

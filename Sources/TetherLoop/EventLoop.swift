@@ -112,10 +112,20 @@ public final class EventLoop: @unchecked Sendable {
         precondition(!finished.load(ordering: .acquiring), "an EventLoop runs once")
         runningThread.store(UInt(bitPattern: Int(bitPattern: pthreadID())), ordering: .releasing)
         uv_run(uv, UV_RUN_DEFAULT)
-        queue.withLock { $0.open = false; $0.jobs.removeAll() }
+        // Owners fail what still waits on their handles; the tasks that
+        // resumes, and every job accepted before, run now (an executor may
+        // not drop a job), within a bound.
         let stopping = self.stopping
         self.stopping = []
         for body in stopping { body() }
+        for _ in 0..<1_000 where queue.withLock({ !$0.jobs.isEmpty }) { drain() }
+        // Anything left is released after the lock: a deinit may submit.
+        let dropped = queue.withLock { state in
+            state.open = false
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        _ = consume dropped
         // Close what is still open; the wake-up handle is ours, the rest are
         // LoopHandle wrappers whose close releases the loop's reference.
         uv_walk(uv, { handle, wakeup in
@@ -149,10 +159,13 @@ public final class EventLoop: @unchecked Sendable {
         precondition(inEventLoop, "\(function) must be called on the event loop's thread")
     }
 
-    /// Runs `body` on the loop and returns its result to the caller's task.
+    /// Runs `body` on the loop and returns its result to the caller's task;
+    /// `CancellationError` if the loop has finished.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            execute { continuation.resume(with: Result { try body() }) }
+            if !execute({ continuation.resume(with: Result { try body() }) }) {
+                continuation.resume(throwing: CancellationError())
+            }
         }
     }
 

@@ -100,7 +100,9 @@ struct BudgetNotification: NotificationService {
     }
 }
 
-/// "fetch URL" fetches and says how many orders came; "throw" throws.
+/// "fetch URL" fetches and says how many orders came; "fetch-many N URL"
+/// fetches N at once and says how many succeeded; "threads" says how many
+/// threads the process has; "throw" throws.
 struct FetchKeyboard: Keyboard {
     func keyPressed(_ text: String, in context: ExtensionContext) async throws {
         let words = text.split(separator: " ").map(String.init)
@@ -112,6 +114,17 @@ struct FetchKeyboard: Keyboard {
             } catch {
                 context.log("fetch failed: \(error)")
             }
+        case "fetch-many" where words.count == 3:
+            // N fetches at once, all through this process's one loop.
+            let count = Int(words[1]) ?? 0
+            let url = words[2]
+            let fetched = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<count { group.addTask { @ExtensionActor in (try? await context.fetchJSON(url)) != nil } }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            context.log("fetched \(fetched) of \(count)")
+        case "threads":
+            context.log("threads \(ThreadCount.current)")
         case "throw":
             throw FixtureFailure(description: "the key could not be handled")
         default:
@@ -131,5 +144,20 @@ struct UserDataKeyboard: Keyboard {
         try context.container.write("inbox", Array("alice's messages".utf8), userScoped: true)
         try context.container.write("logo", Array("the app's".utf8))
         context.log("wrote user data")
+    }
+}
+
+/// The process's threads, as /proc/self/status counts them.
+enum ThreadCount {
+    static var current: Int {
+        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return -1 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return -1 }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("Threads:") } ?? ""
+        return Int(line.dropFirst("Threads:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" })) ?? -1
     }
 }

@@ -210,4 +210,31 @@ import TetherTestSupport
         let after = try server.counters()
         #expect((after["refreshes"] ?? 0) - (before["refreshes"] ?? 0) == 1, "\(after)")
     }
+
+    /// A hundred fetches at once all go through the extension's one loop
+    /// (libcurl on its uv_poll handles): they all complete, and once idle
+    /// the process is back to its one thread: no event loop or thread pool
+    /// of an HTTP stack's own stays behind.
+    @Test func aHundredFetchesAtOnceRunOnTheOneLoop() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        #expect(try server.login(group).status == 0)
+        let keyboard = try startFixture("fetch-keyboard", group, name: "k", environment: ["TETHER_OPEN_ACCESS": "1"])
+        defer { keyboard.signal(SIGKILL) }
+        try keyboard.expectLine("no host is running; carrying on without a host")
+        keyboard.writeStdin("fetch-many 100 \(server.baseURL)/orders\n")
+        try keyboard.expectLine("fetched 100 of 100", timeout: 60)
+        #expect(try server.counters()["ordersServed"] == 100)
+        // Idle threads of Swift's shared pool end on their own a few seconds
+        // later, and nothing tells of a thread's end: ask the process again,
+        // at most 60 times over 30 s.
+        var threads = -1
+        for _ in 0..<60 {
+            keyboard.writeStdin("threads\n")
+            threads = Int(try lines(keyboard, until: "threads ").last?.dropFirst("threads ".count) ?? "") ?? -1
+            if threads == 1 { break }
+            usleep(500_000)
+        }
+        #expect(threads == 1, "the process still has \(threads) threads once idle")
+    }
 }

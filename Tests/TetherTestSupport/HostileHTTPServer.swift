@@ -4,8 +4,9 @@ import Foundation
 /// Python's asyncio from the standard library (no virtual environment), on
 /// a port the kernel picks, optionally TLS with a self-signed certificate
 /// made by openssl(1). Paths:
-/// `/ok` (JSON), `/slow-headers` (never answers), `/trickle` (headers, then
-/// a byte a second), `/close-mid-body`, `/big` (10 MiB with a length),
+/// `/ok` (JSON), `/token` (a token set that has already expired),
+/// `/slow-headers` (never answers), `/trickle` and `/token-trickle`
+/// (headers, then a byte a second), `/close-mid-body`, `/big` (10 MiB with a length),
 /// `/big-chunked` (10 MiB, chunked), `/bad-chunked`, `/redirect` (302 to
 /// `/ok`), `/garbage` (not HTTP), `/counts` (requests served, by path). It prints
 /// `request PATH` as it reads each request.
@@ -82,7 +83,11 @@ public final class HostileHTTPServer: @unchecked Sendable {
             return "\r\n".join(lines).encode()
 
         async def respond(path, writer):
-            if path == "/ok":
+            if path == "/token":
+                body = json.dumps({"access_token": "hostile-access", "refresh_token": "hostile-refresh",
+                                   "expires_in": 0, "token_type": "Bearer"}).encode()
+                writer.write(head("200 OK", [("Content-Type", "application/json"), ("Content-Length", len(body))]) + body)
+            elif path == "/ok":
                 body = json.dumps({"ok": True}).encode()
                 writer.write(head("200 OK", [("Content-Type", "application/json"), ("Content-Length", len(body))]) + body)
             elif path == "/counts":

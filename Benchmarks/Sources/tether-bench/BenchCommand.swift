@@ -32,14 +32,17 @@ struct TetherBench: ParsableCommand {
             process reports it, against the atomic write), cli (whole commands as a script runs \
             them: cli.probe, cli.hold and cli.watch from spawn to exit, with their CPU and peak \
             RSS, against flock -n FILE true and /bin/true in the same run; cli.extension-start: \
-            example-widget from spawn until its hello reaches the socket). With no NAME, runs them all. Times are in \
+            example-widget from spawn until its hello reaches the socket), footprint (the sizes and shared \
+            libraries of tether and example-widget against flock(1); the widget's threads and RSS once \
+            idle after one fetch with a refreshed token, against the same widget fetching nothing). \
+            With no NAME, runs them all. Times are in \
             microseconds; for rates, p99 is the slow end.
             """
     )
 
-    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli"]
+    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli", "footprint"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli); all by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli, footprint); all by default.", valueName: "NAME"))
     var names: [String] = []
 
     @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
@@ -108,6 +111,7 @@ struct TetherBench: ParsableCommand {
             case "tokens": results += try TokenBenchmark(scratch: scratch, scale: scale).run()
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()
             case "cli": results += try CLIBenchmark(scratch: scratch, scale: scale).run()
+            case "footprint": results += try FootprintBenchmark(scratch: scratch, scale: scale).run()
             default: break
             }
         }

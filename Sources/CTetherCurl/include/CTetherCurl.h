@@ -40,6 +40,9 @@ enum {
     TETHER_CURLOPT_COPYPOSTFIELDS = 10165,
     TETHER_CURLOPT_PROTOCOLS_STR = 10318,    /* 7.85 and later */
     TETHER_CURLOPT_REDIR_PROTOCOLS_STR = 10319,
+    TETHER_CURLOPT_NOPROXY = 10177,
+    TETHER_CURLOPT_POSTFIELDS = 10015,
+    TETHER_CURLOPT_QUICK_EXIT = 322,         /* 7.87 and later */
 };
 
 /* CURLPROTO_HTTP | CURLPROTO_HTTPS */
@@ -106,6 +109,9 @@ void tether_curl_easy_cleanup(tether_curl_easy *easy);
 int tether_curl_easy_setopt_long(tether_curl_easy *easy, int option, long value);
 int tether_curl_easy_setopt_pointer(tether_curl_easy *easy, int option, const void *value);
 int tether_curl_easy_setopt_offset(tether_curl_easy *easy, int option, int64_t value);
+/* CURLOPT_OPENSOCKETFUNCTION: every socket curl opens is close-on-exec, as
+   every descriptor Tether opens is. */
+int tether_curl_easy_set_cloexec_sockets(tether_curl_easy *easy);
 /* CURLOPT_WRITEFUNCTION and CURLOPT_WRITEDATA */
 int tether_curl_easy_set_writer(tether_curl_easy *easy, tether_curl_write_callback callback, void *transfer);
 int tether_curl_easy_getinfo_long(tether_curl_easy *easy, int info, long *value);
@@ -123,6 +129,7 @@ int tether_curl_multi_socket_action(tether_curl_multi *multi, int socket, int ev
 tether_curl_easy *tether_curl_multi_next_done(tether_curl_multi *multi, int *result);
 
 tether_curl_slist *tether_curl_slist_append(tether_curl_slist *list, const char *line);
-void tether_curl_slist_free_all(tether_curl_slist *list);
+/* Clears each line (a header may carry a token) before curl frees the list. */
+void tether_curl_slist_free_all_cleared(tether_curl_slist *list);
 
 #endif
