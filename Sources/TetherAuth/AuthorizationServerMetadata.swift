@@ -18,7 +18,7 @@ public struct AuthorizationServerMetadata: Sendable, Equatable {
     /// `/.well-known/openid-configuration`. The document must name the
     /// issuer asked for (RFC 8414 §3.3: else another server could pose
     /// as it), and every endpoint must satisfy the transport rule.
-    public static func discover(issuer: String, allowsInsecureHTTP: Bool, http: HTTPClient,
+    public nonisolated(nonsending) static func discover(issuer: String, allowsInsecureHTTP: Bool, http: HTTPClient,
                                 timeout: Double = HTTPRequest.defaultTimeout) async throws(Failure)
         -> AuthorizationServerMetadata {
         if let refusal = TokenEndpoint.transportRefusal(issuer, allowsInsecureHTTP: allowsInsecureHTTP) {

@@ -51,7 +51,7 @@ public struct DeviceAuthorization: Sendable {
 
 extension TokenEndpoint {
     /// Asks the device authorization endpoint for a user code (§3.1).
-    public func authorizeDevice(at url: String) async throws(TokenEndpointError) -> DeviceAuthorization {
+    public nonisolated(nonsending) func authorizeDevice(at url: String) async throws(TokenEndpointError) -> DeviceAuthorization {
         guard configuration.style == .oauth2 else { throw .badConfiguration("device login is an OAuth 2.0 grant: use --style oauth2") }
         var form: [(String, String)] = []
         if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
@@ -70,7 +70,7 @@ extension TokenEndpoint {
     /// code expires (§3.4–3.5): at `interval`, 5 s more after each
     /// `slow_down`; an unreachable or failing server is polled again, more
     /// slowly, until the code expires.
-    public func pollDevice(_ authorization: DeviceAuthorization) async throws(DeviceAuthorization.Failure) -> TokenSet {
+    public nonisolated(nonsending) func pollDevice(_ authorization: DeviceAuthorization) async throws(DeviceAuthorization.Failure) -> TokenSet {
         let deadline = Self.seconds() + authorization.expiresIn
         var interval = authorization.interval
         while true {

@@ -88,13 +88,13 @@ public final class TokenBroker: Sendable {
 
     /// A valid access token of `kind` (nil: the user's if logged in, else
     /// the client's), refreshed first if it is within the leeway of expiry.
-    public func accessToken(_ kind: TokenKind? = nil) async throws(AuthError) -> String {
+    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil) async throws(AuthError) -> String {
         try await tokenSet(kind).accessToken
     }
 
     /// A valid access token of `kind` after a server refused `rejected`
     /// (HTTP 401) before its expiry; see `tokenSet(_:rejecting:)`.
-    public func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> String {
+    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> String {
         try await tokenSet(kind, rejecting: rejected).accessToken
     }
 
@@ -110,7 +110,7 @@ public final class TokenBroker: Sendable {
     /// refreshed now, through the same single flight, lock and re-read as
     /// any refresh, so a token that another task or process has already
     /// replaced is used as it is and the token endpoint is asked once.
-    public func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
+    public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
         guard let rejected else { return try await tokenSet(kind) }
         if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending }
         let (kind, current) = try stored(kind)
@@ -130,7 +130,7 @@ public final class TokenBroker: Sendable {
         return fresh.accessToken == rejected ? try await refreshed(kind, stale: fresh) : fresh
     }
 
-    public func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+    public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
         if let pending = try pendingSet(kind) { return pending }
         switch try cached(kind) {
         case .valid(let set): return set
@@ -164,14 +164,15 @@ public final class TokenBroker: Sendable {
 
     // MARK: - Single flight
 
-    private func refreshed(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
+    private nonisolated(nonsending) func refreshed(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
         let task: Task<TokenSet, any Error>
         if coordination == .none {
-            task = Task { try await self.refreshAcrossProcesses(kind, stale: stale) }
+            task = Task(executorPreference: http.loop) { try await self.refreshAcrossProcesses(kind, stale: stale) }
         } else {
             task = flights.withLock { flights in
                 if let running = flights[kind] { return running }
-                let task = Task { () async throws -> TokenSet in
+                // On the loop its requests run on: a refresh needs no other thread.
+                let task = Task(executorPreference: http.loop) { () async throws -> TokenSet in
                     defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
                     return try await self.refreshAcrossProcesses(kind, stale: stale)
                 }

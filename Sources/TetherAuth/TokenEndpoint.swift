@@ -48,7 +48,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     /// Asks for a token set. `now` stamps `expires_in` answers.
-    public func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
+    public nonisolated(nonsending) func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
         let request = switch configuration.style {
         case .oauth2: OAuth2Requests.request(grant, configuration)
         case .json: try JSONContractRequests.request(grant, configuration)
@@ -75,7 +75,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     /// Sends one request a style built, after the transport rule.
-    func send(_ request: Request, timeout: Double? = nil) async throws(TokenEndpointError) -> HTTPResponse {
+    nonisolated(nonsending) func send(_ request: Request, timeout: Double? = nil) async throws(TokenEndpointError) -> HTTPResponse {
         if let refusal = Self.transportRefusal(request.url, allowsInsecureHTTP: configuration.allowsInsecureHTTP) {
             throw .badConfiguration(refusal)
         }

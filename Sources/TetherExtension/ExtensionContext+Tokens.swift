@@ -78,7 +78,12 @@ extension ExtensionContext {
         let broker: TokenBroker
         do { broker = try tokenBroker() } catch { throw .environment(error.description) }
         do throws(AuthError) {
-            return try await broker.accessToken(rejecting: rejected)
+            // The broker's waits (a refresh another task runs, the refresh
+            // lock) resume on this loop, not on a thread of Swift's pool:
+            // an extension stays one thread.
+            return try await withTaskExecutorPreference(loop) { () async throws(AuthError) -> String in
+                try await broker.accessToken(rejecting: rejected)
+            }
         } catch {
             throw .refused(error.description)
         }

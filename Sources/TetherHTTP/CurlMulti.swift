@@ -121,7 +121,12 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     private func start(_ socket: Int32, _ events: PollWatcher.Events) throws(Errno) {
-        let watcher = try watchers[socket]?.watcher ?? PollWatcher(loop: loop, fileDescriptor: socket)
+        let watcher: PollWatcher
+        if let existing = watchers[socket]?.watcher {
+            watcher = existing
+        } else {
+            watcher = try PollWatcher(loop: loop, fileDescriptor: socket)
+        }
         watchers[socket] = (watcher, events)
         try watcher.start(events) { [unowned self] result in self.ready(socket, result) }
     }

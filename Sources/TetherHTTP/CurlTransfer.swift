@@ -138,7 +138,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let headerList { tether_curl_slist_free_all_cleared(headerList) }
         headerList = nil
         if let requestBody {
-            explicit_bzero(requestBody.baseAddress, requestBody.count)
+            if let start = requestBody.baseAddress { explicit_bzero(start, requestBody.count) }
             requestBody.deallocate()
         }
         requestBody = nil
@@ -148,7 +148,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// curl's NOPROXY: loopback, and whatever the environment's `no_proxy`
     /// names (the option replaces it).
     static let noProxy: String = {
-        let given = ["no_proxy", "NO_PROXY"].compactMap { name in getenv(name).map { String(cString: $0) } }
+        let given = ["no_proxy", "NO_PROXY"].compactMap { (name: String) -> String? in getenv(name).map { String(cString: $0) } }
             .first { !$0.isEmpty }
         return ([given].compactMap { $0 } + ["localhost", "127.0.0.0/8", "::1"]).joined(separator: ",")
     }()

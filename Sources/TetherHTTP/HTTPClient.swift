@@ -4,8 +4,9 @@ import TetherLoop
 /// HTTP(S) requests driven by an event loop: libcurl's multi-socket
 /// interface on the loop's `uv_poll` and `uv_timer` handles (`CurlMulti`),
 /// with no thread or event loop of its own. `send` may be called from any
-/// task or thread; the transfer itself runs on `loop`, which must be
-/// running, and the process must ignore SIGPIPE (Tether's executables do).
+/// task; it runs on the caller's executor (no hop to Swift's shared pool),
+/// the transfer itself on `loop`, which must be running. The process must
+/// ignore SIGPIPE (Tether's executables do).
 ///
 /// Every request keeps these rules: http and https only; redirects are not
 /// followed (a 3xx is the answer: a credential goes only where it was
@@ -29,7 +30,7 @@ public final class HTTPClient: Sendable {
 
     /// Sends `request` and waits for the whole answer. Cancelling the task
     /// ends the transfer at once (`.cancelled`).
-    public func send(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
+    public nonisolated(nonsending) func send(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
         let multi = self.multi
         let loop = self.loop
         // Weak: the transfer alone holds the caller's continuation, so a
@@ -53,7 +54,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Shorthand for `send(HTTPRequest(...))`.
-    public func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+    public nonisolated(nonsending) func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
                      timeout: Double = HTTPRequest.defaultTimeout,
                      maximumBody: Int = HTTPRequest.defaultMaximumBody) async throws(HTTPFailure) -> HTTPResponse {
         try await send(HTTPRequest(method, url, headers: headers, body: body, timeout: timeout, maximumBody: maximumBody))

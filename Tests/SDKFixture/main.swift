@@ -10,10 +10,11 @@ case "slow-widget": SlowWidget.main()
 case "flaky-widget": FlakyWidget.main()
 case "budget-notification": BudgetNotification.main()
 case "fetch-keyboard": FetchKeyboard.main()
+case "fetch-widget": FetchWidget.main()
 case "user-data-keyboard": UserDataKeyboard.main()
 case "logging-widget": LoggingWidget.main()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|user-data-keyboard|logging-widget [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget [--name N --group DIR ...]")
     exit(2)
 }
 
@@ -100,9 +101,7 @@ struct BudgetNotification: NotificationService {
     }
 }
 
-/// "fetch URL" fetches and says how many orders came; "fetch-many N URL"
-/// fetches N at once and says how many succeeded; "threads" says how many
-/// threads the process has; "throw" throws.
+/// "fetch URL" fetches and says how many orders came; "throw" throws.
 struct FetchKeyboard: Keyboard {
     func keyPressed(_ text: String, in context: ExtensionContext) async throws {
         let words = text.split(separator: " ").map(String.init)
@@ -114,21 +113,51 @@ struct FetchKeyboard: Keyboard {
             } catch {
                 context.log("fetch failed: \(error)")
             }
-        case "fetch-many" where words.count == 3:
-            // N fetches at once, all through this process's one loop.
-            let count = Int(words[1]) ?? 0
-            let url = words[2]
-            let fetched = await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<count { group.addTask { @ExtensionActor in (try? await context.fetchJSON(url)) != nil } }
-                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-            }
-            context.log("fetched \(fetched) of \(count)")
-        case "threads":
-            context.log("threads \(ThreadCount.current)")
         case "throw":
             throw FixtureFailure(description: "the key could not be handled")
         default:
             context.log("typed: \(text)")
+        }
+    }
+}
+
+/// `--count N` fetches of `--url` at once in its timeline, all through
+/// this process's one loop; shows how many succeeded.
+struct FetchWidget: Widget {
+    func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
+        let url = option("--url", in: context) ?? ""
+        let count = option("--count", in: context).flatMap(Int.init) ?? 1
+        // Tasks that inherit the actor, counted on it: a task group's
+        // children, or awaiting `task.value`, would run on Swift's shared
+        // pool (the fixture's threads, not the SDK's).
+        let counter = FetchCounter(total: count)
+        for _ in 0..<count { Task { counter.finished(await Self.fetches(url, in: context)) } }
+        let fetched = await withCheckedContinuation { counter.waiter = $0 }
+        return Timeline(entries: [TimelineEntry(date: .now, content: "fetched \(fetched) of \(count)")], policy: .never)
+    }
+
+    @ExtensionActor
+    final class FetchCounter {
+        let total: Int
+        var done = 0, succeeded = 0
+        var waiter: CheckedContinuation<Int, Never>?
+
+        init(total: Int) { self.total = total }
+
+        func finished(_ ok: Bool) {
+            done += 1
+            if ok { succeeded += 1 }
+            if done == total { waiter?.resume(returning: succeeded) }
+        }
+    }
+
+    /// One fetch: true if it answered JSON.
+    static func fetches(_ url: String, in context: ExtensionContext) async -> Bool {
+        do {
+            _ = try await context.fetchJSON(url)
+            return true
+        } catch {
+            return false
         }
     }
 }
@@ -147,17 +176,3 @@ struct UserDataKeyboard: Keyboard {
     }
 }
 
-/// The process's threads, as /proc/self/status counts them.
-enum ThreadCount {
-    static var current: Int {
-        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return -1 }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return -1 }
-        let text = String(decoding: buffer[..<count], as: UTF8.self)
-        let line = text.split(separator: "\n").first { $0.hasPrefix("Threads:") } ?? ""
-        return Int(line.dropFirst("Threads:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" })) ?? -1
-    }
-}

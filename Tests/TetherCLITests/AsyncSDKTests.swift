@@ -7,7 +7,7 @@ import TetherTestSupport
 /// retried, the notification budget with and without `timeWillExpire`,
 /// keys handled in order and a throwing one survived, and a 401 answered by
 /// one refresh and one retry across processes.
-@Suite struct AsyncSDKTests {
+@Suite(.timed) struct AsyncSDKTests {
     let fixtureExecutable = exampleExecutable("SDKFixture")
 
     func startFixture(_ mode: String, _ group: TestGroup, name: String, _ extra: [String] = [],
@@ -211,30 +211,31 @@ import TetherTestSupport
         #expect((after["refreshes"] ?? 0) - (before["refreshes"] ?? 0) == 1, "\(after)")
     }
 
-    /// A hundred fetches at once all go through the extension's one loop
-    /// (libcurl on its uv_poll handles): they all complete, and once idle
-    /// the process is back to its one thread: no event loop or thread pool
-    /// of an HTTP stack's own stays behind.
+    /// A hundred fetches at once, after the token expired, all go through
+    /// the extension's one loop (libcurl on its uv_poll handles, the
+    /// broker's waits resuming there): they all complete with one refresh,
+    /// and no thread of an HTTP stack's own (an event loop, a pool) exists:
+    /// besides the loop's, only Swift's runtime's (libdispatch's, named
+    /// after their queues' "…qos…") may.
     @Test func aHundredFetchesAtOnceRunOnTheOneLoop() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
-        #expect(try server.login(group).status == 0)
-        let keyboard = try startFixture("fetch-keyboard", group, name: "k", environment: ["TETHER_OPEN_ACCESS": "1"])
-        defer { keyboard.signal(SIGKILL) }
-        try keyboard.expectLine("no host is running; carrying on without a host")
-        keyboard.writeStdin("fetch-many 100 \(server.baseURL)/orders\n")
-        try keyboard.expectLine("fetched 100 of 100", timeout: 60)
-        #expect(try server.counters()["ordersServed"] == 100)
-        // Idle threads of Swift's shared pool end on their own a few seconds
-        // later, and nothing tells of a thread's end: ask the process again,
-        // at most 60 times over 30 s.
-        var threads = -1
-        for _ in 0..<60 {
-            keyboard.writeStdin("threads\n")
-            threads = Int(try lines(keyboard, until: "threads ").last?.dropFirst("threads ".count) ?? "") ?? -1
-            if threads == 1 { break }
-            usleep(500_000)
-        }
-        #expect(threads == 1, "the process still has \(threads) threads once idle")
+        try server.loginExpired(group)
+        let widget = try startFixture("fetch-widget", group, name: "w",
+                                      ["--url", server.baseURL + "/orders", "--count", "100"])
+        defer { widget.signal(SIGKILL) }
+        _ = try lines(widget, until: "shows: fetched 100 of 100", timeout: 60)
+        let counters = try server.counters()
+        #expect(counters["ordersServed"] == 100 && counters["refreshes"] == 1, "\(counters)")
+        let names = threadNames(widget.pid)
+        let own = names.filter { !$0.contains("qos") }
+        #expect(own == ["SDKFixture"], "threads besides Swift's runtime's: \(names)")
     }
+}
+
+/// The names of a process's threads (`/proc/PID/task/*/comm`).
+func threadNames(_ pid: Int32) -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+        .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
 }

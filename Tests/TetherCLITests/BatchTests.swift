@@ -5,7 +5,7 @@ import TetherTestSupport
 /// JSON-RPC 2.0 batches (§6) against a real host, with the examples of the
 /// specification's §7 (its made-up methods replaced by the host's own where
 /// the example wants a success).
-@Suite struct BatchTests {
+@Suite(.timed) struct BatchTests {
     func object(_ line: String?) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(try #require(line).utf8), options: [.fragmentsAllowed])
     }

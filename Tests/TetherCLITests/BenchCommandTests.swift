@@ -3,7 +3,7 @@ import Testing
 import TetherTestSupport
 
 /// `tether bench` runs the benchmarks package's tether-bench (found on PATH here).
-@Suite struct BenchCommandTests {
+@Suite(.timed) struct BenchCommandTests {
     func bench(_ arguments: [String]) throws -> CommandResult {
         let directory = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path
         return try tether(["bench"] + arguments, environment: ["PATH": directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],

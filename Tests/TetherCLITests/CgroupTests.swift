@@ -8,7 +8,7 @@ import TetherTestSupport
 /// own: what an extension starts cannot get away by leaving its process
 /// group and session (`setsid`), neither from the host's stop nor from a
 /// killed host's successor, nor from the read-only checks.
-@Suite(.enabled(if: TestCgroup.available, "needs a cgroup v2 hierarchy where this user may make a cgroup and mark it delegated"))
+@Suite(.timed, .enabled(if: TestCgroup.available, "needs a cgroup v2 hierarchy where this user may make a cgroup and mark it delegated"))
 struct CgroupTests {
     /// A widget whose child leaves its session, then stays.
     static let escapingScript = #"setsid sh -c 'echo "escapee $$"; exec sleep 600' & exec sleep 600"#

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-@Suite struct DefaultsCommandTests {
+@Suite(.timed) struct DefaultsCommandTests {
     @Test func setGetListDeleteWithTheContractsExitCodes() throws {
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "theme", #""dark""#]).status == 0)

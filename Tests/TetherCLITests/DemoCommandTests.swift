@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// `tether demo` end to end: the whole day passes, and nothing it started
 /// outlives it, also when it is interrupted.
-@Suite struct DemoCommandTests {
+@Suite(.timed) struct DemoCommandTests {
     @Test func theDayPassesAndLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
         let result = try tether(["demo", "--json", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: ["TMPDIR": scratch.path], timeout: 180)

@@ -6,7 +6,7 @@ import TetherTestSupport
 /// The device authorization grant (RFC 8628), revocation at logout (RFC
 /// 7009) and endpoint discovery (RFC 8414 / OIDC), against the demo auth
 /// server: real processes, a real HTTP server.
-@Suite struct DeviceLoginTests {
+@Suite(.timed) struct DeviceLoginTests {
     static let devicePoll = "token request: urn:ietf:params:oauth:grant-type:device_code"
 
     /// Starts `tether login --device` and returns it with the user code it printed.
@@ -216,7 +216,7 @@ final class StaticJSONServer {
 /// One user's data stays theirs: logging in as someone else removes the
 /// user-scoped keys and shared files (every process hears of it), and
 /// keeps the rest.
-@Suite struct UserSwitchTests {
+@Suite(.timed) struct UserSwitchTests {
     @Test func anotherUsersLoginClearsTheUserScopedDataAndKeepsTheRest() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)

@@ -5,7 +5,7 @@ import TetherTestSupport
 /// 64-bit integers cross every boundary exactly: the defaults store and the
 /// CLI, a push through a Swift notification extension, a JSON-RPC id, and a
 /// stored token expiry. Each case is (what is sent, what must come back).
-@Suite struct ExactNumberTests {
+@Suite(.timed) struct ExactNumberTests {
     static let numbers: [(sent: String, back: String)] = [
         ("9007199254740993", "9007199254740993"),          // 2^53 + 1
         ("9223372036854775807", "9223372036854775807"),    // Int64.max

@@ -5,7 +5,7 @@ import TetherTestSupport
 
 /// The SDK's example extensions against the real host: attach, re-attach,
 /// one instance, the three roles.
-@Suite struct ExtensionTests {
+@Suite(.timed) struct ExtensionTests {
     /// An example extension started by hand on the fixture's group.
     func startByHand(_ group: TestGroup, _ example: String, _ arguments: [String] = [],
                      environment: [String: String]? = nil) throws -> TestProcess {

@@ -5,7 +5,7 @@ import TetherTestSupport
 /// The example extensions use the broker: the widget shows orders with a
 /// token the host refreshes for it, the notification extension fetches the
 /// order a push names, and both see a session end at once.
-@Suite struct ExtensionTokenTests {
+@Suite(.timed) struct ExtensionTokenTests {
     @Test func widgetShowsOrdersThroughTheHostAndSeesTheSessionEnd() throws {
         let fixture = try HostFixture()
         let server = try DemoServer(in: fixture.group.dir)

@@ -5,7 +5,7 @@ import TetherTestSupport
 /// `probe`, `hold` and `watch` skip ArgumentParser when their line is plain
 /// (FastCommandLine). Every line here runs both ways (TETHER_ARGUMENT_PARSER=1
 /// forces ArgumentParser) and must give the same status, output and errors.
-@Suite struct FastCommandLineTests {
+@Suite(.timed) struct FastCommandLineTests {
     func bothWays(_ arguments: [String], group: TestGroup) throws -> (fast: CommandResult, parsed: CommandResult) {
         let fast = try tether(arguments)
         let parsed = try tether(arguments, environment: ["TETHER_ARGUMENT_PARSER": "1"])
@@ -61,7 +61,7 @@ import TetherTestSupport
 
 /// The binaries on the start-up path link neither Foundation's full library
 /// nor its networking (libcurl and its dependency tree).
-@Suite struct StartupLinkageTests {
+@Suite(.timed) struct StartupLinkageTests {
     @Test func tetherAndTheExamplesLinkNoFoundationNorCurl() throws {
         for binary in [tetherExecutable, exampleExecutable("example-widget"), exampleExecutable("example-keyboard"),
                        exampleExecutable("example-notification")] {

@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// Invariant 4: util-linux flock(1) (and so Darwin O_EXLOCK, which is the
 /// same flock(2) lock) and Tether see each other's locks, both ways.
-@Suite struct FlockInteropTests {
+@Suite(.timed) struct FlockInteropTests {
     @Test func flockHolderReadsAsRunningAndBlocksTether() throws {
         let group = try TestGroup()
         #expect(try group.run(["probe", "feature", "rec"]).status == 1)  // creates the layout

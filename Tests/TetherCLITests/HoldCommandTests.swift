@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-@Suite struct HoldCommandTests {
+@Suite(.timed) struct HoldCommandTests {
     @Test func heldWhileTheCommandRunsAndReleasedAfter() throws {
         let group = try TestGroup()
         let holder = try group.startHold(["feature", "rec"], ["sh", "-c", "echo ready; exec cat"])

@@ -52,7 +52,7 @@ let helloScript = #"echo "hello from $TETHER_EXTENSION ($TETHER_ROLE) pid $$"; e
 
 func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMap { Int32($0) } }
 
-@Suite struct HostCommandTests {
+@Suite(.timed) struct HostCommandTests {
     @Test func hostRunsExtensionsServesFeaturesAndStopsCleanly() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("hello", script: helloScript)

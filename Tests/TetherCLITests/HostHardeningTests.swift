@@ -6,7 +6,7 @@ import TetherTestSupport
 /// Invariant 11: the host never traps or blocks on its own output, its peers
 /// or its extensions. Each test puts the host in a situation real use
 /// creates, then checks that it still answers `status` quickly.
-@Suite struct HostHardeningTests {
+@Suite(.timed) struct HostHardeningTests {
     /// Lines of about 1.2 KB as fast as the shell can: past the host's rate
     /// limit and its output queue within a second.
     static let chattyScript = #"line=$(printf '%01200d' 0); while :; do echo "chatty $line"; done"#

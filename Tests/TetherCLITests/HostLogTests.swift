@@ -3,7 +3,7 @@ import Testing
 import TetherTestSupport
 
 /// The host's output as a collector reads it, and what never reaches it.
-@Suite struct HostLogTests {
+@Suite(.timed) struct HostLogTests {
     /// `--log-format json`: one object per line with time, level, message
     /// and metadata; a token an extension prints is redacted on the way.
     @Test func jsonLinesCarryTheExtensionAndNeverATokenItPrints() throws {
@@ -62,7 +62,7 @@ import TetherTestSupport
 }
 
 /// A refresh-lock holder that is stopped cannot stall a refresh forever.
-@Suite struct StoppedRefreshHolderTests {
+@Suite(.timed) struct StoppedRefreshHolderTests {
     @Test func aStoppedHolderGivesAClearErrorAtTheDeadlineAndNothingIsLost() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)

@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// Invariant 11, peers: ceilings with clear refusals, and an abusive peer is
 /// disconnected rather than served at the cost of the others.
-@Suite struct HostPeerTests {
+@Suite(.timed) struct HostPeerTests {
     func hostPID(_ fixture: HostFixture) throws -> Int32 {
         Int32(try #require(try fixture.status()["pid"] as? Int))
     }
@@ -132,7 +132,7 @@ import TetherTestSupport
 }
 
 /// The ceilings that are flags or fixed numbers, each refused clearly.
-@Suite struct HostCeilingTests {
+@Suite(.timed) struct HostCeilingTests {
     func call(_ client: RawClient, _ method: String, _ params: String? = nil, id: Int = 1) throws -> [String: Any] {
         let withParams = params.map { #","params":\#($0)"# } ?? ""
         client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)"\#(withParams)}"#.utf8) + [0x0a])

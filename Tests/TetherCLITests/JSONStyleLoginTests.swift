@@ -5,7 +5,7 @@ import TetherTestSupport
 /// `tether login --style json` against the courier app's own kind of
 /// backend (FastAPI, rotating refresh tokens, 401 on reuse), in real
 /// processes: the refresh core is the OAuth one, only the requests differ.
-@Suite struct JSONStyleLoginTests {
+@Suite(.timed) struct JSONStyleLoginTests {
     @Test func loginStatusAndPrintWithTheCourierBackend() throws {
         let group = try TestGroup()
         let backend = try CourierBackend(in: group.dir)

@@ -5,7 +5,7 @@ import TetherTestSupport
 /// Extensions live as iOS extensions do: on-demand ones launched by work and
 /// ended when idle, hung ones killed by the watchdog, exit codes that mean
 /// "do not restart me", and a versioned hello. Real hosts, real processes.
-@Suite struct LifecycleTests {
+@Suite(.timed) struct LifecycleTests {
     /// A manifest for `executable` with `extra` fields.
     func manifest(_ fixture: HostFixture, name: String, role: String, executable: String,
                   arguments: [String] = [], _ extra: [String: Any] = [:]) throws {

@@ -3,7 +3,7 @@ import Testing
 import TetherTestSupport
 
 /// Invariant 12: probe and hold always agree, and refusals come at once.
-@Suite struct LockAgreementTests {
+@Suite(.timed) struct LockAgreementTests {
     /// A foreign *shared* flock is not a holder: probe says not running, and
     /// hold succeeds at once (it used to spin 5 s on the loop and then fail).
     @Test func aSharedFlockIsNotAHolderForProbeAndHoldAlike() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-@Suite struct ProbeCommandTests {
+@Suite(.timed) struct ProbeCommandTests {
     @Test func notRunningIsExitOneWithTheContractJSON() throws {
         let group = try TestGroup()
         let text = try group.run(["probe", "feature", "rec"])

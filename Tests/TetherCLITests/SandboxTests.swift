@@ -9,7 +9,7 @@ import TetherTestSupport
 /// the SDK, so the kernel is what refuses) under a real host try to write
 /// the group, elsewhere and their TMPDIR, reach the network, signal the
 /// host, stop a feature, and allocate without bound.
-@Suite(.enabled(if: KernelSupport.current.landlockScopes && KernelSupport.current.seccomp,
+@Suite(.timed, .enabled(if: KernelSupport.current.landlockScopes && KernelSupport.current.seccomp,
                 "needs Landlock ABI 6 (Linux 6.12+) and seccomp"))
 struct SandboxTests {
     /// Tries everything, prints `RESULT {...}` (errno names or "ok"), then

@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// Invariants 5 and 13 against kill -9: the store is never torn, and no temp
 /// file (a full copy of the store, secrets included) outlives the next write.
-@Suite struct StoreHardeningTests {
+@Suite(.timed) struct StoreHardeningTests {
     func temporaryFiles(_ group: TestGroup) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: group.path)) ?? []).filter { $0.hasSuffix(".tmp") }
     }

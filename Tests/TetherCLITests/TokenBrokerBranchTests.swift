@@ -3,7 +3,7 @@ import Testing
 import TetherTestSupport
 
 /// Branches of the refresh broker the other token tests do not reach.
-@Suite struct TokenBrokerBranchTests {
+@Suite(.timed) struct TokenBrokerBranchTests {
     /// With a slow server, the processes truly overlap: every task in every
     /// process waits on the one refresh in flight, and one refresh serves all.
     @Test func aSlowRefreshIsSharedByEveryOverlappingProcess() throws {

@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// `login`, `logout`, `token` and the broker behind them, in real processes
 /// against the demo auth server.
-@Suite struct TokenCommandTests {
+@Suite(.timed) struct TokenCommandTests {
     @Test func loginStatusPrintLogoutKeepsTheClientToken() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)

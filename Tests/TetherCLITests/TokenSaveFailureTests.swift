@@ -4,7 +4,7 @@ import TetherTestSupport
 
 /// A rotated pair the store cannot take is never dropped: the server may have
 /// revoked the old refresh token already, so the new pair is the session.
-@Suite struct TokenSaveFailureTests {
+@Suite(.timed) struct TokenSaveFailureTests {
     func stored(_ group: TestGroup) throws -> [String: Any] {
         let data = try #require(FileManager.default.contents(atPath: group.path + "/credentials.json"))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

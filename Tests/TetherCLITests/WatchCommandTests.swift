@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-@Suite struct WatchCommandTests {
+@Suite(.timed) struct WatchCommandTests {
     @Test func untilRunningTimesOutWithExitOne() throws {
         let group = try TestGroup()
         let result = try group.run(["watch", "feature", "rec", "--until", "running", "--timeout", "0.1"])

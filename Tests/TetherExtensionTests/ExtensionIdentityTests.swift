@@ -3,7 +3,7 @@ import Testing
 import TetherExtension
 import TetherTestSupport
 
-@Suite struct ExtensionIdentityTests {
+@Suite(.timed) struct ExtensionIdentityTests {
     @Test func startedByHandTakesItsGroupAndNameFromTheCommandLine() throws {
         let dir = try TemporaryDirectory("tether-ext")
         let identity = try ExtensionIdentity.resolve(

@@ -5,7 +5,7 @@ import TetherTestSupport
 
 /// Invariant 13 for files written without a lock (`shared/`): a write removes
 /// the temp files of writers that are gone, and never a live writer's.
-@Suite struct AtomicFileTests {
+@Suite(.timed) struct AtomicFileTests {
     /// The pid of a process that has come and gone.
     func deadPID() throws -> Int32 {
         let process = try TestProcess("/bin/true", [])

@@ -3,7 +3,7 @@ import Testing
 import TetherGroup
 import TetherTestSupport
 
-@Suite struct GroupDirectoryTests {
+@Suite(.timed) struct GroupDirectoryTests {
     @Test func createdOnFirstUseWithMode0700() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/a/b/group"

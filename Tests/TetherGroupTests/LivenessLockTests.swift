@@ -4,7 +4,7 @@ import Testing
 import TetherGroup
 import TetherTestSupport
 
-@Suite struct LivenessLockTests {
+@Suite(.timed) struct LivenessLockTests {
     func lockPath(_ dir: TemporaryDirectory, _ name: String = "rec") throws -> String {
         try GroupDirectory(path: dir.group).preparedLockPath(for: .feature(FeatureName(name)))
     }

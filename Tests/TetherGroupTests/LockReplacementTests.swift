@@ -7,7 +7,7 @@ import TetherTestSupport
 /// Invariant 2's second half: after locking, the holder checks that the path
 /// still names the inode it locked. The seam swaps the file at exactly the
 /// instant a real race would (between the lock and the check).
-@Suite(.serialized) struct LockReplacementTests {
+@Suite(.timed, .serialized) struct LockReplacementTests {
     /// Replaces the file at `path` once, by renaming a fresh file over it.
     func swapOnce(_ path: String) {
         let swapped = Once()

@@ -3,7 +3,7 @@ import TetherGroup
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct LockWatcherTests {
+@Suite(.timed) struct LockWatcherTests {
     @Test func reportsAHolderArrivingAndLeaving() async throws {
         let dir = try TemporaryDirectory()
         let path = try GroupDirectory(path: dir.group).preparedLockPath(for: .feature(FeatureName("w")))

@@ -4,7 +4,7 @@ import TetherGroup
 import TetherJSON
 import TetherTestSupport
 
-@Suite struct SharedStoreTests {
+@Suite(.timed) struct SharedStoreTests {
     /// A store in a temporary group; the directory lives as long as the fixture.
     struct Fixture {
         let dir: TemporaryDirectory

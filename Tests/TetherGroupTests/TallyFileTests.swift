@@ -6,7 +6,7 @@ import Testing
 import TetherGroup
 import TetherTestSupport
 
-@Suite struct TallyFileTests {
+@Suite(.timed) struct TallyFileTests {
     @Test func eachAddIsOneAndTheCountIsTheirNumber() throws {
         let dir = try TemporaryDirectory()
         let group = try GroupDirectory(path: dir.path + "/group")

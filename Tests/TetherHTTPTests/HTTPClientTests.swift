@@ -7,7 +7,7 @@ import TetherTestSupport
 /// The client against real servers that misbehave (`HostileHTTPServer`):
 /// every rule holds, every failure is one clear reason, and nothing waits
 /// past the request's deadline.
-@Suite struct HTTPClientTests {
+@Suite(.timed) struct HTTPClientTests {
     /// A client on a loop thread of its own, shut down afterwards. The test's
     /// own code runs on another loop thread (a task executor), so tests that
     /// block Swift's small shared pool meanwhile cannot stall it.

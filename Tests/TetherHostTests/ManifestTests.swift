@@ -5,7 +5,7 @@ import TetherJSON
 import TetherManifest
 import TetherTestSupport
 
-@Suite struct ManifestTests {
+@Suite(.timed) struct ManifestTests {
     func write(_ dir: TemporaryDirectory, _ name: String, _ json: String) throws -> String {
         let path = dir.path + "/" + name
         try Data(json.utf8).write(to: URL(fileURLWithPath: path))

@@ -56,7 +56,7 @@ final class EchoServer: @unchecked Sendable {
     deinit { thread.shutdown() }
 }
 
-@Suite struct RPCServerTests {
+@Suite(.timed) struct RPCServerTests {
     @Test func oneShotCallRoundTrips() throws {
         let server = try EchoServer()
         let result = RPCCall.perform(socketPath: server.path, method: "echo", params: ["x": [1, "two"]])

@@ -17,7 +17,7 @@ enum SpawnPath: CaseIterable, Sendable {
     }
 }
 
-@Suite struct ChildProcessTests {
+@Suite(.timed) struct ChildProcessTests {
     @Test(arguments: SpawnPath.allCases) func reportsTheExitStatus(_ path: SpawnPath) async throws {
         let status: TerminationStatus = try await onLoop { loop, finish in
             _ = try ChildProcess.spawn(loop: loop, path.options(ProcessOptions(executable: "sh", arguments: ["-c", "exit 7"]))) {

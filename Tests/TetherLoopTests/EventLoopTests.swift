@@ -3,7 +3,7 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct EventLoopTests {
+@Suite(.timed) struct EventLoopTests {
     @Test func executeFromManyThreadsRunsEveryJobOnTheLoopThread() async throws {
         let thread = try EventLoopThread()
         defer { thread.shutdown() }

@@ -2,7 +2,7 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct LoopTimerTests {
+@Suite(.timed) struct LoopTimerTests {
     @Test func oneShotFiresOnceNoEarlierThanItsDelay() async throws {
         let elapsed: UInt64 = try await onLoop { loop, finish in
             let start = loop.now

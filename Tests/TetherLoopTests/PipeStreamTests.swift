@@ -4,7 +4,7 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct PipeStreamTests {
+@Suite(.timed) struct PipeStreamTests {
     @Test func unixSocketPingPongAndEndOfStream() async throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/s.sock"

@@ -3,7 +3,7 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct PollWatcherTests {
+@Suite(.timed) struct PollWatcherTests {
     @Test func reportsReadabilityOfAPipe() async throws {
         var fds: [Int32] = [-1, -1]
         #expect(pipe(&fds) == 0)

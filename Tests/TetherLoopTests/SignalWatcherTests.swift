@@ -3,7 +3,7 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-@Suite struct SignalWatcherTests {
+@Suite(.timed) struct SignalWatcherTests {
     @Test func deliversASignalOnTheLoopThread() async throws {
         let (signal, onLoopThread): (Int32, Bool) = try await onLoop { loop, finish in
             _ = try SignalWatcher(loop: loop, signal: SIGUSR2) { signal in

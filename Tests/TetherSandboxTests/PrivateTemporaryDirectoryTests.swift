@@ -3,7 +3,7 @@ import Testing
 import TetherSandbox
 import TetherTestSupport
 
-@Suite struct PrivateTemporaryDirectoryTests {
+@Suite(.timed) struct PrivateTemporaryDirectoryTests {
     /// Made 0700; removed with a nested tree, a FIFO and a planted symlink,
     /// whose target survives.
     @Test func madePrivateAndRemovedWithoutFollowingSymlinks() throws {

@@ -14,7 +14,13 @@ public struct SpawnFailed: Error, CustomStringConvertible {
 /// One loop thread runs every test child: libuv reports exits through
 /// SIGCHLD (Foundation's Process waits for a socket that grandchildren
 /// inherit, so it misses the exit of a killed parent whose child lives on).
-let testLoop: EventLoopThread? = try? EventLoopThread()
+/// The test process writes to children that may have gone (libuv's
+/// write(2)): that must be EPIPE, as in Tether's own executables, not the
+/// death of the whole run.
+let testLoop: EventLoopThread? = {
+    signal(SIGPIPE, SIG_IGN)
+    return try? EventLoopThread()
+}()
 
 /// A real child process with bounded waits: stdout lines and the exit are
 /// awaited on a condition variable with a deadline, never by sleeping.
