@@ -7,7 +7,7 @@ import TetherTestSupport
     func bench(_ arguments: [String]) throws -> CommandResult {
         let directory = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path
         return try tether(["bench"] + arguments, environment: ["PATH": directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],
-                          timeout: 120)
+                          timeout: 170)
     }
 
     /// The JSON contract of `bench --json`, with a small sample count. Speed

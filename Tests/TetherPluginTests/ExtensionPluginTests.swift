@@ -40,7 +40,7 @@ import TetherTestSupport
     /// manifest plugin, resolves and builds none of the heavy packages,
     /// compiles nothing of the host, and `--manifest` prints the embedded
     /// manifest with no opt-in line in the code.
-    @Test(.timeLimit(.minutes(3)))
+    @Test
     func theSDKAloneBuildsOnlyWhatItUses() throws {
         let (package, output) = try Self.lean.get()
         #expect(!output.contains(package + "/Sources/"), "no diagnostics in the package's code: \(output)")
@@ -69,7 +69,7 @@ import TetherTestSupport
     /// The plugin (which runs tether) adds the other roles, refuses what it
     /// should, and everything runs under a host; the README's example,
     /// copied as it is, prints its manifest.
-    @Test(.timeLimit(.minutes(3)))
+    @Test
     func thePluginScaffoldsEachRoleAndTheyRunUnderAHost() throws {
         let (package, _) = try Self.lean.get()
         for (role, name) in [("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {
@@ -128,7 +128,7 @@ import TetherTestSupport
     /// The manifest is checked at every build: another role builds but the
     /// executable refuses to run in it; a broken one fails the build naming
     /// the file and the field; the good one builds again.
-    @Test(.timeLimit(.minutes(3)))
+    @Test
     func aManifestIsCheckedAtEveryBuild() throws {
         let (package, _) = try Self.lean.get()
         let manifestPath = "\(package)/Sources/LeanWidget/LeanWidget.extension.json"
@@ -157,7 +157,7 @@ import TetherTestSupport
     /// writes a manifest that does not compile there)
     /// the same way, by the CLI and by the plugin; each reads back (the
     /// scaffolder checks with dump-package) with its target as written.
-    @Test(.timeLimit(.minutes(3)), arguments: ["library", "tool"])
+    @Test(arguments: ["library", "tool"])
     func everyInitLayoutTakesANewExtension(_ type: String) throws {
         let package = try Self.consumer(type: type, name: "Layout" + type.capitalized)
         let scratch = Self.root + "/build-\(type)"

@@ -4,23 +4,43 @@ import TetherLoop
 import Glibc
 #endif
 
-/// Times each test's own run, for `.ci/run`'s list of the slowest.
+/// Runs each test on a thread of its own, `width` at a time, and times its
+/// own run for `.ci/run`'s list of the slowest.
 ///
-/// Swift Testing starts every test at once and reports each one's time from
-/// that start; most of these tests wait for real processes in bounded,
-/// blocking waits, on Swift's shared pool (a thread per core), so a test's
-/// reported time counts the minutes it queued behind others. This trait
-/// measures from when its body begins to when it ends, and appends
-/// `SECONDS<TAB>TEST` to the file `$TETHER_TEST_TIMINGS` names, if set.
+/// Most of these tests wait for real processes in bounded, blocking waits.
+/// Swift Testing runs a synchronous test on Swift's shared pool (a thread
+/// per core): two such waits on a 2-core machine stall every other test,
+/// async ones mid-way included, and each test's reported time counts the
+/// minutes it queued behind others. With this trait on a suite, a test
+/// waits (suspended, holding no thread) for one of `width` slots, then its
+/// body prefers an event loop thread of its own as its task executor, so its
+/// waits block only that thread and its awaits resume there. Its time, from
+/// when the body begins to when it ends, is appended as `SECONDS<TAB>TEST`
+/// to the file `$TETHER_TEST_TIMINGS` names, if set.
 public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
+    /// Tests running at once: as many as Swift's pool ran on the 2-core
+    /// machines the suite's timeouts are set for.
+    public static let width = 2
+
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        guard testCase != nil, let path = Self.path else { return try await function() }
+        guard testCase != nil else { return try await function() }
+        await TestSlots.shared.acquire()
+        defer { Task { await TestSlots.shared.release() } }
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
         let started = MonotonicClock.nanoseconds()
-        defer { Self.record("\(Double(MonotonicClock.nanoseconds() - started) / 1e9)\t\(test.id)\n", in: path) }
-        try await function()
+        defer {
+            if let path = Self.path {
+                let milliseconds = (MonotonicClock.nanoseconds() - started) / 1_000_000
+                let fraction = String(milliseconds % 1000)
+                let seconds = "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+                Self.record("\(seconds)\t\(test.id)\n", in: path)
+            }
+        }
+        try await withTaskExecutorPreference(thread.loop) { try await function() }
     }
 
     static let path = getenv("TETHER_TEST_TIMINGS").map { String(cString: $0) }
@@ -35,6 +55,31 @@ public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
 }
 
 extension Trait where Self == TestTiming {
-    /// Each test's own time, for `.ci/run`: see `TestTiming`.
+    /// Each test on a thread of its own, a few at a time, timed: see `TestTiming`.
     public static var timed: Self { TestTiming() }
+}
+
+/// A counting semaphore for tasks: waiting suspends, never blocks.
+actor TestSlots {
+    static let shared = TestSlots(TestTiming.width)
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = count }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
 }
