@@ -87,14 +87,10 @@ public final class TokenBroker: Sendable {
     }
 
     /// A valid access token of `kind` (nil: the user's if logged in, else
-    /// the client's), refreshed first if it is within the leeway of expiry.
-    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil) async throws(AuthError) -> String {
-        try await tokenSet(kind).accessToken
-    }
-
-    /// A valid access token of `kind` after a server refused `rejected`
-    /// (HTTP 401) before its expiry; see `tokenSet(_:rejecting:)`.
-    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> String {
+    /// the client's), refreshed first if it is within the leeway of expiry
+    /// or, given `rejected`, if a server refused that token (HTTP 401)
+    /// before its expiry; see `tokenSet(_:rejecting:)`.
+    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String? = nil) async throws(AuthError) -> String {
         try await tokenSet(kind, rejecting: rejected).accessToken
     }
 

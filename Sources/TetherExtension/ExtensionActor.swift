@@ -30,6 +30,17 @@ public actor ExtensionActor {
         }
     }
 
+    /// Starts `body` on the actor in a task that prefers the loop as its
+    /// task executor too. An await that resumes through a continuation
+    /// resumes on the task's executor before hopping back to the actor: in
+    /// a task without the preference that is Swift's shared pool, whose
+    /// threads (and libdispatch's manager thread, which stays) would start
+    /// for nothing. The SDK starts every task of its own this way.
+    @discardableResult
+    static func task<T: Sendable>(_ body: sending @escaping @ExtensionActor () async -> T) -> Task<T, Never> {
+        Task(executorPreference: loop, operation: body)
+    }
+
     /// Runs `operation` isolated to the extension actor from a loop
     /// callback (a timer, a socket read), which runs on the actor's thread
     /// but is not known to the compiler as isolated. Checked: off the

@@ -28,7 +28,7 @@ enum ExtensionMain {
         case .failure(let error): fail(tool, "cannot start the event loop: \(error)", code: 3)
         }
         let exitCode = Mutex<Int32>(0)
-        Task { @ExtensionActor in
+        ExtensionActor.task {
             start(role: role, tool: tool, manifest: manifest(), makeDriver: makeDriver) { code in
                 exitCode.withLock { $0 = code }
             }

@@ -35,7 +35,7 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
         reading = true
         // The reader thread hands each line to the loop, in order.
         StandardInputReader.start { [self] event in
-            Task { @ExtensionActor in self.received(event) }
+            ExtensionActor.task { self.received(event) }
         }
     }
 
@@ -49,7 +49,7 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
         switch waiting.removeFirst() {
         case .line(let text):
             busy = true
-            Task {
+            ExtensionActor.task { [self] in
                 do {
                     try await keyboard.keyPressed(text, in: context)
                 } catch {

@@ -44,7 +44,7 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
                          respond: @escaping RPCConnection.Respond) {
         let original = request.content
         let push = PendingPush(respond: respond, original: original, loop: context.loop)
-        push.task = Task {
+        push.task = ExtensionActor.task { [self] in
             do {
                 let content = try await service.didReceive(request, in: context)
                 push.settle(content, timedOut: false)

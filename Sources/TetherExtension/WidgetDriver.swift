@@ -100,7 +100,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         }
         loading = true
         retryTimer?.stop()
-        Task {
+        ExtensionActor.task { [self] in
             let outcome: Result<Timeline, any Error>
             do { outcome = .success(try await widget.timeline(for: reason, in: context)) } catch { outcome = .failure(error) }
             // The policy's floor counts from the answer, however long it took.

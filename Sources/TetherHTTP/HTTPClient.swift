@@ -33,24 +33,28 @@ public final class HTTPClient: Sendable {
     public nonisolated(nonsending) func send(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
         let multi = self.multi
         let loop = self.loop
-        // Weak: the transfer alone holds the caller's continuation, so a
-        // transfer the loop drops unstarted ends (as cancelled) in its deinit.
-        let running = WeakTransfer()
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<CurlTransfer.Outcome, Never>) in
-                let transfer = CurlTransfer(request, continuation)
-                running.set(transfer)
-                // Read here, written on the loop: the job carries it.
-                let cancelled = Task.isCancelled
-                loop.execute {
-                    if cancelled { transfer.cancelledEarly = true }
-                    multi.start(transfer)
+        // The wait runs on the loop, where the transfer resumes it: the
+        // closures below are not isolated to the caller, and without the
+        // preference they would start a thread of Swift's shared pool.
+        return try await withTaskExecutorPreference(loop) { () async -> CurlTransfer.Outcome in
+            // Weak: the transfer alone holds the caller's continuation, so a
+            // transfer the loop drops unstarted ends (as cancelled) in its deinit.
+            let running = WeakTransfer()
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<CurlTransfer.Outcome, Never>) in
+                    let transfer = CurlTransfer(request, continuation)
+                    running.set(transfer)
+                    // Read here, written on the loop: the job carries it.
+                    let cancelled = Task.isCancelled
+                    loop.execute {
+                        if cancelled { transfer.cancelledEarly = true }
+                        multi.start(transfer)
+                    }
                 }
+            } onCancel: {
+                if let transfer = running.get() { loop.execute { multi.cancel(transfer) } }
             }
-        } onCancel: {
-            if let transfer = running.get() { loop.execute { multi.cancel(transfer) } }
-        }
-        return try outcome.get()
+        }.get()
     }
 
     /// Shorthand for `send(HTTPRequest(...))`.
