@@ -163,12 +163,12 @@ public final class TokenBroker: Sendable {
     private nonisolated(nonsending) func refreshed(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
         let task: Task<TokenSet, any Error>
         if coordination == .none {
-            task = Task(executorPreference: http.loop) { try await self.refreshAcrossProcesses(kind, stale: stale) }
+            task = Task(executorPreference: http.loop.taskExecutor) { try await self.refreshAcrossProcesses(kind, stale: stale) }
         } else {
             task = flights.withLock { flights in
                 if let running = flights[kind] { return running }
                 // On the loop its requests run on: a refresh needs no other thread.
-                let task = Task(executorPreference: http.loop) { () async throws -> TokenSet in
+                let task = Task(executorPreference: http.loop.taskExecutor) { () async throws -> TokenSet in
                     defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
                     return try await self.refreshAcrossProcesses(kind, stale: stale)
                 }

@@ -38,7 +38,7 @@ public actor ExtensionActor {
     /// for nothing. The SDK starts every task of its own this way.
     @discardableResult
     static func task<T: Sendable>(_ body: sending @escaping @ExtensionActor () async -> T) -> Task<T, Never> {
-        Task(executorPreference: loop, operation: body)
+        Task(executorPreference: loop?.taskExecutor, operation: body)
     }
 
     /// Runs `operation` isolated to the extension actor from a loop

@@ -81,7 +81,7 @@ extension ExtensionContext {
             // The broker's waits (a refresh another task runs, the refresh
             // lock) resume on this loop, not on a thread of Swift's pool:
             // an extension stays one thread.
-            return try await withTaskExecutorPreference(loop) { () async throws(AuthError) -> String in
+            return try await withTaskExecutorPreference(loop.taskExecutor) { () async throws(AuthError) -> String in
                 try await broker.accessToken(rejecting: rejected)
             }
         } catch {

@@ -11,7 +11,7 @@ extension HTTPClient {
         let loop = try EventLoop()
         let http = HTTPClient(loop: loop)
         let result = Outcome<T>()
-        Task(executorPreference: loop) {
+        Task(executorPreference: loop.taskExecutor) {
             let outcome: Result<T, any Error>
             do { outcome = .success(try await body(http)) } catch { outcome = .failure(error) }
             result.value.withLock { $0 = outcome }

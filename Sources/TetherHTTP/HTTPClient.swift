@@ -36,7 +36,7 @@ public final class HTTPClient: Sendable {
         // The wait runs on the loop, where the transfer resumes it: the
         // closures below are not isolated to the caller, and without the
         // preference they would start a thread of Swift's shared pool.
-        return try await withTaskExecutorPreference(loop) { () async -> CurlTransfer.Outcome in
+        return try await withTaskExecutorPreference(loop.taskExecutor) { () async -> CurlTransfer.Outcome in
             // Weak: the transfer alone holds the caller's continuation, so a
             // transfer the loop drops unstarted ends (as cancelled) in its deinit.
             let running = WeakTransfer()

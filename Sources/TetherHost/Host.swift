@@ -257,7 +257,7 @@ public final class Host: @unchecked Sendable {
         guard let broker else { return }
         let loop = self.loop
         nonisolated(unsafe) let respond = respond  // called on the loop only
-        Task(executorPreference: loop) {
+        Task(executorPreference: loop.taskExecutor) {
             let result: Result<JSONValue, RPCError>
             do throws(AuthError) {
                 // `rejected`: a server refused that token early; one coordinated refresh.

@@ -16,7 +16,10 @@ import Darwin
 public final class EventLoop: @unchecked Sendable {
     enum Job {
         case closure(@Sendable () -> Void)
-        case task(UnownedJob)
+        /// A job of an actor whose executor is this loop.
+        case serial(UnownedJob)
+        /// A job of a task that prefers this loop (`taskExecutor`).
+        case preferring(UnownedJob)
     }
 
     let uv: UnsafeMutablePointer<uv_loop_t>
@@ -29,6 +32,8 @@ public final class EventLoop: @unchecked Sendable {
     private let finished = Atomic<Bool>(false)
     /// What `whenStopping` registered; touched on the loop thread only.
     private var stopping: [() -> Void] = []
+    /// The loop as a task executor; see `LoopTaskExecutor`.
+    public let taskExecutor = LoopTaskExecutor()
 
     public init() throws(Errno) {
         uv = .allocate(capacity: 1)
@@ -45,6 +50,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         // Unretained: the async handle is closed before the loop goes away.
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        taskExecutor.loop = self
     }
 
     deinit {
@@ -99,8 +105,8 @@ public final class EventLoop: @unchecked Sendable {
         for job in jobs {
             switch job {
             case .closure(let body): body()
-            // Either role's job: an actor's on this loop, or a task's that prefers it.
-            case .task(let task): task.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            case .serial(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+            case .preferring(let job): job.runSynchronously(on: taskExecutor.asUnownedTaskExecutor())
             }
         }
     }
@@ -120,11 +126,13 @@ public final class EventLoop: @unchecked Sendable {
         for body in stopping { body() }
         for _ in 0..<1_000 where queue.withLock({ !$0.jobs.isEmpty }) { drain() }
         // Anything left is released after the lock: a deinit may submit.
+        // A task's job may run anywhere: it goes to Swift's pool.
         let dropped = queue.withLock { state in
             state.open = false
             defer { state.jobs = [] }
             return state.jobs
         }
+        for case .preferring(let job) in dropped { globalConcurrentExecutor.enqueue(job) }
         _ = consume dropped
         // Close what is still open; the wake-up handle is ours, the rest are
         // LoopHandle wrappers whose close releases the loop's reference.

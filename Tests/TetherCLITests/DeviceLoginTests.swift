@@ -99,7 +99,7 @@ import TetherTestSupport
         #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "clientAuthenticated")
 
         // A server that accepts the connection and never answers: the timeout, then a warning.
-        let silent = try SilentListener()
+        let silent = try LoopbackSocket(listening: true)
         #expect(try server.login(group).status == 0)
         let hung = try group.start(["logout", "--revoke-url", "http://127.0.0.1:\(silent.port)/revoke", "--revoke-timeout", "1"])
         #expect(try hung.waitForExit(timeout: 20) == 0)
@@ -144,29 +144,6 @@ import TetherTestSupport
             #expect(try other.json(try other.run(["token", "status", "--json"]))["state"] as? String == "notAuthenticated")
         }
     }
-}
-
-/// A TCP listener that never accepts: connections complete (the backlog)
-/// and no answer ever comes.
-final class SilentListener {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound, listen(fd, 16) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(fd) }
 }
 
 /// One fixed JSON document at every path, from Python's standard library.

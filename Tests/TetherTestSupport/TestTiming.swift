@@ -40,7 +40,7 @@ public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
                 Self.record("\(seconds)\t\(test.id)\n", in: path)
             }
         }
-        try await withTaskExecutorPreference(thread.loop) { try await function() }
+        try await withTaskExecutorPreference(thread.loop.taskExecutor) { try await function() }
     }
 
     static let path = getenv("TETHER_TEST_TIMINGS").map { String(cString: $0) }
