@@ -36,21 +36,8 @@ public enum LogFormat: String, Sendable, CaseIterable {
     /// What the host adds to an extension's line: not shown again.
     static let readersKeys: Set<String> = ["extension", "origin", "stream"]
 
-    /// Line breaks and other control characters shown as escapes.
-    static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20: out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// Line breaks, control characters and the rest `PrintableText` names, as escapes.
+    static func oneLine(_ text: String) -> String { PrintableText.escaped(text) }
 
     static func json(_ value: Logger.MetadataValue) -> JSONValue {
         switch value {
