@@ -11,7 +11,6 @@
 /* The functions Tether calls, looked up once. */
 static struct {
     int (*global_init)(long flags);
-    char *(*version)(void);
     void *(*easy_init)(void);
     void (*easy_cleanup)(void *);
     int (*easy_setopt)(void *, int, ...);
@@ -70,7 +69,6 @@ static void load(void) {
         return;
     }
     FIND(global_init, "curl_global_init");
-    FIND(version, "curl_version");
     FIND(easy_init, "curl_easy_init");
     FIND(easy_cleanup, "curl_easy_cleanup");
     FIND(easy_setopt, "curl_easy_setopt");
@@ -98,11 +96,6 @@ int tether_curl_load(char *error, size_t error_size) {
         snprintf(error, error_size, "%s", load_error);
     }
     return loaded;
-}
-
-const char *tether_curl_version(void) {
-    pthread_once(&once, load);
-    return loaded == 0 ? curl.version() : NULL;
 }
 
 tether_curl_easy *tether_curl_easy_init(void) { return curl.easy_init(); }

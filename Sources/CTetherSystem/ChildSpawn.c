@@ -111,11 +111,13 @@ static int run_child(void *argument) {
     int confined = tether_apply_confinement(request->no_new_privileges, request->landlock_ruleset,
                                             request->seccomp_filter, request->seccomp_filter_length, 0);
     if (confined < 0) report_and_exit(shared, -confined);
-    /* A confined child keeps no descriptor but its stdio: one the host
-       inherited without close-on-exec (from whatever started it) would be
+    /* A child keeps no descriptor but its stdio. Ours are close-on-exec,
+       but not every one in the process is: libcurl's own socket pairs (its
+       wake-up pair, its resolver's) are not, nor what the host inherited
+       from whatever started it; to a confined child such a descriptor is
        an open door past the rules, which check only what is opened anew.
        Linux 5.9+; an older kernel leaves close-on-exec to do it. */
-    if (request->landlock_ruleset >= 0 || request->seccomp_filter) syscall(SYS_close_range, 3U, ~0U, 0U);
+    syscall(SYS_close_range, 3U, ~0U, 0U);
 
     char *const *envp = request->envp ? request->envp : environ;
     /* An executable just written can be briefly "busy" (ETXTBSY): a process

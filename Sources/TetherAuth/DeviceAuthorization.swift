@@ -77,6 +77,8 @@ extension TokenEndpoint {
             let wait = min(interval, deadline - Self.seconds())
             guard wait > 0 else { throw .expired }
             do {
+                // The polling interval RFC 8628 asks for (a timer, not
+                // synchronization): the server answers only when asked.
                 try await Task.sleep(nanoseconds: UInt64(wait * 1e9))
             } catch {
                 throw .endpoint(.unreachable("the login was cancelled"))

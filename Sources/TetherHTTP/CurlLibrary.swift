@@ -11,9 +11,4 @@ enum CurlLibrary {
         guard tether_curl_load(&reason, reason.count) != 0 else { return nil }
         return .unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
-
-    /// `curl_version()`, such as "libcurl/7.88.1 OpenSSL/3.0.17 …", once loaded.
-    static var version: String? {
-        tether_curl_version().map { String(cString: $0) }
-    }
 }

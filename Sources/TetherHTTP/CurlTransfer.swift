@@ -146,10 +146,12 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// curl's NOPROXY: loopback, and whatever the environment's `no_proxy`
-    /// names (the option replaces it).
+    /// names (the option replaces it). `*` is a wildcard only alone, so it
+    /// stays alone; 127.0.0.1 is named too, for curl before 7.86 (no CIDR).
     static let noProxy: String = {
         let given = ["no_proxy", "NO_PROXY"].compactMap { (name: String) -> String? in getenv(name).map { String(cString: $0) } }
             .first { !$0.isEmpty }
-        return ([given].compactMap { $0 } + ["localhost", "127.0.0.0/8", "::1"]).joined(separator: ",")
+        if given?.filter({ $0 != " " && $0 != "\t" }) == "*" { return "*" }
+        return ([given].compactMap { $0 } + ["localhost", "127.0.0.1", "127.0.0.0/8", "::1"]).joined(separator: ",")
     }()
 }

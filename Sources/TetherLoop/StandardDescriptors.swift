@@ -10,7 +10,8 @@ import Glibc
 public enum StandardDescriptors {
     public static func ensureOpen() {
         for fd in Int32(0)...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
-            // open takes the lowest free number: this one.
+            // open takes the lowest free number: this one. Not O_CLOEXEC:
+            // 0-2 are what children inherit as their standard streams.
             let opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
             if opened != fd, opened >= 0 { close(opened) }
         }

@@ -14,7 +14,7 @@ struct Bench: ParsableCommand {
         discussion: """
             The benchmarks are a package of their own: build it with \
             'swift build -c release --package-path Benchmarks' and put its tether-bench next to \
-            tether or on PATH (scripts/install.sh does both). Every argument is passed on: \
+            tether or on PATH. Every argument is passed on: \
             'tether bench probe watch --json', 'tether bench --help' for the list.
             """)
 

@@ -153,6 +153,47 @@ import TetherTestSupport
         #expect(seconds < 5, "took \(seconds) s")
     }
 
+    /// The request's socket is close-on-exec (invariant 1): a child the
+    /// process starts meanwhile (the host launching an extension during a
+    /// refresh) never inherits a connection to the token server.
+    @Test func theRequestsSocketIsCloseOnExec() async throws {
+        let directory = try TemporaryDirectory("tether-http")
+        let server = try HostileHTTPServer(in: directory)
+        let flags = try await withClient { client in
+            let task = Task(executorPreference: try Self.runner()) { () -> HTTPFailure? in
+                do throws(HTTPFailure) {
+                    _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            try await offThePool { try server.waitForRequest("/slow-headers") }
+            let flags = Self.descriptors(connectedToPort: server.port).map { fcntl($0, F_GETFD) }
+            task.cancel()
+            _ = await task.value
+            return flags
+        }
+        #expect(!flags.isEmpty, "no descriptor of this process is connected to the server")
+        #expect(flags.allSatisfy { $0 >= 0 && $0 & FD_CLOEXEC != 0 }, "\(flags)")
+    }
+
+    /// This process's descriptors whose TCP socket's peer is 127.0.0.1:`port`.
+    static func descriptors(connectedToPort port: Int) -> [Int32] {
+        let table = (try? String(contentsOfFile: "/proc/self/net/tcp", encoding: .utf8)) ?? ""
+        let peer = String(format: ":%04X", port)
+        let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            return fields.count > 9 && fields[2].hasSuffix(peer) ? String(fields[9]) : nil
+        })
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.compactMap { entry in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
+                  link.hasPrefix("socket:["), inodes.contains(String(link.dropFirst(8).dropLast())) else { return nil }
+            return Int32(entry)
+        }
+    }
+
     /// A loop that stops under a running request ends it: the caller never waits forever.
     @Test func aStoppingLoopEndsItsRequests() async throws {
         try await withTaskExecutorPreference(try Self.runner()) { try await stoppingLoop() }

@@ -95,6 +95,27 @@ enum SpawnPath: CaseIterable, Sendable {
         #expect(listing.contains("pipe:"), "the listing itself went through a pipe: \(listing)")
     }
 
+    /// Own spawn (every extension the host starts): not even a descriptor
+    /// that lacks close-on-exec (libcurl's socket pairs, what the host
+    /// inherited) reaches the child; only its stdio does.
+    @Test func ownSpawnPassesOnNothingButStdio() async throws {
+        let dir = try TemporaryDirectory()
+        let fd = open(dir.path + "/inheritable", O_CREAT | O_RDWR, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let listing: String = try await onLoop { loop, finish in
+            var bytes: [UInt8] = []
+            let child = try ChildProcess.spawn(loop: loop, SpawnPath.own.options(ProcessOptions(
+                executable: "sh", arguments: ["-c", "for f in /proc/$$/fd/*; do readlink $f; done"],
+                stdout: .pipe))) { _ in }
+            try child.stdout?.startReading { event in
+                if case .data(let chunk) = event { bytes += chunk } else { finish(String(decoding: bytes, as: UTF8.self)) }
+            }
+        }
+        #expect(!listing.contains("inheritable"), "\(listing)")
+        #expect(listing.contains("pipe:"), "the listing itself went through a pipe: \(listing)")
+    }
+
     /// Own spawn: every signal starts at its default and unblocked, though
     /// this process ignores SIGPIPE and the loop thread blocks others; the
     /// descriptor limit is the one asked for, though this process has more

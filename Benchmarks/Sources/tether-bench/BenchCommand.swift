@@ -74,6 +74,10 @@ struct TetherBench: ParsableCommand {
             if arguments.first == CLIBenchmark.peakMemoryHelper {
                 try CLIBenchmark.reportPeakMemory(of: Array(arguments.dropFirst()))
             } else {
+                // HTTPClient's rule (the token benchmarks log in): a server
+                // that hangs up mid-request fails the request, not the
+                // process. Not in the helper above, whose command inherits it.
+                signal(SIGPIPE, SIG_IGN)
                 var command = try parseAsRoot(arguments)
                 try command.run()
             }

@@ -37,7 +37,6 @@ enum {
     TETHER_CURLOPT_POSTFIELDSIZE_LARGE = 30120,
     TETHER_CURLOPT_TIMEOUT_MS = 155,
     TETHER_CURLOPT_CONNECTTIMEOUT_MS = 156,
-    TETHER_CURLOPT_COPYPOSTFIELDS = 10165,
     TETHER_CURLOPT_PROTOCOLS_STR = 10318,    /* 7.85 and later */
     TETHER_CURLOPT_REDIR_PROTOCOLS_STR = 10319,
     TETHER_CURLOPT_NOPROXY = 10177,
@@ -55,7 +54,6 @@ enum { TETHER_CURLINFO_RESPONSE_CODE = 0x200002, TETHER_CURLINFO_OS_ERRNO = 0x20
 enum {
     TETHER_CURL_POLL_IN = 1,
     TETHER_CURL_POLL_OUT = 2,
-    TETHER_CURL_POLL_INOUT = 3,
     TETHER_CURL_POLL_REMOVE = 4,
     TETHER_CURL_CSELECT_IN = 1,
     TETHER_CURL_CSELECT_OUT = 2,
@@ -74,7 +72,6 @@ enum {
     TETHER_CURLE_WEIRD_SERVER_REPLY = 8,
     TETHER_CURLE_HTTP2 = 16,
     TETHER_CURLE_PARTIAL_FILE = 18,
-    TETHER_CURLE_WRITE_ERROR = 23,
     TETHER_CURLE_OPERATION_TIMEDOUT = 28,
     TETHER_CURLE_SSL_CONNECT_ERROR = 35,
     TETHER_CURLE_GOT_NOTHING = 52,
@@ -101,8 +98,6 @@ typedef size_t (*tether_curl_write_callback)(char *data, size_t size, size_t cou
 /* Loads libcurl (once per process; later calls return the first result)
    and runs curl_global_init. 0, or -1 with a reason in `error`. */
 int tether_curl_load(char *error, size_t error_size);
-/* curl_version(): "libcurl/7.88.1 OpenSSL/3.0.x ...". NULL before a load. */
-const char *tether_curl_version(void);
 
 tether_curl_easy *tether_curl_easy_init(void);
 void tether_curl_easy_cleanup(tether_curl_easy *easy);

@@ -4,12 +4,6 @@
 #include <sys/resource.h>
 #ifdef __linux__
 #include <sys/xattr.h> /* getxattr, for Swift: Glibc's module leaves it out */
-/// The manifest the TetherManifest build plugin embedded in this executable
-/// (its generated `tether_embedded_manifest`, referenced weakly, so an
-/// executable built without the plugin links and gets NULL): UTF-8 JSON,
-/// `length` bytes, not NUL-terminated.
-const unsigned char *tether_find_embedded_manifest(long *length);
-
 #endif
 
 /// pidfd_open(pid, 0): a descriptor that becomes readable when the process
