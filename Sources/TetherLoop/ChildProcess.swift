@@ -202,12 +202,9 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     private static func resolve(_ executable: String, environment: [String]?) throws(Errno) -> String {
         guard !executable.contains("/") else { return executable }
         let path = environment.flatMap { $0.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } }
-            ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + executable
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        throw .noSuchFileOrDirectory
+            ?? ProcessEnvironment.value("PATH")
+        guard let found = ExecutableSearch.onPath(executable, path: path) else { throw .noSuchFileOrDirectory }
+        return found
     }
 
     private func exited(_ status: TerminationStatus) {

@@ -44,9 +44,7 @@ func demoAuthServerExecutable(_ explicit: String? = nil) throws -> String {
         }
         return explicit
     }
-    let beside = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().appendingPathComponent("demo-auth-server").path
-    let path = ProcessEnvironment.value("PATH")?.split(separator: ":").map { "\($0)/demo-auth-server" } ?? []
-    guard let found = ([beside] + path).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+    guard let found = ExecutableSearch.find("demo-auth-server", besides: ownExecutable()) else {
         throw CLIError.environment("the demo auth server is not built: run examples/demo.sh, or "
             + "swift build --package-path examples/DemoAuthServer and pass --auth-server "
             + "examples/DemoAuthServer/.build/debug/demo-auth-server")

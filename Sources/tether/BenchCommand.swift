@@ -23,8 +23,7 @@ struct Bench: ParsableCommand {
 
     func run() throws {
         let tether = ownExecutable()
-        let onPath = ProcessEnvironment.value("PATH")?.split(separator: ":").map { "\($0)/tether-bench" } ?? []
-        guard let bench = ([directoryName(tether) + "/tether-bench"] + onPath).first(where: { access($0, X_OK) == 0 }) else {
+        guard let bench = ExecutableSearch.find("tether-bench", besides: tether) else {
             if arguments.contains("--help") || arguments.contains("-h") { return output(Self.helpMessage()) }
             throw CLIError.environment("tether-bench is not built: swift build -c release --package-path Benchmarks, "
                                        + "then put Benchmarks/.build/release/tether-bench on PATH or next to tether")

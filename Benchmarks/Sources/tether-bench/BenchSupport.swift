@@ -27,18 +27,13 @@ struct BenchTools: Sendable {
 
     init(tether explicit: String?, authServer: String?) throws {
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        guard let tether = explicit.map({ absolutePath($0) }) ?? Self.find("tether", besides: own) else {
+        guard let tether = explicit.map({ absolutePath($0) }) ?? ExecutableSearch.find("tether", besides: own) else {
             throw BenchError.environment("tether-bench needs the tether executable: give --tether PATH (tether bench does)")
         }
         self.tether = tether
-        self.authServer = authServer.map { absolutePath($0) } ?? Self.find("demo-auth-server", besides: tether)
+        self.authServer = authServer.map { absolutePath($0) } ?? ExecutableSearch.find("demo-auth-server", besides: tether)
     }
 
-    /// `name` next to `path`, else on PATH.
-    static func find(_ name: String, besides file: String) -> String? {
-        let onPath = ProcessEnvironment.value("PATH")?.split(separator: ":").map { "\($0)/\(name)" } ?? []
-        return ([directoryName(file) + "/" + name] + onPath).first { access($0, X_OK) == 0 }
-    }
 }
 
 /// One line to stdout, at once.
