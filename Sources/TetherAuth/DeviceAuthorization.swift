@@ -71,10 +71,10 @@ extension TokenEndpoint {
     /// `slow_down`; an unreachable or failing server is polled again, more
     /// slowly, until the code expires.
     public nonisolated(nonsending) func pollDevice(_ authorization: DeviceAuthorization) async throws(DeviceAuthorization.Failure) -> TokenSet {
-        let deadline = Self.seconds() + authorization.expiresIn
+        let deadline = MonotonicClock.seconds() + authorization.expiresIn
         var interval = authorization.interval
         while true {
-            let wait = min(interval, deadline - Self.seconds())
+            let wait = min(interval, deadline - MonotonicClock.seconds())
             guard wait > 0 else { throw .expired }
             do {
                 // The polling interval RFC 8628 asks for (a timer, not
@@ -101,5 +101,4 @@ extension TokenEndpoint {
         }
     }
 
-    private static func seconds() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
 }

@@ -79,7 +79,6 @@ public final class TokenBroker: Sendable {
     }
 
     static func now() -> Double { WallClock.now() }
-    static func seconds() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
 
     /// The auth state as stored now.
     public func state() throws(AuthError) -> AuthState {
@@ -305,11 +304,11 @@ public final class TokenBroker: Sendable {
         // One deadline for the whole refresh, retries included: the lock is
         // never held past it. A retry starts only with time left for an
         // answer: a refresh token sent with none could be rotated and lost.
-        let deadline = Self.seconds() + endpoint.timeout
+        let deadline = MonotonicClock.seconds() + endpoint.timeout
         let margin = max(min(1, endpoint.timeout), min(5, endpoint.timeout / 4))
         var attempt = 0
         while true {
-            endpoint.timeout = max(0.001, deadline - Self.seconds())
+            endpoint.timeout = max(0.001, deadline - MonotonicClock.seconds())
             // A client token is renewed by asking again; a user token only through its refresh token.
             let grant: TokenEndpoint.Grant
             if let refreshToken = current.refreshToken {
@@ -340,7 +339,7 @@ public final class TokenBroker: Sendable {
                 do { snapshot = try store.snapshot() } catch { throw .store(error) }
                 if let latest = snapshot.tokens(kind), latest.refreshToken != current.refreshToken {
                     if !latest.needsRefresh(now: Self.now(), leeway: leeway) { return (latest, .joined) }
-                    guard Self.seconds() + margin <= deadline else { throw .temporarilyUnavailable(.unreachable("the request timed out")) }
+                    guard MonotonicClock.seconds() + margin <= deadline else { throw .temporarilyUnavailable(.unreachable("the request timed out")) }
                     current = latest
                     continue
                 }
@@ -351,7 +350,7 @@ public final class TokenBroker: Sendable {
                 if !current.isExpired(now: Self.now()) { return (current, .keptCurrent(error)) }
                 attempt += 1
                 let delay = backoff.delay(beforeRetry: attempt)
-                guard attempt < backoff.attempts, Self.seconds() + delay + margin <= deadline else { throw .temporarilyUnavailable(error) }
+                guard attempt < backoff.attempts, MonotonicClock.seconds() + delay + margin <= deadline else { throw .temporarilyUnavailable(error) }
                 // Retry backoff, not synchronization: the server asked us to wait.
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             case .failure(let error):

@@ -12,4 +12,7 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
+
+    /// The same clock in seconds.
+    public static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
 }

@@ -15,17 +15,18 @@ enum EmbeddedSource {
             // which it checked at build time. Do not edit: edit the manifest.
             import TetherExtension
 
+            /// This target's manifest (\(manifest.name), a \(manifest.role.rawValue)), once in the binary.
+            private let tetherManifestJSON: StaticString = \(literal)
+
             /// The manifest, where the SDK looks for it at start.
             @_cdecl("tether_embedded_manifest")
             public func tetherEmbeddedManifest(_ length: UnsafeMutablePointer<Int>) -> UnsafePointer<UInt8> {
-                let json: StaticString = \(literal)
-                length.pointee = json.utf8CodeUnitCount
-                return json.utf8Start
+                length.pointee = tetherManifestJSON.utf8CodeUnitCount
+                return tetherManifestJSON.utf8Start
             }
 
             extension EmbeddedManifest {
-                /// This target's manifest (\(manifest.name), a \(manifest.role.rawValue)).
-                static let built = EmbeddedManifest(json: \(literal))
+                static let built = EmbeddedManifest(json: tetherManifestJSON.description)
             }
 
             """

@@ -178,19 +178,18 @@ import TetherTestSupport
         #expect(flags.allSatisfy { $0 >= 0 && $0 & FD_CLOEXEC != 0 }, "\(flags)")
     }
 
-    /// This process's descriptors whose TCP socket's peer is 127.0.0.1:`port`.
+    /// This process's descriptors whose TCP socket's peer is 127.0.0.1:`port`
+    /// (asked of each socket: /proc/net/tcp is long on a busy machine).
     static func descriptors(connectedToPort port: Int) -> [Int32] {
-        let table = (try? String(contentsOfFile: "/proc/self/net/tcp", encoding: .utf8)) ?? ""
-        let peer = String(format: ":%04X", port)
-        let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { line -> String? in
-            let fields = line.split(separator: " ")
-            return fields.count > 9 && fields[2].hasSuffix(peer) ? String(fields[9]) : nil
-        })
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return entries.compactMap { entry in
-            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
-                  link.hasPrefix("socket:["), inodes.contains(String(link.dropFirst(8).dropLast())) else { return nil }
-            return Int32(entry)
+        return entries.compactMap(Int32.init).filter { fd in
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let asked = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+            }
+            return asked && peer.sin_family == sa_family_t(AF_INET) && Int(UInt16(bigEndian: peer.sin_port)) == port
+                && peer.sin_addr.s_addr == inet_addr("127.0.0.1")
         }
     }
 
