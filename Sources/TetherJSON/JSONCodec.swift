@@ -272,22 +272,30 @@ public enum JSONCodec {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Control characters are escaped, and so is what `PrintableText`
+    /// names (DEL, C1, bidi controls, U+2028/9): still valid JSON, read back
+    /// exactly, but nothing a terminal showing the raw line would act on.
     private static func writeString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += #"\""#.utf8
-            case UInt8(ascii: "\\"): out += #"\\"#.utf8
-            case 0x0a: out += #"\n"#.utf8
-            case 0x0d: out += #"\r"#.utf8
-            case 0x09: out += #"\t"#.utf8
-            case 0..<0x20:
-                out += #"\u00"#.utf8
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xf)])
-            default: out.append(byte)
+        defer { out.append(UInt8(ascii: "\"")) }
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += text.utf8  // the common case: printable ASCII, nothing to escape
+            return
+        }
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += #"\""#.utf8
+            case "\\": out += #"\\"#.utf8
+            case "\n": out += #"\n"#.utf8
+            case "\r": out += #"\r"#.utf8
+            case "\t": out += #"\t"#.utf8
+            case _ where PrintableText.needsEscape(scalar):
+                // Every such scalar is in the Basic Multilingual Plane: one \uXXXX.
+                let value = scalar.value
+                out += #"\u"#.utf8
+                for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int((value >> UInt32(shift)) & 0xf)]) }
+            default: out += scalar.utf8
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }

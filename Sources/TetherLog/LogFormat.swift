@@ -22,7 +22,9 @@ public enum LogFormat: String, Sendable, CaseIterable {
                 }
                 return line
             }
-            return message
+            // The host's own sentences quote what others sent (a manifest's
+            // value, a peer's name): escaped too, so no line is forged.
+            return Self.oneLine(message)
         case .json:
             var object: [String: JSONValue] = [:]
             for (key, value) in metadata { object[key] = Self.json(value) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TetherIPC
+import TetherJSON
 
 struct ExtensionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,6 +68,7 @@ enum ExtensionLine {
             line += "  last exit: \(last["reason"]?.stringValue ?? "?") (\(how)) at \(last["at"]?.stringValue ?? "?")"
         }
         if let dropped = item["droppedLines"]?.intValue, dropped > 0 { line += "  dropped lines \(dropped)" }
-        return line
+        // What a peer named or reported stays on this line, shown as escapes.
+        return PrintableText.escaped(line)
     }
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import TetherIPC
+import TetherJSON
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +25,6 @@ struct Status: ParsableCommand {
         output(extensions.isEmpty ? "extensions: none" : "extensions:")
         for item in extensions { output("  " + ExtensionLine.text(item)) }
         let features = (status["features"]?.arrayValue ?? []).compactMap(\.stringValue)
-        output("features: " + (features.isEmpty ? "none" : features.joined(separator: ", ")))
+        output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
     }
 }

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import TetherGroup
+import TetherJSON
 import TetherLog
 import TetherLoop
 
@@ -89,7 +90,9 @@ func output(_ line: String) {
 
 /// Errors and warnings: stderr, secrets redacted.
 func printError(_ message: String) {
-    let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(message)"
+    // Argument parser's help and usage keep their lines; our sentences quote
+    // what others sent (a manifest's value, a host's answer): escaped.
+    let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(PrintableText.escaped(message))"
     LogOutput.standardError.write(Redactor.shared.redact(text))
 }
 

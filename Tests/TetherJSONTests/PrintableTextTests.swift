@@ -1,5 +1,5 @@
 import Testing
-@testable import TetherLog
+@testable import TetherJSON
 
 /// What an untrusted string may hold that a terminal or a text log would
 /// act on, each shown as an escape; everything else untouched.
@@ -18,10 +18,5 @@ import Testing
         for text in ["plain", "tab\there", "café ☕️ 日本語", "\u{A0}no-break", "emoji 👩‍👩‍👧 joined"] {
             #expect(PrintableText.escaped(text) == text)
         }
-    }
-
-    @Test func theTextLogKeepsAForgedLineOnItsOwnLine() {
-        let line = LogFormat.oneLine("ok\n[host] forged \u{9B}2K\u{202E}")
-        #expect(!line.contains("\n") && !line.unicodeScalars.contains { PrintableText.needsEscape($0) })
     }
 }

@@ -22,7 +22,7 @@ public enum PrintableText {
         return out
     }
 
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x09: false
         case 0x00..<0x20, 0x7F..<0xA0: true
