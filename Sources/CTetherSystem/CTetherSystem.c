@@ -22,6 +22,15 @@ int tether_release_free_memory(void) {
 #endif
 }
 
+int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, from_directory, from, to_directory, to, 1u /* RENAME_NOREPLACE */);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int tether_pidfd_open(int pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -35,6 +44,12 @@ int tether_pidfd_open(int pid) {
 
 int tether_release_free_memory(void) {
     return 0;
+}
+
+int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
+    (void)from_directory; (void)from; (void)to_directory; (void)to;
+    errno = ENOSYS;
+    return -1;
 }
 
 int tether_pidfd_open(int pid) {

@@ -318,10 +318,11 @@ public final class TokenBroker: Sendable {
             } else {
                 throw .cannotRefresh
             }
-            let answer: Result<TokenSet, TokenEndpointError>
-            do throws(TokenEndpointError) { answer = .success(try await endpoint.request(grant)) } catch { answer = .failure(error) }
+            let answer: Result<(tokens: TokenSet, problem: TokenEndpointError?), TokenEndpointError>
+            do throws(TokenEndpointError) { answer = .success(try await endpoint.answer(grant)) } catch { answer = .failure(error) }
             switch answer {
-            case .success(var fresh):
+            case .success(let (tokens, problem)):
+                var fresh = tokens
                 // A server that does not rotate keeps the old refresh token valid.
                 if fresh.refreshToken == nil { fresh.refreshToken = current.refreshToken }
                 fresh.subject = current.subject
@@ -333,6 +334,8 @@ public final class TokenBroker: Sendable {
                     // one: never drop it. Keep it (and the lock) until it saves.
                     await keepUnsaved(fresh, as: kind, replacing: current.refreshToken, lock: &lock, error: error)
                 }
+                // Saved first (it expires on arrival): the rotated token is kept, the caller told.
+                if let problem { throw .refused(problem) }
                 return (fresh, .refreshed(attempts: attempt + 1))
             case .failure(.invalidGrant):
                 // Re-read first: a process outside our lock (or a host) may have rotated it.

@@ -49,6 +49,17 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     /// Asks for a token set. `now` stamps `expires_in` answers.
     public nonisolated(nonsending) func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
+        let (tokens, problem) = try await answer(grant, now: now)
+        if let problem { throw problem }
+        return tokens
+    }
+
+    /// The set a 2xx answer issued, and what else in it could not be read
+    /// (an `expires_in` that is no number): a refresh must keep a rotated
+    /// refresh token even then, so the set comes back with the problem. Such
+    /// a set expires on arrival, so it is never trusted for longer.
+    public nonisolated(nonsending) func answer(_ grant: Grant, now: Double = WallClock.now())
+        async throws(TokenEndpointError) -> (tokens: TokenSet, problem: TokenEndpointError?) {
         let request = switch configuration.style {
         case .oauth2: OAuth2Requests.request(grant, configuration)
         case .json: try JSONContractRequests.request(grant, configuration)
@@ -60,10 +71,21 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             guard let accessToken = body?["access_token"]?.stringValue, !accessToken.isEmpty else {
                 throw .serverUnavailable(status: response.status)  // a 2xx without a token: a broken server, not our credentials
             }
-            let expiry = JSONWebToken(accessToken)?.expiry ?? body?["expires_in"]?.doubleValue.map { JSONNumber(now + $0) }
-            return TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
-                            expiry: expiry, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
-                            scope: body?["scope"]?.stringValue, receivedAt: now)
+            var problem: TokenEndpointError?
+            var expiry = JSONWebToken(accessToken)?.expiry
+            if expiry == nil, let given = body?["expires_in"] {
+                if let seconds = Self.seconds(given) {
+                    expiry = JSONNumber(now + seconds)
+                } else {
+                    expiry = JSONNumber(now)
+                    let shown = OAuth2Requests.printable(given.stringValue ?? given.description)
+                    problem = .malformedAnswer("expires_in (\(shown)) is not a number of seconds")
+                }
+            }
+            let tokens = TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
+                                  expiry: expiry, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
+                                  scope: body?["scope"]?.stringValue, receivedAt: now)
+            return (tokens, problem)
         case 429, 500...:
             throw .serverUnavailable(status: response.status)
         default:
@@ -72,6 +94,14 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             case .json: JSONContractRequests.refusal(status: response.status, body: body)
             }
         }
+    }
+
+    /// `expires_in` as seconds: a JSON number, or a string of decimal digits
+    /// (some servers quote it); negative counts as already expired.
+    static func seconds(_ value: JSONValue) -> Double? {
+        if let number = value.doubleValue { return number.isFinite ? max(0, number) : nil }
+        guard let text = value.stringValue, text.wholeMatch(of: /[0-9]{1,12}(\.[0-9]{1,9})?/) != nil else { return nil }
+        return Double(text)
     }
 
     /// Sends one request a style built, after the transport rule.

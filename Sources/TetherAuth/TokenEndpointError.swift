@@ -16,6 +16,8 @@ public enum TokenEndpointError: Error, Equatable, Sendable, CustomStringConverti
     case unreachable(String)
     /// The configuration cannot make a request (a malformed URL, say).
     case badConfiguration(String)
+    /// A 2xx answer with a field that cannot be read (`expires_in: "soon"`).
+    case malformedAnswer(String)
 
     /// True for failures that say nothing about the credentials.
     public var isTransient: Bool {
@@ -33,6 +35,7 @@ public enum TokenEndpointError: Error, Equatable, Sendable, CustomStringConverti
         case .serverUnavailable(let status): "the token server is unavailable (HTTP \(status))"
         case .unreachable(let reason): "cannot reach the token server: \(reason)"
         case .badConfiguration(let reason): "cannot ask for a token: \(reason)"
+        case .malformedAnswer(let reason): "the token server's answer cannot be used: \(reason)"
         }
     }
 }

@@ -30,6 +30,9 @@ final class ExtensionSandbox {
     /// it is removed and the attempts left.
     private var retiring: [(ExtensionCgroup, then: () -> Void, attempts: Int)] = []
     private var retireTimer: LoopTimer?
+    /// Temporary directories being removed, and who waits for the last.
+    private var removals = 0
+    private var removalWaiters: [() -> Void] = []
 
     init(group: String, required: Bool, temporaryBase: String?, cgroups: DelegatedCgroup?,
          support: KernelSupport = .current, loop: EventLoop, logger: Logger) {
@@ -191,12 +194,44 @@ final class ExtensionSandbox {
         retiring.removeAll()
     }
 
+    /// An ended launch's temporary directory, removed on a thread of its
+    /// own (a tree of 100k files takes seconds; the loop keeps answering),
+    /// within `removalSeconds`; what is left then is the next start's.
     func removeTemporaryDirectory(_ path: String) {
-        do {
-            try PrivateTemporaryDirectory.remove(path)
-        } catch {
-            logger.warning("cannot remove the temporary directory \(path): \(error)")
+        removals += 1
+        let deadline = MonotonicClock.seconds() + Self.removalSeconds
+        nonisolated(unsafe) let sandbox = self  // touched on the loop only
+        let finished: @Sendable (Errno?) -> Void = { [loop] error in
+            loop.execute { sandbox.removed(path, error: error) }
         }
+        do throws(Errno) {
+            try DetachedThread.start {
+                do throws(Errno) { try PrivateTemporaryDirectory.remove(path, deadline: deadline) } catch { return finished(error) }
+                finished(nil)
+            }
+        } catch {
+            // No thread to be had: here, then.
+            do throws(Errno) { try PrivateTemporaryDirectory.remove(path, deadline: deadline) } catch { return finished(error) }
+            finished(nil)
+        }
+    }
+
+    private func removed(_ path: String, error: Errno?) {
+        if let error { logger.warning("cannot remove the temporary directory \(path): \(error)") }
+        removals -= 1
+        guard removals == 0 else { return }
+        let waiting = removalWaiters
+        removalWaiters.removeAll()
+        for then in waiting { then() }
+    }
+
+    /// Seconds one removal may take.
+    static let removalSeconds = 30.0
+
+    /// Runs `then` once no temporary directory is being removed.
+    func afterRemovals(_ then: @escaping () -> Void) {
+        if removals == 0 { return then() }
+        removalWaiters.append(then)
     }
 }
 

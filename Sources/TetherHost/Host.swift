@@ -209,9 +209,7 @@ public final class Host: @unchecked Sendable {
         features.removeAll()
         server?.broadcast(HostNotification.stopping)
         var remaining = supervisors.count
-        let finish = { [unowned self] in
-            self.server?.close()
-            self.server = nil
+        let release = { [unowned self] in
             // Leftovers still in their grace: their cgroups are killed, and
             // their temporary directories removed while the lock keeps a
             // next host from making new ones.
@@ -225,6 +223,13 @@ public final class Host: @unchecked Sendable {
             self.reaper?.close()
             self.reaper = nil
             completion()
+        }
+        let finish = { [unowned self] in
+            self.server?.close()
+            self.server = nil
+            // Temporary directories still being removed end first.
+            guard let sandbox = self.sandbox else { return release() }
+            sandbox.afterRemovals(release)
         }
         guard remaining > 0 else { return finish() }
         for supervisor in supervisors {
@@ -403,6 +408,11 @@ public final class Host: @unchecked Sendable {
             entry.watchdog = Watchdog(loop: loop, connection: connection, periodMilliseconds: period) { [unowned self] in
                 self.unresponsive(connection, period: period)
             }
+        } else if period > 0, supervisor != nil {
+            logger.warning("""
+                extension '\(name)' speaks protocol 1, which cannot answer pings: its watchdog is not enforced \
+                (speak protocol 2, or set "watchdog": 0 in its manifest)
+                """)
         }
         attached[key] = entry
         // An extension's connection is never evicted to make room for others.

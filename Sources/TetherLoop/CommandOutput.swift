@@ -11,9 +11,10 @@ public struct CommandOutput: Sendable {
     public let standardError: [UInt8]
 
     /// Runs `executable` (looked up in `PATH` without a slash) with
-    /// `arguments`, standard input from /dev/null. Throws if it cannot start.
-    public static func run(_ executable: String, _ arguments: [String],
-                           workingDirectory: String? = nil) throws(Errno) -> CommandOutput {
+    /// `arguments`, standard input from /dev/null, in `environment` (`KEY=VALUE`
+    /// entries; nil: ours). Throws if it cannot start.
+    public static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
+                           environment: [String]? = nil) throws(Errno) -> CommandOutput {
         StandardDescriptors.ensureOpen()
         let loop = try EventLoop()
         let collected = Collected()
@@ -24,7 +25,8 @@ public struct CommandOutput: Sendable {
             }
             do throws(Errno) {
                 let options = ProcessOptions(executable: executable, arguments: arguments,
-                                             workingDirectory: workingDirectory, stdin: .ignore, stdout: .pipe, stderr: .pipe)
+                                             environment: environment, workingDirectory: workingDirectory,
+                                             stdin: .ignore, stdout: .pipe, stderr: .pipe)
                 let child = try ChildProcess.spawn(loop: loop, options) { status in
                     collected.state.withLock { $0.status = status }
                     finishIfDone()

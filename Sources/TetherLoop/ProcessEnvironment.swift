@@ -13,4 +13,17 @@ public enum ProcessEnvironment {
     public static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
+
+    /// Every `KEY=VALUE` entry, with `name` set to `value`: the environment
+    /// for a child that gets a changed copy of ours.
+    public static func entries(setting name: String, to value: String) -> [String] {
+        var entries: [String] = []
+        var cursor: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        while let current = cursor, let entry = current.pointee {
+            let text = String(cString: entry)
+            if !text.hasPrefix(name + "=") { entries.append(text) }
+            cursor = current.advanced(by: 1)
+        }
+        return entries + ["\(name)=\(value)"]
+    }
 }

@@ -58,7 +58,7 @@ public enum PrivateTemporaryDirectory {
             var groupInfo = stat()
             if lstat(group, &groupInfo) != 0, errno == ENOENT { orphans.append(name) }
         }
-        for name in orphans { _ = removeEntry(name, in: directory, depth: 64) }
+        for name in orphans { _ = removeEntry(name, in: directory) }
     }
 
     /// Where an extension started by hand keeps its own: `BASE/tether-UID/by-hand`.
@@ -94,10 +94,11 @@ public enum PrivateTemporaryDirectory {
         return String(cString: made)
     }
 
-    /// Removes `path` and everything beneath it, never following a symlink
-    /// (one planted inside is removed, not what it names). Bounded by
-    /// `depth`; what it cannot remove stays, and the first error is thrown.
-    public static func remove(_ path: String, depth: Int = 64) throws(Errno) {
+    /// Removes `path` and everything beneath it, at any depth, never
+    /// following a symlink (`TreeRemoval`). By `deadline` (monotonic
+    /// seconds) at the latest: what is left then stays, and the first error
+    /// (`.timedOut` for the deadline) is thrown.
+    public static func remove(_ path: String, deadline: Double? = nil) throws(Errno) {
         var directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if directory < 0, errno == EACCES {
             // Made unreadable from inside (mode 000): ours to open again.
@@ -111,7 +112,7 @@ public enum PrivateTemporaryDirectory {
             guard unlink(path) == 0 || errno == ENOENT else { throw Errno(rawValue: errno) }
             return
         }
-        let emptied = removeContents(of: directory, depth: depth)
+        let emptied = removeContents(of: directory, deadline: deadline)
         guard rmdir(path) == 0 || errno == ENOENT else { throw emptied ?? Errno(rawValue: errno) }
     }
 
@@ -130,38 +131,29 @@ public enum PrivateTemporaryDirectory {
             let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
             return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
         }
-        for name in names { _ = removeEntry(name, in: directory, depth: 64) }
+        for name in names { _ = removeEntry(name, in: directory) }
     }
 
-    /// Takes ownership of `directory` (closes it).
-    private static func removeContents(of directory: Int32, depth: Int) -> Errno? {
+    /// Empties `directory` and closes it; the first error, if any.
+    private static func removeContents(of directory: Int32, deadline: Double?) -> Errno? {
         defer { close(directory) }
-        guard let names = DirectoryEntries.read(directory) else { return Errno(rawValue: errno) }
-        var firstError: Errno?
-        for (name, isDirectory) in names {
-            if let error = removeEntry(name, in: directory, depth: depth, isDirectory: isDirectory) {
-                firstError = firstError ?? error
-            }
-        }
-        return firstError
+        _ = fchmod(directory, 0o700)  // made read-only from inside: its entries must go
+        var removal = TreeRemoval(top: directory, deadline: deadline)
+        removal.run()
+        return removal.firstError
     }
 
-    /// Removes the entry `name` of `directory` (a tree, never followed
-    /// through a symlink); the first error, if any.
-    private static func removeEntry(_ name: String, in directory: Int32, depth: Int, isDirectory: Bool = true) -> Errno? {
-        if unlinkat(directory, name, 0) == 0 { return nil }
-        // EISDIR from Linux's unlinkat on a directory (and DT_UNKNOWN filesystems).
-        guard errno == EISDIR || errno == EPERM || isDirectory, depth > 0 else {
-            return errno == ENOENT ? nil : Errno(rawValue: errno)
-        }
+    /// Removes the entry `name` of `directory`, a tree or not; the first error, if any.
+    private static func removeEntry(_ name: String, in directory: Int32) -> Errno? {
+        if unlinkat(directory, name, 0) == 0 || errno == ENOENT { return nil }
+        guard errno == EISDIR || errno == EPERM else { return Errno(rawValue: errno) }
         var child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if child < 0, errno == EACCES {
-            // A directory its extension made unreadable (mode 000): ours to open again.
             _ = fchmodat(directory, name, 0o700, 0)
             child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
         guard child >= 0 else { return errno == ENOENT ? nil : Errno(rawValue: errno) }
-        let emptied = removeContents(of: child, depth: depth - 1)
+        let emptied = removeContents(of: child, deadline: nil)
         if unlinkat(directory, name, AT_REMOVEDIR) != 0, errno != ENOENT { return emptied ?? Errno(rawValue: errno) }
         return nil
     }

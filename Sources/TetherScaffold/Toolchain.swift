@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherLoop
 
 /// `swift package` on the author's package, always with a scratch
@@ -12,8 +15,16 @@ struct Toolchain {
     func package(_ arguments: [String]) throws(ScaffoldError) -> CommandOutput {
         let output: CommandOutput
         do {
+            // SwiftPM leaves a TemporaryDirectory.* and lock files in the
+            // temp folder at every run: in our scratch instead, not in /tmp.
+            let temporary = scratchPath + "/tmp"
+            for directory in [directoryName(scratchPath), scratchPath, temporary] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                throw ScaffoldError("cannot create \(directory): \(String(cString: strerror(errno)))")
+            }
             output = try CommandOutput.run(swift, ["package", "--package-path", packagePath, "--scratch-path", scratchPath]
-                                           + arguments)
+                                           + arguments, environment: ProcessEnvironment.entries(setting: "TMPDIR", to: temporary))
+        } catch let error as ScaffoldError {
+            throw error
         } catch {
             throw ScaffoldError("cannot run \(swift): \(error) (is the Swift toolchain on PATH?)")
         }
@@ -42,4 +53,9 @@ struct Toolchain {
 public struct ScaffoldError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// The directory part of `path`.
+private func directoryName(_ path: String) -> String {
+    path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
 }

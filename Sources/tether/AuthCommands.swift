@@ -13,6 +13,8 @@ import TetherLoop
 extension CLIError {
     init(_ error: AuthError) {
         switch error {
+        case .refused(.malformedAnswer):  // the server is broken, not our credentials
+            self.init(code: .environment, message: error.description)
         case .notAuthenticated, .sessionEnded, .cannotRefresh, .refused, .noHost:
             self.init(code: .refused, message: error.description)
         case .temporarilyUnavailable, .refreshStalled:
@@ -28,7 +30,7 @@ extension CLIError {
             self.init(code: .refused, message: error.description)
         case .badConfiguration:
             self.init(code: .badInput, message: error.description)
-        case .serverUnavailable, .unreachable:
+        case .serverUnavailable, .unreachable, .malformedAnswer:
             self.init(code: .environment, message: error.description)
         }
     }

@@ -272,6 +272,8 @@ import TetherTestSupport
             seen = try lines(from: host, until: "extension 'mute' attached")
         }
         let mute = try #require(try entry(fixture, "mute")["pid"] as? Int)
+        // Its manifest asks for a watchdog it cannot have: said, not silently ignored.
+        try host.waitForError(containing: "extension 'mute' speaks protocol 1, which cannot answer pings: its watchdog is not enforced")
 
         kill(pid_t(frozen), SIGSTOP)
         let stopped = Date()

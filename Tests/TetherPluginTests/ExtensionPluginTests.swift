@@ -12,7 +12,7 @@ import TetherTestSupport
 /// it): Tether's SDK graph compiles once, and each later step costs
 /// seconds. SwiftPM keeps one package per scratch directory, so the other
 /// layouts are scaffolded (and read back) but not built.
-@Suite(.timed, .serialized) struct ExtensionPluginTests {
+@Suite(.timed, .serialized, .removesScratch) struct ExtensionPluginTests {
     /// This repository (Tests/TetherPluginTests/ is two levels down).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
@@ -20,6 +20,9 @@ import TetherTestSupport
     static let scratch = try? TemporaryDirectory("tether-plugin")
     static var root: String { scratch?.path ?? "/nonexistent" }
     static var build: String { root + "/build" }
+    /// SwiftPM leaves a TemporaryDirectory.* and lock files in the temp
+    /// folder at every run: ours is inside the scratch, removed with it.
+    static var environment: [String: String] { ["TMPDIR": root + "/tmp"] }
     /// The executable package with LeanWidget scaffolded by `tether
     /// new-extension` and built, once; the output of that first build.
     static let lean: Result<(package: String, output: String), any Error> = Result {
@@ -27,7 +30,7 @@ import TetherTestSupport
         // With standard input closed, as some tools start it: its pipes to
         // `swift package` must not take descriptor 0 (libuv aborts closing it).
         let made = try runCommand("/bin/sh", ["-c", "exec \"$0\" new-extension LeanWidget --role widget --package-path \"$1\" <&-",
-                                              tetherExecutable, package], timeout: 120)
+                                              tetherExecutable, package], environment: environment, timeout: 120)
         guard made.status == 0, made.stdout.contains("Added the executable target LeanWidget to Package.swift") else {
             throw TestTimeout(what: "tether new-extension LeanWidget: \(made.stdout)\n\(made.stderr)")
         }
@@ -210,7 +213,7 @@ import TetherTestSupport
         let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         return try runCommand("swift", ["package", "--package-path", package, "--scratch-path", scratch,
                                         "--allow-writing-to-package-directory"] + arguments,
-                              environment: ["PATH": path], timeout: 150)
+                              environment: Self.environment.merging(["PATH": path]) { $1 }, timeout: 150)
     }
 
     private func scaffoldWithPlugin(role: String, name: String, in package: String) throws {
@@ -239,13 +242,13 @@ import TetherTestSupport
     /// swiftlang/swift#87033, seen once in this test's CI) runs again, at most
     /// twice: builds are idempotent, and the crash says nothing about Tether.
     private static func swift(_ arguments: [String], timeout: Double = 120) throws -> CommandResult {
-        var result = try runCommand("swift", arguments, timeout: timeout)
+        var result = try runCommand("swift", arguments, environment: environment, timeout: timeout)
         var retries = 0
         while arguments.first == "build", retries < 2, result.status > 128,
               (result.stdout + result.stderr).contains("*** Program crashed") {
             print("swift-build crashed (status \(result.status)); building again")
             retries += 1
-            result = try runCommand("swift", arguments, timeout: timeout)
+            result = try runCommand("swift", arguments, environment: environment, timeout: timeout)
         }
         return result
     }
@@ -260,4 +263,19 @@ import TetherTestSupport
         }
         if !missing.isEmpty { throw TestTimeout(what: "lines containing \(missing) (saw \(seen))") }
     }
+}
+
+/// Removes the suite's shared scratch (packages, builds, SwiftPM's temp
+/// files) once its last test has run: a static is never deinitialized.
+struct RemovesScratch: SuiteTrait, TestScoping {
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        defer { try? FileManager.default.removeItem(atPath: ExtensionPluginTests.root) }
+        try FileManager.default.createDirectory(atPath: ExtensionPluginTests.root + "/tmp", withIntermediateDirectories: true)
+        try await function()
+    }
+}
+
+extension Trait where Self == RemovesScratch {
+    static var removesScratch: Self { RemovesScratch() }
 }

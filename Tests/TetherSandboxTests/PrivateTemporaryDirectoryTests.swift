@@ -24,6 +24,38 @@ import TetherTestSupport
         #expect(access(outside, F_OK) == 0)
     }
 
+    /// A tree far deeper than any descriptor budget (1,000 levels, each with
+    /// a file), with read-only and unreadable levels, a FIFO and a symlink out
+    /// deep inside: all of it goes, and the symlink's target stays.
+    @Test func aTreeOfAnyDepthIsRemoved() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let outside = scratch.path + "/outside"
+        try writeFile(outside, "keep")
+        let made = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "widget")
+        let top = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(top >= 0)
+        // Made level by level with *at calls: its paths are longer than PATH_MAX.
+        var level = top
+        for depth in 1...1_000 {
+            #expect(mkdirat(level, "d", 0o700) == 0)
+            let file = openat(level, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            #expect(file >= 0)
+            close(file)
+            if depth == 500 { #expect(mkfifoat(level, "fifo", 0o600) == 0 && symlinkat(outside, level, "link") == 0) }
+            let next = openat(level, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            #expect(next >= 0)
+            if depth == 300 { #expect(fchmod(level, 0o500) == 0) }  // read-only: its entries cannot be unlinked as is
+            if depth == 700 { #expect(fchmod(level, 0) == 0) }  // unreadable
+            if level != top { close(level) }
+            level = next
+        }
+        close(level)
+        close(top)
+        try PrivateTemporaryDirectory.remove(made)
+        #expect(access(made, F_OK) != 0)
+        #expect(access(outside, F_OK) == 0)
+    }
+
     @Test func aSymlinkedParentIsRefused() throws {
         let scratch = try TemporaryDirectory("tether-tmpdir")
         #expect(mkdir(scratch.path + "/real", 0o700) == 0)

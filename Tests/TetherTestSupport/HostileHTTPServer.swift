@@ -51,9 +51,10 @@ public final class HostileHTTPServer: @unchecked Sendable {
     }
 
     static let source = #"""
-        import asyncio, collections, json, ssl, sys
+        import asyncio, collections, json, ssl, sys, urllib.parse
 
         counts = collections.Counter()
+        rotation = {"current": None, "issued": 0}
 
         async def handle(reader, writer):
             try:
@@ -67,12 +68,14 @@ public final class HostileHTTPServer: @unchecked Sendable {
             for header in head.split(b"\r\n")[1:]:
                 if header.lower().startswith(b"content-length:"):
                     length = int(header.split(b":", 1)[1])
-            if length:
-                await reader.readexactly(length)
+            body = await reader.readexactly(length) if length else b""
             counts[path] += 1
             print("request %s" % path, flush=True)
             try:
-                await respond(path, writer)
+                if path.startswith("/rotating-"):
+                    rotate(path[len("/rotating-"):], body, writer)
+                else:
+                    await respond(path, writer)
             except (ConnectionError, asyncio.CancelledError):
                 pass
             finally:
@@ -81,6 +84,21 @@ public final class HostileHTTPServer: @unchecked Sendable {
         def head(status, headers):
             lines = ["HTTP/1.1 %s" % status] + ["%s: %s" % h for h in headers] + ["", ""]
             return "\r\n".join(lines).encode()
+
+        def rotate(value, body, writer):
+            form = urllib.parse.parse_qs(body.decode())
+            grant = form.get("grant_type", [""])[0]
+            if grant == "refresh_token" and form.get("refresh_token", [""])[0] != rotation["current"]:
+                counts["stale"] += 1
+                answer, status = {"error": "invalid_grant"}, "400 Bad Request"
+            else:
+                rotation["issued"] += 1
+                rotation["current"] = "rotated-%d" % rotation["issued"]
+                answer = {"access_token": "access-%d" % rotation["issued"], "refresh_token": rotation["current"],
+                          "expires_in": 0 if grant == "password" else value, "token_type": "Bearer"}
+                status = "200 OK"
+            data = json.dumps(answer).encode()
+            writer.write(head(status, [("Content-Type", "application/json"), ("Content-Length", len(data))]) + data)
 
         async def respond(path, writer):
             if path == "/token":

@@ -32,7 +32,10 @@ public struct NestedPackageBuild: Sendable {
         defer { flock(lockFD, LOCK_UN) }
         if FileManager.default.isExecutableFile(atPath: executable) { return executable }
         let directory = "\(Self.repository)/\(package)"
-        let built = try runCommand("/usr/bin/env", ["swift", "build", "--package-path", directory], timeout: 1_500)
+        // SwiftPM leaves files in the temp folder: in one of ours, removed.
+        let temporary = try TemporaryDirectory("tether-swift-build")
+        let built = try runCommand("/usr/bin/env", ["swift", "build", "--package-path", directory],
+                                   environment: ["TMPDIR": temporary.path], timeout: 1_500)
         guard built.status == 0, FileManager.default.isExecutableFile(atPath: executable) else {
             throw SpawnFailed(description: "swift build --package-path \(directory) failed: \(built.stderr.suffix(2_000))")
         }

@@ -24,6 +24,10 @@ int tether_start_group_reaper(int grace_ms);
 /// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
 int tether_pipe(int fds[2]);
 
+/// renameat2(..., RENAME_NOREPLACE), which Glibc's Swift overlay leaves out
+/// (GNU): EEXIST instead of replacing an entry already there.
+int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to);
+
 /// What `tether_spawn` runs and how.
 struct tether_spawn_request {
     const char *path;            /* run as is: no PATH search */

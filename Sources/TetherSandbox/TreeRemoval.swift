@@ -1,0 +1,97 @@
+import CTetherSystem
+import SystemPackage
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Removes what is inside an open directory, a tree of any depth, never
+/// following a symlink (one planted inside is removed, not what it names).
+///
+/// It holds at most `maximumDepth` descriptors and never recurses deeper:
+/// a directory found that deep is first moved up to the top (a rename
+/// within the tree), then removed from there in a later pass. No `..` is
+/// ever opened, so a tree moved while it runs cannot lead it outside.
+/// Bounded by a deadline; what it could not remove stays.
+struct TreeRemoval {
+    static let maximumDepth = 16
+
+    private let top: Int32
+    private let deadline: Double?
+    private var movedUp = 0
+    private(set) var firstError: Errno?
+
+    /// `top` stays the caller's to close.
+    init(top: Int32, deadline: Double?) {
+        self.top = top
+        self.deadline = deadline
+    }
+
+    var timedOut: Bool { deadline.map { MonotonicClock.seconds() >= $0 } ?? false }
+
+    /// Empties `top`: passes over it until nothing is left, nothing more
+    /// can be removed, or the deadline passes.
+    mutating func run() {
+        while !timedOut {
+            guard let names = DirectoryEntries.read(top) else { return note(Errno(rawValue: errno)) }
+            if names.isEmpty { return }
+            let before = movedUp
+            var removed = 0
+            for (name, isDirectory) in names {
+                if removeEntry(name, in: top, isDirectory: isDirectory, level: 1) { removed += 1 }
+                if timedOut { break }
+            }
+            // Nothing removed and nothing moved up: what is left cannot go.
+            if removed == 0 && movedUp == before { return }
+        }
+        note(.timedOut)
+    }
+
+    /// Removes `name` of `directory`; true when it is gone.
+    private mutating func removeEntry(_ name: String, in directory: Int32, isDirectory: Bool, level: Int) -> Bool {
+        if unlinkat(directory, name, 0) == 0 || errno == ENOENT { return true }
+        // EISDIR from Linux's unlinkat on a directory (and DT_UNKNOWN filesystems).
+        guard errno == EISDIR || errno == EPERM || isDirectory else {
+            note(Errno(rawValue: errno))
+            return false
+        }
+        if level >= Self.maximumDepth { return moveUp(name, in: directory) }
+        var child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if child < 0, errno == EACCES {
+            // A directory its extension made unreadable (mode 000): ours to open again.
+            _ = fchmodat(directory, name, 0o700, 0)
+            child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard child >= 0 else {
+            if errno == ENOENT { return true }
+            note(Errno(rawValue: errno))
+            return false
+        }
+        defer { close(child) }
+        _ = fchmod(child, 0o700)  // made read-only from inside: its entries must go
+        for (entry, entryIsDirectory) in DirectoryEntries.read(child) ?? [] {
+            _ = removeEntry(entry, in: child, isDirectory: entryIsDirectory, level: level + 1)
+            if timedOut { return false }
+        }
+        if unlinkat(directory, name, AT_REMOVEDIR) == 0 || errno == ENOENT { return true }
+        // Not empty: deeper levels were moved up, and a later pass ends it.
+        if errno != ENOTEMPTY { note(Errno(rawValue: errno)) }
+        return false
+    }
+
+    /// Moves a too-deep directory to the top, under a name not yet used there.
+    private mutating func moveUp(_ name: String, in directory: Int32) -> Bool {
+        for _ in 0..<1_000 {
+            movedUp += 1
+            // Never over an entry already at the top.
+            if tether_rename_noreplace(directory, name, top, ".tether-removing-\(movedUp)") == 0 { return false }
+            if errno != EEXIST { break }
+        }
+        note(Errno(rawValue: errno))
+        return false
+    }
+
+    private mutating func note(_ error: Errno) {
+        if firstError == nil { firstError = error }
+    }
+}
