@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -20,6 +21,24 @@ int tether_release_free_memory(void) {
 #else
     return 0;
 #endif
+}
+
+int tether_become_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+}
+
+int tether_reap_group(int group) {
+    int reaped = 0;
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_PGID, (id_t)group, &info, WEXITED | WNOHANG) != 0) {
+            if (errno == EINTR) continue;
+            return reaped;  /* ECHILD: none of ours in that group */
+        }
+        if (info.si_pid == 0) return reaped;  /* some alive, none exited */
+        reaped++;
+    }
 }
 
 int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
@@ -43,6 +62,16 @@ int tether_pidfd_open(int pid) {
 #include <errno.h>
 
 int tether_release_free_memory(void) {
+    return 0;
+}
+
+int tether_become_subreaper(void) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int tether_reap_group(int group) {
+    (void)group;
     return 0;
 }
 

@@ -128,10 +128,11 @@ static void run_reaper(int records, int ready, int grace_ms) {
     rename_command_line("tether-reaper", sizeof "tether-reaper");
     /* Ready, under its name and holding nothing of the host's: the host's
        start returns only now, so whoever sees the host ready sees this. */
+    /* The ready pipe stays open: its end of file tells the host that the
+       reaper has exited. */
     if (ready_high >= 0) {
         ssize_t written;
         do { written = write(4, "r", 1); } while (written < 0 && errno == EINTR);
-        close(4);
     }
     sigset_t none;
     sigemptyset(&none);
@@ -167,7 +168,8 @@ static void run_reaper(int records, int ready, int grace_ms) {
     _exit(0);
 }
 
-int tether_start_group_reaper(int grace_ms) {
+int tether_start_group_reaper(int grace_ms, int *lifeline) {
+    *lifeline = -1;
     int records[2];
     if (pipe2(records, O_CLOEXEC) < 0) return -1;
     int ready[2];
@@ -215,7 +217,7 @@ int tether_start_group_reaper(int grace_ms) {
     while (poll(&waiting, 1, 2000) < 0 && errno == EINTR) {}
     char byte;
     while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {}
-    close(ready[0]);
+    *lifeline = ready[0];
     /* A stopped reaper must never block the host: records beyond a full
        pipe are dropped. */
     int flags = fcntl(records[1], F_GETFL);
@@ -226,8 +228,9 @@ int tether_start_group_reaper(int grace_ms) {
 #else
 #include <errno.h>
 
-int tether_start_group_reaper(int grace_ms) {
+int tether_start_group_reaper(int grace_ms, int *lifeline) {
     (void)grace_ms;
+    *lifeline = -1;
     errno = ENOSYS;
     return -1;
 }

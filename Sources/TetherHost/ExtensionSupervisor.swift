@@ -1,3 +1,4 @@
+import CTetherSystem
 import Glibc
 import Logging
 import TetherGroup
@@ -435,19 +436,19 @@ final class ExtensionSupervisor {
         termTimer = nil
         // Whatever the extension left running in its group goes with it:
         // SIGTERM now, SIGKILL after the grace. A restart starts from
-        // nothing, and a stop leaves nothing behind.
-        endLeftovers()
+        // nothing, and a stop returns once nothing of it is left.
+        let completions = stopping
+        stopping.removeAll()
+        let goneNow = endLeftovers(whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
         releaseInstance()
         killTimer?.close()
         killTimer = nil
-        if !stopping.isEmpty {
+        if !completions.isEmpty {
             tell(nil)
             state = isOnDemand ? .idle : .stopped
-            let completions = stopping
-            stopping.removeAll()
             // Waiters hear first: the last completion may close the host's socket.
             relaunchIfAsked()
-            for completion in completions { completion() }
+            if goneNow { for completion in completions { completion() } }
             return
         }
         if exit.reason == .idle {
@@ -532,11 +533,15 @@ final class ExtensionSupervisor {
     }
 
     /// The main process is gone; its group may not be. The group's id stays
-    /// reserved while any member lives, so the delayed SIGKILL reaches only
-    /// the leftovers (or nobody: ESRCH). With a cgroup, leftovers that left
-    /// the group are found and killed too, and the cgroup is removed once
-    /// the kernel has emptied it.
-    private func endLeftovers() {
+    /// reserved while any member lives, so signals reach only the leftovers
+    /// (seccomp keeps a confined launch's processes in it). SIGTERM now,
+    /// SIGKILL after the grace; with a cgroup, leftovers that left the group
+    /// too. True if none was left; else `whenGone` runs once none is
+    /// (checked every 20 ms, the host reaping those it adopted), or a moment
+    /// after the SIGKILL if one cannot die (uninterruptible sleep). Then the
+    /// cgroup is removed and the TMPDIR after it.
+    @discardableResult
+    private func endLeftovers(whenGone: (() -> Void)? = nil) -> Bool {
         let leftovers = group
         group = 0
         let cgroup = self.cgroup
@@ -544,29 +549,41 @@ final class ExtensionSupervisor {
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary = temporaryDirectory
         temporaryDirectory = nil
-        let finish = { [sandbox] in
+        let finish = { [sandbox, reaper] in
+            reaper.releaseGroup(leftovers)
             let removeTemporary = { if let temporary { sandbox.removeTemporaryDirectory(temporary) } }
             guard let cgroup else { return removeTemporary() }
             sandbox.retire(cgroup, then: removeTemporary)
         }
-        guard leftovers > 0 else { return finish() }
-        var anyLeft = kill(-leftovers, SIGTERM) == 0
-        if let cgroup, cgroup.isPopulated {
-            cgroup.signalAll(SIGTERM)
-            anyLeft = true
+        func alive() -> Bool {
+            guard leftovers > 0 else { return cgroup?.isPopulated == true }
+            _ = tether_reap_group(leftovers)
+            return kill(-leftovers, 0) == 0 || cgroup?.isPopulated == true
         }
-        guard anyLeft else {
-            reaper.releaseGroup(leftovers)
-            return finish()
-        }
-        let timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: graceMilliseconds) { [reaper] in
-            _ = kill(-leftovers, SIGKILL)
-            cgroup?.kill()
-            reaper.releaseGroup(leftovers)
+        if leftovers > 0 { _ = kill(-leftovers, SIGTERM) }
+        cgroup?.signalAll(SIGTERM)
+        guard alive() else {
             finish()
-            timer.close()
+            return true
         }
+        let started = loop.now
+        var killed = false
+        let timer = LoopTimer(loop: loop)
+        timer.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [loop, graceMilliseconds] in
+            let waited = loop.now - started
+            let stillAlive = alive()
+            if stillAlive, !killed, waited >= graceMilliseconds {
+                if leftovers > 0 { _ = kill(-leftovers, SIGKILL) }
+                cgroup?.kill()
+                killed = true
+                return
+            }
+            guard !stillAlive || waited >= graceMilliseconds + 2_000 else { return }
+            timer.close()
+            finish()
+            whenGone?()
+        }
+        return false
     }
 
     private func fail(_ reason: String) {

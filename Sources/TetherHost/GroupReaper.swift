@@ -3,6 +3,7 @@ import CTetherSystem
 import Glibc
 #endif
 import Logging
+import TetherLoop
 
 /// Ends what extensions started when the host dies. PR_SET_PDEATHSIG reaches
 /// an extension's main process only; its background children live on in its
@@ -14,6 +15,8 @@ final class GroupReaper {
     private let graceMilliseconds: Int32
     private let logger: Logger
     private var records: Int32 = -1
+    /// End of file here once the reaper has exited.
+    private var lifeline: Int32 = -1
     /// What the reaper guards, to tell a replacement if it dies.
     private var groups: Set<Int32> = []
     private var warned = false
@@ -22,6 +25,9 @@ final class GroupReaper {
         self.graceMilliseconds = Int32(clamping: graceMilliseconds)
         self.logger = logger
         start()
+        // After the reaper (init's, not ours): what an extension leaves when
+        // its main process dies comes to the host, so a stop can wait for it.
+        _ = tether_become_subreaper()
     }
 
     deinit { close() }
@@ -39,15 +45,27 @@ final class GroupReaper {
         send(-group)
     }
 
-    /// The host is done: an empty list, so the reaper just exits.
+    /// The host is done: the reaper ends what is still listed (after a clean
+    /// stop, nothing) and exits. Returns once it has, within the grace and a
+    /// second: a host that returns leaves no reaper behind.
     func close() {
         guard records >= 0 else { return }
         Glibc.close(records)
         records = -1
+        guard lifeline >= 0 else { return }
+        var waiting = pollfd(fd: lifeline, events: Int16(POLLIN), revents: 0)
+        let deadline = MonotonicClock.seconds() + Double(graceMilliseconds) / 1000 + 1
+        while case let left = deadline - MonotonicClock.seconds(), left > 0 {
+            let ready = poll(&waiting, 1, Int32(clamping: Int(left * 1000) + 1))
+            if ready > 0 || (ready < 0 && errno != EINTR) { break }
+        }
+        Glibc.close(lifeline)
+        lifeline = -1
     }
 
     private func start() {
-        records = tether_start_group_reaper(graceMilliseconds)
+        if lifeline >= 0 { Glibc.close(lifeline) }
+        records = tether_start_group_reaper(graceMilliseconds, &lifeline)
         if records < 0 {
             warnOnce("cannot start the group reaper (\(String(cString: strerror(errno)))); if the host is killed, what its extensions started in the background may outlive it")
         }

@@ -9,7 +9,9 @@ import Glibc
 /// call. Every refused call fails with an errno; nothing is killed.
 ///
 /// Every role: no `ptrace`, `process_vm_readv`/`writev` or `pidfd_getfd`
-/// (Landlock scopes ptrace too, but not the other two), and no `TIOCSTI` or
+/// (Landlock scopes ptrace too, but not the other two); no `setsid` or
+/// `setpgid`, so every process of a launch stays in its process group,
+/// where a stop reaches it; and no `TIOCSTI` or
 /// `TIOCLINUX` (typing into the terminal of whoever started it by hand),
 /// and no `clone3` (ENOSYS: libc falls back to `clone`): its
 /// `CLONE_INTO_CGROUP` would start a child in any cgroup the extension can
@@ -54,7 +56,7 @@ public enum SeccompFilter {
             let numbers = names.map { seccomp_syscall_resolve_name($0) }.filter { $0 >= 0 } + extra
             return numbers.allSatisfy { seccomp_rule_add_array(context, errnoAction(code), $0, 0, nil) == 0 }
         }
-        guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"], EPERM),
+        guard refuse(["ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "setsid", "setpgid"], EPERM),
               refuse([], ENOSYS, extra: [clone3]) else { return nil }
         let ioctl = seccomp_syscall_resolve_name("ioctl")
         for request in [0x5412, 0x541C] as [UInt64] {  // TIOCSTI, TIOCLINUX

@@ -239,6 +239,55 @@ import TetherTestSupport
     }
 }
 
+/// A clean stop returns only once nothing of any extension is left: a
+/// background child that ignores SIGTERM (killed at the grace), a grandchild,
+/// and no daemon (setsid is refused to a confined launch); the reaper has
+/// exited too.
+@Suite(.timed) struct CleanStopTests {
+    static let script = #"""
+        (trap '' TERM; exec sleep 1000) &
+        stubborn=$!
+        sh -c 'sleep 1000 & echo "$!" > "$TMPDIR/grandchild"; wait' &
+        while [ ! -s "$TMPDIR/grandchild" ]; do sleep 0.01; done
+        if setsid true 2>/dev/null; then daemon=allowed; else daemon=refused; fi
+        echo "tree $stubborn $(cat "$TMPDIR/grandchild") daemon $daemon"
+        exec sleep 1000
+        """#
+
+    func tree(_ fixture: HostFixture, _ host: TestProcess) throws -> [Int32] {
+        let line = try #require(try host.expectLineStarting("[tree] tree", timeout: 20).last)
+        let words = line.split(separator: " ")
+        #expect(line.hasSuffix("daemon refused"), "a confined launch could leave its session: \(line)")
+        return [Int32(words[2]), Int32(words[3])].compactMap { $0 }
+    }
+
+    @Test func theHostReturnsWhenTheWholeTreeIsGone() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("tree", script: Self.script)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGKILL) }
+        let pids = try tree(fixture, host)
+        #expect(pids.count == 2 && pids.allSatisfy { !hasEnded($0) })
+        let reaper = try #require(groupReaper(of: host.pid))
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 30) == 0)
+        // At once: nothing may still be on its way out.
+        for pid in pids { #expect(hasEnded(pid), "\(pid) outlived the host's stop") }
+        #expect(hasEnded(reaper), "the reaper outlived the host's stop")
+    }
+
+    @Test func extensionStopAnswersWhenTheWholeTreeIsGone() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("tree", script: Self.script)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGKILL) }
+        let pids = try tree(fixture, host)
+        let stop = try fixture.group.run(["extension", "stop", "tree"])
+        #expect(stop.status == 0 && stop.stdout == "tree stopped\n", "\(stop.stderr)")
+        for pid in pids { #expect(hasEnded(pid), "\(pid) outlived 'extension stop'") }
+    }
+}
+
 /// The group reaper of the host `pid`: the `tether-reaper` whose
 /// descriptor 3 is a pipe the host also holds (the write end).
 func groupReaper(of host: Int32) -> Int32? {

@@ -18,8 +18,21 @@ int tether_pidfd_open(int pid);
 /// `grace_ms`, so nothing an extension started outlives the host. Returns
 /// once the reaper runs under its name holding nothing of the host's (so
 /// whoever sees the host ready sees it), with the pipe's write end
-/// (close-on-exec, non-blocking), or -1 with errno.
-int tether_start_group_reaper(int grace_ms);
+/// (close-on-exec, non-blocking), or -1 with errno. `lifeline` is the read
+/// end of a pipe the reaper holds open until it exits: end of file there
+/// says it is gone.
+int tether_start_group_reaper(int grace_ms, int *lifeline);
+
+/// PR_SET_CHILD_SUBREAPER (prctl is variadic): what an extension leaves
+/// behind when its main process dies is re-parented to the host, not to
+/// init, so the host can wait for it and reap it. 0, or -1 with errno.
+int tether_become_subreaper(void);
+
+/// Reaps every exited child of ours in process group `group` (waitid with
+/// P_PGID, WNOHANG): an extension's leftovers the host adopted. Only call
+/// it once the group's leader, the extension's main process, is reaped.
+/// The number reaped.
+int tether_reap_group(int group);
 
 /// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
 int tether_pipe(int fds[2]);
