@@ -39,7 +39,8 @@ public final class Confinement {
         var ruleset: Int32 = -1
         var filesBy = "none"
         if let abi = support.landlockABI {
-            switch Self.ruleset(policy, abi: abi, support: support) {
+            let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
+            switch Self.ruleset(policy, abi: abi, support: support, writableZero: !boundsSharedMemory) {
             case .success(let made):
                 ruleset = made
                 filesBy = "landlock ABI \(abi)"
@@ -53,7 +54,12 @@ public final class Confinement {
         if !signalsScoped {
             missing.append("signals (no Landlock ABI 6 scoping: Linux 6.12+)")
         }
-        filter = support.seccomp ? SeccompFilter.program(network: policy.network, readOnly: !policy.groupWritable) : nil
+        // Without a cgroup's memory.max, RLIMIT_DATA holds the limit, and
+        // memory it does not count is refused (seccomp, and no /dev/zero to
+        // map shared).
+        let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
+        filter = support.seccomp ? SeccompFilter.program(network: policy.network, readOnly: !policy.groupWritable,
+                                                         sharedMemory: !boundsSharedMemory) : nil
         if !policy.network && filter == nil {
             missing.append("network (no seccomp filter)")
         }
@@ -61,7 +67,8 @@ public final class Confinement {
         self.missing = missing
         report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
                                signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB,
-                               memoryByCgroup: cgroup?.memoryEnforced ?? false, cgroup: cgroup?.path)
+                               memoryByCgroup: cgroup?.memoryEnforced ?? false, cgroup: cgroup?.path,
+                               sharedMemoryRefused: filter != nil)
     }
 
     deinit {
@@ -108,7 +115,8 @@ public final class Confinement {
         if let limitError { throw limitError }
     }
 
-    private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport) -> Result<Int32, Errno> {
+    private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport,
+                                writableZero: Bool) -> Result<Int32, Errno> {
         // Scopes: 2 signals (every role), 1 abstract Unix sockets (offline
         // ones: an abstract socket could reach a proxy outside).
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
@@ -120,7 +128,9 @@ public final class Confinement {
         if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }
         // What programs write to as a matter of course (not /dev/tty: a
         // terminal is reached through the descriptors it was given).
-        for device in ["/dev/null", "/dev/zero", "/dev/full"] { rules.append((device, 1, false)) }
+        // /dev/zero opened for writing could be mapped shared: memory no
+        // RLIMIT_DATA counts.
+        for device in ["/dev/null", "/dev/full"] + (writableZero ? ["/dev/zero"] : []) { rules.append((device, 1, false)) }
         for (path, access, required) in rules {
             let added = tether_landlock_allow(made, Int32(abi), path, access)
             if added < 0 && required {
@@ -161,17 +171,27 @@ public struct SandboxReport: Sendable, Equatable {
     public var memoryByCgroup: Bool
     /// The launch's cgroup (its path in the hierarchy), if it has one.
     public var cgroup: String?
+    /// Without the cgroup: memory RLIMIT_DATA does not count (memfd,
+    /// shared mappings) is refused by seccomp.
+    public var sharedMemoryRefused: Bool
 
     public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
-                memoryByCgroup: Bool = false, cgroup: String? = nil) {
+                memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false) {
         self.files = files
         self.networkDenied = networkDenied
         self.signalsScoped = signalsScoped
         self.memoryLimitMiB = memoryLimitMiB
         self.memoryByCgroup = memoryByCgroup
         self.cgroup = cgroup
+        self.sharedMemoryRefused = sharedMemoryRefused
     }
 
-    /// How the memory limit is enforced ("cgroup" or "rlimit"), if there is one.
-    public var memoryBy: String? { memoryLimitMiB == nil ? nil : memoryByCgroup ? "cgroup" : "rlimit" }
+    /// How the memory limit is enforced, if there is one: "cgroup"
+    /// (`memory.max` counts everything), "rlimit+seccomp" (`RLIMIT_DATA`,
+    /// and what it does not count refused), or "rlimit" alone (no seccomp:
+    /// memfd and shared mappings are not counted).
+    public var memoryBy: String? {
+        guard memoryLimitMiB != nil else { return nil }
+        return memoryByCgroup ? "cgroup" : sharedMemoryRefused ? "rlimit+seccomp" : "rlimit"
+    }
 }

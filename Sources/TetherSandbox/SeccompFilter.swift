@@ -1,5 +1,6 @@
 import CSeccomp
 import CTetherSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,25 +23,28 @@ import Glibc
 /// sockets without the `socket` system call, with ENOSYS. Read-only: no
 /// change of a file's mode, owner, extended attributes or times (Landlock
 /// does not cover them), so `chmod 644 GROUP/credentials.json` fails.
+/// Memory limited by `RLIMIT_DATA` alone: no `memfd_create` and no shared
+/// anonymous mapping, which that limit does not count.
 public enum SeccompFilter {
     /// The program for a role's policy, or nil if libseccomp could not
-    /// build it. Built once per combination per process.
-    public static func program(network: Bool, readOnly: Bool) -> [UInt8]? {
-        switch (network, readOnly) {
-        case (true, false): trusted
-        case (false, true): offlineReadOnly
-        case (false, false): offline
-        case (true, true): readOnlyOnline
+    /// build it. Built once per combination per process. `sharedMemory`
+    /// false: memory no `RLIMIT_DATA` counts is refused too (where no
+    /// cgroup holds the memory limit), `memfd_create` and shared anonymous
+    /// mappings, with EPERM.
+    public static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true) -> [UInt8]? {
+        let key = (network ? 1 : 0) | (readOnly ? 2 : 0) | (sharedMemory ? 4 : 0)
+        return built.withLock { cache in
+            if let program = cache[key] { return program }
+            let program = build(network: network, readOnly: readOnly, sharedMemory: sharedMemory)
+            cache[key] = program
+            return program
         }
     }
 
-    private static let trusted = build(network: true, readOnly: false)
-    private static let offline = build(network: false, readOnly: false)
-    private static let offlineReadOnly = build(network: false, readOnly: true)
-    private static let readOnlyOnline = build(network: true, readOnly: true)
+    private static let built = Mutex<[Int: [UInt8]?]>([:])
 
     /// Whether the kernel takes seccomp filters.
-    static var isAvailable: Bool { tether_seccomp_available() == 1 && trusted != nil }
+    static var isAvailable: Bool { tether_seccomp_available() == 1 && program(network: true, readOnly: false) != nil }
 
     // Newer than libseccomp 2.5's tables; the same number on every
     // architecture (the unified table since Linux 5.1).
@@ -49,7 +53,7 @@ public enum SeccompFilter {
     private static let removexattrat: Int32 = 466
     private static let clone3: Int32 = 435
 
-    private static func build(network: Bool, readOnly: Bool) -> [UInt8]? {
+    private static func build(network: Bool, readOnly: Bool, sharedMemory: Bool) -> [UInt8]? {
         guard let context = seccomp_init(UInt32(SCMP_ACT_ALLOW)) else { return nil }
         defer { seccomp_release(context) }
         func refuse(_ names: [String], _ code: Int32, extra: [Int32] = []) -> Bool {
@@ -74,6 +78,15 @@ public enum SeccompFilter {
                           "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
                           "utime", "utimes", "futimesat", "utimensat"], EPERM,
                          extra: [fchmodat2, setxattrat, removexattrat]) else { return nil }
+        }
+        if !sharedMemory {
+            guard refuse(["memfd_create", "memfd_secret"], EPERM) else { return nil }
+            // MAP_ANONYMOUS with MAP_SHARED or MAP_SHARED_VALIDATE (the type bits).
+            for type in [0x01, 0x03] as [UInt64] {
+                var matches = scmp_arg_cmp(arg: 3, op: SCMP_CMP_MASKED_EQ, datum_a: 0x2f, datum_b: 0x20 | type)
+                guard seccomp_rule_add_array(context, errnoAction(EPERM), seccomp_syscall_resolve_name("mmap"), 1,
+                                             &matches) == 0 else { return nil }
+            }
         }
         return export(context)
     }

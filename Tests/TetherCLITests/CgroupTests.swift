@@ -96,7 +96,7 @@ struct CgroupTests {
         #expect(mkdir(cgroup.mount + own + "/nested/a", 0o755) == 0 && mkdir(cgroup.mount + own + "/nested/a/b", 0o755) == 0
                 && mkdir(cgroup.mount + own + "/nested/a/b/c", 0o755) == 0)
         #expect(mkdir(cgroup.mount + own + "/nested/a/b/c/d", 0o755) == -1 && errno == EAGAIN)
-        let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit"
+        let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit+seccomp"
         #expect(try sandbox(fixture, "w")["memoryBy"] as? String == memoryBy)
 
         #expect(try fixture.group.run(["extension", "stop", "w"]).status == 0)
@@ -226,7 +226,7 @@ struct CgroupTests {
         #expect(TestCgroup.cgroup(of: host.pid) == cgroup.path)
         let sandbox = try sandbox(fixture, "w")
         #expect(sandbox["cgroup"] == nil)
-        #expect(sandbox["memoryBy"] as? String == "rlimit")
+        #expect(sandbox["memoryBy"] as? String == "rlimit+seccomp")
         #expect(cgroup.children().isEmpty, "\(cgroup.children())")
     }
 }

@@ -136,7 +136,7 @@ struct SandboxTests {
         #expect(sandbox["signals"] as? String == "scoped")
         let role = try #require(ExtensionRole(rawValue: sandboxCase.role))
         #expect(sandbox["memoryLimitMiB"] as? Int == role.defaultMemoryLimitMiB)
-        #expect(sandbox["memoryBy"] as? String == "rlimit")
+        #expect(sandbox["memoryBy"] as? String == "rlimit+seccomp")
 
         // Its TMPDIR is private while it runs, outside the group (where a
         // sibling could swap it), and gone once it ends.
@@ -207,6 +207,53 @@ struct SandboxTests {
         #expect(lastExit["memoryLimitMiB"] as? Int == 64)
         #expect(processAlive(host.pid))
         #expect(try fixture.group.run(["probe", "host"]).status == 0)
+    }
+
+    /// Without a cgroup, RLIMIT_DATA counts private memory only: memory from
+    /// memfd_create, a shared anonymous mapping or /dev/zero mapped shared
+    /// would not count, so each is refused, and status says so. (795 MB was
+    /// taken under a 64 MiB limit that way.)
+    @Test func memoryTheLimitDoesNotCountIsRefused() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/shared.py", """
+            import mmap, os
+            def attempt(name, take):
+                try:
+                    take()
+                    print(name, "taken", flush=True)
+                except OSError as error:
+                    print(name, "refused", error.errno, flush=True)
+            def memfd():
+                fd = os.memfd_create("hog")
+                os.ftruncate(fd, 256 << 20)
+                m = mmap.mmap(fd, 256 << 20)
+                m.write(b"x" * (256 << 20))
+            def anonymous():
+                m = mmap.mmap(-1, 256 << 20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+                m.write(b"x" * (256 << 20))
+            def zero():
+                fd = os.open("/dev/zero", os.O_RDWR)
+                m = mmap.mmap(fd, 256 << 20, flags=mmap.MAP_SHARED)
+                m.write(b"x" * (256 << 20))
+            for name, take in [("memfd", memfd), ("anonymous", anonymous), ("zero", zero)]:
+                attempt(name, take)
+            print("done", flush=True)
+            """)
+        let manifest: [String: Any] = [
+            "name": "shared", "role": "widget", "executable": "/usr/bin/env",
+            "arguments": ["python3", "\(fixture.extensions)/shared.py"],
+            "memoryLimitMiB": 64, "activation": "always", "restart": "never",
+        ]
+        try JSONSerialization.data(withJSONObject: manifest)
+            .write(to: URL(fileURLWithPath: "\(fixture.extensions)/shared.extension.json"))
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let lines = try host.expectLine("[shared] done", timeout: 30).filter { $0.hasPrefix("[shared] ") }
+        #expect(lines.contains("[shared] memfd refused 1"), "\(lines)")
+        #expect(lines.contains("[shared] anonymous refused 1"), "\(lines)")
+        #expect(lines.contains("[shared] zero refused 13"), "\(lines)")
+        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+        #expect((entry["sandbox"] as? [String: Any])?["memoryBy"] as? String == "rlimit+seccomp")
     }
 
     private func hogPID(_ fixture: HostFixture) -> Int32? {
