@@ -77,6 +77,7 @@ let package = Package(
         .target(
             name: "TetherGroup",
             dependencies: [
+                "CTetherSystem",
                 "TetherLoop",
                 "TetherJSON",
                 .product(name: "SystemPackage", package: "swift-system"),

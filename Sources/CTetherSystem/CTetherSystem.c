@@ -23,6 +23,15 @@ int tether_release_free_memory(void) {
 #endif
 }
 
+int tether_rename_exchange(const char *first, const char *second) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 2u /* RENAME_EXCHANGE */);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int tether_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
 }
@@ -63,6 +72,12 @@ int tether_pidfd_open(int pid) {
 
 int tether_release_free_memory(void) {
     return 0;
+}
+
+int tether_rename_exchange(const char *first, const char *second) {
+    (void)first; (void)second;
+    errno = ENOSYS;
+    return -1;
 }
 
 int tether_become_subreaper(void) {

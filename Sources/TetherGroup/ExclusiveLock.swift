@@ -50,17 +50,29 @@ public final class ExclusiveLock: @unchecked Sendable {
     /// one the path names.
     private static func take(path: String, deadline: UInt64) throws(GroupError) -> ExclusiveLock? {
         for _ in 0..<64 {
-            guard let (fd, info) = try LockFile.open(path, .hold) else { return nil }
-            let locked: Bool
+            guard var (fd, info) = try LockFile.open(path, .hold) else { return nil }
+            let outcome: Outcome
             do {
-                locked = try wait(fd: fd, path: path, deadline: deadline)
+                outcome = try wait(fd: fd, path: path, deadline: deadline)
             } catch {
                 Syscall.close(fd)
                 throw .system("lock", path: path, error)
             }
-            guard locked else {
+            switch outcome {
+            case .locked:
+                break
+            case .timedOut:
                 Syscall.close(fd)
                 return nil
+            case .readLocked:
+                // Someone's read lock, which no holder takes: a fresh file.
+                Syscall.close(fd)
+                let replaced: (fd: Int32, info: stat)?
+                do { replaced = try LockFileReplacement.replace(path, examined: info) } catch {
+                    throw .system("lock", path: path, error)
+                }
+                guard let replaced else { continue }  // another took it: wait for that one
+                (fd, info) = replaced
             }
             LockFaultInjection.afterLocking(path)
             if let current = try? Syscall.lstat(path), current.sameFile(as: info) {
@@ -72,13 +84,24 @@ public final class ExclusiveLock: @unchecked Sendable {
     }
 
     /// Takes the OFD lock on `fd`, waiting for the holder's close until
-    /// `deadline`; false at the deadline. The descriptor stays open all along,
+    /// `deadline`; `.readLocked` at once when only a read lock keeps it. The descriptor stays open all along,
     /// so our own tries raise no events. After an event that did not free the
     /// lock (the kernel reports a dying holder's close a moment before it
     /// drops its locks) it looks again at 1 ms doubling to 128 ms.
-    private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Bool {
-        if try OFDLock.tryLockExclusive(fd) { return true }
-        guard MonotonicClock.nanoseconds() < deadline else { return false }
+    enum Outcome {
+        case locked
+        case timedOut
+        /// Kept by a read lock alone: no holder to wait for.
+        case readLocked
+    }
+
+    private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Outcome {
+        func attempt() throws(Errno) -> Outcome? {
+            if try OFDLock.tryLockExclusive(fd) { return .locked }
+            return try OFDLock.conflict(fd)?.exclusive == false ? .readLocked : nil
+        }
+        if let outcome = try attempt() { return outcome }
+        guard MonotonicClock.nanoseconds() < deadline else { return .timedOut }
         // Without an inotify instance (the per-user limit, 128 by default, is
         // easy to reach in a storm of waiters), the same schedule runs on
         // timeouts alone, capped at 128 ms: slower to notice, still bounded.
@@ -91,9 +114,9 @@ public final class ExclusiveLock: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             // The holder may have let go before the watch was in place.
-            if try OFDLock.tryLockExclusive(fd) { return true }
+            if let outcome = try attempt() { return outcome }
             let now = MonotonicClock.nanoseconds()
-            guard now < deadline else { return false }
+            guard now < deadline else { return .timedOut }
             var timeout = Int32(clamping: (deadline - now) / 1_000_000 + 1)
             if step < rechecks.count { timeout = min(timeout, rechecks[step]) }
             if !watching { timeout = min(timeout, rechecks[min(step, rechecks.count - 1)]) }

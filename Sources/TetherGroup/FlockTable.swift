@@ -7,6 +7,12 @@ enum FlockTable {
     /// The pid of a process holding an exclusive flock(2) lock on the file
     /// `(device, inode)`, or nil if there is none (or the table is unreadable).
     static func exclusiveHolder(device: dev_t, inode: ino_t) -> Int32? {
+        lookUp(device: device, inode: inode) ?? nil
+    }
+
+    /// The exclusive flock(2) holder's pid (nil: none), or nil when the table
+    /// cannot be read.
+    static func lookUp(device: dev_t, inode: ino_t) -> Int32?? {
         guard let table = readTable() else { return nil }
         // Lines look like "3: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF";
         // waiters are marked "3: -> FLOCK ..." and are skipped.
@@ -15,9 +21,9 @@ enum FlockTable {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6, fields[1] == "FLOCK", fields[3] == "WRITE",
                   fields[5] == wanted[...] else { continue }
-            return Int32(fields[4])
+            return .some(Int32(fields[4]) ?? 0)
         }
-        return nil
+        return .some(nil)
     }
 
     private static func readTable() -> String? {

@@ -15,9 +15,11 @@ import Glibc
 /// 2. a *shared* flock(2) lock: what util-linux flock(1) and Darwin
 ///    O_EXLOCK see. Those take exclusive locks, so they fail against it, and
 ///    a foreign exclusive holder makes this step fail at once. Shared, because
-///    it must never wait: a probe's momentary shared flock (and a foreign
-///    `flock -s`) is compatible with it. A foreign shared flock is therefore
-///    not a holder, for probe and hold alike (probe and hold always agree);
+///    it must never wait: a foreign `flock -s` is compatible with it. A
+///    foreign shared flock is therefore not a holder, for probe and hold
+///    alike (probe and hold always agree); nor is a foreign fcntl read lock,
+///    which would keep step 1 from everyone: the file is replaced
+///    (`LockFileReplacement`) and the reader's pid kept in `displacedReader`;
 /// 3. a check that `path` still names the locked inode (the file is never
 ///    unlinked by Tether, but someone else might replace it);
 /// 4. the holder's pid, start time and label, written into the file.
@@ -29,10 +31,16 @@ public final class LivenessLock: @unchecked Sendable {
     public let holder: HolderInfo
     private let descriptor: Mutex<Int32>
 
-    private init(path: String, fd: Int32, holder: HolderInfo) {
+    /// The pid of a foreign read lock that kept the old lock file from
+    /// everyone (-1: an OFD lock, whose owner the kernel does not say); the
+    /// file was replaced. For the holder to report.
+    public let displacedReader: Int32?
+
+    private init(path: String, fd: Int32, holder: HolderInfo, displacedReader: Int32?) {
         self.path = path
         self.holder = holder
         self.descriptor = Mutex(fd)
+        self.displacedReader = displacedReader
     }
 
     deinit { release() }
@@ -42,13 +50,21 @@ public final class LivenessLock: @unchecked Sendable {
         // A replaced file is retried a few times; more means someone keeps
         // swapping it, which is an error, not contention.
         for _ in 0..<8 {
-            guard let opened = try LockFile.open(path, .hold) else { break }
-            let fd = opened.fd
+            guard var opened = try LockFile.open(path, .hold) else { break }
+            var fd = opened.fd
+            var displacedReader: Int32?
             do {
                 #if os(Linux)
-                guard try OFDLock.tryLockExclusive(fd) else {
+                if try !OFDLock.tryLockExclusive(fd) {
+                    // Someone's read lock, not a holder: the file is replaced.
+                    guard let conflict = try OFDLock.conflict(fd), !conflict.exclusive else {
+                        Syscall.close(fd)
+                        return nil
+                    }
                     Syscall.close(fd)
-                    return nil
+                    guard let replaced = try LockFileReplacement.replace(path, examined: opened.info) else { return nil }
+                    (fd, opened.info) = replaced
+                    displacedReader = conflict.pid
                 }
                 #endif
                 guard try takeFlock(fd) else {
@@ -71,7 +87,7 @@ public final class LivenessLock: @unchecked Sendable {
                 let record = holder.serialized
                 try Syscall.pwrite(fd, record, at: 0)
                 try Syscall.ftruncate(fd, off_t(record.count))
-                return LivenessLock(path: path, fd: fd, holder: holder)
+                return LivenessLock(path: path, fd: fd, holder: holder, displacedReader: displacedReader)
             } catch {
                 Syscall.close(fd)
                 throw .system("lock", path: path, error)
@@ -108,4 +124,13 @@ public final class LivenessLock: @unchecked Sendable {
     }
 
     public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
+
+    /// One sentence for the holder to report when a foreign read lock was
+    /// displaced; nil otherwise.
+    public var displacementNote: String? {
+        displacedReader.map { pid in
+            let who = pid > 0 ? "pid \(pid)" : "an open file description"
+            return "\(path) was read-locked by \(who), which keeps every holder out; replaced it with a new lock file"
+        }
+    }
 }

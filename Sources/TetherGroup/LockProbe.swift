@@ -6,12 +6,13 @@ import Glibc
 /// Asks "is the holder of this lock alive?" without ever disturbing it.
 ///
 /// A Tether holder takes two locks on one descriptor: an OFD lock first, then
-/// a flock(2) lock (see `LivenessLock`). The probe first *queries* the OFD lock
-/// (F_OFD_GETLK takes nothing). Only if no OFD lock is held does it try a
-/// shared flock, to see holders that only use flock: util-linux flock(1),
-/// Darwin's O_EXLOCK on a shared volume, older tools. A Tether holder takes
-/// a shared flock too, so that brief shared lock never conflicts with it: a
-/// storm of probes can never make an acquisition fail.
+/// a flock(2) lock (see `LivenessLock`). The probe *queries* the OFD lock
+/// (F_OFD_GETLK takes nothing; only an exclusive lock is a holder, a
+/// foreign read lock is not). Only if no OFD lock is held does it look for
+/// holders that only use flock (util-linux flock(1), Darwin's O_EXLOCK on a
+/// shared volume, older tools): an exclusive flock in `/proc/locks`. It
+/// takes no lock, so a storm of probes can never make an acquisition fail,
+/// and a confined role (which may take none) probes too.
 ///
 /// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
 /// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.
@@ -51,9 +52,16 @@ public final class LockProbe: @unchecked Sendable {
         case heldByFlock
     }
 
-    static func state(of fd: Int32, keepsDescriptor: Bool) throws(Errno) -> State {
+    static func state(of fd: Int32, file: stat, keepsDescriptor: Bool) throws(Errno) -> State {
         #if os(Linux)
-        if try OFDLock.isLockedByOther(fd) { return .heldByTether }
+        // A foreign read lock is no holder: ignored.
+        if try OFDLock.conflict(fd)?.exclusive == true { return .heldByTether }
+        // An exclusive flock (flock(1), O_EXLOCK) from the kernel's table,
+        // taking nothing: a confined role may take no lock, and a probe
+        // never disturbs anyone. Without /proc, a trial lock instead.
+        if let holder = FlockTable.lookUp(device: file.st_dev, inode: file.st_ino) {
+            return holder == nil ? .free : .heldByFlock
+        }
         #endif
         guard try Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return .heldByFlock }
         // A descriptor about to be closed drops the lock anyway; a kept one
@@ -67,7 +75,7 @@ public final class LockProbe: @unchecked Sendable {
     ) throws(GroupError) -> LockStatus {
         let state: State
         do {
-            state = try Self.state(of: fd, keepsDescriptor: keepsDescriptor)
+            state = try Self.state(of: fd, file: file, keepsDescriptor: keepsDescriptor)
         } catch {
             throw .system("probe lock file", path: path, error)
         }

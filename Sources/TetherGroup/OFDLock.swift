@@ -39,12 +39,17 @@ enum OFDLock {
         _ = fcntl(fd, setLock, &description)
     }
 
-    /// True if another open file description holds a conflicting lock.
-    /// Takes nothing: no holder can ever fail because of this call.
-    static func isLockedByOther(_ fd: Int32) throws(Errno) -> Bool {
+    /// A lock another open file description (or process) holds that keeps
+    /// us from the whole file: exclusive (a holder), or a read lock, which
+    /// Tether never takes (someone else's: while it stands no holder can
+    /// exist, whole-file write locks being exclusive of it). Its pid, -1 for
+    /// an OFD lock. Nil when there is none. Takes nothing: no holder can
+    /// ever fail because of this call.
+    static func conflict(_ fd: Int32) throws(Errno) -> (exclusive: Bool, pid: Int32)? {
         var description = wholeFile(F_WRLCK)
         _ = try Syscall.check { fcntl(fd, getLock, &description) }
-        return description.l_type != Int16(F_UNLCK)
+        guard description.l_type != Int16(F_UNLCK) else { return nil }
+        return (description.l_type == Int16(F_WRLCK), description.l_pid)
     }
 }
 #endif

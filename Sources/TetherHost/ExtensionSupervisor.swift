@@ -232,6 +232,7 @@ final class ExtensionSupervisor {
         }
         guard let lock else { return waitForExternalInstance() }
         instanceLock = lock
+        if let note = lock.displacementNote { logger.warning("\(note)") }
         spawn()
     }
 

@@ -86,6 +86,7 @@ public final class Host: @unchecked Sendable {
             throw .alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
         }
         hostLock = lock
+        if let note = lock.displacementNote { logger.warning("\(note)") }
         // Holding the host lock, any socket file left here is a dead host's.
         unlink(socketPath)
         effectiveLimits = configuration.limits
@@ -703,6 +704,7 @@ public final class Host: @unchecked Sendable {
                 return .failure(.refused("feature '\(name)' is already running outside the host\(holder)"))
             }
             features[name.rawValue] = lock
+            if let note = lock.displacementNote { logger.warning("\(note)") }
             logger.event(.featureStarted, "feature '\(name)' started", ["feature": .string(name.rawValue)])
             server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
             return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])

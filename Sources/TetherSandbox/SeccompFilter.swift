@@ -22,7 +22,8 @@ import Glibc
 /// UDP, raw, packet, netlink), and io_uring, whose requests would make
 /// sockets without the `socket` system call, with ENOSYS. Read-only: no
 /// change of a file's mode, owner, extended attributes or times (Landlock
-/// does not cover them), so `chmod 644 GROUP/credentials.json` fails.
+/// does not cover them), so `chmod 644 GROUP/credentials.json` fails, and
+/// no lock (`flock`, fcntl's lock-setting commands; queries stay).
 /// Memory limited by `RLIMIT_DATA` alone: no `memfd_create` and no shared
 /// anonymous mapping, which that limit does not count.
 public enum SeccompFilter {
@@ -78,6 +79,14 @@ public enum SeccompFilter {
                           "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
                           "utime", "utimes", "futimesat", "utimensat"], EPERM,
                          extra: [fchmodat2, setxattrat, removexattrat]) else { return nil }
+            // No lock of any kind: a read lock on a group lock file would keep
+            // every holder from it. F_OFD_GETLK (36) stays: probes query.
+            guard refuse(["flock"], EPERM) else { return nil }
+            let fcntl = seccomp_syscall_resolve_name("fcntl")
+            for command in [6, 7, 37, 38] as [UInt64] {  // F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+                var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: command, datum_b: 0)
+                guard seccomp_rule_add_array(context, errnoAction(EPERM), fcntl, 1, &matches) == 0 else { return nil }
+            }
         }
         if !sharedMemory {
             guard refuse(["memfd_create", "memfd_secret"], EPERM) else { return nil }

@@ -56,6 +56,7 @@ struct Hold: ParsableCommand {
             }
             lock = acquired
         }
+        if let note = lock.displacementNote { printError(note) }
         defer { lock.release() }
         // The command runs in the foreground, without the loop: spawned
         // vfork-style, its exit and the forwarded signals taken by sigwaitinfo.

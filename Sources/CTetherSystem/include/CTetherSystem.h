@@ -41,6 +41,9 @@ int tether_pipe(int fds[2]);
 /// (GNU): EEXIST instead of replacing an entry already there.
 int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to);
 
+/// renameat2(..., RENAME_EXCHANGE): the two names swap inodes atomically.
+int tether_rename_exchange(const char *first, const char *second);
+
 /// What `tether_spawn` runs and how.
 struct tether_spawn_request {
     const char *path;            /* run as is: no PATH search */

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// A read lock on a group lock file (fcntl F_RDLCK, as `lockf`/`flock -s`
+/// style tools or a hostile process take one) is no holder: it changes no
+/// answer of probe or hold, keeps no host, feature or refresh from its lock
+/// (the file is replaced and the reader named), and a read-only role may
+/// take no lock at all.
+@Suite(.timed) struct ForeignReadLockTests {
+    /// Holds a read lock on `path` (fcntl, as lockf(3) LOCK_SH) until killed.
+    func readLock(_ path: String) throws -> TestProcess {
+        let reader = try TestProcess("/usr/bin/env", ["python3", "-c", """
+            import fcntl, os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            print("locked", flush=True)
+            time.sleep(600)
+            """, path])
+        #expect(try reader.readLine(timeout: 20) == "locked")
+        return reader
+    }
+
+    @Test func probeHoldAndTheHostIgnoreAReadLock() throws {
+        let fixture = try HostFixture()
+        let group = fixture.group
+        #expect(try group.run(["hold", "host", "--", "true"]).status == 0)  // makes the lock file
+        let reader = try readLock(group.path + "/locks/host.lock")
+        #expect(try group.run(["probe", "host"]).status == 1, "a read lock is not a running host")
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        #expect(try group.run(["probe", "host"]).status == 0)
+        #expect(try group.run(["hold", "host", "--", "true"]).status == 1)
+        try host.waitForError(containing: "was read-locked by pid \(reader.pid), which keeps every holder out")
+
+        // A feature's lock, read-locked before the host starts it.
+        #expect(try group.run(["hold", "feature", "rec", "--", "true"]).status == 0)
+        let featureReader = try readLock(group.featureLock("rec"))
+        #expect(try group.run(["feature", "start", "rec"]).status == 0)
+        #expect(try group.run(["probe", "feature", "rec"]).status == 0)
+        withExtendedLifetime((reader, featureReader)) {}
+    }
+
+    /// Eight holders at once on a read-locked file: exactly one holds.
+    @Test func contendersOnAReadLockedFileEndWithOneHolder() throws {
+        for _ in 0..<4 {
+            let group = try TestGroup()
+            #expect(try group.run(["hold", "host", "--", "true"]).status == 0)
+            let reader = try readLock(group.path + "/locks/host.lock")
+            let holders = try (0..<8).map { _ in try group.start(["hold", "host", "--", "sleep", "3"]) }
+            let statuses = try holders.map { try $0.waitForExit(timeout: 30) }
+            #expect(statuses.filter { $0 == 0 }.count == 1 && statuses.filter { $0 == 1 }.count == 7, "\(statuses)")
+            withExtendedLifetime(reader) {}
+        }
+    }
+
+    /// The refresh lock, read-locked: `token print` refreshes at once.
+    @Test func aRefreshIsNotStalledByAReadLock() throws {
+        let group = try TestGroup()
+        let server = try HostileHTTPServer(in: group.dir)
+        let login = try group.start(["login", "--token-url", server.baseURL + "/rotating-0",
+                                     "--client-id", "app", "--username", "courier", "--password-stdin"])
+        login.writeStdin("pw\n")
+        login.closeStdin()
+        #expect(try login.waitForExit(timeout: 30) == 0)
+        #expect(try group.run(["token", "print"]).status == 0)  // a refresh: makes the refresh lock
+        let reader = try readLock(group.path + "/locks/refresh.lock")
+        let started = Date()
+        let print = try group.run(["token", "print"])
+        #expect(print.status == 0 && print.stdout == "access-3\n", "\(print.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10, "the refresh waited for a read lock")
+        #expect(try server.counts()["stale"] == nil)
+        withExtendedLifetime(reader) {}
+    }
+
+    /// A confined read-only keyboard cannot lock a group lock file, shared
+    /// or not, flock or fcntl; it can still probe.
+    @Test func aReadOnlyRoleTakesNoLock() throws {
+        let fixture = try HostFixture()
+        try writeFile(fixture.extensions + "/locker.py", """
+            import errno, fcntl, os, subprocess, sys
+            fd = os.open(os.environ["TETHER_GROUP"] + "/locks/host.lock", os.O_RDONLY)
+            def attempt(name, take):
+                try:
+                    take()
+                    print(name, "taken", flush=True)
+                except OSError as error:
+                    print(name, "refused", errno.errorcode.get(error.errno, error.errno), flush=True)
+            attempt("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+            attempt("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+            probe = subprocess.run([sys.argv[1], "probe", "host"], capture_output=True, text=True)
+            print("probe", probe.returncode, (probe.stdout + probe.stderr).strip(), flush=True)
+            print("done", flush=True)
+            """)
+        let manifest = #"{"name":"locker","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/locker.py","\#(tetherExecutable)"],"activation":"always","restart":"never"}"#
+        try writeFile(fixture.extensions + "/locker.extension.json", manifest)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let lines = try host.expectLine("[locker] done", timeout: 30)
+        #expect(lines.contains("[locker] flock refused EPERM"), "\(lines)")
+        #expect(lines.contains("[locker] lockf refused EPERM"), "\(lines)")
+        #expect(lines.contains("[locker] probe 0 running"), "\(lines)")
+    }
+}
