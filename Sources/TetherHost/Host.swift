@@ -393,9 +393,16 @@ public final class Host: @unchecked Sendable {
         }
         // A process of one extension (its group or session) says hello only as that one.
         if let owner = supervisors.first(where: { $0.owns(pid: peer.pid) }), owner.manifest.name != name {
+            logger.warning("pid \(peer.pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)'; refused")
             return .failure(.refused("a process of extension '\(owner.manifest.name)' cannot say hello as '\(name)'"))
         }
         let supervisor = supervisors.first { $0.manifest.name == name }
+        // Open access comes from the host's manifest where it has one: a
+        // claim beyond it is refused, not quietly narrowed.
+        if let manifest = supervisor?.manifest, params?["openAccess"]?.boolValue == true, !manifest.openAccess {
+            logger.warning("pid \(peer.pid) said hello as '\(name)' claiming open access, which its manifest does not grant; refused")
+            return .failure(.refused("extension '\(name)' has no open access in the host's manifest"))
+        }
         // Its process, or one it started (a wrapper script's child): its group.
         let managed = supervisor?.owns(pid: peer.pid) ?? false
         let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }

@@ -15,7 +15,7 @@ struct SandboxTests {
     /// Tries everything, prints `RESULT {...}` (errno names or "ok"), then
     /// stays attached until the host closes its connection.
     static let probeScript = """
-        import errno, fcntl, json, os, signal, socket, sys
+        import errno, fcntl, json, os, signal, socket, struct, sys
         group, outside, port, role = os.environ["TETHER_GROUP"], sys.argv[1], int(sys.argv[2]), sys.argv[3]
         r = {}
         def attempt(name, f):
@@ -39,11 +39,11 @@ struct SandboxTests {
         def probe():
             fd = os.open(os.path.join(group, "locks", "features", "recording.lock"), os.O_RDONLY)
             try:
-                # Tether's locks are OFD locks, which POSIX record locks see.
-                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB); r["recording"] = "not running"
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES): raise
-                r["recording"] = "running"
+                # Asked, not taken (F_OFD_GETLK, as Tether's probe does): a
+                # read-only role may take no lock.
+                asked = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(4)
+                held = struct.unpack("hhqqi", fcntl.fcntl(fd, 36, asked)[:28])[0] == fcntl.F_WRLCK
+                r["recording"] = "running" if held else "not running"
             finally:
                 os.close(fd)
         attempt("probe", probe)
@@ -56,8 +56,7 @@ struct SandboxTests {
             for line in c[1]:
                 m = json.loads(line)
                 if m.get("id") == id: return "error" if "error" in m else "ok"
-        # A second connection that never says hello, then the extension's own,
-        # whose hello claims open access.
+        # A second connection that never says hello, then the extension's own.
         bare = connect()
         r["stopWithoutHello"] = call(bare, 1, "feature.stop", {"name": "recording"})
         other = connect()
@@ -65,7 +64,8 @@ struct SandboxTests {
         r["stopAfterOtherHello"] = call(other, 2, "feature.stop", {"name": "recording"})
         r["tmpdir"] = os.environ["TMPDIR"]
         c = connect()
-        r["hello"] = call(c, 1, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role, "openAccess": True})
+        r["hello"] = call(c, 1, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role,
+                                                    "openAccess": os.environ["TETHER_OPEN_ACCESS"] == "1"})
         r["stopAfterHello"] = call(c, 2, "feature.stop", {"name": "recording"})
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
         for line in c[1]: pass
