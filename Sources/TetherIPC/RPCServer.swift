@@ -26,7 +26,7 @@ public final class RPCServer: @unchecked Sendable {
         public var replyBudget: Int
 
         public static let defaultMaximumConnections = 256
-        public static let defaultReplyBudget = 32 << 20
+        public static let defaultReplyBudget = 16 << 20
 
         public init(maximumConnections: Int = Limits.defaultMaximumConnections,
                     replyBudget: Int = Limits.defaultReplyBudget) {
