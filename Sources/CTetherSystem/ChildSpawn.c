@@ -71,6 +71,13 @@ static int run_child(void *argument) {
     }
     /* stdio: first every source above 2 (a source may itself be 0, 1 or 2,
        or another's target), then into place; dup2 clears close-on-exec. */
+    /* The passed descriptor first, above 3: a stdio copy may land on 3,
+       and dup2 onto a descriptor it already is would keep close-on-exec. */
+    int passed = -1;
+    if (request->passed_descriptor > 2) {
+        passed = fcntl(request->passed_descriptor, F_DUPFD_CLOEXEC, 4);
+        if (passed < 0) report_and_exit(shared, errno);
+    }
     int sources[3];
     for (int fd = 0; fd < 3; fd++) {
         int source = request->stdio[fd];
@@ -82,6 +89,7 @@ static int run_child(void *argument) {
     for (int fd = 0; fd < 3; fd++) {
         if (dup2(sources[fd], fd) < 0) report_and_exit(shared, errno);
     }
+    if (passed >= 0 && dup2(passed, 3) < 0) report_and_exit(shared, errno);
 
     /* After stdio: the parent's descriptors may reach past the new limit,
        and the copies above were made at the lowest free number. */
@@ -111,13 +119,13 @@ static int run_child(void *argument) {
     int confined = tether_apply_confinement(request->no_new_privileges, request->landlock_ruleset,
                                             request->seccomp_filter, request->seccomp_filter_length, 0);
     if (confined < 0) report_and_exit(shared, -confined);
-    /* A child keeps no descriptor but its stdio. Ours are close-on-exec,
+    /* A child keeps no descriptor but its stdio (and the passed one). Ours are close-on-exec,
        but not every one in the process is: libcurl's own socket pairs (its
        wake-up pair, its resolver's) are not, nor what the host inherited
        from whatever started it; to a confined child such a descriptor is
        an open door past the rules, which check only what is opened anew.
        Linux 5.9+; an older kernel leaves close-on-exec to do it. */
-    syscall(SYS_close_range, 3U, ~0U, 0U);
+    syscall(SYS_close_range, passed >= 0 ? 4U : 3U, ~0U, 0U);
 
     char *const *envp = request->envp ? request->envp : environ;
     /* An executable just written can be briefly "busy" (ETXTBSY): a process

@@ -185,7 +185,8 @@ public final class ExtensionContext {
     /// Starts watching for a host. False if the extension cannot run.
     func start(hello: JSONValue) -> Bool {
         let link = HostLink(loop: loop, socketPath: identity.socketPath,
-                            hostLockPath: identity.group.lockPath(for: .host), hello: hello) { [unowned self] event in
+                            hostLockPath: identity.group.lockPath(for: .host), inherited: identity.hostLink,
+                            hello: hello) { [unowned self] event in
             self.hostEvent(event)
         }
         self.link = link

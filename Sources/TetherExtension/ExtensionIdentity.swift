@@ -14,6 +14,9 @@ public struct ExtensionIdentity: Sendable {
     public let role: ExtensionRole
     public let group: GroupDirectory
     public let socketPath: String
+    /// The link the host that launched this process handed it (descriptor
+    /// 3, `TETHER_HOST_FD`), checked with the kernel; nil when started by hand.
+    public let hostLink: Int32?
     /// The host that started this process, if one did. Such an extension
     /// ends with its host; one started by hand outlives hosts and re-attaches.
     public let parentHostPID: Int32?
@@ -26,18 +29,18 @@ public struct ExtensionIdentity: Sendable {
 
     /// Reads `--group DIR` and `--name NAME` from `arguments` (the rest is
     /// left for the extension), then the host's variables: `TETHER_GROUP`,
-    /// `TETHER_SOCKET`, `TETHER_EXTENSION`, `TETHER_ROLE`, `TETHER_HOST_PID`,
+    /// `TETHER_HOST_FD`, `TETHER_EXTENSION`, `TETHER_ROLE`, `TETHER_HOST_PID`,
     /// `TETHER_OPEN_ACCESS`. The default name is `defaultName` (an embedded
     /// manifest's), else the executable's file name in lower case.
     public static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
-                               parentPID: Int32, defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
-        try resolve(role: role, arguments: arguments, variable: { environment[$0] }, parentPID: parentPID, defaultName: defaultName)
+                               defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
+        try resolve(role: role, arguments: arguments, variable: { environment[$0] }, defaultName: defaultName)
     }
 
     /// The same, reading variables one at a time (`ProcessEnvironment.value`
     /// at start-up, which then builds no dictionary of the environment).
     public static func resolve(role: ExtensionRole, arguments: [String], variable: (String) -> String?,
-                               parentPID: Int32, defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
+                               defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
         var rest: [String] = []
         var groupOption: String?
         var nameOption: String?
@@ -65,14 +68,16 @@ public struct ExtensionIdentity: Sendable {
         } catch {
             throw .environment(error.description)
         }
-        // Only trust TETHER_HOST_PID from the process that is really our
-        // parent: a shell that exported it does not make us managed.
+        // Managed only with a link the kernel says that host made (a
+        // wrapper script's child has it too); a shell that exported the
+        // variables does not make us managed.
         let hostPID = variable("TETHER_HOST_PID").flatMap { Int32($0) }
-        let managed = groupOption == nil && hostPID != nil && hostPID == parentPID
+        let link = groupOption == nil ? hostPID.flatMap { pid in
+            variable(LaunchLink.variable).flatMap { Int32($0) }.flatMap { LaunchLink.inherited($0, from: pid) }
+        } : nil
         return ExtensionIdentity(
-            name: name, role: role, group: group,
-            socketPath: (managed ? variable("TETHER_SOCKET") : nil) ?? group.socketPath,
-            parentHostPID: managed ? hostPID : nil,
+            name: name, role: role, group: group, socketPath: group.socketPath, hostLink: link,
+            parentHostPID: link != nil ? hostPID : nil,
             openAccess: variable("TETHER_OPEN_ACCESS") == "1", arguments: rest)
     }
 }

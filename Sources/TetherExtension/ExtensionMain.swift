@@ -72,7 +72,7 @@ enum ExtensionMain {
         do {
             identity = try ExtensionIdentity.resolve(role: role, arguments: CommandLine.arguments,
                                                      variable: ProcessEnvironment.value,
-                                                     parentPID: getppid(), defaultName: manifest?.name)
+                                                     defaultName: manifest?.name)
         } catch {
             fail(tool, "\(error)", code: error.isBadInput ? 2 : 3)
         }

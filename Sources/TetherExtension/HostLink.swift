@@ -1,6 +1,10 @@
+import SystemPackage
 import TetherGroup
 import TetherIPC
 import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The extension's connection to whichever host holds the group's host lock.
 ///
@@ -9,6 +13,10 @@ import TetherLoop
 /// gone and waits for the next one. While the lock is held but the socket
 /// does not answer yet (a host still starting, or one just gone), it retries
 /// on a short doubling timer, and stops as soon as the lock is free.
+///
+/// A launched extension instead speaks through the link its host handed it
+/// at spawn (`LaunchLink`): no watching, no socket; when that link closes,
+/// the host that launched it is gone.
 final class HostLink {
     enum Event {
         case attached(hostPID: Int32, openAccess: Bool)
@@ -25,6 +33,8 @@ final class HostLink {
     private let socketPath: String
     private let hostLockPath: String
     private let hello: JSONValue
+    /// The launch link, until it is opened.
+    private var inherited: Int32?
     private let onEvent: (Event) -> Void
     private var watcher: LockWatcher?
     private var connection: RPCConnection?
@@ -44,9 +54,10 @@ final class HostLink {
     /// How long a call waits for a host that holds its lock but does not answer yet.
     static let queueTimeout: UInt64 = 5_000
 
-    init(loop: EventLoop, socketPath: String, hostLockPath: String, hello: JSONValue,
+    init(loop: EventLoop, socketPath: String, hostLockPath: String, inherited: Int32? = nil, hello: JSONValue,
          onEvent: @escaping (Event) -> Void) {
         self.loop = loop
+        self.inherited = inherited
         self.socketPath = socketPath
         self.hostLockPath = hostLockPath
         self.hello = hello
@@ -57,6 +68,18 @@ final class HostLink {
     var hostPID: Int32? { attachedTo }
 
     func start() throws(GroupError) {
+        if let descriptor = inherited {
+            inherited = nil
+            let stream = PipeStream(loop: loop)
+            do throws(Errno) {
+                try stream.open(fileDescriptor: descriptor)
+            } catch {
+                stream.close()
+                _ = Glibc.close(descriptor)
+                return onEvent(.detached(reason: "the link to the host that launched this extension failed (\(error))"))
+            }
+            return attach(RPCConnection(stream: stream))
+        }
         let watcher = try LockWatcher(loop: loop, path: hostLockPath) { [unowned self] status in
             self.hostLockChanged(running: status.running)
         }
@@ -180,7 +203,14 @@ final class HostLink {
         if let pid = attachedTo {
             attachedTo = nil
             onEvent(.detached(reason: hostStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"))
+        } else if watcher == nil, !refused {
+            // The launch link, closed before a hello was answered.
+            refused = true
+            flushQueue()
+            return onEvent(.detached(reason: "the host that launched this extension closed its link"))
         }
+        // A launch link is not replaced: a launched extension ends with its host.
+        guard watcher != nil else { return flushQueue() }
         retryIfHostHeld()
     }
 

@@ -22,6 +22,8 @@ enum SelfConfinement {
         let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
+        // No link: it reaches hosts by the socket's path.
+        policy.unixSockets = true
         // It removes its own TMPDIR at exit, from inside the sandbox.
         if temporary != nil { policy.removesTemporaryDirectoryIn = parent }
         // Landlock binds this thread and what it starts: any thread already

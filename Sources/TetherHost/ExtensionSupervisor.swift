@@ -66,6 +66,9 @@ final class ExtensionSupervisor {
     var onGone: ((_ relaunching: Bool) -> Void)?
     /// Whether work waits for its hello.
     var hasWaiters: (() -> Bool)?
+    /// Each launch's link (`LaunchLink`): the host's end, and the pid the
+    /// other end went to. Without a taker the end is closed.
+    var onLink: ((_ descriptor: Int32, _ pid: Int32) -> Void)?
     private var process: ChildProcess?
     /// The process group of the running instance: its pid (it leads a session).
     private var group: Int32 = 0
@@ -285,18 +288,36 @@ final class ExtensionSupervisor {
             return failNow("\(error)")
         }
         sandboxReport = confinement.report
+        let link: (host: Int32, child: Int32)
+        do {
+            link = try LaunchLink.pair()
+        } catch {
+            releaseInstance()
+            sandbox.removeTemporaryDirectory(temporary)
+            if let unused = confinement.cgroup { sandbox.retire(unused) }
+            return Self.isResourceShortage(error) ? retryLater("cannot make its link: \(error)")
+                : failNow("cannot make its link: \(error)")
+        }
         let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
                                      environment: environment + ["TMPDIR=\(temporary)"], stdin: .ignore,
                                      stdout: .pipe, stderr: .pipe, detached: true, parentDeathSignal: SIGTERM,
                                      descriptorSoftLimit: DescriptorLimit.childSoftLimit,
-                                     confinement: confinement.spawnConfinement)
-        do {
+                                     confinement: confinement.spawnConfinement, passedDescriptor: link.child)
+        do throws(Errno) {
             // Owns the ruleset, which the child has applied by the time spawn returns.
             defer {
                 withExtendedLifetime(confinement) {}
                 confinement.cgroup?.closeProcs()
+                close(link.child)
             }
-            let process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
+            let process: ChildProcess
+            do throws(Errno) {
+                process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
+            } catch {
+                close(link.host)
+                throw error
+            }
+            if let onLink { onLink(link.host, process.pid) } else { close(link.host) }
             temporaryDirectory = temporary
             cgroup = confinement.cgroup
             self.process = process

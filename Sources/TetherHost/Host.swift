@@ -52,6 +52,9 @@ public final class Host: @unchecked Sendable {
     private var features: [String: LivenessLock] = [:]
     /// Extensions that said hello, by connection.
     private var attached: [ObjectIdentifier: AttachedExtension] = [:]
+    /// The host's ends of launch links (`LaunchLink`), by connection: whose
+    /// launch holds the other end.
+    private var links: [ObjectIdentifier: (name: String, connection: RPCConnection)] = [:]
     /// Work waiting for an extension's hello (a push, `extension.start`), by name.
     private var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
     private var nextWaiterID = 0
@@ -151,7 +154,12 @@ public final class Host: @unchecked Sendable {
                 self.helloWaiters[supervisor.manifest.name]?.isEmpty == false
             }
             supervisor.onGone = { [unowned self, unowned supervisor] relaunching in
+                // What is left of that launch speaks no more.
+                self.closeLinks(of: supervisor.manifest.name)
                 if !relaunching { self.answerHelloWaiters(supervisor.manifest.name, with: nil) }
+            }
+            supervisor.onLink = { [unowned self, unowned supervisor] descriptor, pid in
+                self.adoptLink(descriptor, pid: pid, of: supervisor.manifest.name)
             }
         }
         // The extensions begin on the loop's next turn: whoever started the
@@ -192,7 +200,8 @@ public final class Host: @unchecked Sendable {
             environment.removeValue(forKey: key)
         }
         environment["TETHER_GROUP"] = configuration.group.path
-        environment["TETHER_SOCKET"] = socketPath
+        // Not the socket's path: a launch speaks through its link.
+        environment[LaunchLink.variable] = String(LaunchLink.descriptor)
         environment["TETHER_HOST_PID"] = String(pid)
         return environment.map { "\($0.key)=\($0.value)" }.sorted()
     }
@@ -391,11 +400,7 @@ public final class Host: @unchecked Sendable {
         if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
             return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
         }
-        // A process of one extension (its group or session) says hello only as that one.
-        if let owner = supervisors.first(where: { $0.owns(pid: peer.pid) }), owner.manifest.name != name {
-            logger.warning("pid \(peer.pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)'; refused")
-            return .failure(.refused("a process of extension '\(owner.manifest.name)' cannot say hello as '\(name)'"))
-        }
+        if let refusal = linkRefusal(connection, name: name, pid: peer.pid) { return .failure(refusal) }
         let supervisor = supervisors.first { $0.manifest.name == name }
         // Open access comes from the host's manifest where it has one: a
         // claim beyond it is refused, not quietly narrowed.
@@ -403,8 +408,8 @@ public final class Host: @unchecked Sendable {
             logger.warning("pid \(peer.pid) said hello as '\(name)' claiming open access, which its manifest does not grant; refused")
             return .failure(.refused("extension '\(name)' has no open access in the host's manifest"))
         }
-        // Its process, or one it started (a wrapper script's child): its group.
-        let managed = supervisor?.owns(pid: peer.pid) ?? false
+        // Its launch's link: whichever of its processes speaks on it.
+        let managed = links[key] != nil
         let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
         var entry = AttachedExtension(
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
@@ -438,6 +443,41 @@ public final class Host: @unchecked Sendable {
                          "protocol": .integer(version),
                          "capabilities": .array(HostProtocol.capabilities.map { .string($0) }),
                          "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+    }
+
+    /// Why a hello as `name` is refused on `connection`, if it is: a link
+    /// speaks only as its launch; the socket never for a launch (its
+    /// processes have their link) nor as an extension this host is running.
+    private func linkRefusal(_ connection: RPCConnection, name: String, pid: Int32) -> RPCError? {
+        if let link = links[ObjectIdentifier(connection)]?.name {
+            guard link != name else { return nil }
+            logger.warning("extension '\(link)' said hello as '\(name)' over its link; refused")
+            return .refused("this link is extension '\(link)''s; it cannot say hello as '\(name)'")
+        }
+        if let owner = supervisors.first(where: { $0.owns(pid: pid) }) {
+            logger.warning("pid \(pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)' on the socket; refused")
+            return .refused("a process of extension '\(owner.manifest.name)' speaks only through the link the host handed it")
+        }
+        if let running = supervisor(named: name)?.pid {
+            logger.warning("pid \(pid) said hello as '\(name)', which this host runs (pid \(running)); refused")
+            return .refused("extension '\(name)' is running (pid \(running)), launched by this host")
+        }
+        return nil
+    }
+
+    private func adoptLink(_ descriptor: Int32, pid: Int32, of name: String) {
+        closeLinks(of: name)
+        guard let server else { return _ = close(descriptor) }
+        do {
+            let connection = try server.adopt(descriptor: descriptor, peer: PeerCredentials(pid: pid, uid: geteuid(), gid: getegid()))
+            links[ObjectIdentifier(connection)] = (name, connection)
+        } catch {
+            logger.warning("extension '\(name)' cannot reach the host: its link failed (\(error))")
+        }
+    }
+
+    private func closeLinks(of name: String) {
+        for (_, link) in links where link.name == name { link.connection.close() }
     }
 
     /// A ping went unanswered for a whole period. The host's own child is
@@ -564,6 +604,7 @@ public final class Host: @unchecked Sendable {
     }
 
     private func detach(_ connection: RPCConnection) {
+        links.removeValue(forKey: ObjectIdentifier(connection))
         guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }

@@ -9,6 +9,12 @@ public struct PeerCredentials: Sendable, Equatable {
     public let uid: UInt32
     public let gid: UInt32
 
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+
     /// nil if the kernel cannot say (not a Unix socket, or not Linux).
     public static func of(socket fd: Int32) -> PeerCredentials? {
         #if os(Linux)

@@ -100,7 +100,30 @@ public final class RPCServer: @unchecked Sendable {
             stream.write(refusal.encoded()) { _ in stream.close() }
             return
         }
+        serve(RPCConnection(stream: stream, peer: peer))
+    }
+
+    /// Serves the host's end of a `LaunchLink` like an accepted connection,
+    /// with `peer` the process it was handed to (the kernel would name the
+    /// pair's creator, the host itself). Pinned, and outside the connection
+    /// limit: it is the host's own launch's. The server owns `descriptor`
+    /// from here on, whether this succeeds or not.
+    public func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
+        let stream = PipeStream(loop: loop)
+        do throws(Errno) {
+            try stream.open(fileDescriptor: descriptor)
+        } catch {
+            stream.close()
+            _ = Glibc.close(descriptor)
+            throw error
+        }
         let connection = RPCConnection(stream: stream, peer: peer)
+        connection.isPinned = true
+        serve(connection)
+        return connection
+    }
+
+    private func serve(_ connection: RPCConnection) {
         connections[ObjectIdentifier(connection)] = connection
         connection.onQueued = { [unowned self] connection in self.checkBudget(after: connection) }
         connection.start(handler: handler) { [weak self] connection in

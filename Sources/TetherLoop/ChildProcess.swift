@@ -152,6 +152,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
                         request.new_session = options.detached ? 1 : 0
                         request.parent_death_signal = options.parentDeathSignal ?? 0
                         request.descriptor_soft_limit = Int64(options.descriptorSoftLimit ?? 0)
+                        request.passed_descriptor = options.passedDescriptor ?? -1
                         return SpawnConfinement.spawn(&request, confinement: options.confinement, pid: &newPID,
                                                       pidfd: &newPidfd)
                     }

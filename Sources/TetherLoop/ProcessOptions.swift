@@ -29,10 +29,15 @@ public struct ProcessOptions: Sendable {
     public var descriptorSoftLimit: Int?
     /// Linux: confinement applied last before exec.
     public var confinement: SpawnConfinement?
+    /// A descriptor (above 2) the child gets as descriptor 3, kept across
+    /// exec, as systemd passes sockets: a link only that child's tree holds.
+    public var passedDescriptor: Int32?
 
     /// Steps libuv cannot take between fork and exec: such a child is
     /// spawned by Tether's own fork and watched through a pidfd.
-    var needsOwnSpawn: Bool { parentDeathSignal != nil || descriptorSoftLimit != nil || confinement != nil }
+    var needsOwnSpawn: Bool {
+        parentDeathSignal != nil || descriptorSoftLimit != nil || confinement != nil || passedDescriptor != nil
+    }
 
     public init(
         executable: String,
@@ -45,7 +50,8 @@ public struct ProcessOptions: Sendable {
         detached: Bool = false,
         parentDeathSignal: Int32? = nil,
         descriptorSoftLimit: Int? = nil,
-        confinement: SpawnConfinement? = nil
+        confinement: SpawnConfinement? = nil,
+        passedDescriptor: Int32? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
@@ -58,5 +64,6 @@ public struct ProcessOptions: Sendable {
         self.parentDeathSignal = parentDeathSignal
         self.descriptorSoftLimit = descriptorSoftLimit
         self.confinement = confinement
+        self.passedDescriptor = passedDescriptor
     }
 }

@@ -59,7 +59,8 @@ public final class Confinement {
         // map shared).
         let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
         filter = support.seccomp ? SeccompFilter.program(network: policy.network, readOnly: !policy.groupWritable,
-                                                         sharedMemory: !boundsSharedMemory) : nil
+                                                         sharedMemory: !boundsSharedMemory,
+                                                         unixSockets: policy.unixSockets) : nil
         if !policy.network && filter == nil {
             missing.append("network (no seccomp filter)")
         }

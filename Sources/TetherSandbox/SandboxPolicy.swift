@@ -20,6 +20,9 @@ public struct SandboxPolicy: Sendable, Equatable {
     public var removesTemporaryDirectoryIn: String?
     /// `RLIMIT_DATA`, MiB; nil for none.
     public var memoryLimitMiB: Int?
+    /// Unix sockets of its own: only for a process started by hand, which
+    /// reaches hosts by the socket's path (a launch has its link instead).
+    public var unixSockets = false
 
     public init(group: String, groupWritable: Bool, network: Bool, temporaryDirectory: String?,
                 memoryLimitMiB: Int?) {

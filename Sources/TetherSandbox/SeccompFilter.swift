@@ -18,6 +18,9 @@ import Glibc
 /// `CLONE_INTO_CGROUP` would start a child in any cgroup the extension can
 /// open a directory of, out of its own, and seccomp cannot see into the
 /// structure that carries the flag.
+/// No `AF_UNIX` socket (EPERM; socket pairs stay): a launch speaks to the
+/// host only through the link it was handed at spawn (one started by hand,
+/// which has none, keeps them).
 /// Offline: a socket of any family but `AF_UNIX` fails with EACCES (TCP,
 /// UDP, raw, packet, netlink), and io_uring, whose requests would make
 /// sockets without the `socket` system call, with ENOSYS. Read-only: no
@@ -31,12 +34,14 @@ public enum SeccompFilter {
     /// build it. Built once per combination per process. `sharedMemory`
     /// false: memory no `RLIMIT_DATA` counts is refused too (where no
     /// cgroup holds the memory limit), `memfd_create` and shared anonymous
-    /// mappings, with EPERM.
-    public static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true) -> [UInt8]? {
-        let key = (network ? 1 : 0) | (readOnly ? 2 : 0) | (sharedMemory ? 4 : 0)
+    /// mappings, with EPERM. `unixSockets`: `AF_UNIX` sockets stay allowed
+    /// (a process started by hand, which has no link).
+    public static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true,
+                               unixSockets: Bool = false) -> [UInt8]? {
+        let key = (network ? 1 : 0) | (readOnly ? 2 : 0) | (sharedMemory ? 4 : 0) | (unixSockets ? 8 : 0)
         return built.withLock { cache in
             if let program = cache[key] { return program }
-            let program = build(network: network, readOnly: readOnly, sharedMemory: sharedMemory)
+            let program = build(network: network, readOnly: readOnly, sharedMemory: sharedMemory, unixSockets: unixSockets)
             cache[key] = program
             return program
         }
@@ -54,7 +59,7 @@ public enum SeccompFilter {
     private static let removexattrat: Int32 = 466
     private static let clone3: Int32 = 435
 
-    private static func build(network: Bool, readOnly: Bool, sharedMemory: Bool) -> [UInt8]? {
+    private static func build(network: Bool, readOnly: Bool, sharedMemory: Bool, unixSockets: Bool) -> [UInt8]? {
         guard let context = seccomp_init(UInt32(SCMP_ACT_ALLOW)) else { return nil }
         defer { seccomp_release(context) }
         func refuse(_ names: [String], _ code: Int32, extra: [Int32] = []) -> Bool {
@@ -68,10 +73,17 @@ public enum SeccompFilter {
             var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: request)
             guard seccomp_rule_add_array(context, errnoAction(EPERM), ioctl, 1, &matches) == 0 else { return nil }
         }
+        // No Unix socket of its own (EPERM): a launch speaks to the host
+        // through the link it was handed, and the group's socket and the
+        // session's services stay out of reach. Socket pairs stay (libuv's
+        // and libcurl's own plumbing). The kernel reads the domain as an
+        // int: the upper half of the register is masked off, as it does.
+        let socket = seccomp_syscall_resolve_name("socket")
+        var unix = scmp_arg_cmp(arg: 0, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: scmp_datum_t(AF_UNIX))
+        guard unixSockets || seccomp_rule_add_array(context, errnoAction(EPERM), socket, 1, &unix) == 0 else { return nil }
         if !network {
             var notUnix = scmp_arg_cmp(arg: 0, op: SCMP_CMP_NE, datum_a: scmp_datum_t(AF_UNIX), datum_b: 0)
-            guard seccomp_rule_add_array(context, errnoAction(EACCES), seccomp_syscall_resolve_name("socket"), 1,
-                                         &notUnix) == 0,
+            guard seccomp_rule_add_array(context, errnoAction(EACCES), socket, 1, &notUnix) == 0,
                   refuse(["io_uring_setup"], ENOSYS) else { return nil }
         }
         if readOnly {
@@ -84,7 +96,8 @@ public enum SeccompFilter {
             guard refuse(["flock"], EPERM) else { return nil }
             let fcntl = seccomp_syscall_resolve_name("fcntl")
             for command in [6, 7, 37, 38] as [UInt64] {  // F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
-                var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: command, datum_b: 0)
+                // An unsigned int to the kernel: the upper half is masked off.
+                var matches = scmp_arg_cmp(arg: 1, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: command)
                 guard seccomp_rule_add_array(context, errnoAction(EPERM), fcntl, 1, &matches) == 0 else { return nil }
             }
         }

@@ -169,22 +169,26 @@ struct CgroupTests {
         let cgroup = try TestCgroup(delegated: true)
         let fixture = try HostFixture()
         let stop = """
-            import os, socket
-            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_SOCKET"])
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"feature.stop","params":{"name":"recording"}}\\n')
-            print("STOP", "refused" if b'"error"' in s.makefile("rb").readline() else "done", flush=True)
+            import json, os, socket
+            s = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+            s.sendall(b'{"jsonrpc":"2.0","id":7,"method":"feature.stop","params":{"name":"recording"}}\\n')
+            answer = next(m for m in map(json.loads, s.makefile("rb")) if m.get("id") == 7)
+            print("STOP", "refused" if "error" in answer else "done", flush=True)
             """
-        // The keyboard starts that in a session of its own, then says hello
-        // (which `extension start` waits for) and stays.
+        // The keyboard says hello (which `extension start` waits for), then
+        // starts that in a session of its own, with its link, and stays.
         let keyboard = """
-            import os, socket, subprocess, sys
-            try:
-                subprocess.Popen([sys.executable, sys.argv[1]], start_new_session=True)
-            except PermissionError:  # seccomp: no setsid; in its group, then
-                subprocess.Popen([sys.executable, sys.argv[1]])
-            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_SOCKET"])
+            import os, signal, socket, subprocess, sys
+            fd = int(os.environ["TETHER_HOST_FD"])
+            s = socket.socket(fileno=fd)
             s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"kb","role":"keyboard"}}\\n')
-            for line in s.makefile("rb"): pass
+            s.makefile("rb").readline()
+            try:
+                child = subprocess.Popen([sys.executable, sys.argv[1]], start_new_session=True, pass_fds=[fd])
+            except PermissionError:  # seccomp: no setsid; in its group, then
+                child = subprocess.Popen([sys.executable, sys.argv[1]], pass_fds=[fd])
+            child.wait()
+            signal.pause()
             """
         try writeFile("\(fixture.extensions)/stop.py", stop)
         try writeFile("\(fixture.extensions)/kb.py", keyboard)

@@ -195,8 +195,7 @@ import TetherTestSupport
 func addMuteNotificationExtension(_ fixture: HostFixture) throws {
     let script = """
         import json, os, socket
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(os.environ["TETHER_SOCKET"])
+        s = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
         f = s.makefile("rw", encoding="utf-8", newline="\\n")
         f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
                             "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}}) + "\\n")

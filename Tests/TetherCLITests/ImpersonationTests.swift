@@ -2,38 +2,93 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// A launched extension speaks as itself and nothing more: a child of a
-/// keyboard (which cannot leave its process group) cannot say hello as the
-/// idle notification extension (and get its pushes) or as a new name with
-/// open access; and no hello claims open access its manifest denies.
-/// Each refusal is logged.
+/// A launched extension speaks through the link its host handed it at
+/// spawn, and only as itself: a child of a keyboard (which can neither
+/// leave its process group nor make a Unix socket) cannot say hello on
+/// that link as the idle notification extension (and get its pushes) or as
+/// a new name with open access, while the real one still gets its push;
+/// from outside any launch, no hello takes the name of an extension the
+/// host is running, or claims open access its manifest denies. Each
+/// refusal is logged.
 @Suite(.timed) struct ImpersonationTests {
-    @Test func aKeyboardsChildCannotSpeakAsAnotherOrClaimMore() throws {
+    /// The Python example, the real notification extension.
+    static let pythonNotification = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("examples/python-notification/notify.py").path
+
+    @Test func aLaunchSpeaksOnlyThroughItsLinkAndOnlyAsItself() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/impostor.py", """
             import json, os, socket, subprocess, sys
-            def hello(name, open_access):
-                s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_SOCKET"])
-                s.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+            fd = int(os.environ["TETHER_HOST_FD"])
+            if len(sys.argv) == 1:  # the extension: its child speaks
+                sys.exit(subprocess.run([sys.executable, sys.argv[0], "child"], pass_fds=[fd]).returncode)
+            link = socket.socket(fileno=fd)
+            lines = link.makefile("r")
+            def hello(id, name, open_access):
+                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
                     "params": {"name": name, "role": "notification", "openAccess": open_access, "protocol": 2}}) + "\\n").encode())
-                for line in s.makefile("r"):
+                for line in lines:
                     answer = json.loads(line)
-                    if answer.get("id") == 1: return "ok" if "result" in answer else "refused"
-            try:
-                os.setsid(); session = "left"
-            except OSError:
-                session = "refused"
-            print("setsid", session, "notify", hello("notify", False), "ghost", hello("ghost", True), flush=True)
+                    if answer.get("id") == id: return "ok" if "result" in answer else "refused"
+            def refused(action):
+                try:
+                    action(); return "done"
+                except PermissionError:
+                    return "refused"
+            print("unix", refused(lambda: socket.socket(socket.AF_UNIX).close()), "setsid", refused(os.setsid),
+                  "notify", hello(1, "notify", False), "ghost", hello(2, "ghost", True), "kb", hello(3, "kb", False), flush=True)
+            for line in lines: pass
             """)
         try writeFile(fixture.extensions + "/kb.extension.json", #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/impostor.py"],"activation":"always","restart":"never"}"#)
-        try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/bin/true","activation":"on-demand"}"#)
+        try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let line = try #require(try host.expectLineStarting("[kb] setsid", timeout: 30).last)
-        #expect(line == "[kb] setsid refused notify refused ghost refused", "\(line)")
-        try host.waitForError(containing: "a process of extension 'kb', said hello as 'notify'; refused")
-        let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
-        #expect(notify?["attached"] as? Bool != true, "\(notify ?? [:])")
+        let line = try #require(try host.expectLineStarting("[kb] unix", timeout: 30).last)
+        #expect(line == "[kb] unix refused setsid refused notify refused ghost refused kb ok", "\(line)")
+        try host.waitForError(containing: "extension 'kb' said hello as 'notify' over its link; refused")
+        try host.waitForError(containing: "extension 'kb' said hello as 'ghost' over its link; refused")
+        // The real one is launched for the push and gets it.
+        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+        #expect(delivered["extension"] as? String == "notify")
+        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
+        let kb = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "kb" }
+        #expect(kb?["attached"] as? Bool == true, "\(kb ?? [:])")
+    }
+
+    /// From outside any launch: the name of an extension the host has
+    /// launched (not yet attached) is taken, and the real one still attaches
+    /// through its link and gets its push.
+    @Test func aHelloAsAnExtensionTheHostRunsIsRefused() throws {
+        let fixture = try HostFixture()
+        let gate = fixture.group.dir.path + "/gate"
+        #expect(mkfifo(gate, 0o600) == 0)
+        // It waits at the gate before its hello.
+        try writeFile(fixture.extensions + "/notify.sh", "#!/bin/sh\nread line < '\(gate)'\nexec python3 '\(Self.pythonNotification)'\n", mode: 0o755)
+        try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"notify.sh","activation":"always","restart":"never"}"#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)
+        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        defer { client.close() }
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"notify","role":"notification","protocol":2}}"#.utf8) + [0x0a])
+        var answer = ""
+        for _ in 0..<10 {
+            answer = client.readLine() ?? ""
+            if answer.contains(#""id":1"#) { break }
+        }
+        #expect(answer.contains("extension 'notify' is running (pid "), "\(answer) after \(started)")
+        try host.waitForError(containing: "said hello as 'notify', which this host runs (pid ")
+        // Open the gate: read-write never blocks, and the line waits in the
+        // pipe for the reader while this end stays open.
+        let writer = open(gate, O_RDWR)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        #expect(write(writer, "go\n", 3) == 3)
+        _ = try host.expectLineStarting("extension 'notify' attached (pid ", timeout: 30)
+        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
     }
 
     /// From outside any launch (a shell): the name's manifest decides.

@@ -44,8 +44,7 @@ import TetherTestSupport
         """
         import json, os, socket
         \(first)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(os.environ["TETHER_SOCKET"])
+        s = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
         f = s.makefile("r", encoding="utf-8", newline="\\n")
         out = s.makefile("w", encoding="utf-8", newline="\\n")
         def send(m):

@@ -48,25 +48,24 @@ struct SandboxTests {
                 os.close(fd)
         attempt("probe", probe)
         attempt("killHost", lambda: os.kill(int(os.environ["TETHER_HOST_PID"]), signal.SIGTERM))
-        def connect():
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(os.environ["TETHER_SOCKET"])
-            return s, s.makefile("r", encoding="utf-8", newline="\\n")
+        # No Unix socket of its own (pairs stay): it speaks through its link.
+        attempt("unixSocket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+        attempt("socketPair", lambda: [end.close() for end in socket.socketpair()])
+        link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+        c = (link, link.makefile("r", encoding="utf-8", newline="\\n"))
         def call(c, id, method, params):
             c[0].sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\\n").encode())
             for line in c[1]:
                 m = json.loads(line)
                 if m.get("id") == id: return "error" if "error" in m else "ok"
-        # A second connection that never says hello, then the extension's own.
-        bare = connect()
-        r["stopWithoutHello"] = call(bare, 1, "feature.stop", {"name": "recording"})
-        other = connect()
-        r["helloAsOther"] = call(other, 1, "extension.hello", {"name": "someone-else", "role": "widget"})
-        r["stopAfterOtherHello"] = call(other, 2, "feature.stop", {"name": "recording"})
+        # Before its hello, then a hello as another, then its own.
+        r["stopWithoutHello"] = call(c, 1, "feature.stop", {"name": "recording"})
+        r["helloAsOther"] = call(c, 2, "extension.hello", {"name": "someone-else", "role": "widget"})
+        r["stopAfterOtherHello"] = call(c, 3, "feature.stop", {"name": "recording"})
         r["tmpdir"] = os.environ["TMPDIR"]
-        c = connect()
-        r["hello"] = call(c, 1, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role,
+        r["hello"] = call(c, 4, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role,
                                                     "openAccess": os.environ["TETHER_OPEN_ACCESS"] == "1"})
-        r["stopAfterHello"] = call(c, 2, "feature.stop", {"name": "recording"})
+        r["stopAfterHello"] = call(c, 5, "feature.stop", {"name": "recording"})
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
         for line in c[1]: pass
         """
@@ -83,14 +82,15 @@ struct SandboxTests {
             "group": "EACCES", "outside": "EACCES", "tmp": "ok", "chmod": "EPERM", "tcp": "EACCES", "udp": "EACCES",
             "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
-            "stopAfterHello": "error",
+            "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",
-            "hello": "ok", "helloAsOther": "error",
+            "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok",
         ]),
         Case(role: "widget", openAccess: false, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
+            "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok",
         ]),
     ]
 

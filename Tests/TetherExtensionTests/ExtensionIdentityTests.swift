@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherExtension
+import TetherIPC
 import TetherTestSupport
 
 @Suite(.timed) struct ExtensionIdentityTests {
@@ -8,7 +9,7 @@ import TetherTestSupport
         let dir = try TemporaryDirectory("tether-ext")
         let identity = try ExtensionIdentity.resolve(
             role: .widget, arguments: ["/usr/bin/Clock-Widget", "--every", "5", "--group", dir.group, "--policy", "never"],
-            environment: ["TETHER_HOST_PID": "42"], parentPID: 42)
+            environment: ["TETHER_HOST_PID": "42"])
         #expect(identity.name == "clock-widget")
         #expect(identity.group.path == dir.group)
         #expect(identity.arguments == ["--every", "5", "--policy", "never"])
@@ -16,30 +17,43 @@ import TetherTestSupport
         #expect(identity.socketPath == dir.group + "/host.sock")
     }
 
-    @Test func aHostsChildIsManagedOnlyIfTheHostIsItsParent() throws {
+    /// Managed only with a link the kernel says the named host made: a
+    /// shell that exported the variables, or a descriptor that is not the
+    /// host's socket pair, does not make a process managed.
+    @Test func aHostsChildIsManagedOnlyWithTheHostsLink() throws {
         let dir = try TemporaryDirectory("tether-ext")
-        let environment = ["TETHER_GROUP": dir.group, "TETHER_EXTENSION": "orders", "TETHER_ROLE": "widget",
-                           "TETHER_HOST_PID": "42", "TETHER_SOCKET": dir.group + "/host.sock", "TETHER_OPEN_ACCESS": "1"]
-        let child = try ExtensionIdentity.resolve(role: .widget, arguments: ["w"], environment: environment, parentPID: 42)
+        let link = try LaunchLink.pair()  // made by this process: it is the "host" here
+        var pipeEnds: [Int32] = [-1, -1]
+        #expect(pipe(&pipeEnds) == 0)
+        defer { for fd in [link.host, link.child] + pipeEnds { close(fd) } }
+        func resolve(hostPID: Int32, fd: Int32) throws -> ExtensionIdentity {
+            try ExtensionIdentity.resolve(role: .widget, arguments: ["w"], environment: [
+                "TETHER_GROUP": dir.group, "TETHER_EXTENSION": "orders", "TETHER_ROLE": "widget",
+                "TETHER_HOST_PID": String(hostPID), "TETHER_HOST_FD": String(fd), "TETHER_OPEN_ACCESS": "1"])
+        }
+        let child = try resolve(hostPID: getpid(), fd: link.child)
         #expect(child.name == "orders")
-        #expect(child.parentHostPID == 42)
+        #expect(child.parentHostPID == getpid())
+        #expect(child.hostLink == link.child)
         #expect(child.openAccess)
-        let stray = try ExtensionIdentity.resolve(role: .widget, arguments: ["w"], environment: environment, parentPID: 7)
-        #expect(stray.parentHostPID == nil, "an inherited TETHER_HOST_PID does not make a shell's child managed")
+        #expect(fcntl(link.child, F_GETFD) & FD_CLOEXEC != 0, "the SDK's own children do not inherit the link")
+        #expect(try resolve(hostPID: getppid(), fd: link.child).parentHostPID == nil, "another pid's variables")
+        #expect(try resolve(hostPID: getpid(), fd: pipeEnds[0]).parentHostPID == nil, "a pipe is no link")
+        #expect(try resolve(hostPID: getpid(), fd: 1_000).parentHostPID == nil, "a closed descriptor")
     }
 
     @Test func badNamesAndRolesAreRefused() throws {
         let dir = try TemporaryDirectory("tether-ext")
         #expect(throws: ExtensionError.invalidName("Bad Name")) {
             try ExtensionIdentity.resolve(role: .keyboard, arguments: ["k", "--name", "Bad Name", "--group", dir.group],
-                                          environment: [:], parentPID: 1)
+                                          environment: [:])
         }
         #expect(throws: ExtensionError.self) {
             try ExtensionIdentity.resolve(role: .keyboard, arguments: ["k"],
-                                          environment: ["TETHER_GROUP": dir.group, "TETHER_ROLE": "widget"], parentPID: 1)
+                                          environment: ["TETHER_GROUP": dir.group, "TETHER_ROLE": "widget"])
         }
         #expect(throws: ExtensionError.self) {
-            try ExtensionIdentity.resolve(role: .keyboard, arguments: ["k", "--group"], environment: [:], parentPID: 1)
+            try ExtensionIdentity.resolve(role: .keyboard, arguments: ["k", "--group"], environment: [:])
         }
     }
 

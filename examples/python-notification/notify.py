@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """A notification extension in Python, to show that any language will do:
 no SDK, only a manifest and JSON-RPC 2.0 over the host's Unix socket, one
-JSON object per line. The host passes the socket in TETHER_SOCKET and the
-name in TETHER_EXTENSION; when the host goes, the socket closes and so do we."""
+JSON object per line. The host hands it a connected socket as descriptor
+TETHER_HOST_FD (3) and its name in TETHER_EXTENSION; when the host goes,
+the socket closes and so do we."""
 import json
 import os
 import socket
 
-connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-connection.connect(os.environ["TETHER_SOCKET"])
+connection = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
 # One file to read and one to write: a text file opened "rw" drops what it
 # had read ahead whenever it writes, and with it any request that came in
 # the same packet as the one being answered.

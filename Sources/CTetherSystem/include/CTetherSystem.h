@@ -51,6 +51,7 @@ struct tether_spawn_request {
     char *const *envp;           /* NULL: this process's environment */
     const char *working_directory; /* NULL: this process's */
     int stdio[3];                /* descriptors that become 0, 1, 2; -1: /dev/null */
+    int passed_descriptor;       /* above 2: becomes descriptor 3, kept across exec (a link, as systemd passes sockets); else none */
     int new_session;             /* setsid(): a session and process group of its own */
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
