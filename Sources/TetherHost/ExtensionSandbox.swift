@@ -28,7 +28,7 @@ final class ExtensionSandbox {
     private var reported: Set<String> = []
     /// Ended launches' cgroups not yet empty, each with what to do once
     /// it is removed and the attempts left.
-    private var retiring: [(ExtensionCgroup, then: () -> Void, attempts: Int)] = []
+    private var retiring: [(ExtensionCgroup, then: (Bool) -> Void, attempts: Int)] = []
     private var retireTimer: LoopTimer?
     /// Temporary directories being removed, and who waits for the last.
     private var removals = 0
@@ -155,8 +155,8 @@ final class ExtensionSandbox {
     /// (after `cgroup.kill`, its processes die in a moment), then `then`.
     /// Bounded: after about 2 s it is left for the next host's start, and
     /// `then` is not run.
-    func retire(_ cgroup: ExtensionCgroup, then: @escaping () -> Void = {}) {
-        if cgroup.remove() { return then() }
+    func retire(_ cgroup: ExtensionCgroup, then: @escaping (_ removed: Bool) -> Void = { _ in }) {
+        if cgroup.remove() { return then(true) }
         retiring.append((cgroup, then, 100))
         armRetireTimer()
     }
@@ -166,15 +166,16 @@ final class ExtensionSandbox {
         retireTimer = timer
         guard !timer.isActive, !retiring.isEmpty else { return }
         timer.start(afterMilliseconds: 20) { [unowned self] in
-            var waiting: [(ExtensionCgroup, then: () -> Void, attempts: Int)] = []
+            var waiting: [(ExtensionCgroup, then: (Bool) -> Void, attempts: Int)] = []
             for (cgroup, then, attempts) in self.retiring {
                 if cgroup.remove() {
-                    then()
+                    then(true)
                 } else if attempts <= 1 {
                     // Unkillable for now (uninterruptible sleep): its
                     // temporary directory stays too, for the next start.
                     cgroup.kill()
                     self.logger.warning("the cgroup \(cgroup.path) is not empty yet; the next host start removes it and the extension's temporary directory")
+                    then(false)
                 } else {
                     waiting.append((cgroup, then, attempts - 1))
                 }
@@ -190,19 +191,24 @@ final class ExtensionSandbox {
         _ = cgroups?.killLeftovers()
         retireTimer?.close()
         retireTimer = nil
-        for (_, then, _) in retiring { then() }
+        for (_, then, _) in retiring { then(true) }
         retiring.removeAll()
     }
 
     /// An ended launch's temporary directory, removed on a thread of its
     /// own (a tree of 100k files takes seconds; the loop keeps answering),
     /// within `removalSeconds`; what is left then is the next start's.
-    func removeTemporaryDirectory(_ path: String) {
+    /// `then` runs on the loop once it is done.
+    func removeTemporaryDirectory(_ path: String, then: (() -> Void)? = nil) {
         removals += 1
         let deadline = MonotonicClock.seconds() + Self.removalSeconds
         nonisolated(unsafe) let sandbox = self  // touched on the loop only
+        nonisolated(unsafe) let then = then  // run on the loop only
         let finished: @Sendable (Errno?) -> Void = { [loop] error in
-            loop.execute { sandbox.removed(path, error: error) }
+            loop.execute {
+                sandbox.removed(path, error: error)
+                then?()
+            }
         }
         do throws(Errno) {
             try DetachedThread.start {

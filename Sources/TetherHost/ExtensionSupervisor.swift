@@ -461,7 +461,7 @@ final class ExtensionSupervisor {
         // nothing, and a stop returns once nothing of it is left.
         let completions = stopping
         stopping.removeAll()
-        let goneNow = endLeftovers(whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
+        endLeftovers(whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
         releaseInstance()
         killTimer?.close()
         killTimer = nil
@@ -469,9 +469,7 @@ final class ExtensionSupervisor {
             tell(nil)
             state = isOnDemand ? .idle : .stopped
             // Waiters hear first: the last completion may close the host's socket.
-            relaunchIfAsked()
-            if goneNow { for completion in completions { completion() } }
-            return
+            return relaunchIfAsked()
         }
         if exit.reason == .idle {
             tell("extension '\(manifest.name)' ended (idle)")
@@ -558,12 +556,11 @@ final class ExtensionSupervisor {
     /// reserved while any member lives, so signals reach only the leftovers
     /// (seccomp keeps a confined launch's processes in it). SIGTERM now,
     /// SIGKILL after the grace; with a cgroup, leftovers that left the group
-    /// too. True if none was left; else `whenGone` runs once none is
-    /// (checked every 20 ms, the host reaping those it adopted), or a moment
-    /// after the SIGKILL if one cannot die (uninterruptible sleep). Then the
-    /// cgroup is removed and the TMPDIR after it.
-    @discardableResult
-    private func endLeftovers(whenGone: (() -> Void)? = nil) -> Bool {
+    /// too. Once none is left (checked every 20 ms, the host reaping those
+    /// it adopted), or a moment after the SIGKILL if one cannot die
+    /// (uninterruptible sleep), the cgroup is removed, then the TMPDIR, and
+    /// then `whenGone` runs.
+    private func endLeftovers(whenGone: (() -> Void)? = nil) {
         let leftovers = group
         group = 0
         let cgroup = self.cgroup
@@ -573,8 +570,12 @@ final class ExtensionSupervisor {
         temporaryDirectory = nil
         let finish = { [sandbox, reaper] in
             reaper.releaseGroup(leftovers)
-            let removeTemporary = { if let temporary { sandbox.removeTemporaryDirectory(temporary) } }
-            guard let cgroup else { return removeTemporary() }
+            // A cgroup that cannot be removed keeps its TMPDIR for the next start.
+            let removeTemporary = { (removed: Bool) in
+                guard removed, let temporary else { whenGone?(); return }
+                sandbox.removeTemporaryDirectory(temporary, then: whenGone)
+            }
+            guard let cgroup else { return removeTemporary(true) }
             sandbox.retire(cgroup, then: removeTemporary)
         }
         func alive() -> Bool {
@@ -584,10 +585,7 @@ final class ExtensionSupervisor {
         }
         if leftovers > 0 { _ = kill(-leftovers, SIGTERM) }
         cgroup?.signalAll(SIGTERM)
-        guard alive() else {
-            finish()
-            return true
-        }
+        guard alive() else { return finish() }
         let started = loop.now
         var killed = false
         let timer = LoopTimer(loop: loop)
@@ -603,9 +601,7 @@ final class ExtensionSupervisor {
             guard !stillAlive || waited >= graceMilliseconds + 2_000 else { return }
             timer.close()
             finish()
-            whenGone?()
         }
-        return false
     }
 
     private func fail(_ reason: String) {

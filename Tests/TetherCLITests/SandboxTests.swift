@@ -47,6 +47,17 @@ struct SandboxTests {
             finally:
                 os.close(fd)
         attempt("probe", probe)
+        def lock_high_bits():
+            # F_SETLK with the upper half of the register set: the kernel
+            # reads an unsigned int, so the filter must too.
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            number = {"x86_64": 72, "aarch64": 25}[os.uname().machine]
+            fd = os.open(os.path.join(os.environ["TMPDIR"], "lockfile"), os.O_RDWR | os.O_CREAT)
+            lock = ctypes.create_string_buffer(struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0) + bytes(4))
+            if libc.syscall(ctypes.c_long(number), ctypes.c_long(fd), ctypes.c_long(6 | (1 << 32)), lock) != 0:
+                raise OSError(ctypes.get_errno(), "fcntl")
+        attempt("lockHighBits", lock_high_bits)
         attempt("killHost", lambda: os.kill(int(os.environ["TETHER_HOST_PID"]), signal.SIGTERM))
         # No Unix socket of its own (pairs stay): it speaks through its link.
         attempt("unixSocket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
@@ -82,11 +93,11 @@ struct SandboxTests {
             "group": "EACCES", "outside": "EACCES", "tmp": "ok", "chmod": "EPERM", "tcp": "EACCES", "udp": "EACCES",
             "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
-            "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok",
+            "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "lockHighBits": "EPERM",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",
-            "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok",
+            "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "lockHighBits": "ok",
         ]),
         Case(role: "widget", openAccess: false, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
