@@ -22,6 +22,9 @@ enum SelfConfinement {
         let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
+        // Made now, while it may: confined, a writable role writes there
+        // and a read-only one cannot even read it.
+        policy.secrets = (try? identity.group.preparedSecretsPath()) ?? identity.group.secretsPath
         // No link: it reaches hosts by the socket's path.
         policy.unixSockets = true
         // It removes its own TMPDIR at exit, from inside the sandbox.

@@ -27,6 +27,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var reloadTimer: LoopTimer?
     private var lastReload: UInt64 = 0
     private var storeWatcher: StoreWatcher?
+    private var credentialsWatcher: StoreWatcher?
     private var loading = false
     private var nextReason: ReloadReason?
     private var retryTimer: LoopTimer?
@@ -55,12 +56,19 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         defaults = (try? context.defaults.values()) ?? [:]
         authState = context.authState()
         do {
-            storeWatcher = try StoreWatcher(loop: context.loop, paths: [group.storePath("defaults"), group.storePath("credentials")]) {
-                [unowned self] path in
-                if path.hasSuffix("/defaults.json") { self.defaultsChanged() } else { self.credentialsChanged() }
+            storeWatcher = try StoreWatcher(loop: context.loop, paths: [group.storePath("defaults")]) {
+                [unowned self] _ in self.defaultsChanged()
             }
         } catch {
-            context.log("cannot watch the group's stores: \(error)")
+            context.log("cannot watch the group's defaults: \(error)")
+        }
+        // Beside the group (`GroupDirectory.secretsPath`).
+        do {
+            credentialsWatcher = try StoreWatcher(loop: context.loop, paths: [group.credentialsPath]) {
+                [unowned self] _ in self.credentialsChanged()
+            }
+        } catch {
+            context.log("cannot watch the group's sign-in: \(error)")
         }
     }
 

@@ -40,7 +40,9 @@ public final class SharedStore: Sendable {
 
     /// The credential store: token sets, readable by this user only.
     public static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
-        SharedStore(path: group.storePath("credentials"), lockPath: try group.preparedStoreLockPath("credentials"))
+        _ = try group.preparedSecretsPath()
+        return SharedStore(path: group.credentialsPath,
+                    lockPath: try group.preparedStoreLockPath("credentials"))
     }
 
     deinit {

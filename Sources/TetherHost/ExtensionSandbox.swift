@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import SystemPackage
+import TetherGroup
 import TetherJSON
 import TetherLoop
 import TetherManifest
@@ -98,8 +99,10 @@ final class ExtensionSandbox {
     }
 
     func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {
-        SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
-                      temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
+        var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
+                                   temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
+        policy.secrets = GroupDirectory.secretsPath(of: groupPath)
+        return policy
     }
 
     /// What would confine it, before it first runs.
@@ -263,6 +266,7 @@ extension SandboxReport {
             "memoryLimitMiB": memoryLimitMiB.map { .integer($0) } ?? .null,
         ]
         if let memoryBy { object["memoryBy"] = .string(memoryBy) }
+        object["secrets"] = .string(secretsHidden ? "hidden" : "readable")
         if let cgroup { object["cgroup"] = .string(cgroup) }
         return .object(object)
     }

@@ -38,12 +38,16 @@ public final class Confinement {
         var missing: [String] = []
         var ruleset: Int32 = -1
         var filesBy = "none"
+        var secretsHidden = false
         if let abi = support.landlockABI {
             let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
             switch Self.ruleset(policy, abi: abi, support: support, writableZero: !boundsSharedMemory) {
             case .success(let made):
-                ruleset = made
+                (ruleset, secretsHidden) = made
                 filesBy = "landlock ABI \(abi)"
+                if !policy.groupWritable && policy.secrets != nil && !secretsHidden {
+                    missing.append("secrets (a directory on the way to them cannot be listed)")
+                }
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")
             }
@@ -69,7 +73,7 @@ public final class Confinement {
         report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
                                signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB,
                                memoryByCgroup: cgroup?.memoryEnforced ?? false, cgroup: cgroup?.path,
-                               sharedMemoryRefused: filter != nil)
+                               sharedMemoryRefused: filter != nil, secretsHidden: secretsHidden)
     }
 
     deinit {
@@ -117,15 +121,22 @@ public final class Confinement {
     }
 
     private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport,
-                                writableZero: Bool) -> Result<Int32, Errno> {
+                                writableZero: Bool) -> Result<(Int32, hidden: Bool), Errno> {
         // Scopes: 2 signals (every role), 1 abstract Unix sockets (offline
         // ones: an abstract socket could reach a proxy outside).
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
         let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
         guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
         // Access: 0 read, 1 write, 2 read and remove empty directories.
-        var rules: [(String, access: Int32, required: Bool)] = [("/", 0, true)]
-        if policy.groupWritable { rules.append((policy.group, 1, true)) }
+        var rules: [(String, access: Int32, required: Bool)] = []
+        let hidden = !policy.groupWritable && policy.secrets.map {
+            ReadGrants.add(to: made, abi: Int32(abi), hiding: [$0])
+        } == true
+        if !hidden { rules.append(("/", 0, true)) }
+        if policy.groupWritable {
+            rules.append((policy.group, 1, true))
+            if let secrets = policy.secrets { rules.append((secrets, 1, false)) }
+        }
         if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }
         // What programs write to as a matter of course (not /dev/tty: a
         // terminal is reached through the descriptors it was given).
@@ -157,7 +168,7 @@ public final class Confinement {
                 return .failure(error)
             }
         }
-        return .success(made)
+        return .success((made, hidden))
     }
 }
 
@@ -175,9 +186,12 @@ public struct SandboxReport: Sendable, Equatable {
     /// Without the cgroup: memory RLIMIT_DATA does not count (memfd,
     /// shared mappings) is refused by seccomp.
     public var sharedMemoryRefused: Bool
+    /// The group's secrets are out of its reach, even to read.
+    public var secretsHidden: Bool
 
     public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
-                memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false) {
+                memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false,
+                secretsHidden: Bool = false) {
         self.files = files
         self.networkDenied = networkDenied
         self.signalsScoped = signalsScoped
@@ -185,6 +199,7 @@ public struct SandboxReport: Sendable, Equatable {
         self.memoryByCgroup = memoryByCgroup
         self.cgroup = cgroup
         self.sharedMemoryRefused = sharedMemoryRefused
+        self.secretsHidden = secretsHidden
     }
 
     /// How the memory limit is enforced, if there is one: "cgroup"

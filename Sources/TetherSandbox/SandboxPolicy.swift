@@ -20,6 +20,10 @@ public struct SandboxPolicy: Sendable, Equatable {
     public var removesTemporaryDirectoryIn: String?
     /// `RLIMIT_DATA`, MiB; nil for none.
     public var memoryLimitMiB: Int?
+    /// The group's secrets directory (beside the group): writable with
+    /// the group; where the group is read-only, not even readable (such a
+    /// role gets tokens from the host's broker). It must exist by then.
+    public var secrets: String?
     /// Unix sockets of its own: only for a process started by hand, which
     /// reaches hosts by the socket's path (a launch has its link instead).
     public var unixSockets = false

@@ -25,7 +25,7 @@ import Glibc
 /// UDP, raw, packet, netlink), and io_uring, whose requests would make
 /// sockets without the `socket` system call, with ENOSYS. Read-only: no
 /// change of a file's mode, owner, extended attributes or times (Landlock
-/// does not cover them), so `chmod 644 GROUP/credentials.json` fails, and
+/// does not cover them), so `chmod 644 GROUP/defaults.json` fails, and
 /// no lock (`flock`, fcntl's lock-setting commands; queries stay).
 /// Memory limited by `RLIMIT_DATA` alone: no `memfd_create` and no shared
 /// anonymous mapping, which that limit does not count.

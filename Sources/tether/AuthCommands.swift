@@ -45,7 +45,8 @@ struct Login: ParsableCommand {
         discussion: """
             With --username, the password is read from standard input (one line), never from \
             arguments or the environment. The client secret, if any, is read from a file. Tokens, \
-            the client id and secret are kept in GROUP/credentials.json (mode 0600), with the \
+            the client id and secret are kept beside the group, in PARENT/.NAME.secrets/credentials.json \
+            (mode 0600; no read-only extension can read it), with the \
             endpoint style and URLs: every process refreshes the same way. With a client secret, \
             an OAuth 2.0 user login also obtains a client token, which logout keeps.
             Credentials go only over https://, or plain http:// to this machine (localhost, \

@@ -11,6 +11,15 @@ struct TestGroup {
 
     func featureLock(_ name: String) -> String { "\(path)/locks/features/\(name).lock" }
     var hostLock: String { "\(path)/locks/host.lock" }
+    /// Where the group's secrets live: beside it.
+    var secrets: String { dir.path + "/.group.secrets" }
+    var credentialsPath: String { secrets + "/credentials.json" }
+
+    /// The secrets directory, as the first credential write makes it.
+    func makeSecrets() throws {
+        try FileManager.default.createDirectory(atPath: secrets, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
 
     /// `tether ARGS --group DIR`, with the option before any `--`.
     func withGroup(_ arguments: [String]) -> [String] {
@@ -58,7 +67,7 @@ func liveProcesses(mentioning text: String) -> [String] {
 extension TestGroup {
     /// The access and refresh tokens stored now (to look for in outputs).
     func storedTokens() throws -> (access: String, refresh: String) {
-        let credentials = try String(contentsOfFile: path + "/credentials.json", encoding: .utf8)
+        let credentials = try String(contentsOfFile: credentialsPath, encoding: .utf8)
         return (String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1)),
                 String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)))
     }

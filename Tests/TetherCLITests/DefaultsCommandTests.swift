@@ -54,7 +54,7 @@ import TetherTestSupport
         try writer.expectLine("wrote 20", timeout: 30)
         writer.signal(SIGKILL)
         #expect(try writer.waitForExit() == 128 + SIGKILL)
-        let data = try Data(contentsOf: URL(fileURLWithPath: group.path + "/credentials.json"))
+        let data = try Data(contentsOf: URL(fileURLWithPath: group.credentialsPath))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let keys = Set(object.keys)
         #expect(keys == Set((0..<keys.count).map { "stress.w.\($0)" }), "a prefix of the writes, none torn")

@@ -76,7 +76,7 @@ import TetherTestSupport
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         #expect(try server.login(group, extra: ["--revoke-url", server.baseURL + "/revoke"]).status == 0)
-        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
+        let credentials = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
         let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
         let logout = try group.run(["logout"])
         #expect(logout.status == 0 && logout.stdout.contains("logged out: clientAuthenticated"), "\(logout.stderr)")

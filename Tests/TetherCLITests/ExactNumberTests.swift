@@ -62,10 +62,11 @@ import TetherTestSupport
     @Test func aStoredTokenExpiryIsKeptAndShownWithoutTrapping() throws {
         let group = try TestGroup()
         #expect(try group.run(["defaults", "list"]).status == 0, "the group exists")
+        try group.makeSecrets()
         for number in Self.numbers {
             let credentials = #"{"configuration":{"clientID":"x","tokenURL":"http://127.0.0.1:9/token"},"#
                 + #""user":{"accessToken":"opaque-token","expiresAt":\#(number.sent),"refreshToken":"r","tokenType":"Bearer"}}"#
-            try writeFile(group.path + "/credentials.json", credentials, mode: 0o600)
+            try writeFile(group.credentialsPath, credentials, mode: 0o600)
             let json = try group.run(["token", "status", "--json"])
             #expect(json.status == 0, "\(number.sent): \(json.stderr)")
             #expect(json.stdout.contains(#""expiry":\#(number.back)"#), "\(number.sent): \(json.stdout)")

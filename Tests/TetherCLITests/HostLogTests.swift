@@ -10,12 +10,12 @@ import TetherTestSupport
         let fixture = try HostFixture()
         let server = try DemoServer(in: fixture.group.dir)
         #expect(try server.login(fixture.group).status == 0)
-        let credentials = try String(contentsOfFile: fixture.group.path + "/credentials.json", encoding: .utf8)
+        let credentials = try String(contentsOfFile: fixture.group.credentialsPath, encoding: .utf8)
         let refreshToken = String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1))
         let accessToken = String(try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1))
         try fixture.addExtension("leaky", script: #"""
-            rt=$(sed -n 's/.*"refreshToken":"\([^"]*\)".*/\1/p' "$TETHER_GROUP/credentials.json")
-            at=$(sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p' "$TETHER_GROUP/credentials.json")
+            rt=$(sed -n 's/.*"refreshToken":"\([^"]*\)".*/\1/p' "$(dirname "$TETHER_GROUP")/.group.secrets/credentials.json")
+            at=$(sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p' "$(dirname "$TETHER_GROUP")/.group.secrets/credentials.json")
             echo "plain line"
             echo "leaking refresh $rt"
             echo "leaking access $at" >&2

@@ -81,7 +81,7 @@ import TetherTestSupport
         #expect(failed.stderr.contains("HTTP 503") && failed.stderr.contains("nothing was lost"), "\(failed.stderr)")
         let afterOutage = try state()
         #expect(afterOutage == "userAuthenticated")
-        #expect(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8).contains(refreshToken))
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8).contains(refreshToken))
 
         // A firewall's 403 page in between says nothing about the session.
         try backend.post("/admin/faults", ["status": 403, "count": 1, "html": 1])
@@ -102,7 +102,7 @@ import TetherTestSupport
         let ended = try group.run(["token", "print"])
         #expect(ended.status == 1)
         outputs += [ended.stdout, ended.stderr]
-        outputs.append(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8))
+        outputs.append(try String(contentsOfFile: group.credentialsPath, encoding: .utf8))
         let all = outputs.joined(separator: "\n") + reports.map { "\($0)" }.joined()
         for secret in [backend.password, refreshToken, accessToken] {
             #expect(!all.contains(secret))
@@ -136,7 +136,7 @@ import TetherTestSupport
         let ended = try group.run(["token", "print"])
         outputs += [ended.stdout, ended.stderr]
         #expect(ended.status == 1)
-        outputs.append(try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8))
+        outputs.append(try String(contentsOfFile: group.credentialsPath, encoding: .utf8))
         let all = outputs.joined(separator: "\n")
         for secret in [backend.password, refreshToken, accessToken] {
             #expect(!all.contains(secret))

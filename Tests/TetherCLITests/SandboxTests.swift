@@ -26,6 +26,11 @@ struct SandboxTests {
         def write(path):
             with open(path, "w") as fh: fh.write("x")
         attempt("group", lambda: write(os.path.join(group, "shared", "x")))
+        attempt("groupRead", lambda: open(os.path.join(group, "shared", "existing")).read())
+        secrets = os.path.join(os.path.dirname(group), "." + os.path.basename(group) + ".secrets")
+        attempt("secrets", lambda: open(os.path.join(secrets, "credentials.json")).read())
+        attempt("secretsList", lambda: os.listdir(secrets))
+        attempt("secretsByLink", lambda: open(os.path.join(os.path.dirname(group), "link", "credentials.json")).read())
         attempt("outside", lambda: write(os.path.join(outside, "x")))
         attempt("tmp", lambda: write(os.path.join(os.environ["TMPDIR"], "x")))
         attempt("chmod", lambda: os.chmod(os.path.join(group, "shared", "existing"), 0o644))
@@ -78,6 +83,10 @@ struct SandboxTests {
                                                     "openAccess": os.environ["TETHER_OPEN_ACCESS"] == "1"})
         r["stopAfterHello"] = call(c, 5, "feature.stop", {"name": "recording"})
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
+        # Then a store the host replaced after the launch (a new inode).
+        with open(sys.argv[4]) as gate: gate.readline()
+        attempt("later", lambda: open(os.path.join(group, "defaults.json")).read())
+        print("LATER " + r["later"], flush=True)
         for line in c[1]: pass
         """
 
@@ -94,14 +103,16 @@ struct SandboxTests {
             "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
             "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "lockHighBits": "EPERM",
+            "groupRead": "ok", "secrets": "EACCES", "secretsList": "EACCES", "secretsByLink": "EACCES",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",
             "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "lockHighBits": "ok",
+            "groupRead": "ok", "secrets": "ok",
         ]),
         Case(role: "widget", openAccess: false, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
-            "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok",
+            "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "groupRead": "ok", "secrets": "ok",
         ]),
     ]
 
@@ -112,11 +123,19 @@ struct SandboxTests {
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: fixture.group.path + "/shared", withIntermediateDirectories: true)
         try writeFile(fixture.group.path + "/shared/existing", "x", mode: 0o600)
+        // The group's secrets, beside it (what `tether login` writes).
+        let secrets = fixture.group.dir.path + "/.group.secrets"
+        #expect(mkdir(secrets, 0o700) == 0)
+        try writeFile(secrets + "/credentials.json", #"{"refresh":"SECRET"}"#, mode: 0o600)
+        // A symbolic link to them beside the group leads nowhere either.
+        #expect(symlink(".group.secrets", fixture.group.dir.path + "/link") == 0)
+        let gate = fixture.group.dir.path + "/gate"
+        #expect(mkfifo(gate, 0o600) == 0)
         let listener = try LoopbackListener()
         try writeFile("\(fixture.extensions)/probe.py", Self.probeScript)
         let manifest: [String: Any] = [
             "name": "probe", "role": sandboxCase.role, "executable": "/usr/bin/env",
-            "arguments": ["python3", "\(fixture.extensions)/probe.py", outside, String(listener.port), sandboxCase.role],
+            "arguments": ["python3", "\(fixture.extensions)/probe.py", outside, String(listener.port), sandboxCase.role, gate],
             "openAccess": sandboxCase.openAccess, "activation": "on-demand", "restart": "never",
         ]
         try JSONSerialization.data(withJSONObject: manifest)
@@ -136,6 +155,13 @@ struct SandboxTests {
         for (key, value) in sandboxCase.expected {
             #expect(result[key] == value, "\(key): \(result)")
         }
+        // The group stays readable as it changes: a store replaced after the launch.
+        #expect(try fixture.group.run(["defaults", "set", "k", "1"]).status == 0)
+        let opened = open(gate, O_RDWR)
+        #expect(opened >= 0)
+        defer { close(opened) }
+        #expect(write(opened, "go\n", 3) == 3)
+        #expect(try host.expectLineStarting("[probe] LATER ", timeout: 15).last == "[probe] LATER ok")
         // Nothing was written where it was refused; the host lives on.
         #expect(!FileManager.default.fileExists(atPath: outside + "/x"))
         #expect((try? String(contentsOfFile: outside + "/leak", encoding: .utf8)) == "")
@@ -148,6 +174,7 @@ struct SandboxTests {
         let role = try #require(ExtensionRole(rawValue: sandboxCase.role))
         #expect(sandbox["memoryLimitMiB"] as? Int == role.defaultMemoryLimitMiB)
         #expect(sandbox["memoryBy"] as? String == "rlimit+seccomp")
+        #expect(sandbox["secrets"] as? String == (sandboxCase.role == "keyboard" && !sandboxCase.openAccess ? "hidden" : "readable"))
 
         // Its TMPDIR is private while it runs, outside the group (where a
         // sibling could swap it), and gone once it ends.

@@ -59,7 +59,8 @@ import TetherTestSupport
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "k", "1"]).status == 0)  // makes the directory and locks
         // What a writer killed mid-write leaves: a copy of the credentials.
-        let leftover = group.path + "/.credentials.json.99999.0.tmp"
+        try group.makeSecrets()
+        let leftover = group.secrets + "/.credentials.json.99999.0.tmp"
         try writeFile(leftover, #"{"user":{"refreshToken":"secret-refresh-token"}}"#, mode: 0o600)
         _ = try group.run(["logout"])
         #expect(!FileManager.default.fileExists(atPath: leftover))

@@ -32,8 +32,9 @@ import TetherTestSupport
         // Elsewhere, the same refresh token is used once: ours is now a reused one.
         let elsewhere = try TestGroup()
         #expect(try elsewhere.run(["defaults", "list"]).status == 0)  // makes the directory
-        try FileManager.default.copyItem(atPath: group.path + "/credentials.json",
-                                         toPath: elsewhere.path + "/credentials.json")
+        try elsewhere.makeSecrets()
+        try FileManager.default.copyItem(atPath: group.credentialsPath,
+                                         toPath: elsewhere.credentialsPath)
         #expect(try elsewhere.run(["token", "print"]).status == 0)
         try server.waitForLine("token request: refresh_token")
         // A valid pair of another session, to be stored by the outside writer.
@@ -48,10 +49,10 @@ import TetherTestSupport
         // While it is on its way, the outside writer stores its pair.
         var credentials = try stored(group)
         credentials["user"] = otherUser
-        let replacement = group.path + "/credentials.json.outside"
+        let replacement = group.secrets + "/credentials.json.outside"
         try writeFile(replacement, String(decoding: try JSONSerialization.data(withJSONObject: credentials), as: UTF8.self),
                       mode: 0o600)
-        #expect(rename(replacement, group.path + "/credentials.json") == 0)
+        #expect(rename(replacement, group.credentialsPath) == 0)
 
         let exit = try printer.waitForExit(timeout: 30)
         let errors = try printer.standardError()
@@ -64,7 +65,7 @@ import TetherTestSupport
     }
 
     func stored(_ group: TestGroup) throws -> [String: Any] {
-        let data = try #require(FileManager.default.contents(atPath: group.path + "/credentials.json"))
+        let data = try #require(FileManager.default.contents(atPath: group.credentialsPath))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

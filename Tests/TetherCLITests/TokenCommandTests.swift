@@ -140,7 +140,7 @@ import TetherTestSupport
         outputs += [try wrong.remainingOutput(), try wrong.standardError()]
         try server.loginExpired(group)
         try server.post("/admin/faults", ["status": 503, "count": 100])
-        let credentials = try String(contentsOfFile: group.path + "/credentials.json", encoding: .utf8)
+        let credentials = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
         let refreshToken = try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)
         // The expired session's access token (the user's or the client's: neither may show).
         let storedAccessToken = try #require(credentials.firstMatch(of: /"accessToken":"([^"]+)"/)?.output.1)
@@ -158,7 +158,7 @@ import TetherTestSupport
         for secret in [server.password, server.clientSecret, String(refreshToken), accessToken, String(storedAccessToken)] {
             #expect(!all.contains(secret))
         }
-        let mode = try FileManager.default.attributesOfItem(atPath: group.path + "/credentials.json")[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: group.credentialsPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
@@ -170,7 +170,7 @@ import TetherTestSupport
         for writer in writers { try writer.expectLine("ready", timeout: 30) }
         for writer in writers { writer.writeStdin("go\n") }
         for writer in writers { #expect(try writer.waitForExit(timeout: 120) == 0) }
-        let data = try Data(contentsOf: URL(fileURLWithPath: group.path + "/credentials.json"))
+        let data = try Data(contentsOf: URL(fileURLWithPath: group.credentialsPath))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(object.keys.filter { $0.hasPrefix("stress.") }.count == 1000)
     }

@@ -6,7 +6,7 @@ import TetherTestSupport
 /// revoked the old refresh token already, so the new pair is the session.
 @Suite(.timed) struct TokenSaveFailureTests {
     func stored(_ group: TestGroup) throws -> [String: Any] {
-        let data = try #require(FileManager.default.contents(atPath: group.path + "/credentials.json"))
+        let data = try #require(FileManager.default.contents(atPath: group.credentialsPath))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
@@ -32,7 +32,7 @@ import TetherTestSupport
         let host = try fixture.startHost()
 
         // The disk "fails": every temp name the host's writer may use is taken.
-        let planted = (0..<16).map { "\(group.path)/.credentials.json.\(host.pid).\($0).tmp" }
+        let planted = (0..<16).map { "\(group.secrets)/.credentials.json.\(host.pid).\($0).tmp" }
         for path in planted { #expect(mkdir(path, 0o700) == 0) }
         let client = try RawClient(path: group.path + "/host.sock")
         let token = try tokenGet(client, id: 1)
@@ -58,10 +58,10 @@ import TetherTestSupport
         var user = try #require(credentials["user"] as? [String: Any])
         user["expiresAt"] = Date().timeIntervalSince1970 - 100
         credentials["user"] = user
-        let replacement = group.path + "/credentials.json.test"
+        let replacement = group.secrets + "/credentials.json.test"
         try writeFile(replacement, String(decoding: try JSONSerialization.data(withJSONObject: credentials), as: UTF8.self),
                       mode: 0o600)
-        #expect(rename(replacement, group.path + "/credentials.json") == 0)
+        #expect(rename(replacement, group.credentialsPath) == 0)
         let printed = try group.run(["token", "print"])
         #expect(printed.status == 0, "\(printed.stderr)")
         let counters = try server.counters()

@@ -16,6 +16,29 @@ import TetherTestSupport
         #expect((locks[.posixPermissions] as? Int) == 0o700)
     }
 
+    /// Secrets live beside the group (a sandbox grants the group whole and
+    /// leaves them out); a store an earlier version kept inside is moved
+    /// there, and a stale inside copy is removed, never left readable.
+    @Test func secretsLiveBesideTheGroupAndAnOldStoreIsMovedThere() throws {
+        let dir = try TemporaryDirectory()
+        let group = try GroupDirectory(path: dir.path + "/group")
+        #expect(group.secretsPath == dir.path + "/.group.secrets")
+        try Data(#"{"old":1}"#.utf8).write(to: URL(fileURLWithPath: group.path + "/credentials.json"))
+        let secrets = try group.preparedSecretsPath()
+        #expect(try String(contentsOfFile: secrets + "/credentials.json", encoding: .utf8) == #"{"old":1}"#)
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/credentials.json"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: secrets)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        try Data(#"{"stale":1}"#.utf8).write(to: URL(fileURLWithPath: group.path + "/credentials.json"))
+        _ = try group.preparedSecretsPath()
+        #expect(try String(contentsOfFile: secrets + "/credentials.json", encoding: .utf8) == #"{"old":1}"#)
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/credentials.json"))
+        // A planted symlink in its place is refused, as for the group.
+        let other = try GroupDirectory(path: dir.path + "/other")
+        #expect(symlink(dir.path, other.secretsPath) == 0)
+        #expect(throws: GroupError.symlinkRefused(other.secretsPath)) { try other.preparedSecretsPath() }
+    }
+
     @Test func resolutionOrderIsFlagThenEnvironmentThenXDG() throws {
         let env = ["TETHER_GROUP": "/env/group", "XDG_STATE_HOME": "/xdg", "HOME": "/home/u"]
         #expect(try GroupDirectory.resolvePath(explicit: "/flag", environment: env) == "/flag")
