@@ -46,6 +46,7 @@ enum SelfConfinement {
         } catch {
             LogOutput.standardError.write("\(tool): cannot confine itself (\(error)); running unconfined")
         }
+        Confinement.releaseCaches()
         if let temporary { setenv("TMPDIR", temporary, 1) }
         return temporary
     }

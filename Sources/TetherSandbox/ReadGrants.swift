@@ -1,4 +1,5 @@
 import CTetherSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,12 @@ import Glibc
 /// are not granted (what they name is reached by its own path). An entry
 /// made in one of those directories after the rules are built is not
 /// covered: it stays unreadable.
+///
+/// A directory's entries are opened once (`O_PATH`, kept) and reused while
+/// its inode and times are unchanged: a launch then costs one rule per
+/// entry, not a listing and an open (a home directory holds hundreds).
+/// What a missed change could do is deny, never grant: a cached entry is
+/// the inode it was, and a new one is simply not covered.
 enum ReadGrants {
     /// Adds the grants to `ruleset`; false (nothing useful added) if a
     /// directory on the way cannot be listed.
@@ -20,37 +27,98 @@ enum ReadGrants {
         var besideHidden: Set<String> = []
         for path in hidden {
             var prefix = ""
-            let components = path.split(separator: "/")
-            for component in components.dropLast() {
+            for component in path.split(separator: "/").dropLast() {
                 prefix += "/" + component
                 onTheWay.insert(prefix)
             }
             besideHidden.insert(prefix.isEmpty ? "/" : prefix)
         }
-        for directory in onTheWay where !hidden.contains(directory) {
-            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0, let stream = fdopendir(fd) else {
-                if fd >= 0 { close(fd) }
-                return false
-            }
-            defer { closedir(stream) }
-            while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                guard name != ".", name != ".." else { continue }
-                let path = directory == "/" ? "/" + name : directory + "/" + name
-                if onTheWay.contains(path) || hidden.contains(path) { continue }
-                if besideHidden.contains(directory), name.hasPrefix("."), name.hasSuffix(".secrets") { continue }
-                let child = openat(dirfd(stream), name, pathOnly | O_NOFOLLOW | O_CLOEXEC)
-                guard child >= 0 else { continue }
+        let key = hidden.sorted().joined(separator: "\n")
+        return listings.withLock { listings in
+            for directory in onTheWay where !hidden.contains(directory) {
+                let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                guard fd >= 0 else { return false }
+                defer { close(fd) }
                 var info = stat()
-                if fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK {
-                    _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0)
+                guard fstat(fd, &info) == 0 else { return false }
+                let cacheKey = key + "\n" + directory
+                if let cached = listings[cacheKey], cached.matches(info) {
+                    for child in cached.grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
+                    continue
                 }
+                guard let grants = list(fd, directory, skipping: { path, name in
+                    onTheWay.contains(path) || hidden.contains(path)
+                        || (besideHidden.contains(directory) && name.hasPrefix(".") && name.hasSuffix(".secrets"))
+                }) else { return false }
+                for child in grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
+                listings.removeValue(forKey: cacheKey)?.close()
+                listings[cacheKey] = Listing(info, grants: grants)
+            }
+            return true
+        }
+    }
+
+    /// Closes what the listings keep open: for a process that confines
+    /// itself once.
+    static func forget() {
+        listings.withLock { listings in
+            for listing in listings.values { listing.close() }
+            listings.removeAll()
+        }
+    }
+
+    /// The entries of the directory open at `fd` to grant, opened `O_PATH`
+    /// (symbolic links left out); nil if it cannot be listed.
+    private static func list(_ fd: Int32, _ directory: String, skipping: (String, String) -> Bool) -> [Int32]? {
+        let listing = dup(fd)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            return nil
+        }
+        defer { closedir(stream) }
+        var grants: [Int32] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            if skipping(directory == "/" ? "/" + name : directory + "/" + name, name) { continue }
+            let child = openat(fd, name, pathOnly | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else { continue }
+            var info = stat()
+            if fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK {
+                grants.append(child)
+            } else {
                 close(child)
             }
         }
-        return true
+        return grants
     }
+
+    /// One directory's grants, and what it was when they were opened.
+    private struct Listing {
+        let device: UInt64
+        let inode: UInt64
+        let modified: timespec
+        let changed: timespec
+        let grants: [Int32]
+
+        init(_ info: stat, grants: [Int32]) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            modified = info.st_mtim
+            changed = info.st_ctim
+            self.grants = grants
+        }
+
+        func matches(_ info: stat) -> Bool {
+            UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+                && info.st_mtim.tv_sec == modified.tv_sec && info.st_mtim.tv_nsec == modified.tv_nsec
+                && info.st_ctim.tv_sec == changed.tv_sec && info.st_ctim.tv_nsec == changed.tv_nsec
+        }
+
+        func close() { for fd in grants { _ = Glibc.close(fd) } }
+    }
+
+    private static let listings = Mutex<[String: Listing]>([:])
 
     /// O_PATH (GNU, so not in Glibc's module): x86-64 and arm64 alike.
     /// Opens nothing: no FIFO blocks, no device wakes.

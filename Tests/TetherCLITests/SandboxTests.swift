@@ -30,6 +30,7 @@ struct SandboxTests {
         secrets = os.path.join(os.path.dirname(group), "." + os.path.basename(group) + ".secrets")
         attempt("secrets", lambda: open(os.path.join(secrets, "credentials.json")).read())
         attempt("secretsList", lambda: os.listdir(secrets))
+        attempt("secretsHardLink", lambda: os.link(os.path.join(secrets, "credentials.json"), os.path.join(os.environ["TMPDIR"], "c")))
         attempt("secretsByLink", lambda: open(os.path.join(os.path.dirname(group), "link", "credentials.json")).read())
         attempt("outside", lambda: write(os.path.join(outside, "x")))
         attempt("tmp", lambda: write(os.path.join(os.environ["TMPDIR"], "x")))
@@ -104,6 +105,7 @@ struct SandboxTests {
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
             "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "lockHighBits": "EPERM",
             "groupRead": "ok", "secrets": "EACCES", "secretsList": "EACCES", "secretsByLink": "EACCES",
+            "secretsHardLink": "EXDEV",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
             "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",

@@ -2,6 +2,7 @@ import CTetherSystem
 import TetherIPC
 import TetherLoop
 import SystemPackage
+import TetherGroup
 import TetherSandbox
 #if canImport(Glibc)
 import Glibc
@@ -48,9 +49,11 @@ struct SandboxBenchmark {
             let cgroup = try cgroups.map { cgroups throws(Errno) in
                 try cgroups.makeChild(name: "bench", memoryLimitBytes: 96 << 20, tasksLimit: 512)
             }
-            confinement = Confinement(policy: SandboxPolicy(role: .keyboard, openAccess: false, group: group,
-                                                            temporaryDirectory: made, memoryLimitMiB: 96),
-                                      cgroup: cgroup)
+            var policy = SandboxPolicy(role: .keyboard, openAccess: false, group: group, temporaryDirectory: made,
+                                       memoryLimitMiB: 96)
+            // As the host confines it: the group's secrets out of its reach.
+            policy.secrets = GroupDirectory.secretsPath(of: group)
+            confinement = Confinement(policy: policy, cgroup: cgroup)
         }
         defer {
             if let cgroup = confinement?.cgroup {
