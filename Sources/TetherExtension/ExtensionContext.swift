@@ -207,10 +207,11 @@ public final class ExtensionContext {
             log(identity.isManaged ? "attached to host pid \(pid)" : "attached to host pid \(pid) (started by hand)")
         case .detached(let reason):
             if identity.isManaged {
-                // A child ends with the host that started it.
+                // A child ends with the host that started it; a link lost
+                // while the host lives is a failure (its restart policy applies).
                 log("\(reason); exiting with my host")
                 onHostEvent?(event)
-                return finish()
+                return finish(exitCode: link?.hostIsStopping == false ? 1 : 0)
             }
             log("\(reason); carrying on without a host")
         case .incompatible(let reason):

@@ -72,9 +72,9 @@ public struct ExtensionIdentity: Sendable {
         // wrapper script's child has it too); a shell that exported the
         // variables does not make us managed.
         let hostPID = variable("TETHER_HOST_PID").flatMap { Int32($0) }
-        let link = groupOption == nil ? hostPID.flatMap { pid in
+        let link = hostPID.flatMap { pid in
             variable(LaunchLink.variable).flatMap { Int32($0) }.flatMap { LaunchLink.inherited($0, from: pid) }
-        } : nil
+        }
         return ExtensionIdentity(
             name: name, role: role, group: group, socketPath: group.socketPath, hostLink: link,
             parentHostPID: link != nil ? hostPID : nil,

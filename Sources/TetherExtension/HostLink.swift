@@ -65,6 +65,8 @@ final class HostLink {
     }
 
     var isAttached: Bool { attachedTo != nil }
+    /// The host said it is stopping (a detach after that is expected).
+    var hostIsStopping: Bool { hostStopping }
     var hostPID: Int32? { attachedTo }
 
     func start() throws(GroupError) {

@@ -24,7 +24,7 @@ enum SelfConfinement {
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
         // Made now, while it may: confined, a writable role writes there
         // and a read-only one cannot even read it.
-        policy.secrets = (try? identity.group.preparedSecretsPath()) ?? identity.group.secretsPath
+        if let secrets = try? identity.group.preparedSecretsPath(), secrets != identity.group.path { policy.secrets = secrets }
         // No link: it reaches hosts by the socket's path.
         policy.unixSockets = true
         // It removes its own TMPDIR at exit, from inside the sandbox.

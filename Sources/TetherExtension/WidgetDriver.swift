@@ -64,7 +64,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         }
         // Beside the group (`GroupDirectory.secretsPath`).
         do {
-            credentialsWatcher = try StoreWatcher(loop: context.loop, paths: [group.credentialsPath]) {
+            credentialsWatcher = try StoreWatcher(loop: context.loop, paths: [((try? group.preparedSecretsPath()) ?? group.secretsPath) + "/credentials.json"]) {
                 [unowned self] _ in self.credentialsChanged()
             }
         } catch {

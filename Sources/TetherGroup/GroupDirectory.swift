@@ -1,4 +1,3 @@
-import CTetherSystem
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -108,40 +107,6 @@ public struct GroupDirectory: Sendable {
 
     /// The host's JSON-RPC socket.
     public var socketPath: String { "\(path)/host.sock" }
-
-    /// The directory of the group's secrets: `PARENT/.NAME.secrets`.
-    public var secretsPath: String { Self.secretsPath(of: path) }
-
-    /// The credential store, in `secretsPath`.
-    public var credentialsPath: String { secretsPath + "/credentials.json" }
-
-    /// The same for the group at `path` (absolute).
-    public static func secretsPath(of path: String) -> String {
-        let cut = path.lastIndex(of: "/") ?? path.startIndex
-        let parent = path[..<cut]
-        let name = path[path.index(after: cut)...]
-        return "\(parent)/.\(name.isEmpty ? "tether" : String(name)).secrets"
-    }
-
-    /// The secrets directory, created (0700) and checked like the group. A
-    /// credential store left inside the group by an earlier version is
-    /// moved in; one that lost a race to a newer copy is removed.
-    public func preparedSecretsPath() throws(GroupError) -> String {
-        let secrets = secretsPath
-        try Self.ensureDirectory(secrets)
-        let old = storePath("credentials")
-        let new = credentialsPath
-        if tether_rename_noreplace(AT_FDCWD, old, AT_FDCWD, new) != 0 {
-            switch Errno(rawValue: errno) {
-            case .fileExists: _ = unlink(old)
-            case .noSuchFileOrDirectory: break
-            case let error: throw .system("move the credential store into", path: secrets, error)
-            }
-        }
-        // An earlier version's crashed writers left copies beside the old store.
-        AtomicFile.removeTemporaryFiles(of: old, .deadWriters)
-        return secrets
-    }
 
     static func validate(_ path: String) throws(GroupError) {
         let info: stat

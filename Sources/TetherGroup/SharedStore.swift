@@ -40,8 +40,7 @@ public final class SharedStore: Sendable {
 
     /// The credential store: token sets, readable by this user only.
     public static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
-        _ = try group.preparedSecretsPath()
-        return SharedStore(path: group.credentialsPath,
+        SharedStore(path: try group.preparedSecretsPath() + "/credentials.json",
                     lockPath: try group.preparedStoreLockPath("credentials"))
     }
 

@@ -101,7 +101,10 @@ final class ExtensionSandbox {
     func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {
         var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
                                    temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
-        policy.secrets = GroupDirectory.secretsPath(of: groupPath)
+        // Where the host could make it (it opens the store before any launch).
+        let secrets = GroupDirectory.secretsPath(of: groupPath)
+        var info = stat()
+        if lstat(secrets, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { policy.secrets = secrets }
         return policy
     }
 
@@ -155,9 +158,9 @@ final class ExtensionSandbox {
     }
 
     /// An ended launch's cgroup: removed once the kernel has emptied it
-    /// (after `cgroup.kill`, its processes die in a moment), then `then`.
-    /// Bounded: after about 2 s it is left for the next host's start, and
-    /// `then` is not run.
+    /// (after `cgroup.kill`, its processes die in a moment), then
+    /// `then(true)`. Bounded: after about 2 s it is left for the next host's
+    /// start, and `then(false)` runs.
     func retire(_ cgroup: ExtensionCgroup, then: @escaping (_ removed: Bool) -> Void = { _ in }) {
         if cgroup.remove() { return then(true) }
         retiring.append((cgroup, then, 100))
@@ -194,7 +197,7 @@ final class ExtensionSandbox {
         _ = cgroups?.killLeftovers()
         retireTimer?.close()
         retireTimer = nil
-        for (_, then, _) in retiring { then(true) }
+        for (_, then, _) in retiring { then(false) }  // removeLeftovers takes their TMPDIRs
         retiring.removeAll()
     }
 

@@ -72,6 +72,11 @@ final class ExtensionSupervisor {
     private var process: ChildProcess?
     /// The process group of the running instance: its pid (it leads a session).
     private var group: Int32 = 0
+    /// Groups of ended launches still being cleared (`endLeftovers`): still
+    /// its own until they are, and stops wait for them.
+    private var leftoverGroups: Set<Int32> = []
+    private var leftoversPending = 0
+    private var afterLeftovers: [() -> Void] = []
     private var instanceLock: LivenessLock?
     private var startedAt: UInt64 = 0
     private var backoff = RestartBackoff()
@@ -128,9 +133,14 @@ final class ExtensionSupervisor {
     /// Being ended: work for it waits for the next instance (`demand()` relaunches).
     var isEnding: Bool { state == .stopping }
 
+    /// The host has it in hand (launching, running, ending, or about to
+    /// restart): no one else may attach under its name.
+    var isLaunched: Bool { [.starting, .running, .waiting, .stopping].contains(state) || leftoversPending > 0 }
+
     /// `pid` is its process or anything it started (its process group):
     /// a wrapper script's child saying hello is still the host's own.
     func owns(pid: Int32) -> Bool {
+        if leftoverGroups.contains(where: { pid == $0 || getpgid(pid) == $0 }) { return true }
         guard hasProcess, group > 0 else { return false }
         // Its session too: a child that moved to a group of its own stays
         // in it. Its cgroup even holds what left the session.
@@ -568,12 +578,26 @@ final class ExtensionSupervisor {
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary = temporaryDirectory
         temporaryDirectory = nil
+        leftoversPending += 1
+        if leftovers > 0 { leftoverGroups.insert(leftovers) }
+        let gone = { [weak self] in
+            if let self {
+                self.leftoverGroups.remove(leftovers)
+                self.leftoversPending -= 1
+                if self.leftoversPending == 0 {
+                    let waiting = self.afterLeftovers
+                    self.afterLeftovers.removeAll()
+                    for then in waiting { then() }
+                }
+            }
+            whenGone?()
+        }
         let finish = { [sandbox, reaper] in
             reaper.releaseGroup(leftovers)
             // A cgroup that cannot be removed keeps its TMPDIR for the next start.
             let removeTemporary = { (removed: Bool) in
-                guard removed, let temporary else { whenGone?(); return }
-                sandbox.removeTemporaryDirectory(temporary, then: whenGone)
+                guard removed, let temporary else { return gone() }
+                sandbox.removeTemporaryDirectory(temporary, then: gone)
             }
             guard let cgroup else { return removeTemporary(true) }
             sandbox.retire(cgroup, then: removeTemporary)
@@ -642,6 +666,8 @@ final class ExtensionSupervisor {
         guard let process, process.exitStatus == nil else {
             if state != .failed { state = isOnDemand ? .idle : .stopped }
             onGone?(false)
+            // An ended launch still being cleared: answered once it is.
+            guard leftoversPending == 0 else { return afterLeftovers.append(completion) }
             return completion()
         }
         stopping.append(completion)

@@ -397,10 +397,16 @@ public final class Host: @unchecked Sendable {
         if let existing = attached[key] {
             return .failure(.refused("this connection already said hello, as '\(existing.name)'"))
         }
-        if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
-            return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
-        }
         if let refusal = linkRefusal(connection, name: name, pid: peer.pid) { return .failure(refusal) }
+        if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
+            // Its launch's link outranks whatever took the name on the socket.
+            guard links[key] != nil, links[ObjectIdentifier(other.connection)] == nil else {
+                return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
+            }
+            logger.warning("pid \(other.pid) was attached as '\(name)', which this host launched; disconnected")
+            detach(other.connection)
+            other.connection.close()
+        }
         let supervisor = supervisors.first { $0.manifest.name == name }
         // Open access comes from the host's manifest where it has one: a
         // claim beyond it is refused, not quietly narrowed.
@@ -458,9 +464,10 @@ public final class Host: @unchecked Sendable {
             logger.warning("pid \(pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)' on the socket; refused")
             return .refused("a process of extension '\(owner.manifest.name)' speaks only through the link the host handed it")
         }
-        if let running = supervisor(named: name)?.pid {
-            logger.warning("pid \(pid) said hello as '\(name)', which this host runs (pid \(running)); refused")
-            return .refused("extension '\(name)' is running (pid \(running)), launched by this host")
+        if let launched = supervisor(named: name), launched.isLaunched {
+            let running = launched.pid.map { " (pid \($0))" } ?? ""
+            logger.warning("pid \(pid) said hello as '\(name)', which this host runs\(running); refused")
+            return .refused("extension '\(name)' is running\(running), launched by this host")
         }
         return nil
     }

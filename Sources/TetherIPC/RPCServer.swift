@@ -149,13 +149,15 @@ public final class RPCServer: @unchecked Sendable {
         connection.close()
     }
 
-    /// Past the reply budget, the peers holding the most unread replies go first.
+    /// Past the reply budget, the peers holding the most unread replies go
+    /// first; never a pinned one (an extension's, whose launch link cannot
+    /// be replaced), which its own queue's ceiling bounds.
     private func checkBudget(after connection: RPCConnection) {
         func held(_ connection: RPCConnection) -> Int { connection.queuedBytes + connection.bufferedBytes }
         guard held(connection) >= Self.budgetCheckThreshold else { return }
         var total = connections.values.reduce(0) { $0 + held($1) }
         guard total > limits.replyBudget else { return }
-        for candidate in connections.values.sorted(by: { held($0) > held($1) }) {
+        for candidate in connections.values.filter({ !$0.isPinned }).sorted(by: { held($0) > held($1) }) {
             guard total > limits.replyBudget else { break }
             total -= held(candidate)
             evictedPeers += 1

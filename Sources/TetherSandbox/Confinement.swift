@@ -45,8 +45,10 @@ public final class Confinement {
             case .success(let made):
                 (ruleset, secretsHidden) = made
                 filesBy = "landlock ABI \(abi)"
-                if !policy.groupWritable && policy.secrets != nil && !secretsHidden {
-                    missing.append("secrets (a directory on the way to them cannot be listed)")
+                if !policy.groupWritable && !secretsHidden {
+                    missing.append(policy.secrets == nil
+                        ? "secrets (kept in the group: no secrets directory beside it, its parent not writable)"
+                        : "secrets (a directory on the way to them cannot be listed)")
                 }
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")

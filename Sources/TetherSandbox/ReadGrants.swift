@@ -33,6 +33,13 @@ enum ReadGrants {
             }
             besideHidden.insert(prefix.isEmpty ? "/" : prefix)
         }
+        // By identity too: on a case-insensitive file system another
+        // spelling of a name on the way is the same directory.
+        var excluded: Set<FileIdentity> = []
+        for path in onTheWay.union(hidden) {
+            var info = stat()
+            if stat(path, &info) == 0 { excluded.insert(FileIdentity(info)) }
+        }
         let key = hidden.sorted().joined(separator: "\n")
         return listings.withLock { listings in
             for directory in onTheWay where !hidden.contains(directory) {
@@ -46,7 +53,7 @@ enum ReadGrants {
                     for child in cached.grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
                     continue
                 }
-                guard let grants = list(fd, directory, skipping: { path, name in
+                guard let grants = list(fd, directory, excluded: excluded, skipping: { path, name in
                     onTheWay.contains(path) || hidden.contains(path)
                         || (besideHidden.contains(directory) && name.hasPrefix(".") && name.hasSuffix(".secrets"))
                 }) else { return false }
@@ -69,7 +76,8 @@ enum ReadGrants {
 
     /// The entries of the directory open at `fd` to grant, opened `O_PATH`
     /// (symbolic links left out); nil if it cannot be listed.
-    private static func list(_ fd: Int32, _ directory: String, skipping: (String, String) -> Bool) -> [Int32]? {
+    private static func list(_ fd: Int32, _ directory: String, excluded: Set<FileIdentity>,
+                             skipping: (String, String) -> Bool) -> [Int32]? {
         let listing = dup(fd)
         guard listing >= 0, let stream = fdopendir(listing) else {
             if listing >= 0 { close(listing) }
@@ -81,16 +89,29 @@ enum ReadGrants {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name != ".", name != ".." else { continue }
             if skipping(directory == "/" ? "/" + name : directory + "/" + name, name) { continue }
-            let child = openat(fd, name, pathOnly | O_NOFOLLOW | O_CLOEXEC)
+            // The name's own bytes (it need not be UTF-8).
+            let child = withUnsafeBytes(of: entry.pointee.d_name) { bytes -> Int32 in
+                guard let raw = bytes.baseAddress else { return -1 }
+                return openat(fd, raw.assumingMemoryBound(to: CChar.self), pathOnly | O_NOFOLLOW | O_CLOEXEC)
+            }
             guard child >= 0 else { continue }
             var info = stat()
-            if fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK {
+            if fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK, !excluded.contains(FileIdentity(info)) {
                 grants.append(child)
             } else {
                 close(child)
             }
         }
         return grants
+    }
+
+    private struct FileIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
     }
 
     /// One directory's grants, and what it was when they were opened.

@@ -21,9 +21,10 @@ import Glibc
 /// No `AF_UNIX` socket (EPERM; socket pairs stay): a launch speaks to the
 /// host only through the link it was handed at spawn (one started by hand,
 /// which has none, keeps them).
+/// io_uring, whose requests would make sockets without the `socket`
+/// system call, fails with ENOSYS (for one started by hand, offline only).
 /// Offline: a socket of any family but `AF_UNIX` fails with EACCES (TCP,
-/// UDP, raw, packet, netlink), and io_uring, whose requests would make
-/// sockets without the `socket` system call, with ENOSYS. Read-only: no
+/// UDP, raw, packet, netlink). Read-only: no
 /// change of a file's mode, owner, extended attributes or times (Landlock
 /// does not cover them), so `chmod 644 GROUP/defaults.json` fails, and
 /// no lock (`flock`, fcntl's lock-setting commands; queries stay).
@@ -81,10 +82,14 @@ public enum SeccompFilter {
         let socket = seccomp_syscall_resolve_name("socket")
         var unix = scmp_arg_cmp(arg: 0, op: SCMP_CMP_MASKED_EQ, datum_a: 0xffff_ffff, datum_b: scmp_datum_t(AF_UNIX))
         guard unixSockets || seccomp_rule_add_array(context, errnoAction(EPERM), socket, 1, &unix) == 0 else { return nil }
+        // io_uring makes and connects sockets without the `socket` system
+        // call (IORING_OP_SOCKET): none where sockets are refused (ENOSYS).
+        if !network || !unixSockets {
+            guard refuse(["io_uring_setup", "io_uring_enter", "io_uring_register"], ENOSYS) else { return nil }
+        }
         if !network {
             var notUnix = scmp_arg_cmp(arg: 0, op: SCMP_CMP_NE, datum_a: scmp_datum_t(AF_UNIX), datum_b: 0)
-            guard seccomp_rule_add_array(context, errnoAction(EACCES), socket, 1, &notUnix) == 0,
-                  refuse(["io_uring_setup"], ENOSYS) else { return nil }
+            guard seccomp_rule_add_array(context, errnoAction(EACCES), socket, 1, &notUnix) == 0 else { return nil }
         }
         if readOnly {
             guard refuse(["chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",

@@ -164,13 +164,17 @@ struct CgroupTests {
     }
 
     /// A read-only keyboard's child that left its session is still the
-    /// keyboard's: it cannot stop a feature.
+    /// keyboard's (its cgroup): it cannot stop a feature. Without seccomp
+    /// (which would refuse the setsid and the socket) the child leaves its
+    /// session and speaks on the socket, not the keyboard's link.
     @Test func aReadOnlyKeyboardsEscapedChildIsStillReadOnly() throws {
         let cgroup = try TestCgroup(delegated: true)
         let fixture = try HostFixture()
         let stop = """
             import json, os, socket
-            s = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+            os.close(int(os.environ["TETHER_HOST_FD"]))
+            assert os.getsid(0) == os.getpid(), "still in the keyboard's session"
+            s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_GROUP"] + "/host.sock")
             s.sendall(b'{"jsonrpc":"2.0","id":7,"method":"feature.stop","params":{"name":"recording"}}\\n')
             answer = next(m for m in map(json.loads, s.makefile("rb")) if m.get("id") == 7)
             print("STOP", "refused" if "error" in answer else "done", flush=True)
@@ -194,7 +198,7 @@ struct CgroupTests {
         try writeFile("\(fixture.extensions)/kb.py", keyboard)
         let manifest = #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/kb.py","\#(fixture.extensions)/stop.py"],"restart":"never","activation":"on-demand"}"#
         try writeFile("\(fixture.extensions)/kb.extension.json", manifest)
-        let host = try startHost(fixture, in: cgroup)
+        let host = try startHost(fixture, in: cgroup, environment: ["TETHER_TEST_SECCOMP": "off"])
         defer { host.signal(SIGTERM) }
         #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
         #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)

@@ -91,6 +91,29 @@ import TetherTestSupport
         #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
     }
 
+    /// A shell took an idle extension's name first (it holds no instance
+    /// lock, so the host may launch it): the launch's hello on its link
+    /// wins and the shell's connection is closed.
+    @Test func aLaunchDisplacesWhatTookItsNameOnTheSocket() throws {
+        let fixture = try HostFixture()
+        try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        defer { client.close() }
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"notify","role":"notification","protocol":2}}"#.utf8) + [0x0a])
+        var answer = ""
+        for _ in 0..<10 {
+            answer = client.readLine() ?? ""
+            if answer.contains(#""id":1"#) { break }
+        }
+        #expect(answer.contains(#""managed":false"#), "\(answer)")
+        #expect(try fixture.group.run(["extension", "start", "notify"], timeout: 30).status == 0)
+        try host.waitForError(containing: "was attached as 'notify', which this host launched; disconnected")
+        let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
+        #expect(notify?["attached"] as? Bool == true && notify?["managed"] as? Bool == true, "\(notify ?? [:])")
+    }
+
     /// From outside any launch (a shell): the name's manifest decides.
     @Test func aHelloClaimingOpenAccessItsManifestDeniesIsRefused() throws {
         let fixture = try HostFixture()

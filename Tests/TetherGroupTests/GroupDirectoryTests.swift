@@ -29,14 +29,32 @@ import TetherTestSupport
         #expect(!FileManager.default.fileExists(atPath: group.path + "/credentials.json"))
         let attributes = try FileManager.default.attributesOfItem(atPath: secrets)
         #expect((attributes[.posixPermissions] as? Int) == 0o700)
-        try Data(#"{"stale":1}"#.utf8).write(to: URL(fileURLWithPath: group.path + "/credentials.json"))
+        // A copy found inside again (an old version still running): the newer one stays.
+        func leaveInside(_ text: String, aged seconds: Int) throws {
+            let inside = group.path + "/credentials.json"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: inside))
+            let when = Date().addingTimeInterval(TimeInterval(seconds))
+            try FileManager.default.setAttributes([.modificationDate: when], ofItemAtPath: inside)
+        }
+        try leaveInside(#"{"stale":1}"#, aged: -3_600)
         _ = try group.preparedSecretsPath()
         #expect(try String(contentsOfFile: secrets + "/credentials.json", encoding: .utf8) == #"{"old":1}"#)
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/credentials.json"))
+        try leaveInside(#"{"rotated":1}"#, aged: 3_600)
+        _ = try group.preparedSecretsPath()
+        #expect(try String(contentsOfFile: secrets + "/credentials.json", encoding: .utf8) == #"{"rotated":1}"#)
         #expect(!FileManager.default.fileExists(atPath: group.path + "/credentials.json"))
         // A planted symlink in its place is refused, as for the group.
         let other = try GroupDirectory(path: dir.path + "/other")
         #expect(symlink(dir.path, other.secretsPath) == 0)
         #expect(throws: GroupError.symlinkRefused(other.secretsPath)) { try other.preparedSecretsPath() }
+    }
+
+    /// Every spelling of a group finds the same secrets, never inside it.
+    @Test(arguments: [("/a/b", "/a/.b.secrets"), ("/a/b/", "/a/.b.secrets"), ("/a/b/.", "/a/.b.secrets"),
+                      ("/a/c/../b", "/a/.b.secrets"), ("//a//b", "/a/.b.secrets"), ("/group", "/.group.secrets")])
+    func secretsPathOfEverySpelling(_ group: String, _ secrets: String) {
+        #expect(GroupDirectory.secretsPath(of: group) == secrets)
     }
 
     @Test func resolutionOrderIsFlagThenEnvironmentThenXDG() throws {

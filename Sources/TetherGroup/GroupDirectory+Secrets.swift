@@ -1,0 +1,67 @@
+import CTetherSystem
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The group's secrets (the credential store) live beside the group, in
+/// `PARENT/.NAME.secrets/` (0700), not in it: a sandbox can then grant the
+/// group whole (its files are replaced, new inodes, on every write) and
+/// leave the secrets out of a read-only role's reach.
+extension GroupDirectory {
+    /// The directory of the group's secrets: `PARENT/.NAME.secrets`.
+    public var secretsPath: String { Self.secretsPath(of: path) }
+
+    /// The same for the group at `path` (absolute; `.`, `..` and repeated
+    /// slashes are resolved first, so every spelling finds the same one).
+    public static func secretsPath(of path: String) -> String {
+        var components: [Substring] = []
+        for component in path.split(separator: "/") where component != "." {
+            if component == ".." { _ = components.popLast() } else { components.append(component) }
+        }
+        let name = components.popLast().map(String.init) ?? "tether"
+        return components.map { "/" + $0 }.joined() + "/.\(name).secrets"
+    }
+
+    /// The directory that holds the credential store, made (0700) and
+    /// checked like the group: `secretsPath`, or the group itself where the
+    /// group's parent is not ours to write (a read-only role can then read
+    /// them: `Confinement` says so). A store an earlier version kept in the
+    /// group is moved in (the newer copy kept), with its writers' leftovers.
+    public func preparedSecretsPath() throws(GroupError) -> String {
+        let secrets = secretsPath
+        do throws(GroupError) {
+            try Self.ensureDirectory(secrets)
+        } catch .system(_, _, let error) where [.permissionDenied, .notPermitted, .readOnlyFileSystem].contains(error) {
+            return path
+        }
+        let old = storePath("credentials")
+        try Self.moveNewer(old, to: secrets + "/credentials.json")
+        // An earlier version's crashed writers left copies beside the old store.
+        AtomicFile.removeTemporaryFiles(of: old, .deadWriters)
+        return secrets
+    }
+
+    /// `from` becomes `to` unless `to` is newer, in which case `from` goes.
+    private static func moveNewer(_ from: String, to: String) throws(GroupError) {
+        var moved = tether_rename_noreplace(AT_FDCWD, from, AT_FDCWD, to) == 0
+        // File systems without RENAME_NOREPLACE: a link fails the same way.
+        if !moved, errno == EINVAL || errno == ENOSYS {
+            moved = link(from, to) == 0
+            if moved { _ = unlink(from) }
+        }
+        if moved { return }
+        switch Errno(rawValue: errno) {
+        case .noSuchFileOrDirectory: return
+        case .fileExists:
+            var old = stat(), new = stat()
+            guard lstat(from, &old) == 0, lstat(to, &new) == 0 else { return }
+            let newer = (old.st_mtim.tv_sec, old.st_mtim.tv_nsec) > (new.st_mtim.tv_sec, new.st_mtim.tv_nsec)
+            if newer ? rename(from, to) != 0 : unlink(from) != 0, errno != ENOENT {
+                throw .system("move the credential store to", path: to, Errno(rawValue: errno))
+            }
+        case let error:
+            throw .system("move the credential store to", path: to, error)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+extension SandboxTests {
+    /// Tries everything, prints `RESULT {...}` (errno names or "ok"), then
+    /// stays attached until the host closes its connection.
+    static let probeScript = """
+        import errno, fcntl, json, os, signal, socket, struct, sys
+        group, outside, port, role = os.environ["TETHER_GROUP"], sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        r = {}
+        def attempt(name, f):
+            try:
+                f(); r[name] = "ok"
+            except OSError as e:
+                r[name] = errno.errorcode.get(e.errno, str(e.errno))
+        def write(path):
+            with open(path, "w") as fh: fh.write("x")
+        attempt("group", lambda: write(os.path.join(group, "shared", "x")))
+        attempt("groupRead", lambda: open(os.path.join(group, "shared", "existing")).read())
+        secrets = os.path.join(os.path.dirname(group), "." + os.path.basename(group) + ".secrets")
+        attempt("secrets", lambda: open(os.path.join(secrets, "credentials.json")).read())
+        attempt("secretsList", lambda: os.listdir(secrets))
+        attempt("secretsHardLink", lambda: os.link(os.path.join(secrets, "credentials.json"), os.path.join(os.environ["TMPDIR"], "c")))
+        attempt("otherSecrets", lambda: open(os.path.join(os.path.dirname(group), ".other.secrets", "credentials.json")).read())
+        def io_uring():
+            # io_uring_setup(1, params): it would make sockets without socket().
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            params = ctypes.create_string_buffer(120)
+            fd = libc.syscall(ctypes.c_long(425), ctypes.c_long(1), params)
+            if fd < 0: raise OSError(ctypes.get_errno(), "io_uring_setup")
+            os.close(fd)
+        attempt("ioUring", io_uring)
+        attempt("secretsByLink", lambda: open(os.path.join(os.path.dirname(group), "link", "credentials.json")).read())
+        attempt("outside", lambda: write(os.path.join(outside, "x")))
+        attempt("tmp", lambda: write(os.path.join(os.environ["TMPDIR"], "x")))
+        attempt("chmod", lambda: os.chmod(os.path.join(group, "shared", "existing"), 0o644))
+        attempt("inheritedFd", lambda: os.write(7, b"leaked"))
+        import termios
+        attempt("tiocsti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))
+        attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+        def udp():
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", port)); s.close()
+        attempt("udp", udp)
+        def probe():
+            fd = os.open(os.path.join(group, "locks", "features", "recording.lock"), os.O_RDONLY)
+            try:
+                # Asked, not taken (F_OFD_GETLK, as Tether's probe does): a
+                # read-only role may take no lock.
+                asked = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(4)
+                held = struct.unpack("hhqqi", fcntl.fcntl(fd, 36, asked)[:28])[0] == fcntl.F_WRLCK
+                r["recording"] = "running" if held else "not running"
+            finally:
+                os.close(fd)
+        attempt("probe", probe)
+        def lock_high_bits():
+            # F_SETLK with the upper half of the register set: the kernel
+            # reads an unsigned int, so the filter must too.
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            number = {"x86_64": 72, "aarch64": 25}[os.uname().machine]
+            fd = os.open(os.path.join(os.environ["TMPDIR"], "lockfile"), os.O_RDWR | os.O_CREAT)
+            lock = ctypes.create_string_buffer(struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0) + bytes(4))
+            if libc.syscall(ctypes.c_long(number), ctypes.c_long(fd), ctypes.c_long(6 | (1 << 32)), lock) != 0:
+                raise OSError(ctypes.get_errno(), "fcntl")
+        attempt("lockHighBits", lock_high_bits)
+        attempt("killHost", lambda: os.kill(int(os.environ["TETHER_HOST_PID"]), signal.SIGTERM))
+        # No Unix socket of its own (pairs stay): it speaks through its link.
+        attempt("unixSocket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+        attempt("socketPair", lambda: [end.close() for end in socket.socketpair()])
+        link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+        c = (link, link.makefile("r", encoding="utf-8", newline="\\n"))
+        def call(c, id, method, params):
+            c[0].sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\\n").encode())
+            for line in c[1]:
+                m = json.loads(line)
+                if m.get("id") == id: return "error" if "error" in m else "ok"
+        # Before its hello, then a hello as another, then its own.
+        r["stopWithoutHello"] = call(c, 1, "feature.stop", {"name": "recording"})
+        r["helloAsOther"] = call(c, 2, "extension.hello", {"name": "someone-else", "role": "widget"})
+        r["stopAfterOtherHello"] = call(c, 3, "feature.stop", {"name": "recording"})
+        r["tmpdir"] = os.environ["TMPDIR"]
+        r["hello"] = call(c, 4, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role,
+                                                    "openAccess": os.environ["TETHER_OPEN_ACCESS"] == "1"})
+        r["stopAfterHello"] = call(c, 5, "feature.stop", {"name": "recording"})
+        print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
+        # Then a store the host replaced after the launch (a new inode).
+        with open(sys.argv[4]) as gate: gate.readline()
+        attempt("later", lambda: open(os.path.join(group, "defaults.json")).read())
+        print("LATER " + r["later"], flush=True)
+        for line in c[1]: pass
+        """
+}
