@@ -286,6 +286,26 @@ import TetherTestSupport
         #expect(stop.status == 0 && stop.stdout == "tree stopped\n", "\(stop.stderr)")
         for pid in pids { #expect(hasEnded(pid), "\(pid) outlived 'extension stop'") }
     }
+
+    /// Its main process already gone, a child that ignores SIGTERM still in
+    /// its grace: a stop that comes then answers once that child is gone too.
+    @Test func aStopAfterTheExitWaitsForTheLeftovers() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("left", restart: "never", script: #"""
+            (trap '' TERM; echo > "$TMPDIR/ignoring"; exec sleep 1000) &
+            while [ ! -e "$TMPDIR/ignoring" ]; do sleep 0.01; done
+            echo "left $!"
+            """#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGKILL) }
+        let line = try #require(try host.expectLineStarting("[left] left ", timeout: 20).last)
+        let child = try #require(line.split(separator: " ").last.flatMap { Int32($0) })
+        _ = try host.expectLineStarting("extension 'left' exited with status 0", timeout: 20)
+        #expect(!hasEnded(child))
+        let stop = try fixture.group.run(["extension", "stop", "left"])
+        #expect(stop.status == 0, "\(stop.stderr)")
+        #expect(hasEnded(child), "'extension stop' answered while \(child) was still in its grace")
+    }
 }
 
 /// The group reaper of the host `pid`: the `tether-reaper` whose
