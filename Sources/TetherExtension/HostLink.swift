@@ -2,9 +2,6 @@ import SystemPackage
 import TetherGroup
 import TetherIPC
 import TetherLoop
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The extension's connection to whichever host holds the group's host lock.
 ///
@@ -72,15 +69,11 @@ final class HostLink {
     func start() throws(GroupError) {
         if let descriptor = inherited {
             inherited = nil
-            let stream = PipeStream(loop: loop)
             do throws(Errno) {
-                try stream.open(fileDescriptor: descriptor)
+                return attach(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)))
             } catch {
-                stream.close()
-                _ = Glibc.close(descriptor)
                 return onEvent(.detached(reason: "the link to the host that launched this extension failed (\(error))"))
             }
-            return attach(RPCConnection(stream: stream))
         }
         let watcher = try LockWatcher(loop: loop, path: hostLockPath) { [unowned self] status in
             self.hostLockChanged(running: status.running)

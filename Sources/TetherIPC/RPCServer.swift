@@ -109,15 +109,7 @@ public final class RPCServer: @unchecked Sendable {
     /// limit: it is the host's own launch's. The server owns `descriptor`
     /// from here on, whether this succeeds or not.
     public func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
-        let stream = PipeStream(loop: loop)
-        do throws(Errno) {
-            try stream.open(fileDescriptor: descriptor)
-        } catch {
-            stream.close()
-            _ = Glibc.close(descriptor)
-            throw error
-        }
-        let connection = RPCConnection(stream: stream, peer: peer)
+        let connection = RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor), peer: peer)
         connection.isPinned = true
         serve(connection)
         return connection

@@ -1,5 +1,8 @@
 import CLibUV
 import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A byte stream over a pipe or a Unix-domain socket (`uv_pipe_t`): a child
 /// process's stdio, or one end of a connection to a socket in the group.
@@ -35,6 +38,20 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     public func open(fileDescriptor: Int32) throws(Errno) {
         loop.assertInLoop()
         try uvCheck(uv_pipe_open(raw(uv_pipe_t.self), fileDescriptor))
+    }
+
+    /// A stream on `fileDescriptor`, which it owns from here on: closed
+    /// with the stream, or at once if the stream cannot take it.
+    public static func adopting(loop: EventLoop, fileDescriptor: Int32) throws(Errno) -> PipeStream {
+        let stream = PipeStream(loop: loop)
+        do throws(Errno) {
+            try stream.open(fileDescriptor: fileDescriptor)
+        } catch {
+            stream.close()
+            _ = Glibc.close(fileDescriptor)
+            throw error
+        }
+        return stream
     }
 
     /// The fd under the stream, once open or connected.

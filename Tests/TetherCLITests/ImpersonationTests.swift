@@ -15,6 +15,17 @@ import TetherTestSupport
     static let pythonNotification = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("examples/python-notification/notify.py").path
 
+    /// Says hello on the socket with `params`; the answer's line (at most
+    /// ten lines read, each within the client's timeout).
+    static func hello(_ client: RawClient, _ params: String) -> String {
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":\#(params)}"#.utf8) + [0x0a])
+        for _ in 0..<10 {
+            let answer = client.readLine() ?? ""
+            if answer.contains(#""id":1"#) { return answer }
+        }
+        return ""
+    }
+
     @Test func aLaunchSpeaksOnlyThroughItsLinkAndOnlyAsItself() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/impostor.py", """
@@ -71,12 +82,7 @@ import TetherTestSupport
         let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)
         let client = try RawClient(path: fixture.group.path + "/host.sock")
         defer { client.close() }
-        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"notify","role":"notification","protocol":2}}"#.utf8) + [0x0a])
-        var answer = ""
-        for _ in 0..<10 {
-            answer = client.readLine() ?? ""
-            if answer.contains(#""id":1"#) { break }
-        }
+        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
         #expect(answer.contains("extension 'notify' is running (pid "), "\(answer) after \(started)")
         try host.waitForError(containing: "said hello as 'notify', which this host runs (pid ")
         // Open the gate: read-write never blocks, and the line waits in the
@@ -101,12 +107,7 @@ import TetherTestSupport
         defer { host.signal(SIGTERM) }
         let client = try RawClient(path: fixture.group.path + "/host.sock")
         defer { client.close() }
-        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"notify","role":"notification","protocol":2}}"#.utf8) + [0x0a])
-        var answer = ""
-        for _ in 0..<10 {
-            answer = client.readLine() ?? ""
-            if answer.contains(#""id":1"#) { break }
-        }
+        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
         #expect(answer.contains(#""managed":false"#), "\(answer)")
         #expect(try fixture.group.run(["extension", "start", "notify"], timeout: 30).status == 0)
         try host.waitForError(containing: "was attached as 'notify', which this host launched; disconnected")
@@ -122,12 +123,7 @@ import TetherTestSupport
         defer { host.signal(SIGTERM) }
         let client = try RawClient(path: fixture.group.path + "/host.sock")
         defer { client.close() }
-        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"kb","role":"keyboard","openAccess":true}}"#.utf8) + [0x0a])
-        var answer = ""
-        for _ in 0..<10 {
-            answer = client.readLine() ?? ""
-            if answer.contains(#""id":1"#) { break }
-        }
+        let answer = Self.hello(client, #"{"name":"kb","role":"keyboard","openAccess":true}"#)
         #expect(answer.contains("extension 'kb' has no open access in the host's manifest"), "\(answer)")
         try host.waitForError(containing: "said hello as 'kb' claiming open access, which its manifest does not grant; refused")
     }
