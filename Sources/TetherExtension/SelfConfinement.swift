@@ -16,8 +16,9 @@ enum SelfConfinement {
     /// Returns the temporary directory to remove at exit, if one was made.
     static func apply(identity: ExtensionIdentity, manifest: EmbeddedManifest?, tool: String) -> String? {
         // BASE/tether-UID/by-hand: ours alone, and the only place it may remove (its own) directory.
-        let parent = try? PrivateTemporaryDirectory.byHandParent(base: ProcessEnvironment.value("TMPDIR"))
-        let temporary = parent.flatMap { try? PrivateTemporaryDirectory.make(in: $0, prefix: identity.name) }
+        // Held while it lives; those of killed ones are removed first.
+        let made = try? ByHandTemporaryDirectory.make(base: ProcessEnvironment.value("TMPDIR"), prefix: identity.name)
+        let (parent, temporary) = (made?.parent, made?.path)
         let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
         let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,

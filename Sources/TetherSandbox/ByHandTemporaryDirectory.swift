@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemPackage
+import TetherLoop
+
+/// The private TMPDIR of an extension started by hand,
+/// `BASE/tether-UID/by-hand/NAME.XXXXXX`, held with `flock` on the
+/// directory for as long as its process lives. The process removes its own
+/// at exit, but one killed with SIGKILL cannot: so every start first
+/// removes the siblings nobody holds.
+public enum ByHandTemporaryDirectory {
+    /// Removes abandoned siblings, then makes and holds a new one (the
+    /// descriptor stays open, close-on-exec, until the process ends).
+    public static func make(base: String?, prefix: String) throws(Errno) -> (parent: String, path: String) {
+        let parent = try PrivateTemporaryDirectory.byHandParent(base: base)
+        removeAbandoned(in: parent)
+        for _ in 0..<8 {
+            let path = try PrivateTemporaryDirectory.make(in: parent, prefix: prefix)
+            let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }  // another start removed it before we held it
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            var info = stat()
+            // Still there once held: ours (the descriptor is kept open on purpose).
+            if fstat(fd, &info) == 0, info.st_nlink > 0 { return (parent, path) }
+            close(fd)
+        }
+        throw .resourceTemporarilyUnavailable
+    }
+
+    /// Removes every directory in `parent` whose holder is gone (its lock
+    /// can be taken), within 5 s each.
+    static func removeAbandoned(in parent: String) {
+        let directory = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directory >= 0 else { return }
+        defer { close(directory) }
+        let listing = dup(directory)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            return
+        }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        closedir(stream)
+        for name in names {
+            let held = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard held >= 0 else { continue }
+            if flock(held, LOCK_EX | LOCK_NB) == 0 {
+                try? PrivateTemporaryDirectory.remove(parent + "/" + name, deadline: MonotonicClock.seconds() + 5)
+            }
+            close(held)
+        }
+    }
+}
