@@ -18,7 +18,10 @@ struct CgroupTests {
     /// `tether host` for `fixture`, started inside `cgroup`.
     func startHost(_ fixture: HostFixture, in cgroup: TestCgroup, _ extra: [String] = [],
                    environment: [String: String]? = nil) throws -> TestProcess {
-        let host = try TestProcess("/bin/sh", ["-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, cgroup.directory,
+        // Into the host's leaf if an earlier host made it: a cgroup whose
+        // controllers are on for its children can hold no process.
+        let join = #"d="$0"; [ -d "$d/host" ] && d="$d/host"; echo $$ > "$d/cgroup.procs" && exec "$@""#
+        let host = try TestProcess("/bin/sh", ["-c", join, cgroup.directory,
                                                tetherExecutable, "host", "--group", fixture.group.path,
                                                "--extensions-dir", fixture.extensions, "--grace", "1"] + extra,
                                    environment: environment)
@@ -270,7 +273,10 @@ final class TestCgroup {
     init(delegated: Bool) throws {
         guard let (mount, own) = Self.hierarchy else { throw POSIXError(.ENOENT) }
         self.mount = mount
-        path = (own == "/" ? "" : own) + "/tether-test-\(UUID().uuidString.prefix(8))"
+        // The VM tier runs the tests in a leaf beside the cgroups they make
+        // (one with processes cannot hand controllers to its children).
+        let base = ProcessInfo.processInfo.environment["TETHER_TEST_CGROUP_PARENT"] ?? own
+        path = (base == "/" ? "" : base) + "/tether-test-\(UUID().uuidString.prefix(8))"
         guard mkdir(mount + path, 0o755) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         if delegated {
             let names: [String] = ["trusted.delegate", "user.delegate"]

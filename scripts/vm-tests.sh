@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The VM test tier: tests that need a kernel this machine may not give them
+# (a pure cgroup v2 hierarchy with the memory and pids controllers and
+# cgroup.kill) run in Debian's kernel booted under qemu with virtme-ng
+# (software emulation: no KVM needed), as an unprivileged user in a cgroup
+# delegated as systemd's Delegate=yes does: the directory, cgroup.procs,
+# cgroup.subtree_control and cgroup.threads chowned to the user, and
+# trusted.delegate and user.delegate set.
+#
+# Usage: scripts/vm-tests.sh [FILTER]   (default CgroupTests; a Swift Testing
+# filter). The tests must be built first (swift build --build-tests). Exits
+# with the tests' status; 3 when qemu cannot run here (said in one line).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+filter=${1:-CgroupTests}
+"$root/.ci/ensure-system-libraries" --vm
+
+# virtme-ng, pinned, in a virtual environment of its own (PyPI).
+venv="$root/.build/virtme-ng"
+if [ ! -x "$venv/bin/vng" ]; then
+    echo "Installing virtme-ng 1.42 into $venv..." >&2
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q 'virtme-ng==1.42' >&2
+fi
+export PATH="$venv/bin:$PATH"  # vng runs virtme-run through PATH
+
+kernel=""
+for candidate in /boot/vmlinuz-*; do  # the newest whose modules (9p) are installed
+    [ -d "/lib/modules/${candidate#/boot/vmlinuz-}/kernel/fs/9p" ] && kernel=$candidate
+done
+[ -n "$kernel" ] || { echo "vm-tests: no Debian kernel with its modules in /boot: run apt-get install linux-image-amd64" >&2; exit 3; }
+bundle="$root/.build/debug/TetherPackageTests.xctest"
+[ -x "$bundle" ] || { echo "vm-tests: build the tests first: swift build --build-tests" >&2; exit 3; }
+
+# The guest: root sets up the delegation, then the tests run as nobody.
+# Test cgroups go beside the runner's (its own holds a process, and a
+# cgroup with processes cannot hand controllers to its children). One test
+# at a time: the guest runs 10-20 times slower than the machine.
+guest="$root/.build/vm-guest.sh"
+cat > "$guest" <<GUEST
+set -e
+echo '+memory +pids' > /sys/fs/cgroup/cgroup.subtree_control
+delegated=/sys/fs/cgroup/tether-vm
+mkdir \$delegated \$delegated/runner
+for file in "" /cgroup.procs /cgroup.subtree_control /cgroup.threads; do chown nobody:nogroup "\$delegated\$file"; done
+chown -R nobody:nogroup \$delegated/runner
+echo '+memory +pids' > \$delegated/cgroup.subtree_control
+mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
+echo \$\$ > \$delegated/runner/cgroup.procs
+cd "$root"
+exec setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp/home TMPDIR=/tmp \
+    PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm \
+    "$bundle" --testing-library swift-testing --no-parallel --filter "$filter"
+GUEST
+
+blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i801,i2c_smbus,lpc_ich,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,pcspkr,evdev,serio_raw,aesni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,sha512_generic,ghash_clmulni_intel,crc32_pclmul,crct10dif_pclmul,crc32c_intel,cryptd,crypto_simd,qemu_fw_cfg,sg,button,scsi_mod,drm
+[ -t 0 ] && exec </dev/null  # a terminal on stdin would stop the VM (SIGTTIN)
+set +e
+timeout --kill-after=15 "${VM_TIMEOUT:-600}" vng --run "$kernel" --force-9p --disable-kvm \
+    --memory "${VM_MEMORY:-2G}" --cpus "$(nproc)" --append "module_blacklist=$blacklist" \
+    --exec "sh $guest" <&0
+status=$?
+exit $status
