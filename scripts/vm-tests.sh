@@ -55,9 +55,9 @@ GUEST
 
 blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i801,i2c_smbus,lpc_ich,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,pcspkr,evdev,serio_raw,aesni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,sha512_generic,ghash_clmulni_intel,crc32_pclmul,crct10dif_pclmul,crc32c_intel,cryptd,crypto_simd,qemu_fw_cfg,sg,button,scsi_mod,drm
 [ -t 0 ] && exec </dev/null  # a terminal on stdin would stop the VM (SIGTTIN)
-set +e
+set +e -o pipefail
+# The guest's console pads its output with NUL bytes: dropped.
 timeout --kill-after=15 "${VM_TIMEOUT:-600}" vng --run "$kernel" --force-9p --disable-kvm \
     --memory "${VM_MEMORY:-2G}" --cpus "$(nproc)" --append "module_blacklist=$blacklist" \
-    --exec "sh $guest" <&0
-status=$?
-exit $status
+    --exec "sh $guest" <&0 2>&1 | tr -d '\000'
+exit "${PIPESTATUS[0]}"

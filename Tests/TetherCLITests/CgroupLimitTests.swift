@@ -4,7 +4,8 @@ import TetherTestSupport
 
 /// Where the memory and pids controllers are delegated (the VM tier:
 /// scripts/vm-tests.sh), the launch's cgroup holds the limits: memory.max
-/// counts everything (so a hog is killed at it, and its exit says why).
+/// counts everything (so a hog is killed at it, and its exit says why) and
+/// pids.max stops a fork bomb, while the host answers throughout.
 extension CgroupTests {
     @Test(.enabled(if: TestCgroup.offers("memory"), "needs the memory controller delegated (the VM tier)"))
     func aHogIsKilledAtItsMemoryLimitAndItsExitSaysSo() throws {
@@ -30,6 +31,34 @@ extension CgroupTests {
         }
         #expect((entry["lastExit"] as? [String: Any])?["reason"] as? String == "memory", "\(entry)")
         #expect((entry["sandbox"] as? [String: Any])?["memoryBy"] as? String == "cgroup", "\(entry)")
+    }
+
+    /// Each child becomes a small `sleep` (and no memory limit is set), so
+    /// the pids cap, not memory, is what stops it.
+    @Test(.enabled(if: TestCgroup.offers("pids"), "needs the pids controller delegated (the VM tier)"))
+    func aForkBombStopsAtThePidsCapWhileTheHostAnswers() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let fixture = try HostFixture()
+        try writeFile(fixture.extensions + "/bomb.py", """
+            import os
+            born = 0
+            try:
+                for i in range(4096):
+                    if os.fork() == 0:
+                        os.execv("/bin/sleep", ["sleep", "1000"])
+                    born += 1
+            except OSError:
+                pass
+            print("BORN", born, flush=True)
+            os.execv("/bin/sleep", ["sleep", "1000"])
+            """)
+        try writeFile(fixture.extensions + "/bomb.extension.json", #"{"name":"bomb","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/bomb.py"],"memoryLimitMiB":0,"restart":"never","activation":"always"}"#)
+        let host = try startHost(fixture, in: cgroup)
+        defer { host.signal(SIGTERM) }
+        let line = try #require(try host.expectLineStarting("[bomb] BORN ", timeout: 120).last)
+        let born = Int(line.split(separator: " ").last ?? "") ?? -1
+        #expect(born > 0 && born < 512, "\(line)")
+        #expect(try fixture.status()["extensions"] is [[String: Any]], "the host answers")
     }
 }
 
