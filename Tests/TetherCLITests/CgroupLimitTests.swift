@@ -60,6 +60,22 @@ extension CgroupTests {
         #expect(born > 0 && born < 512, "\(line)")
         #expect(try fixture.status()["extensions"] is [[String: Any]], "the host answers")
     }
+
+    /// `tether doctor` run in a delegated cgroup says the cgroup holds
+    /// memory and pids.
+    @Test(.enabled(if: TestCgroup.offers("memory") && TestCgroup.offers("pids"), "needs both controllers delegated (the VM tier)"))
+    func doctorSaysADelegatedCgroupHoldsMemoryAndPids() throws {
+        let cgroup = try TestCgroup(delegated: true)
+        let doctor = try TestProcess("/bin/sh", ["-c", #"echo $$ > "$0/cgroup.procs" && exec "$@""#, cgroup.directory,
+                                                 tetherExecutable, "doctor", "--json"])
+        let output = try doctor.remainingOutput(timeout: 60)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        let findings = (json["mechanisms"] as? [[String: Any]]) ?? []
+        func finding(_ name: String) -> [String: Any] { findings.first { $0["mechanism"] as? String == name } ?? [:] }
+        #expect(finding("cgroup")["enforced"] as? Bool == true, "\(findings)")
+        #expect((finding("memory")["detail"] as? String)?.hasPrefix("memory.max") == true, "\(findings)")
+        #expect(finding("pids")["enforced"] as? Bool == true, "\(findings)")
+    }
 }
 
 extension TestCgroup {

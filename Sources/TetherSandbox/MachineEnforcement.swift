@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What this machine enforces for extensions, one finding per mechanism,
+/// each with the fix where there is one (`tether doctor`). It only looks:
+/// no cgroup is claimed, made or changed.
+public enum MachineEnforcement {
+    public struct Finding: Sendable, Equatable {
+        public let mechanism: String
+        /// Whether the promise the mechanism backs holds here.
+        public let enforced: Bool
+        public let detail: String
+        public let fix: String?
+    }
+
+    /// Run under systemd with a cgroup of its own, delegated.
+    public static let delegationFix = "run the host in a delegated cgroup: systemd-run --user -p Delegate=yes tether host …, or Delegate=yes in its unit"
+
+    public static func findings(support: KernelSupport = .current) -> [Finding] {
+        var findings: [Finding] = []
+        var offered: Set<String> = []
+        if let (mount, own) = DelegatedCgroup.ownCgroup() {
+            let path = own.hasSuffix("/" + DelegatedCgroup.hostLeaf) ? String(own.dropLast(DelegatedCgroup.hostLeaf.count + 1)) : own
+            if path != "/", DelegatedCgroup.isDelegated(mount + path) {
+                offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
+                    .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+                findings.append(Finding(mechanism: "cgroup", enforced: true,
+                                        detail: "cgroup v2, delegated: \(path) (each extension gets a cgroup of its own)", fix: nil))
+            } else {
+                let hybrid = mount.hasSuffix("/unified") ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""
+                findings.append(Finding(mechanism: "cgroup", enforced: false,
+                                        detail: "cgroup v2 at \(mount)\(hybrid), but \(path) is not delegated to this user",
+                                        fix: delegationFix))
+            }
+        } else {
+            findings.append(Finding(mechanism: "cgroup", enforced: false, detail: "no cgroup v2 hierarchy (a v1 or hybrid machine)",
+                                    fix: "boot with systemd.unified_cgroup_hierarchy=1 (the default since systemd 247)"))
+        }
+        let memory = offered.contains("memory")
+        findings.append(Finding(
+            mechanism: "memory", enforced: memory || support.seccomp,
+            detail: memory ? "memory.max per extension (counts everything)"
+                : support.seccomp ? "RLIMIT_DATA, with memfd and shared anonymous mappings refused (seccomp); files on a tmpfs TMPDIR not counted"
+                : "RLIMIT_DATA only: memfd and shared mappings are not counted",
+            fix: memory ? nil : delegationFix))
+        let pids = offered.contains("pids")
+        findings.append(Finding(mechanism: "pids", enforced: pids,
+                                detail: pids ? "pids.max per extension" : "no pids cap: a fork bomb is bounded only by RLIMIT_NPROC",
+                                fix: pids ? nil : delegationFix))
+        if let abi = support.landlockABI {
+            var detail = "Landlock ABI \(abi): files"
+            detail += support.landlockNetwork ? ", TCP" : " (no TCP rules: Linux 6.7+)"
+            detail += support.landlockScopes ? ", signal and abstract-socket scoping" : " (no signal scoping: Linux 6.12+)"
+            findings.append(Finding(mechanism: "landlock", enforced: support.landlockScopes, detail: detail,
+                                    fix: support.landlockScopes ? nil : "Linux 6.12 or later"))
+        } else {
+            findings.append(Finding(mechanism: "landlock", enforced: false, detail: "no Landlock: files, TCP and signals unconfined",
+                                    fix: "Linux 5.13+ with landlock in the boot's lsm= list (lsm=landlock,…)"))
+        }
+        findings.append(Finding(mechanism: "seccomp", enforced: support.seccomp,
+                                detail: support.seccomp ? "seccomp filters (sockets, locks, ptrace, setsid, memfd)" : "no seccomp filter",
+                                fix: support.seccomp ? nil : "a kernel with CONFIG_SECCOMP_FILTER, and libseccomp2"))
+        var data = rlimit()
+        let settable = getrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &data) == 0
+        findings.append(Finding(mechanism: "rlimits", enforced: settable,
+                                detail: settable ? "RLIMIT_DATA per extension (hard limit \(data.rlim_max == rlim_t.max ? "unlimited" : "\(data.rlim_max >> 20) MiB"))"
+                                    : "RLIMIT_DATA cannot be read", fix: nil))
+        return findings
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import TetherGroup
+import TetherHost
+import TetherJSON
+import TetherLoop
+import TetherManifest
+import TetherSandbox
+
+struct Doctor: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Say what this machine enforces for extensions, and how to get what it does not.",
+        discussion: """
+            One line per mechanism (cgroup v2 and its delegation, the memory and pids \
+            controllers, Landlock, seccomp, rlimits), each with its fix where there is one. \
+            Given manifests, also what each one asks for that cannot be enforced here: exit 1 \
+            if any, 0 if none; a manifest that does not load exits 2. It changes nothing.
+            """
+    )
+
+    @OptionGroup var group: GroupOptions
+
+    @Option(name: .customLong("extension"), help: ArgumentHelp("An extension manifest (*.extension.json); repeatable.",
+                                                               valueName: "MANIFEST"))
+    var manifests: [String] = []
+
+    @Option(help: ArgumentHelp("Check every *.extension.json in DIR.", valueName: "DIR"))
+    var extensionsDir: [String] = []
+
+    @Flag(help: "Print one JSON object: mechanisms, extensions and ok.")
+    var json = false
+
+    func run() throws {
+        let findings = MachineEnforcement.findings()
+        // Executables are found as the host finds them: next to tether, then on $PATH.
+        let path = (ProcessEnvironment.value("PATH") ?? "").split(separator: ":").map(String.init)
+        let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
+                                                   searchPaths: [directoryName(ownExecutable())] + path)
+        for error in errors { printError(error.description) }
+        if !errors.isEmpty { throw ExitCode(2) }
+        let groupPath = try GroupDirectory.resolvePath(explicit: group.path) { ProcessEnvironment.value($0) }
+        let unenforced = loaded.map { ($0.name, Self.unenforced($0, group: groupPath, findings: findings)) }
+        let ok = unenforced.allSatisfy { $0.1.isEmpty }
+        if json {
+            output(compactJSON([
+                "mechanisms": .array(findings.map { finding -> JSONValue in
+                    ["mechanism": .string(finding.mechanism), "enforced": .bool(finding.enforced),
+                     "detail": .string(finding.detail), "fix": finding.fix.map { JSONValue.string($0) } ?? .null]
+                }),
+                "extensions": .array(unenforced.map { entry -> JSONValue in
+                    ["name": .string(entry.0), "unenforced": .array(entry.1.map { JSONValue.string($0) })]
+                }),
+                "ok": .bool(ok),
+            ]))
+        } else {
+            for finding in findings {
+                output("\(finding.mechanism.padding(toLength: 9, withPad: " ", startingAt: 0)) \(finding.enforced ? "yes" : "no ")  \(finding.detail)")
+                if let fix = finding.fix { output("                fix: \(fix)") }
+            }
+            for (name, missing) in unenforced {
+                output(missing.isEmpty ? "extension '\(name)': everything it asks for is enforced"
+                       : "extension '\(name)': not enforced here: \(missing.joined(separator: "; "))")
+            }
+        }
+        if !ok { throw ExitCode(1) }
+    }
+
+    /// What `manifest` asks for that this machine cannot enforce.
+    static func unenforced(_ manifest: ExtensionManifest, group: String,
+                           findings: [MachineEnforcement.Finding]) -> [String] {
+        var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: group,
+                                   temporaryDirectory: nil, memoryLimitMiB: manifest.memoryLimitMiB)
+        policy.secrets = GroupDirectory.secretsPath(of: group)
+        var missing = Confinement(policy: policy).missing
+        if manifest.memoryLimitMiB != nil, findings.first(where: { $0.mechanism == "memory" })?.enforced == false {
+            missing.append("memory (RLIMIT_DATA alone does not count memfd or shared mappings)")
+        }
+        return missing
+    }
+}
