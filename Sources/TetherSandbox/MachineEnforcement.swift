@@ -1,3 +1,4 @@
+import CTetherSystem
 #if canImport(Glibc)
 import Glibc
 #endif
