@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import TetherGroup
 import TetherHost
 import TetherJSON
@@ -55,7 +54,8 @@ struct Doctor: ParsableCommand {
             ]))
         } else {
             for finding in findings {
-                output("\(finding.mechanism.padding(toLength: 9, withPad: " ", startingAt: 0)) \(finding.enforced ? "yes" : "no ")  \(finding.detail)")
+                let name = finding.mechanism + String(repeating: " ", count: max(0, 9 - finding.mechanism.count))
+                output("\(name) \(finding.enforced ? "yes" : "no ")  \(finding.detail)")
                 if let fix = finding.fix { output("                fix: \(fix)") }
             }
             for (name, missing) in unenforced {
