@@ -194,7 +194,7 @@ public final class SharedStore: Sendable {
     private func load() throws(GroupError) -> Loaded {
         let fd: Int32
         do {
-            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK)
+            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         } catch .noSuchFileOrDirectory {
             cache.withLock { Self.forget(&$0) }
             return .values([:])

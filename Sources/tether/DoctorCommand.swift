@@ -20,22 +20,14 @@ struct Doctor: ParsableCommand {
 
     @OptionGroup var group: GroupOptions
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("An extension manifest (*.extension.json); repeatable.",
-                                                               valueName: "MANIFEST"))
-    var manifests: [String] = []
-
-    @Option(help: ArgumentHelp("Check every *.extension.json in DIR.", valueName: "DIR"))
-    var extensionsDir: [String] = []
+    @OptionGroup var manifests: ManifestOptions
 
     @Flag(help: "Print one JSON object: mechanisms, extensions and ok.")
     var json = false
 
     func run() throws {
         let findings = MachineEnforcement.findings()
-        // Executables are found as the host finds them: next to tether, then on $PATH.
-        let path = (ProcessEnvironment.value("PATH") ?? "").split(separator: ":").map(String.init)
-        let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
-                                                   searchPaths: [directoryName(ownExecutable())] + path)
+        let (loaded, errors) = manifests.load()
         for error in errors { printError(error.description) }
         if !errors.isEmpty { throw ExitCode(2) }
         let groupPath = try GroupDirectory.resolvePath(explicit: group.path) { ProcessEnvironment.value($0) }

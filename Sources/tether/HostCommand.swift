@@ -25,12 +25,7 @@ struct HostCommand: ParsableCommand {
 
     @OptionGroup var group: GroupOptions
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("An extension manifest (*.extension.json); repeatable.",
-                                                               valueName: "MANIFEST"))
-    var manifests: [String] = []
-
-    @Option(help: ArgumentHelp("Load every *.extension.json in DIR.", valueName: "DIR"))
-    var extensionsDir: [String] = []
+    @OptionGroup var manifests: ManifestOptions
 
     @Option(help: ArgumentHelp("Seconds an extension gets to exit after SIGTERM before SIGKILL.", valueName: "SECONDS"))
     var grace = Seconds(3)
@@ -60,11 +55,7 @@ struct HostCommand: ParsableCommand {
 
     func run() throws {
         let directory = try group.open()
-        // A bare executable name in a manifest is looked up next to tether, then on $PATH.
-        let ownDirectory = directoryName(ownExecutable())
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        let (loaded, errors) = ManifestLoader.load(files: manifests, directories: extensionsDir,
-                                                   searchPaths: [ownDirectory] + path)
+        let (loaded, errors) = manifests.load()
         let session = try HostSession(group: directory, manifests: loaded, skipped: errors.map { "\($0)" },
                                       grace: grace, format: logFormat.value, level: logLevel.value,
                                       limits: RPCServer.Limits(maximumConnections: maxConnections),
