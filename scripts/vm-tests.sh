@@ -7,12 +7,13 @@
 # cgroup.subtree_control and cgroup.threads chowned to the user, and
 # trusted.delegate and user.delegate set.
 #
-# Usage: scripts/vm-tests.sh [FILTER]   (default CgroupTests; a Swift Testing
+# Usage: scripts/vm-tests.sh [FILTER]   (default the cgroup, sandbox and doctor
+# tests, on Debian's 6.1 kernel with Landlock ABI 2; a Swift Testing
 # filter). The tests must be built first (swift build --build-tests). Exits
 # with the tests' status; 3 when qemu cannot run here (said in one line).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-filter=${1:-CgroupTests}
+filter=${1:-CgroupTests|SandboxTests|DoctorTests}
 "$root/.ci/ensure-system-libraries" --vm
 
 # virtme-ng, pinned, in a virtual environment of its own (PyPI).
@@ -34,23 +35,34 @@ bundle="$root/.build/debug/TetherPackageTests.xctest"
 
 # The guest: root sets up the delegation, then the tests run as nobody.
 # Test cgroups go beside the runner's (its own holds a process, and a
-# cgroup with processes cannot hand controllers to its children). One test
-# at a time: the guest runs 10-20 times slower than the machine.
+# cgroup with processes cannot hand controllers to its children). One
+# cgroup is delegated by ownership alone, as systemd's Delegate=yes with
+# User= leaves it (chowned, in a parent root owns, no attribute). Then the
+# tests that need root (trusted.* attributes are root's to read) run as
+# root. One test at a time: the guest runs 10-20 times slower.
 guest="$root/.build/vm-guest.sh"
 cat > "$guest" <<GUEST
 set -e
 echo '+memory +pids' > /sys/fs/cgroup/cgroup.subtree_control
 delegated=/sys/fs/cgroup/tether-vm
-mkdir \$delegated \$delegated/runner
-for file in "" /cgroup.procs /cgroup.subtree_control /cgroup.threads; do chown nobody:nogroup "\$delegated\$file"; done
+mkdir \$delegated \$delegated/runner \$delegated/system \$delegated/system/owned
+for file in "" /cgroup.procs /cgroup.subtree_control /cgroup.threads; do
+    chown nobody:nogroup "\$delegated\$file" "\$delegated/system/owned\$file"
+done
 chown -R nobody:nogroup \$delegated/runner
 echo '+memory +pids' > \$delegated/cgroup.subtree_control
+echo '+memory +pids' > \$delegated/system/cgroup.subtree_control
 mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
 echo \$\$ > \$delegated/runner/cgroup.procs
 cd "$root"
-exec setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp/home TMPDIR=/tmp \
-    PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm \
-    "$bundle" --testing-library swift-testing --no-parallel --filter "$filter"
+set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm \\
+    TETHER_TEST_OWNED_CGROUP=/tether-vm/system/owned "$bundle" --testing-library swift-testing --no-parallel
+mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security
+echo "vm-tests: Linux \$(uname -r), security modules \$(cat /sys/kernel/security/lsm)"
+status=0
+setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" --filter "$filter" || status=\$?
+"\$@" --filter "($filter).*ByRoot" || status=\$?
+exit \$status
 GUEST
 
 blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i801,i2c_smbus,lpc_ich,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,pcspkr,evdev,serio_raw,aesni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,sha512_generic,ghash_clmulni_intel,crc32_pclmul,crct10dif_pclmul,crc32c_intel,cryptd,crypto_simd,qemu_fw_cfg,sg,button,scsi_mod,drm
@@ -58,6 +70,6 @@ blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i80
 set +e -o pipefail
 # The guest's console pads its output with NUL bytes: dropped.
 timeout --kill-after=15 "${VM_TIMEOUT:-600}" vng --run "$kernel" --force-9p --disable-kvm \
-    --memory "${VM_MEMORY:-2G}" --cpus "$(nproc)" --append "module_blacklist=$blacklist" \
+    --memory "${VM_MEMORY:-2G}" --cpus "$(nproc)" --append "module_blacklist=$blacklist lsm=landlock,lockdown,yama,integrity" \
     --exec "sh $guest" <&0 2>&1 | tr -d '\000'
 exit "${PIPESTATUS[0]}"

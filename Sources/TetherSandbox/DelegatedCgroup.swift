@@ -6,7 +6,7 @@ import Glibc
 
 /// The cgroup v2 subtree a host was given to manage: a systemd service or
 /// scope with `Delegate=yes`, which systemd marks with the `trusted.delegate`
-/// (or `user.delegate`) attribute. The host moves itself into `host/` (a
+/// (or `user.delegate`) attribute and chowns to the unit's user. The host moves itself into `host/` (a
 /// cgroup with children may hold no processes once controllers are on),
 /// enables the memory and pids controllers for the children, and runs each
 /// extension launch in a child of its own, `ext-G-NAME.N` (G a hash of the
@@ -32,8 +32,8 @@ public final class DelegatedCgroup {
     public enum Unavailable: Error, CustomStringConvertible {
         /// No cgroup v2 hierarchy mounted (cgroup v1 only).
         case noHierarchy
-        /// Its cgroup is not marked delegated (the usual case outside a
-        /// `Delegate=yes` unit).
+        /// Its cgroup is neither marked delegated nor chowned to it (the
+        /// usual case outside a `Delegate=yes` unit).
         case notDelegated(String)
         case failed(String, Errno)
 
@@ -162,14 +162,34 @@ public final class DelegatedCgroup {
         return nil
     }
 
-    /// systemd's mark: `trusted.delegate` or `user.delegate` (which an
-    /// unprivileged manager can set) reading "1".
+    /// Delegated to this process's user, the ways systemd does it: marked
+    /// with `trusted.delegate` (readable by root only) or `user.delegate`
+    /// (systemd 251+) reading "1", or, where neither can be read, chowned:
+    /// the directory, `cgroup.procs` and `cgroup.subtree_control` this
+    /// user's while the parent is not (what `Delegate=yes` with `User=`
+    /// does; the boundary of a subtree a user made inside its own is not a
+    /// delegation). Never by ownership for root, which owns every cgroup.
     static func isDelegated(_ directory: String) -> Bool {
+        isMarked(directory) || isChowned(directory)
+    }
+
+    static func isMarked(_ directory: String) -> Bool {
         ["trusted.delegate", "user.delegate"].contains { name in
             var value = [UInt8](repeating: 0, count: 8)
             let length = value.withUnsafeMutableBytes { getxattr(directory, name, $0.baseAddress, $0.count) }
             return length == 1 && value[0] == UInt8(ascii: "1")
         }
+    }
+
+    static func isChowned(_ directory: String) -> Bool {
+        let user = geteuid()
+        guard user != 0, let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { return false }
+        func owner(_ path: String) -> uid_t? {
+            var info = stat()
+            return lstat(path, &info) == 0 ? info.st_uid : nil
+        }
+        let ours = [directory, directory + "/cgroup.procs", directory + "/cgroup.subtree_control"].allSatisfy { owner($0) == user }
+        return ours && owner(String(directory[..<slash])).map({ $0 != user }) ?? false
     }
 
     /// "+memory +pids" for the children, each on its own: one refused

@@ -1,5 +1,4 @@
 import CTetherSystem
-import TetherLoop
 
 /// Which confinement mechanisms this kernel offers, probed once per process.
 public struct KernelSupport: Sendable, Equatable {
@@ -20,16 +19,8 @@ public struct KernelSupport: Sendable, Equatable {
     public var landlockScopes: Bool { (landlockABI ?? 0) >= 6 }
 
     /// This kernel's, as probed at first use.
-    ///
-    /// Tests simulate an older kernel with `TETHER_TEST_LANDLOCK_ABI=N` (an
-    /// upper bound; 0 for none) and `TETHER_TEST_SECCOMP=off`.
     public static let current: KernelSupport = {
         let abi = tether_landlock_abi()
-        var support = KernelSupport(landlockABI: abi > 0 ? Int(abi) : nil, seccomp: SeccompFilter.isAvailable)
-        if let cap = ProcessEnvironment.value("TETHER_TEST_LANDLOCK_ABI").flatMap({ Int($0) }) {
-            support.landlockABI = support.landlockABI.map { min($0, cap) }.flatMap { $0 > 0 ? $0 : nil }
-        }
-        if ProcessEnvironment.value("TETHER_TEST_SECCOMP") == "off" { support.seccomp = false }
-        return support
+        return KernelSupport(landlockABI: abi > 0 ? Int(abi) : nil, seccomp: SeccompFilter.isAvailable)
     }()
 }

@@ -17,7 +17,10 @@ import Glibc
 /// its inode and times are unchanged: a launch then costs one rule per
 /// entry, not a listing and an open (a home directory holds hundreds).
 /// What a missed change could do is deny, never grant: a cached entry is
-/// the inode it was, and a new one is simply not covered.
+/// the inode it was, and a new one is simply not covered. The kept
+/// descriptors are bounded (`keptAtMost`): a directory past the bound (a
+/// `/tmp` of thousands) is listed each time, each entry closed once its
+/// rule is added, so it never runs the process out of descriptors.
 enum ReadGrants {
     /// Adds the grants to `ruleset`; false (nothing useful added) if a
     /// directory on the way cannot be listed.
@@ -53,13 +56,18 @@ enum ReadGrants {
                     for child in cached.grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
                     continue
                 }
-                guard let grants = list(fd, directory, excluded: excluded, skipping: { path, name in
+                listings.removeValue(forKey: cacheKey)?.close()
+                let kept = listings.values.reduce(0) { $0 + $1.grants.count }
+                let granted = grant(fd, directory, to: ruleset, abi: abi, keeping: max(0, keptAtMost - kept),
+                                    excluded: excluded, skipping: { path, name in
                     onTheWay.contains(path) || hidden.contains(path)
                         || (besideHidden.contains(directory) && name.hasPrefix(".") && name.hasSuffix(".secrets"))
-                }) else { return false }
-                for child in grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
-                listings.removeValue(forKey: cacheKey)?.close()
-                listings[cacheKey] = Listing(info, grants: grants)
+                })
+                switch granted {
+                case .failed: return false
+                case .granted(let grants?): listings[cacheKey] = Listing(info, grants: grants)
+                case .granted(nil): break
+                }
             }
             return true
         }
@@ -74,17 +82,27 @@ enum ReadGrants {
         }
     }
 
-    /// The entries of the directory open at `fd` to grant, opened `O_PATH`
-    /// (symbolic links left out); nil if it cannot be listed.
-    private static func list(_ fd: Int32, _ directory: String, excluded: Set<FileIdentity>,
-                             skipping: (String, String) -> Bool) -> [Int32]? {
+    private enum Granted {
+        /// The entries' descriptors, kept for the next launch; nil when
+        /// there were more than it could keep (all closed).
+        case granted([Int32]?)
+        /// Out of descriptors or memory, or the directory cannot be listed.
+        case failed
+    }
+
+    /// Grants read on each entry of the directory open at `fd`, opened
+    /// `O_PATH` (symbolic links left out), keeping at most `keeping` of
+    /// the descriptors; past that, none is kept.
+    private static func grant(_ fd: Int32, _ directory: String, to ruleset: Int32, abi: Int32, keeping: Int,
+                              excluded: Set<FileIdentity>, skipping: (String, String) -> Bool) -> Granted {
         let listing = dup(fd)
         guard listing >= 0, let stream = fdopendir(listing) else {
             if listing >= 0 { close(listing) }
-            return nil
+            return .failed
         }
         defer { closedir(stream) }
-        var grants: [Int32] = []
+        var kept: [Int32] = []
+        var keepsAll = true
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name != ".", name != ".." else { continue }
@@ -94,15 +112,31 @@ enum ReadGrants {
                 guard let raw = bytes.baseAddress else { return -1 }
                 return openat(fd, raw.assumingMemoryBound(to: CChar.self), pathOnly | O_NOFOLLOW | O_CLOEXEC)
             }
-            guard child >= 0 else { continue }
+            guard child >= 0 else {
+                // Gone since the listing: nothing to grant. Out of
+                // descriptors: the grants would be short of what they say.
+                if errno == EMFILE || errno == ENFILE || errno == ENOMEM {
+                    kept.forEach { _ = close($0) }
+                    return .failed
+                }
+                continue
+            }
             var info = stat()
-            if fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK, !excluded.contains(FileIdentity(info)) {
-                grants.append(child)
+            guard fstat(child, &info) == 0, info.st_mode & S_IFMT != S_IFLNK, !excluded.contains(FileIdentity(info)) else {
+                close(child)
+                continue
+            }
+            _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0)
+            if keepsAll && kept.count < keeping {
+                kept.append(child)
             } else {
                 close(child)
+                kept.forEach { _ = close($0) }
+                kept.removeAll()
+                keepsAll = false
             }
         }
-        return grants
+        return .granted(keepsAll ? kept : nil)
     }
 
     private struct FileIdentity: Hashable {
@@ -140,6 +174,14 @@ enum ReadGrants {
     }
 
     private static let listings = Mutex<[String: Listing]>([:])
+
+    /// The descriptors all listings may keep: a quarter of the soft
+    /// descriptor limit, at most 2,048.
+    private static var keptAtMost: Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return Int(min(limit.rlim_cur / 4, 2_048))
+    }
 
     /// O_PATH (GNU, so not in Glibc's module): x86-64 and arm64 alike.
     /// Opens nothing: no FIFO blocks, no device wakes.

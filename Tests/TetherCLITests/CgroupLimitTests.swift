@@ -25,10 +25,13 @@ extension CgroupTests {
         let host = try startHost(fixture, in: cgroup)
         defer { host.signal(SIGTERM) }
         var entry: [String: Any] = [:]
+        var unanswered = 0
         try waitFor("the hog's end", timeout: 120) {
-            entry = (try? fixture.status()["extensions"] as? [[String: Any]])?.first ?? [:]
+            guard let status = try? fixture.status() else { unanswered += 1; return false }
+            entry = (status["extensions"] as? [[String: Any]])?.first ?? [:]
             return entry["lastExit"] is [String: Any]
         }
+        #expect(unanswered == 0, "status went unanswered \(unanswered) times while the hog grew")
         #expect((entry["lastExit"] as? [String: Any])?["reason"] as? String == "memory", "\(entry)")
         #expect((entry["sandbox"] as? [String: Any])?["memoryBy"] as? String == "cgroup", "\(entry)")
     }
@@ -55,6 +58,17 @@ extension CgroupTests {
         try writeFile(fixture.extensions + "/bomb.extension.json", #"{"name":"bomb","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/bomb.py"],"memoryLimitMiB":0,"restart":"never","activation":"always"}"#)
         let host = try startHost(fixture, in: cgroup)
         defer { host.signal(SIGTERM) }
+        // Asked throughout, until the kernel has refused it a fork
+        // (pids.events counts them).
+        var unanswered = 0
+        var own: String?
+        try waitFor("the bomb at the cap", timeout: 120) {
+            guard let status = try? fixture.status() else { unanswered += 1; return false }
+            own = own ?? ((status["extensions"] as? [[String: Any]])?.first?["sandbox"] as? [String: Any])?["cgroup"] as? String
+            guard let own, let events = try? String(contentsOfFile: cgroup.mount + own + "/pids.events", encoding: .utf8) else { return false }
+            return events.split(separator: "\n").contains { $0.hasPrefix("max ") && $0 != "max 0" }
+        }
+        #expect(unanswered == 0, "status went unanswered \(unanswered) times during the fork bomb")
         let line = try #require(try host.expectLineStarting("[bomb] BORN ", timeout: 120).last)
         let born = Int(line.split(separator: " ").last ?? "") ?? -1
         #expect(born > 0 && born < 512, "\(line)")

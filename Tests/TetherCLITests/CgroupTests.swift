@@ -17,14 +17,13 @@ struct CgroupTests {
 
     /// `tether host` for `fixture`, started inside `cgroup`.
     func startHost(_ fixture: HostFixture, in cgroup: TestCgroup, _ extra: [String] = [],
-                   environment: [String: String]? = nil) throws -> TestProcess {
+                   without mechanisms: [KernelMechanism] = []) throws -> TestProcess {
         // Into the host's leaf if an earlier host made it: a cgroup whose
         // controllers are on for its children can hold no process.
         let join = #"d="$0"; [ -d "$d/host" ] && d="$d/host"; echo $$ > "$d/cgroup.procs" && exec "$@""#
-        let host = try TestProcess("/bin/sh", ["-c", join, cgroup.directory,
-                                               tetherExecutable, "host", "--group", fixture.group.path,
-                                               "--extensions-dir", fixture.extensions, "--grace", "1"] + extra,
-                                   environment: environment)
+        let command = (mechanisms.isEmpty ? [] : withoutMechanisms(mechanisms))
+            + [tetherExecutable, "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions, "--grace", "1"]
+        let host = try TestProcess("/bin/sh", ["-c", join, cgroup.directory] + command + extra)
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         return host
     }
@@ -201,7 +200,7 @@ struct CgroupTests {
         try writeFile("\(fixture.extensions)/kb.py", keyboard)
         let manifest = #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/kb.py","\#(fixture.extensions)/stop.py"],"restart":"never","activation":"on-demand"}"#
         try writeFile("\(fixture.extensions)/kb.extension.json", manifest)
-        let host = try startHost(fixture, in: cgroup, environment: ["TETHER_TEST_SECCOMP": "off"])
+        let host = try startHost(fixture, in: cgroup, without: [.seccomp])
         defer { host.signal(SIGTERM) }
         #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
         #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)
@@ -216,7 +215,7 @@ struct CgroupTests {
         let cgroup = try TestCgroup(delegated: true)
         let fixture = try HostFixture()
         try fixture.addExtension("kb", role: "keyboard", restart: "never", script: "exec sleep 600")
-        let host = try startHost(fixture, in: cgroup, ["--require-sandbox"], environment: ["TETHER_TEST_SECCOMP": "off"])
+        let host = try startHost(fixture, in: cgroup, ["--require-sandbox"], without: [.seccomp])
         defer { host.signal(SIGTERM) }
         try waitFor("the refusal", timeout: 10) {
             (try? fixture.status()["extensions"] as? [[String: Any]])?.first?["state"] as? String == "failed"
@@ -239,111 +238,5 @@ struct CgroupTests {
         #expect(sandbox["cgroup"] == nil)
         #expect(sandbox["memoryBy"] as? String == "rlimit+seccomp")
         #expect(cgroup.children().isEmpty, "\(cgroup.children())")
-    }
-}
-
-/// A cgroup of its own for one test, made where systemd would make a unit's
-/// (beside this process's), optionally marked delegated as systemd marks
-/// `Delegate=yes` units. Its whole tree is killed and removed at the end.
-final class TestCgroup {
-    let mount: String
-    /// Its path in the hierarchy.
-    let path: String
-    var directory: String { mount + path }
-
-    /// The cgroup v2 mount point and this process's cgroup there.
-    static let hierarchy: (mount: String, own: String)? = {
-        guard let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8))?
-            .split(separator: "\n").first(where: { $0.hasPrefix("0::") }).map({ String($0.dropFirst(3)) }),
-            let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
-        for line in mounts.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
-               fields[3] == "/" {
-                return (String(fields[4]), own)
-            }
-        }
-        return nil
-    }()
-
-    /// Whether a test cgroup can be made and marked here (root, or a user
-    /// in a delegated session).
-    static let available: Bool = (try? TestCgroup(delegated: true)) != nil
-
-    init(delegated: Bool) throws {
-        guard let (mount, own) = Self.hierarchy else { throw POSIXError(.ENOENT) }
-        self.mount = mount
-        // The VM tier runs the tests in a leaf beside the cgroups they make
-        // (one with processes cannot hand controllers to its children).
-        let base = ProcessInfo.processInfo.environment["TETHER_TEST_CGROUP_PARENT"] ?? own
-        path = (base == "/" ? "" : base) + "/tether-test-\(UUID().uuidString.prefix(8))"
-        guard mkdir(mount + path, 0o755) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        if delegated {
-            let names: [String] = ["trusted.delegate", "user.delegate"]
-            let marked = names.contains { name in
-                "1".withCString { setxattr(mount + path, name, $0, 1, 0) == 0 }
-            }
-            guard marked else {
-                rmdir(mount + path)
-                throw POSIXError(.EPERM)
-            }
-        }
-    }
-
-    deinit {
-        // Everything in it, then the tree bottom-up once the kernel has emptied it.
-        let pids = Self.processes(under: directory)
-        _ = try? "1".write(toFile: directory + "/cgroup.kill", atomically: false, encoding: .utf8)
-        for pid in pids { _ = Self.waitForExit(of: pid, timeout: 10) }
-        Self.removeTree(directory, depth: 8)
-    }
-
-    func children() -> [String] { Self.children(of: directory) }
-
-    static func children(of directory: String) -> [String] {
-        var isDirectory: ObjCBool = false
-        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
-            FileManager.default.fileExists(atPath: directory + "/" + $0, isDirectory: &isDirectory) && isDirectory.boolValue
-        }
-    }
-
-    static func removeTree(_ directory: String, depth: Int) {
-        if depth > 0 { for child in children(of: directory) { removeTree(directory + "/" + child, depth: depth - 1) } }
-        rmdir(directory)
-    }
-
-    func offers(_ controller: String) -> Bool {
-        ((try? String(contentsOfFile: directory + "/cgroup.controllers", encoding: .utf8)) ?? "")
-            .split(whereSeparator: { $0 == " " || $0 == "\n" }).contains { $0 == controller }
-    }
-
-    static func processes(under directory: String) -> [Int32] {
-        var pids = ((try? String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)) ?? "")
-            .split(separator: "\n").compactMap { Int32($0) }
-        for child in children(of: directory) { pids += processes(under: directory + "/" + child) }
-        return pids
-    }
-
-    /// Its cgroup v2 path, from /proc.
-    static func cgroup(of pid: Int32) -> String? {
-        (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) }
-    }
-
-    /// Waits on a pidfd (readable once the process has ended, zombie or
-    /// reaped): true if it ended within `timeout`.
-    static func waitForExit(of pid: Int32, timeout: Double) -> Bool {
-        let fd = tether_pidfd_open(pid)
-        guard fd >= 0 else { return errno == ESRCH }
-        defer { close(fd) }
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(timeout)
-        for _ in 0..<100 {
-            let left = Int32(max(0, min(60_000, deadline.timeIntervalSinceNow * 1000)))
-            let ready = poll(&entry, 1, left)
-            if ready > 0 { return true }
-            if ready == 0 || Date() > deadline { return false }
-        }
-        return false
     }
 }

@@ -33,7 +33,7 @@ import TetherTestSupport
         try writeFile(manifest, #"{"name":"kb","role":"keyboard","executable":"/bin/true"}"#)
         let here = try group.run(["doctor", "--extension", manifest])
         #expect(here.status == (KernelSupportProbe.seccomp && KernelSupportProbe.landlockScopes ? 0 : 1), "\(here.stdout)")
-        let without = try tether(group.withGroup(["doctor", "--json", "--extension", manifest]), environment: ["TETHER_TEST_SECCOMP": "off"])
+        let without = try tether(group.withGroup(["doctor", "--json", "--extension", manifest]), without: [.seccomp])
         #expect(without.status == 1, "\(without.stdout)")
         let extensions = try #require(try group.json(without)["extensions"] as? [[String: Any]])
         let unenforced = (extensions.first?["unenforced"] as? [String]) ?? []
