@@ -20,3 +20,14 @@ public struct RestartBackoff: Sendable, Equatable {
         return min(Self.maximumDelay, Self.firstDelay << exponent)
     }
 }
+
+/// RestartBackoff's schedule (100 ms doubling to 30 s) without the crash-loop
+/// limit: for waits on the environment, which are not the extension's fault.
+struct RetryDelay {
+    private var upcoming = RestartBackoff.firstDelay
+
+    mutating func next() -> UInt64 {
+        defer { upcoming = min(RestartBackoff.maximumDelay, upcoming * 2) }
+        return upcoming
+    }
+}

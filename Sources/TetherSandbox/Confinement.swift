@@ -48,7 +48,7 @@ public final class Confinement {
                 if !policy.groupWritable && !secretsHidden {
                     missing.append(policy.secrets == nil
                         ? "secrets (kept in the group: no secrets directory beside it, its parent not writable)"
-                        : "secrets (a directory on the way to them cannot be listed)")
+                        : "secrets (a directory on the way to them cannot be listed, or descriptors ran out)")
                 }
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")

@@ -61,12 +61,12 @@ public final class DelegatedCgroup {
     /// in the delegated cgroup and keep controllers off. `group`: the
     /// group directory whose host lock the caller holds.
     public static func claim(group: String) -> Result<DelegatedCgroup, Unavailable> {
-        guard let (mount, ownPath) = ownCgroup() else { return .failure(.noHierarchy) }
-        // Already moved (a host that claimed it before, in this process).
-        let delegatedPath = ownPath.hasSuffix("/" + hostLeaf) ? String(ownPath.dropLast(hostLeaf.count + 1)) : ownPath
-        guard delegatedPath != "/" && !delegatedPath.isEmpty else { return .failure(.notDelegated("/")) }
+        let (mount, delegatedPath): (String, String)
+        switch candidate() {
+        case .success(let found): (mount, delegatedPath) = found
+        case .failure(let unavailable): return .failure(unavailable)
+        }
         let directory = mount + delegatedPath
-        guard isDelegated(directory) else { return .failure(.notDelegated(delegatedPath)) }
         let leaf = directory + "/" + hostLeaf
         if mkdir(leaf, 0o755) != 0, errno != EEXIST { return .failure(.failed(leaf, Errno(rawValue: errno))) }
         do {
@@ -142,6 +142,19 @@ public final class DelegatedCgroup {
         return remaining
     }
 
+    /// The delegated cgroup this process is in (its own, or the one above
+    /// where it already moved into `host/`): the hierarchy's mount point and
+    /// the path there. `claim` takes it; `tether doctor` only looks.
+    static func candidate() -> Result<(mount: String, path: String), Unavailable> {
+        guard let (mount, own) = ownCgroup() else { return .failure(.noHierarchy) }
+        let path = own.hasSuffix("/" + hostLeaf) ? String(own.dropLast(hostLeaf.count + 1)) : own
+        // Outside its cgroup namespace's root a process sees "/../x": never
+        // a path that leads out of the mount.
+        guard path != "/", !path.isEmpty, !path.split(separator: "/").contains(".."),
+              isDelegated(mount + path) else { return .failure(.notDelegated(path)) }
+        return .success((mount, path))
+    }
+
     /// The calling process's cgroup v2: the hierarchy's mount point and
     /// its path there.
     static func ownCgroup() -> (mount: String, path: String)? {
@@ -170,7 +183,14 @@ public final class DelegatedCgroup {
     /// does; the boundary of a subtree a user made inside its own is not a
     /// delegation). Never by ownership for root, which owns every cgroup.
     static func isDelegated(_ directory: String) -> Bool {
-        isMarked(directory) || isChowned(directory)
+        isCgroup2(directory) && (isMarked(directory) || isChowned(directory))
+    }
+
+    /// On the cgroup v2 file system, not a directory elsewhere with files
+    /// of the same names.
+    static func isCgroup2(_ directory: String) -> Bool {
+        var info = statfs()
+        return statfs(directory, &info) == 0 && Int(info.f_type) == 0x6367_7270  // CGROUP2_SUPER_MAGIC
     }
 
     static func isMarked(_ directory: String) -> Bool {

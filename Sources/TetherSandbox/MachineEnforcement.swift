@@ -15,26 +15,28 @@ public enum MachineEnforcement {
         public let fix: String?
     }
 
-    /// Run under systemd with a cgroup of its own, delegated.
-    public static let delegationFix = "run the host in a delegated cgroup: systemd-run --user -p Delegate=yes tether host …, or Delegate=yes in its unit"
+    /// Run under systemd with a cgroup of its own, delegated. A user
+    /// manager marks it (`user.delegate`) from systemd 251; before, only a
+    /// system unit with `User=` chowns it to the user.
+    public static let delegationFix = "run the host in a delegated cgroup: systemd-run --user -p Delegate=yes tether host … (systemd 251+), "
+        + "or a system unit with User= and Delegate=yes"
 
     public static func findings(support: KernelSupport = .current) -> [Finding] {
         var findings: [Finding] = []
         var offered: Set<String> = []
-        if let (mount, own) = DelegatedCgroup.ownCgroup() {
-            let path = own.hasSuffix("/" + DelegatedCgroup.hostLeaf) ? String(own.dropLast(DelegatedCgroup.hostLeaf.count + 1)) : own
-            if path != "/", DelegatedCgroup.isDelegated(mount + path) {
-                offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
-                    .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
-                findings.append(Finding(mechanism: "cgroup", enforced: true,
-                                        detail: "cgroup v2, delegated: \(path) (each extension gets a cgroup of its own)", fix: nil))
-            } else {
-                let hybrid = mount.hasSuffix("/unified") ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""
-                findings.append(Finding(mechanism: "cgroup", enforced: false,
-                                        detail: "cgroup v2 at \(mount)\(hybrid), but \(path) is not delegated to this user",
-                                        fix: delegationFix))
-            }
-        } else {
+        switch DelegatedCgroup.candidate() {
+        case .success(let (mount, path)):
+            offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
+                .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+            findings.append(Finding(mechanism: "cgroup", enforced: true,
+                                    detail: "cgroup v2, delegated: \(path) (each extension gets a cgroup of its own)", fix: nil))
+        case .failure(.notDelegated(let path)):
+            let mount = DelegatedCgroup.ownCgroup()?.mount ?? ""
+            let hybrid = mount.hasSuffix("/unified") ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""
+            findings.append(Finding(mechanism: "cgroup", enforced: false,
+                                    detail: "cgroup v2 at \(mount)\(hybrid), but \(path) is not delegated to this user",
+                                    fix: delegationFix))
+        case .failure:
             findings.append(Finding(mechanism: "cgroup", enforced: false, detail: "no cgroup v2 hierarchy (a v1 or hybrid machine)",
                                     fix: "boot with systemd.unified_cgroup_hierarchy=1 (the default since systemd 247)"))
         }

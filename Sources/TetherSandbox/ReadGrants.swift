@@ -23,7 +23,7 @@ import Glibc
 /// rule is added, so it never runs the process out of descriptors.
 enum ReadGrants {
     /// Adds the grants to `ruleset`; false (nothing useful added) if a
-    /// directory on the way cannot be listed.
+    /// directory on the way cannot be listed, or descriptors ran out.
     static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String]) -> Bool {
         let hidden = Set(hidden.map(canonical))
         var onTheWay: Set<String> = ["/"]
@@ -57,14 +57,23 @@ enum ReadGrants {
                     continue
                 }
                 listings.removeValue(forKey: cacheKey)?.close()
-                let kept = listings.values.reduce(0) { $0 + $1.grants.count }
-                let granted = grant(fd, directory, to: ruleset, abi: abi, keeping: max(0, keptAtMost - kept),
-                                    excluded: excluded, skipping: { path, name in
+                let skipping = { (path: String, name: String) in
                     onTheWay.contains(path) || hidden.contains(path)
                         || (besideHidden.contains(directory) && name.hasPrefix(".") && name.hasSuffix(".secrets"))
-                })
+                }
+                let kept = listings.values.reduce(0) { $0 + $1.grants.count }
+                var granted = grant(fd, directory, to: ruleset, abi: abi, keeping: max(0, keptAtMost - kept),
+                                    excluded: excluded, skipping: skipping)
+                if case .outOfDescriptors = granted {
+                    // Others' descriptors may be what is short: let go of
+                    // every kept listing and try once keeping none. Rules
+                    // added twice grant nothing more.
+                    for listing in listings.values { listing.close() }
+                    listings.removeAll()
+                    granted = grant(fd, directory, to: ruleset, abi: abi, keeping: 0, excluded: excluded, skipping: skipping)
+                }
                 switch granted {
-                case .failed: return false
+                case .failed, .outOfDescriptors: return false
                 case .granted(let grants?): listings[cacheKey] = Listing(info, grants: grants)
                 case .granted(nil): break
                 }
@@ -86,8 +95,11 @@ enum ReadGrants {
         /// The entries' descriptors, kept for the next launch; nil when
         /// there were more than it could keep (all closed).
         case granted([Int32]?)
-        /// Out of descriptors or memory, or the directory cannot be listed.
+        /// The directory cannot be listed.
         case failed
+        /// Out of descriptors or memory: the grants would be short of what
+        /// they say.
+        case outOfDescriptors
     }
 
     /// Grants read on each entry of the directory open at `fd`, opened
@@ -117,7 +129,7 @@ enum ReadGrants {
                 // descriptors: the grants would be short of what they say.
                 if errno == EMFILE || errno == ENFILE || errno == ENOMEM {
                     kept.forEach { _ = close($0) }
-                    return .failed
+                    return .outOfDescriptors
                 }
                 continue
             }

@@ -61,6 +61,13 @@ extension SandboxTests {
             if libc.syscall(ctypes.c_long(number), ctypes.c_long(fd), ctypes.c_long(6 | (1 << 32)), lock) != 0:
                 raise OSError(ctypes.get_errno(), "fcntl")
         attempt("lockHighBits", lock_high_bits)
+        def ptrace_host():
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            # PTRACE_ATTACH: the host, as a debugger would take it.
+            if libc.ptrace(ctypes.c_long(16), ctypes.c_long(int(os.environ["TETHER_HOST_PID"])), None, None) != 0:
+                raise OSError(ctypes.get_errno(), "ptrace")
+        attempt("ptraceHost", ptrace_host)
         # Signal 0: the same permission check as any signal, and the host
         # lives on where the kernel has no scoping to refuse it.
         attempt("killHost", lambda: os.kill(int(os.environ["TETHER_HOST_PID"]), 0))

@@ -32,19 +32,19 @@ struct SandboxTests {
     static let cases = [
         Case(role: "keyboard", openAccess: false, expected: [
             "group": "EACCES", "outside": "EACCES", "tmp": "ok", "chmod": "EPERM", "tcp": "EACCES", "udp": "EACCES",
-            "probe": "ok", "recording": "running", "killHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
+            "probe": "ok", "recording": "running", "killHost": "EPERM", "ptraceHost": "EPERM", "hello": "ok", "inheritedFd": "EBADF",
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
             "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "lockHighBits": "EPERM",
             "groupRead": "ok", "secrets": "EACCES", "secretsList": "EACCES", "secretsByLink": "EACCES", "otherSecrets": "EACCES",
             "secretsHardLink": "EXDEV",
         ]),
         Case(role: "keyboard", openAccess: true, expected: [
-            "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM",
+            "group": "ok", "outside": "EACCES", "tmp": "ok", "chmod": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "ptraceHost": "EPERM",
             "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "lockHighBits": "ok",
             "groupRead": "ok", "secrets": "ok",
         ]),
         Case(role: "widget", openAccess: false, expected: [
-            "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "hello": "ok",
+            "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "ptraceHost": "EPERM", "hello": "ok",
             "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "groupRead": "ok", "secrets": "ok",
         ]),
     ]

@@ -12,12 +12,13 @@ public enum KernelMechanism: String, Sendable {
 }
 
 /// The command prefix that runs a program on this kernel as a kernel
-/// without `mechanisms` would look to it: a small Python program installs
-/// a seccomp filter that answers those system calls as such a kernel does,
-/// then execs the program (same pid). The shipped code has no switch for
-/// this; it sees only what the kernel says.
+/// without `mechanisms` would look to it: a small Python program (given
+/// inline: no file to plant or leave) installs a seccomp filter that
+/// answers those system calls as such a kernel does, then execs the
+/// program (same pid). The shipped code has no switch for this; it sees
+/// only what the kernel says.
 public func withoutMechanisms(_ mechanisms: [KernelMechanism]) -> [String] {
-    ["/usr/bin/env", "python3", KernelWithout.script, mechanisms.map(\.rawValue).joined(separator: ",")]
+    ["/usr/bin/env", "python3", "-c", KernelWithout.source, mechanisms.map(\.rawValue).joined(separator: ",")]
 }
 
 /// `tether ARGS` started in the background as on a kernel without `mechanisms`.
@@ -33,13 +34,7 @@ public func tether(_ arguments: [String], without mechanisms: [KernelMechanism],
 }
 
 enum KernelWithout {
-    /// Written once per test process.
-    static let script: String = {
-        let path = NSTemporaryDirectory() + "tether-kernel-without-\(getpid()).py"
-        try? source.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }()
-
+    /// `python3 -c` gives it `sys.argv[1:]`: the mechanisms, then the command.
     static let source = """
         import ctypes, os, struct, sys
         mechanisms, command = set(sys.argv[1].split(",")), sys.argv[2:]

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #ifdef __linux__
 #include <sys/xattr.h> /* getxattr, for Swift: Glibc's module leaves it out */
+#include <sys/vfs.h>   /* statfs, likewise */
 #endif
 
 /// pidfd_open(pid, 0): a descriptor that becomes readable when the process

@@ -1,0 +1,147 @@
+import CTetherSystem
+import Glibc
+import Logging
+import TetherGroup
+import TetherIPC
+import SystemPackage
+import TetherLog
+import TetherLoop
+import TetherManifest
+import TetherSandbox
+
+/// Ending a launch: TERM, the grace, KILL, for its whole tree, and what
+/// is left of it once its main process is gone.
+extension ExtensionSupervisor {
+    /// The whole group, which holds the main process too; without a group
+    /// (never spawned as one), the main process alone. Its cgroup's
+    /// processes too: SIGKILL by `cgroup.kill`, the whole tree at once.
+    func signal(_ signal: Int32) {
+        if group > 0 {
+            _ = kill(-group, signal)
+        } else {
+            try? process?.signal(signal)
+        }
+        if signal == SIGKILL { cgroup?.kill() } else { cgroup?.signalAll(signal) }
+    }
+
+    /// The main process is gone; its group may not be. The group's id stays
+    /// reserved while any member lives, so signals reach only the leftovers
+    /// (seccomp keeps a confined launch's processes in it). SIGTERM now,
+    /// SIGKILL after the grace; with a cgroup, leftovers that left the group
+    /// too. Once none is left (checked every 20 ms, the host reaping those
+    /// it adopted), or a moment after the SIGKILL if one cannot die
+    /// (uninterruptible sleep), the cgroup is removed, then the TMPDIR, and
+    /// then `whenGone` runs.
+    func endLeftovers(whenGone: (() -> Void)? = nil) {
+        let leftovers = group
+        group = 0
+        let cgroup = self.cgroup
+        self.cgroup = nil
+        // Its TMPDIR goes once nothing of it can write there any more.
+        let temporary = temporaryDirectory
+        temporaryDirectory = nil
+        leftoversPending += 1
+        if leftovers > 0 { leftoverGroups.insert(leftovers) }
+        let gone = { [weak self] in
+            if let self {
+                self.leftoverGroups.remove(leftovers)
+                self.leftoversPending -= 1
+                if self.leftoversPending == 0 {
+                    let waiting = self.afterLeftovers
+                    self.afterLeftovers.removeAll()
+                    for then in waiting { then() }
+                }
+            }
+            whenGone?()
+        }
+        let finish = { [sandbox, reaper] in
+            reaper.releaseGroup(leftovers)
+            // A cgroup that cannot be removed keeps its TMPDIR for the next start.
+            let removeTemporary = { (removed: Bool) in
+                guard removed, let temporary else { return gone() }
+                sandbox.removeTemporaryDirectory(temporary, then: gone)
+            }
+            guard let cgroup else { return removeTemporary(true) }
+            sandbox.retire(cgroup, then: removeTemporary)
+        }
+        func alive() -> Bool {
+            guard leftovers > 0 else { return cgroup?.isPopulated == true }
+            _ = tether_reap_group(leftovers)
+            return kill(-leftovers, 0) == 0 || cgroup?.isPopulated == true
+        }
+        if leftovers > 0 { _ = kill(-leftovers, SIGTERM) }
+        cgroup?.signalAll(SIGTERM)
+        guard alive() else { return finish() }
+        let started = loop.now
+        var killed = false
+        let timer = LoopTimer(loop: loop)
+        timer.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [loop, graceMilliseconds] in
+            let waited = loop.now - started
+            let stillAlive = alive()
+            if stillAlive, !killed, waited >= graceMilliseconds {
+                if leftovers > 0 { _ = kill(-leftovers, SIGKILL) }
+                cgroup?.kill()
+                killed = true
+                return
+            }
+            guard !stillAlive || waited >= graceMilliseconds + 2_000 else { return }
+            timer.close()
+            finish()
+        }
+    }
+
+    func fail(_ reason: String) {
+        state = .failed
+        var metadata: Logger.Metadata = ["reason": .string(reason), "restarts": .number(restarts)]
+        if let lastExit { metadata["lastExit"] = .string(lastExit.reason.rawValue) }
+        logger.event(.extensionFailed, level: .error, "extension '\(manifest.name)' failed: \(reason)", metadata)
+    }
+
+    /// A failure outside an exit (the lock, the spawn): waiters hear now.
+    func failNow(_ reason: String) {
+        fail(reason)
+        onGone?(false)
+    }
+
+    func releaseInstance() {
+        instanceLock?.release()
+        instanceLock = nil
+    }
+
+    /// SIGTERM to its whole process group, then SIGKILL after the grace;
+    /// `completion` once it is gone.
+    func stop(completion: @escaping () -> Void) {
+        restartTimer?.close()
+        restartTimer = nil
+        externalWatcher?.close()
+        externalWatcher = nil
+        // Paused output would keep a dying extension blocked on its pipe, and
+        // a paused pipe must still be read to its end.
+        resumeTimer?.close()
+        resumeTimer = nil
+        resume()
+        idleTimer?.close()
+        idleTimer = nil
+        termTimer?.close()
+        termTimer = nil
+        relaunchAfterExit = false
+        guard let process, process.exitStatus == nil else {
+            if state != .failed { state = isOnDemand ? .idle : .stopped }
+            onGone?(false)
+            // An ended launch still being cleared: answered once it is.
+            guard leftoversPending == 0 else { return afterLeftovers.append(completion) }
+            return completion()
+        }
+        stopping.append(completion)
+        // Already on its way out for a stop: wait with the others.
+        guard stopping.count == 1 || ending != .stopped else { return }
+        killTimer?.close()
+        killTimer = nil
+        ending = .stopped
+        state = .stopping
+        signal(SIGTERM)
+        let timer = LoopTimer(loop: loop)
+        killTimer = timer
+        timer.start(afterMilliseconds: graceMilliseconds) { [weak self] in self?.signal(SIGKILL) }
+    }
+}

@@ -1,0 +1,213 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TetherAuth
+import TetherGroup
+import TetherHTTP
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherManifest
+
+/// Extensions on the socket and on their links: hello, identity from the
+/// kernel, the watchdog's verdicts, and work waiting for a hello.
+extension Host {
+    /// The read-only keyboard behind `connection`, if it is one: by its
+    /// hello (where its manifest, not its claim, says whether it has open
+    /// access), or, on a connection that never said hello, by the process at
+    /// the other end: one of a read-only keyboard the host launched (its
+    /// process group) or one attached by hand.
+    func readOnlyPeer(_ connection: RPCConnection) -> String? {
+        // The process first, whatever the connection said: a second
+        // connection's hello under another name changes nothing.
+        if let pid = connection.peer?.pid {
+            if let supervisor = supervisors.first(where: {
+                $0.manifest.role == .keyboard && !$0.manifest.openAccess && $0.owns(pid: pid)
+            }) {
+                return supervisor.manifest.name
+            }
+            if let entry = attached.values.first(where: { $0.role == .keyboard && !$0.openAccess && $0.pid == pid }) {
+                return entry.name
+            }
+        }
+        guard let entry = attached[ObjectIdentifier(connection)] else { return nil }
+        return entry.role == .keyboard && !entry.openAccess ? entry.name : nil
+    }
+
+    func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        // A hello without a version is version 1: shell and Python
+        // extensions written before versions keep working.
+        var version = 1
+        if let requested = params?["protocol"], requested != .null {
+            guard let number = requested.intValue else {
+                return .failure(.invalidParams("\"protocol\" must be an integer"))
+            }
+            guard HostProtocol.supported.contains(number) else {
+                return .failure(.unsupportedProtocol(requested, supported: HostProtocol.supported))
+            }
+            version = number
+        }
+        guard let name = params?["name"]?.stringValue, FeatureName.isValid(name) else {
+            return .failure(.invalidParams("\"name\" must be an extension name"))
+        }
+        guard let roleText = params?["role"]?.stringValue, let role = ExtensionRole(rawValue: roleText) else {
+            return .failure(.invalidParams("\"role\" must be widget, keyboard or notification"))
+        }
+        guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
+        let key = ObjectIdentifier(connection)
+        if let existing = attached[key] {
+            return .failure(.refused("this connection already said hello, as '\(existing.name)'"))
+        }
+        if let refusal = linkRefusal(connection, name: name, pid: peer.pid) { return .failure(refusal) }
+        if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
+            // Its launch's link outranks whatever took the name on the socket.
+            guard links[key] != nil, links[ObjectIdentifier(other.connection)] == nil else {
+                return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
+            }
+            logger.warning("pid \(other.pid) was attached as '\(name)', which this host launched; disconnected")
+            detach(other.connection)
+            other.connection.close()
+        }
+        let supervisor = supervisors.first { $0.manifest.name == name }
+        // Open access comes from the host's manifest where it has one: a
+        // claim beyond it is refused, not quietly narrowed.
+        if let manifest = supervisor?.manifest, params?["openAccess"]?.boolValue == true, !manifest.openAccess {
+            logger.warning("pid \(peer.pid) said hello as '\(name)' claiming open access, which its manifest does not grant; refused")
+            return .failure(.refused("extension '\(name)' has no open access in the host's manifest"))
+        }
+        // Its launch's link: whichever of its processes speaks on it.
+        let managed = links[key] != nil
+        let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+        var entry = AttachedExtension(
+            name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
+            openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
+            timeBudgetMilliseconds: budget, protocolVersion: version, connection: connection)
+        // Only protocol 2 answers pings; version 1 would never be seen alive.
+        let period = supervisor?.manifest.watchdogMilliseconds ?? ExtensionManifest.defaultWatchdogMilliseconds
+        if version >= 2, period > 0 {
+            entry.watchdog = Watchdog(loop: loop, connection: connection, periodMilliseconds: period) { [unowned self] in
+                self.unresponsive(connection, period: period)
+            }
+        } else if period > 0, supervisor != nil {
+            logger.warning("""
+                extension '\(name)' speaks protocol 1, which cannot answer pings: its watchdog is not enforced \
+                (speak protocol 2, or set "watchdog": 0 in its manifest)
+                """)
+        }
+        attached[key] = entry
+        // An extension's connection is never evicted to make room for others.
+        connection.isPinned = true
+        metrics.extensionAttached(metricLabel(name), managed: managed)
+        logger.event(.extensionAttached, "extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))",
+                     ["extension": .string(name), "pid": .number(peer.pid), "role": .string(entry.role.rawValue),
+                      "managed": .bool(managed),
+                      "protocol": .number(version)])
+        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
+        if managed { supervisor?.noteActivity() }
+        answerHelloWaiters(name, with: entry)
+        return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
+                         "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
+                         "protocol": .integer(version),
+                         "capabilities": .array(HostProtocol.capabilities.map { .string($0) }),
+                         "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+    }
+
+    /// Why a hello as `name` is refused on `connection`, if it is: a link
+    /// speaks only as its launch; the socket never for a launch (its
+    /// processes have their link) nor as an extension this host is running.
+    func linkRefusal(_ connection: RPCConnection, name: String, pid: Int32) -> RPCError? {
+        if let link = links[ObjectIdentifier(connection)]?.name {
+            guard link != name else { return nil }
+            logger.warning("extension '\(link)' said hello as '\(name)' over its link; refused")
+            return .refused("this link is extension '\(link)''s; it cannot say hello as '\(name)'")
+        }
+        if let owner = supervisors.first(where: { $0.owns(pid: pid) }) {
+            logger.warning("pid \(pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)' on the socket; refused")
+            return .refused("a process of extension '\(owner.manifest.name)' speaks only through the link the host handed it")
+        }
+        if let launched = supervisor(named: name), launched.isLaunched {
+            let running = launched.pid.map { " (pid \($0))" } ?? ""
+            logger.warning("pid \(pid) said hello as '\(name)', which this host runs\(running); refused")
+            return .refused("extension '\(name)' is running\(running), launched by this host")
+        }
+        return nil
+    }
+
+    func adoptLink(_ descriptor: Int32, pid: Int32, of name: String) {
+        closeLinks(of: name)
+        guard let server else { return _ = close(descriptor) }
+        do {
+            let connection = try server.adopt(descriptor: descriptor, peer: PeerCredentials(pid: pid, uid: geteuid(), gid: getegid()))
+            links[ObjectIdentifier(connection)] = (name, connection)
+        } catch {
+            logger.warning("extension '\(name)' cannot reach the host: its link failed (\(error))")
+        }
+    }
+
+    func closeLinks(of name: String) {
+        for (_, link) in links where link.name == name { link.connection.close() }
+    }
+
+    /// A ping went unanswered for a whole period. The host's own child is
+    /// killed (SIGKILL to its group) and handled by its restart policy; one
+    /// started by hand is not the host's to kill: it is disconnected.
+    func unresponsive(_ connection: RPCConnection, period: UInt64) {
+        guard let entry = attached[ObjectIdentifier(connection)] else { return }
+        let seconds = period % 1000 == 0 ? "\(period / 1000)" : "\(Double(period) / 1000)"
+        metrics.extensionUnresponsive(metricLabel(entry.name))
+        let metadata: Logger.Metadata = ["extension": .string(entry.name), "pid": .number(entry.pid), "periodMs": .number(period),
+                                         "managed": .bool(entry.managed)]
+        if entry.managed, let supervisor = supervisor(named: entry.name) {
+            logger.event(.extensionUnresponsive, level: .error,
+                         "extension '\(entry.name)' is unresponsive (no answer to a ping in \(seconds) s); killing it",
+                         metadata)
+            supervisor.killUnresponsive()
+        } else {
+            let what = "extension '\(entry.name)' (pid \(entry.pid), started by hand) is unresponsive"
+            logger.event(.extensionUnresponsive, level: .error,
+                         "\(what) (no answer to a ping in \(seconds) s); disconnecting it", metadata)
+            connection.close()
+        }
+    }
+
+    /// An extension's name as a metric label: its own for the host's
+    /// manifests, "by-hand" for any other, so a peer saying hello under
+    /// ever new names cannot grow the host's series.
+    func metricLabel(_ name: String) -> String {
+        supervisor(named: name) != nil ? name : "by-hand"
+    }
+
+    func supervisor(named name: String) -> ExtensionSupervisor? {
+        supervisors.first { $0.manifest.name == name }
+    }
+
+    func attachedEntry(named name: String) -> AttachedExtension? {
+        attached.values.first { $0.name == name }
+    }
+
+    /// Calls `answer` with the extension once it has said hello (at once if
+    /// it has), or nil if it goes without; the result cancels the wait.
+    func whenAttached(_ name: String, _ answer: @escaping (AttachedExtension?) -> Void) -> () -> Void {
+        if let entry = attachedEntry(named: name), isUsable(entry) {
+            answer(entry)
+            return {}
+        }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        helloWaiters[name, default: []].append((id, answer))
+        return { [weak self] in self?.helloWaiters[name]?.removeAll { $0.id == id } }
+    }
+
+    /// Not on its way out: an instance being ended takes no new work (the
+    /// work waits for the next one).
+    func isUsable(_ entry: AttachedExtension) -> Bool {
+        !(entry.managed && supervisor(named: entry.name)?.isEnding == true)
+    }
+
+    func answerHelloWaiters(_ name: String, with entry: AttachedExtension?) {
+        guard let waiters = helloWaiters.removeValue(forKey: name) else { return }
+        for waiter in waiters { waiter.answer(entry) }
+    }
+}

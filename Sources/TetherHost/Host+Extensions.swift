@@ -1,0 +1,102 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TetherAuth
+import TetherGroup
+import TetherHTTP
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherManifest
+
+/// Starting, stopping, launching idle widgets and reloading extensions on
+/// request; a connection's end detaches its extension.
+extension Host {
+    /// `extension.start {name}`: launch it if it is not running and wait
+    /// for its hello (at most `startWait`); `{name, state, pid, attached}`.
+    func startExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+        guard let supervisor = supervisor(named: name) else {
+            return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
+        }
+        guard !shuttingDown, supervisor.demand(explicitly: true) else {
+            return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.rawValue)")))
+        }
+        let timer = LoopTimer(loop: loop)
+        var answered = false
+        let answer: (AttachedExtension?) -> Void = { entry in
+            guard !answered else { return }
+            answered = true
+            timer.close()
+            var result = supervisor.statusJSON.merging(["attached": .bool(entry != nil)])
+            if let entry { result = result.merging(["pid": .integer(entry.pid)]) }
+            if entry == nil, supervisor.state == .failed {
+                return respond(.failure(.refused("extension '\(name)' failed to start; see the host's log")))
+            }
+            respond(.success(result))
+        }
+        let cancel = whenAttached(name, answer)
+        guard !answered else { return }
+        timer.start(afterMilliseconds: Self.startWaitMilliseconds) {
+            cancel()
+            answer(nil)
+        }
+    }
+
+    /// How long `extension.start` waits for the hello before answering
+    /// `attached: false` (a shell extension may never say one).
+    static let startWaitMilliseconds: UInt64 = 10_000
+
+    /// `extension.stop {name}`: SIGTERM to its group, SIGKILL after the
+    /// grace; answered once it is gone. An on-demand one rests idle after.
+    func stopExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+        guard let supervisor = supervisor(named: name) else {
+            let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
+            return respond(.failure(.refused("no extension named '\(name)' in this host's manifests\(byHand)")))
+        }
+        guard !shuttingDown else { return respond(.failure(.refused("the host is stopping every extension"))) }
+        let wasRunning = supervisor.hasProcess
+        supervisor.stop {
+            respond(.success(["name": .string(name), "stopped": .bool(wasRunning),
+                              "state": .string(supervisor.state.rawValue)]))
+        }
+    }
+
+    /// Launches idle on-demand widgets (all, or the one named); their names.
+    func launchIdleWidgets(named name: String?) -> [String] {
+        var launched: [String] = []
+        guard !shuttingDown else { return [] }
+        for supervisor in supervisors where supervisor.manifest.role == .widget && supervisor.isOnDemand
+            && (supervisor.state == .idle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
+            if supervisor.demand() { launched.append(supervisor.manifest.name) }
+        }
+        return launched
+    }
+
+    func detach(_ connection: RPCConnection) {
+        links.removeValue(forKey: ObjectIdentifier(connection))
+        guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
+        entry.watchdog?.stop()
+        if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
+        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
+    }
+
+    func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        let name = params?["name"]?.stringValue
+        let widgets = attached.values.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
+        // An idle on-demand widget is launched: its first timeline is the reload.
+        let launched = shuttingDown ? [] : launchIdleWidgets(named: name)
+        if let name, widgets.isEmpty, launched.isEmpty {
+            return .failure(.refused("no widget named '\(name)' is attached"))
+        }
+        for widget in widgets {
+            widget.connection.notify(HostNotification.reload, ["reason": "host"])
+            if widget.managed { supervisor(named: widget.name)?.noteActivity() }
+        }
+        return .success(["reloaded": .array((widgets.map(\.name) + launched).sorted().map { .string($0) }),
+                         "launched": .array(launched.sorted().map { .string($0) })])
+    }
+}

@@ -1,0 +1,72 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TetherAuth
+import TetherGroup
+import TetherHTTP
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherManifest
+
+/// Features: named liveness locks the host holds for whoever asks.
+extension Host {
+    func featureName(_ params: JSONValue?) -> Result<FeatureName, RPCError> {
+        guard let text = params?["name"]?.stringValue else { return .failure(.invalidParams("\"name\" is required")) }
+        do { return .success(try FeatureName(text)) } catch { return .failure(.invalidParams(error.description)) }
+    }
+
+    func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+        if features[name.rawValue] != nil {
+            return .success(["name": .string(name.rawValue), "started": false, "pid": .integer(pid)])
+        }
+        guard features.count < configuration.maximumFeatures else {
+            return .failure(.refused("the host already runs \(features.count) features, its limit; stop one first"))
+        }
+        do {
+            let path = try configuration.group.preparedLockPath(for: .feature(name))
+            guard let lock = try LivenessLock.tryAcquire(path: path, label: "feature \(name)") else {
+                let holder = (try? LockProbe.status(ofLockAt: path))?.holder.map { " (pid \($0.pid))" } ?? ""
+                return .failure(.refused("feature '\(name)' is already running outside the host\(holder)"))
+            }
+            features[name.rawValue] = lock
+            if let note = lock.displacementNote { logger.warning("\(note)") }
+            logger.event(.featureStarted, "feature '\(name)' started", ["feature": .string(name.rawValue)])
+            server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
+            return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])
+        } catch {
+            return .failure(.internalError(error.description))
+        }
+    }
+
+    func stopFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+        guard let lock = features.removeValue(forKey: name.rawValue) else {
+            return .failure(.refused("feature '\(name)' is not running in this host"))
+        }
+        lock.release()
+        logger.event(.featureStopped, "feature '\(name)' stopped", ["feature": .string(name.rawValue)])
+        server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
+        return .success(["name": .string(name.rawValue), "stopped": true])
+    }
+
+    /// Every feature whose lock is held, by this host or anyone else: the
+    /// same answer `tether probe feature NAME` gives.
+    func featureList() -> JSONValue {
+        let directory = configuration.group.path + "/locks/features"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) }.sorted()
+        var list: [JSONValue] = []
+        for name in names {
+            guard let status = try? LockProbe.status(ofLockAt: "\(directory)/\(name).lock"), status.running else { continue }
+            list.append([
+                "name": .string(name),
+                "pid": status.holder.map { .integer($0.pid) } ?? .null,
+                "since": status.holder?.since.map { .string($0) } ?? .null,
+                "owner": .string(features[name] != nil ? "host" : "other"),
+            ])
+        }
+        return .array(list)
+    }
+}

@@ -1,0 +1,109 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TetherAuth
+import TetherGroup
+import TetherHTTP
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherManifest
+
+/// Requests on the socket, dispatched by method; tokens through the
+/// host's broker.
+extension Host {
+    func token(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+        let kind = params?["kind"]?.stringValue.flatMap(TokenKind.init(rawValue:))
+        let rejected = params?["rejected"]?.stringValue
+        if broker == nil {
+            let logger = self.logger
+            do {
+                // Its requests run on the host's own loop.
+                broker = try TokenBroker(group: configuration.group, http: HTTPClient(loop: loop), logger: logger,
+                                         onWarning: { logger.warning("\($0)") })
+            } catch {
+                return respond(.failure(.internalError(error.description)))
+            }
+        }
+        guard let broker else { return }
+        let loop = self.loop
+        nonisolated(unsafe) let respond = respond  // called on the loop only
+        Task(executorPreference: loop.taskExecutor) {
+            let result: Result<JSONValue, RPCError>
+            do throws(AuthError) {
+                // `rejected`: a server refused that token early; one coordinated refresh.
+                let set = try await broker.tokenSet(kind, rejecting: rejected)
+                var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
+                if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
+                result = .success(.object(answer))
+            } catch {
+                result = .failure(.refused(error.description))
+            }
+            loop.execute { respond(result) }
+        }
+    }
+
+    func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
+                        respond answer: @escaping RPCConnection.Respond) {
+        // Every request is counted by method, and by error code if it fails.
+        let respond: RPCConnection.Respond = { [metrics] result in
+            if case .failure(let error) = result { metrics.request(method, error: error.code) } else { metrics.request(method, error: nil) }
+            answer(result)
+        }
+        // An on-demand extension that asks for something is not idle.
+        if let peer = attached[ObjectIdentifier(connection)], peer.managed {
+            supervisor(named: peer.name)?.noteActivity()
+        }
+        switch method {
+        case HostMethod.ping:
+            respond(.success(["pid": .integer(pid)]))
+        case HostMethod.status:
+            respond(.success(status()))
+        case HostMethod.featureStart:
+            respond(featureName(params).flatMap(startFeature))
+        case HostMethod.featureStop:
+            if let name = readOnlyPeer(connection) {
+                return respond(.failure(.refused("'\(name)' has read-only access to the group "
+                                                 + "(set \"openAccess\": true in its manifest)")))
+            }
+            respond(featureName(params).flatMap(stopFeature))
+        case HostMethod.featureList:
+            respond(.success(featureList()))
+        case HostMethod.hello:
+            respond(hello(connection, params))
+        case HostMethod.push:
+            push(params, respond: respond)
+        case HostMethod.reload:
+            respond(reload(params))
+        case HostMethod.tokenGet:
+            token(params, respond: respond)
+        case HostMethod.defaultsChanged:
+            let keys = params?["keys"] ?? .array([])
+            var notified = 0
+            for peer in attached.values where peer.connection !== connection {
+                peer.connection.notify(HostNotification.defaultsChanged, ["keys": keys])
+                supervisor(named: peer.name)?.noteActivity()
+                notified += 1
+            }
+            // An idle on-demand widget shows the new defaults: launch it.
+            let launched = launchIdleWidgets(named: nil)
+            respond(.success(["notified": .integer(notified), "launched": .array(launched.map { .string($0) })]))
+        case HostMethod.extensionStart:
+            startExtension(params, respond: respond)
+        case HostMethod.extensionStop:
+            if let name = readOnlyPeer(connection) {
+                return respond(.failure(.refused("'\(name)' has read-only access to the group "
+                                                 + "(set \"openAccess\": true in its manifest)")))
+            }
+            stopExtension(params, respond: respond)
+        case HostMethod.extensionList:
+            respond(.success(.array(extensionList())))
+        case HostMethod.metrics:
+            respond(.success(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())]))
+        default:
+            respond(.failure(.methodNotFound(method)))
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TetherAuth
+import TetherGroup
+import TetherHTTP
+import TetherIPC
+import TetherLog
+import TetherLoop
+import TetherManifest
+
+/// The host's one way down: features released, clients told, every
+/// extension stopped, then the socket, leftovers and the lock, in that order.
+extension Host {
+    /// Stops features, tells clients, stops every extension (SIGTERM, then
+    /// SIGKILL after the grace period), closes the socket, drops the lock.
+    public func shutdown(_ completion: @escaping () -> Void) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        logger.event(.hostStopping, level: .notice, "tether host stopping",
+                     ["extensions": .number(supervisors.count), "features": .number(features.count)])
+        defaultsWatcher?.close()
+        defaultsWatcher = nil
+        for (_, lock) in features { lock.release() }
+        features.removeAll()
+        server?.broadcast(HostNotification.stopping)
+        var remaining = supervisors.count
+        let release = { [unowned self] in
+            // Leftovers still in their grace: their cgroups are killed, and
+            // their temporary directories removed while the lock keeps a
+            // next host from making new ones.
+            self.sandbox?.killLeftoverCgroups()
+            self.sandbox?.removeLeftovers(of: self.configuration.manifests)
+            self.sandbox?.removeParentIfEmpty()
+            self.hostLock?.release()
+            self.hostLock = nil
+            // Groups still listed (leftovers within their grace) are the
+            // reaper's to end now.
+            self.reaper?.close()
+            self.reaper = nil
+            completion()
+        }
+        let finish = { [unowned self] in
+            self.server?.close()
+            self.server = nil
+            // Temporary directories still being removed end first.
+            guard let sandbox = self.sandbox else { return release() }
+            sandbox.afterRemovals(release)
+        }
+        guard remaining > 0 else { return finish() }
+        for supervisor in supervisors {
+            supervisor.stop {
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+}
