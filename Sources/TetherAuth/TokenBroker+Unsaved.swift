@@ -1,3 +1,4 @@
+import TetherLoop
 import TetherGroup
 
 /// Pairs the store did not take (disk full, I/O error): kept in memory, with
@@ -41,9 +42,10 @@ extension TokenBroker {
     /// memory with the refresh lock (taken from the caller) until it saves.
     func keepUnsaved(_ fresh: TokenSet, as kind: TokenKind, replacing: String?,
                              lock: inout ExclusiveLock?, error: GroupError) async {
-        for delay in [UInt64(50), 200] {
+        var backoff = Backoff(first: 50, maximum: 200)
+        for _ in 0..<2 {
             // Retry backoff for a failing disk, not synchronization.
-            try? await Task.sleep(nanoseconds: delay * 1_000_000)
+            try? await Task.sleep(nanoseconds: backoff.next() * 1_000_000)
             if (try? store.save(fresh, as: kind)) != nil { return }
         }
         let held = lock

@@ -20,14 +20,18 @@ import TetherGroup
 /// - `invalid_grant`: if the refresh token is still the stored one, the user
 ///   session ends in the store (the client token stays), which every process
 ///   sees at its next read. 5xx, 429, timeouts and offline keep everything
-///   and retry with `RetryBackoff`; a token that has not yet expired is
+///   and retry on `backoff` (at most `attempts` tries); a token that has not yet expired is
 ///   returned instead of an error.
 public final class TokenBroker: Sendable {
     public let store: CredentialStore
     public let refreshLockPath: String
     /// Seconds before expiry at which a token is renewed (clock-skew leeway).
     public let leeway: Double
-    public let backoff: RetryBackoff
+    /// Waits between tries of a failing token request, in milliseconds:
+    /// jittered, so processes that failed together do not retry together.
+    public let backoff: Backoff
+    /// Tries of one token request, the first included.
+    public static let attempts = 4
     public let coordination: Coordination
     /// Carries the token requests, on its loop.
     public let http: HTTPClient
@@ -61,7 +65,7 @@ public final class TokenBroker: Sendable {
     /// uncoordinated baselines, which are the benchmark's, not the group's.
     private let counts: RefreshCounts?
 
-    public init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60, backoff: RetryBackoff = RetryBackoff(),
+    public init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60, backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true),
                 coordination: Coordination = .full, requestTimeout: Double? = nil,
                 logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
                 onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
@@ -352,8 +356,8 @@ public final class TokenBroker: Sendable {
             case .failure(let error) where error.isTransient:
                 if !current.isExpired(now: Self.now()) { return (current, .keptCurrent(error)) }
                 attempt += 1
-                let delay = backoff.delay(beforeRetry: attempt)
-                guard attempt < backoff.attempts, MonotonicClock.seconds() + delay + margin <= deadline else { throw .temporarilyUnavailable(error) }
+                let delay = Double(backoff.delay(beforeRetry: attempt)) / 1_000
+                guard attempt < Self.attempts, MonotonicClock.seconds() + delay + margin <= deadline else { throw .temporarilyUnavailable(error) }
                 // Retry backoff, not synchronization: the server asked us to wait.
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             case .failure(let error):

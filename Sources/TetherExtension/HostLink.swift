@@ -41,13 +41,13 @@ final class HostLink {
     /// A host that refused our hello is not asked again until the lock changes hands.
     private var refused = false
     private var retryTimer: LoopTimer?
-    private var retryDelay: UInt64 = 0
+    /// Reconnecting to a host that holds its lock but does not answer yet.
+    private var retry = Backoff(first: 5, maximum: 1_000)
     private var closed = false
     /// Calls made while a connection is being set up wait for its outcome.
     private var queued: [(method: String, params: JSONValue?, completion: (Result<JSONValue, ExtensionError>) -> Void)] = []
     private var queueTimer: LoopTimer?
 
-    static let maximumRetryDelay: UInt64 = 1_000
     /// How long a call waits for a host that holds its lock but does not answer yet.
     static let queueTimeout: UInt64 = 5_000
 
@@ -137,7 +137,7 @@ final class HostLink {
         guard running else { return }  // the connection's end reports the loss
         refused = false
         if connection == nil && !connecting {
-            retryDelay = 0
+            retry.reset()
             connect()
         }
     }
@@ -173,7 +173,7 @@ final class HostLink {
             switch result {
             case .success(let answer):
                 guard let pid = answer["hostPid"]?.intValue.flatMap({ Int32(exactly: $0) }) else { return connection.close() }
-                self.retryDelay = 0
+                self.retry.reset()
                 self.attachedTo = pid
                 self.onEvent(.attached(hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false))
                 self.flushQueue()
@@ -215,10 +215,9 @@ final class HostLink {
         guard !closed, !refused else { return }
         let held = (try? LockProbe.status(ofLockAt: hostLockPath, identifyHolder: false).running) ?? false
         guard held else { return flushQueue() }
-        retryDelay = retryDelay == 0 ? 5 : min(retryDelay * 2, Self.maximumRetryDelay)
         let timer = retryTimer ?? LoopTimer(loop: loop)
         retryTimer = timer
-        timer.start(afterMilliseconds: retryDelay) { [unowned self] in
+        timer.start(afterMilliseconds: retry.next()) { [unowned self] in
             if self.connection == nil && !self.connecting { self.connect() }
         }
     }

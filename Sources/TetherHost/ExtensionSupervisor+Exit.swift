@@ -57,7 +57,7 @@ extension ExtensionSupervisor {
         if exit.reason == .idle {
             tell("extension '\(manifest.name)' ended (idle)")
             state = .idle
-            backoff = RestartBackoff()  // it ran and did its work
+            backoff = CrashLoopDetector()  // it ran and did its work
             return relaunchIfAsked()
         }
         if case .exited(let code) = status, manifest.noRestartExitCodes.contains(code) {
@@ -69,10 +69,10 @@ extension ExtensionSupervisor {
             tell(nil)
             // Launched for work; the next work launches it again. A crash
             // loop still marks it failed.
-            if status == .exited(0) { backoff = RestartBackoff() }  // it ran and ended well
+            if status == .exited(0) { backoff = CrashLoopDetector() }  // it ran and ended well
             if status != .exited(0), backoff.delayAfterFailure(ranFor: ranFor) == nil {
-                fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
-                     + "\(RestartBackoff.stableAfter / 1000) s of starting; not launching it again")
+                fail("\(status) \(CrashLoopDetector.crashLoopLimit) times in a row, each within "
+                     + "\(CrashLoopDetector.stableAfter / 1000) s of starting; not launching it again")
                 return relaunchIfAsked()
             }
             state = .idle
@@ -90,8 +90,8 @@ extension ExtensionSupervisor {
         }
         guard let delay = backoff.delayAfterFailure(ranFor: ranFor) else {
             tell(nil)
-            fail("\(status) \(RestartBackoff.crashLoopLimit) times in a row, each within "
-                 + "\(RestartBackoff.stableAfter / 1000) s of starting; not restarting it")
+            fail("\(status) \(CrashLoopDetector.crashLoopLimit) times in a row, each within "
+                 + "\(CrashLoopDetector.stableAfter / 1000) s of starting; not restarting it")
             return relaunchIfAsked()
         }
         state = .waiting

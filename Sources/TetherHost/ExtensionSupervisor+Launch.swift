@@ -82,7 +82,7 @@ extension ExtensionSupervisor {
                           "restarts": .number(restarts)])
             // The idle clock starts at its hello (the host's noteActivity):
             // a slow start is not idleness.
-            resourceBackoff = RetryDelay()
+            resourceBackoff = CrashLoopDetector.schedule
             forward(process.stdout, stream: "stdout", level: .info)
             forward(process.stderr, stream: "stderr", level: .error)
         } catch {

@@ -79,10 +79,10 @@ final class ExtensionSupervisor {
     var afterLeftovers: [() -> Void] = []
     var instanceLock: LivenessLock?
     var startedAt: UInt64 = 0
-    var backoff = RestartBackoff()
+    var backoff = CrashLoopDetector()
     /// Spawn failures for want of a resource (descriptors, processes,
     /// memory) are retried on this schedule, never marked failed.
-    var resourceBackoff = RetryDelay()
+    var resourceBackoff = CrashLoopDetector.schedule
     var restartTimer: LoopTimer?
     var externalWatcher: LockWatcher?
     /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
@@ -179,7 +179,7 @@ final class ExtensionSupervisor {
             return state != .failed
         case .stopped, .failed:
             guard explicitly else { return false }
-            backoff = RestartBackoff()
+            backoff = CrashLoopDetector()
             start()
             return state != .failed
         }
