@@ -37,8 +37,7 @@ extension ExtensionSupervisor {
         work = 0
         idleTimer?.close()
         idleTimer = nil
-        termTimer?.close()
-        termTimer = nil
+        ender.cancel()
         // Whatever the extension left running in its group goes with it:
         // SIGTERM now, SIGKILL after the grace. A restart starts from
         // nothing, and a stop returns once nothing of it is left.
@@ -46,8 +45,6 @@ extension ExtensionSupervisor {
         stopping.removeAll()
         endLeftovers(whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
         releaseInstance()
-        killTimer?.close()
-        killTimer = nil
         if !completions.isEmpty {
             tell(nil)
             state = isOnDemand ? .idle : .stopped

@@ -69,22 +69,22 @@ extension ExtensionSupervisor {
             _ = tether_reap_group(leftovers)
             return kill(-leftovers, 0) == 0 || cgroup?.isPopulated == true
         }
-        if leftovers > 0 { _ = kill(-leftovers, SIGTERM) }
-        cgroup?.signalAll(SIGTERM)
-        guard alive() else { return finish() }
+        let ender = GracefulStop(loop: loop)
+        ender.begin(grace: graceMilliseconds) { signal in
+            if leftovers > 0 { _ = kill(-leftovers, signal) }
+            if signal == SIGKILL { cgroup?.kill() } else { cgroup?.signalAll(signal) }
+        }
+        guard alive() else {
+            ender.cancel()
+            return finish()
+        }
         let started = loop.now
-        var killed = false
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [loop, graceMilliseconds] in
-            let waited = loop.now - started
-            let stillAlive = alive()
-            if stillAlive, !killed, waited >= graceMilliseconds {
-                if leftovers > 0 { _ = kill(-leftovers, SIGKILL) }
-                cgroup?.kill()
-                killed = true
-                return
-            }
-            guard !stillAlive || waited >= graceMilliseconds + 2_000 else { return }
+            // Past a SIGKILL, one that cannot die (uninterruptible sleep)
+            // is waited for a moment only.
+            guard !alive() || loop.now - started >= graceMilliseconds + 2_000 else { return }
+            ender.cancel()
             timer.close()
             finish()
         }
@@ -122,10 +122,9 @@ extension ExtensionSupervisor {
         resume()
         idleTimer?.close()
         idleTimer = nil
-        termTimer?.close()
-        termTimer = nil
         relaunchAfterExit = false
         guard let process, process.exitStatus == nil else {
+            ender.cancel()
             if state != .failed { state = isOnDemand ? .idle : .stopped }
             onGone?(false)
             // An ended launch still being cleared: answered once it is.
@@ -135,13 +134,9 @@ extension ExtensionSupervisor {
         stopping.append(completion)
         // Already on its way out for a stop: wait with the others.
         guard stopping.count == 1 || ending != .stopped else { return }
-        killTimer?.close()
-        killTimer = nil
         ending = .stopped
         state = .stopping
-        signal(SIGTERM)
-        let timer = LoopTimer(loop: loop)
-        killTimer = timer
-        timer.start(afterMilliseconds: graceMilliseconds) { [weak self] in self?.signal(SIGKILL) }
+        // An idle end's pending SIGTERM included: a stop starts its own.
+        ender.begin(grace: graceMilliseconds) { [weak self] in self?.signal($0) }
     }
 }

@@ -58,7 +58,6 @@ final class ExtensionSupervisor {
     /// Requests in flight to or for it (on-demand: none for the idle timeout ends it).
     var work = 0
     var idleTimer: LoopTimer?
-    var termTimer: LoopTimer?
     /// The host's part of an idle end: the notice on the extension's connection.
     var onWillTerminate: (() -> Void)?
     /// After every exit, and when it fails: whatever waits for its hello
@@ -87,7 +86,8 @@ final class ExtensionSupervisor {
     var externalWatcher: LockWatcher?
     /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
     var stopping: [() -> Void] = []
-    var killTimer: LoopTimer?
+    /// Its launch being ended (an idle end, a stop): SIGTERM, the grace, SIGKILL.
+    lazy var ender = GracefulStop(loop: loop)
     var throttle: OutputThrottle
     var pausedStreams: [PipeStream] = []
     var resumeTimer: LoopTimer?
@@ -214,14 +214,7 @@ final class ExtensionSupervisor {
         state = .stopping
         logger.info("extension '\(manifest.name)' is idle (nothing for \(manifest.idleTimeoutMilliseconds / 1000) s); ending it")
         onWillTerminate?()
-        let term = LoopTimer(loop: loop)
-        termTimer = term
-        term.start(afterMilliseconds: min(1_000, graceMilliseconds)) { [unowned self] in
-            self.signal(SIGTERM)
-            let kill = LoopTimer(loop: self.loop)
-            self.killTimer = kill
-            kill.start(afterMilliseconds: self.graceMilliseconds) { [weak self] in self?.signal(SIGKILL) }
-        }
+        ender.begin(after: min(1_000, graceMilliseconds), grace: graceMilliseconds) { [weak self] in self?.signal($0) }
     }
 
     /// The watchdog's verdict: SIGKILL to the whole group now; the exit is
