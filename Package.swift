@@ -179,6 +179,7 @@ let package = Package(
                                                          "TetherIPC", "TetherManifest"]),
         // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
         .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
+        .testTarget(name: "DocumentationTests", dependencies: ["TetherTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

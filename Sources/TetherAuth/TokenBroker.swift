@@ -27,16 +27,13 @@ public final class TokenBroker: Sendable {
     public let refreshLockPath: String
     /// Seconds before expiry at which a token is renewed (clock-skew leeway).
     public let leeway: Double
-    /// Waits between tries of a failing token request, in milliseconds:
-    /// jittered, so processes that failed together do not retry together.
+    /// Waits (ms) between tries of a failing token request, at most `attempts` tries.
     public let backoff: Backoff
-    /// Tries of one token request, the first included.
     public static let attempts = 4
     public let coordination: Coordination
     /// Carries the token requests, on its loop.
     public let http: HTTPClient
-    /// Seconds a token request may take in all; nil: the login's
-    /// `--timeout`, else `HTTPRequest.defaultTimeout`.
+    /// Seconds a token request may take in all; nil: the login's `--timeout`, else the default.
     public let requestTimeout: Double?
 
     private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])

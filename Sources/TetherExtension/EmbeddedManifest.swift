@@ -16,10 +16,12 @@ public struct EmbeddedManifest: Sendable {
         return EmbeddedManifest(json: String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self))
     }()
 
+    /// The manifest as JSON, as the plugin checked it.
     public let json: String
     /// Parsed once; the build already checked it.
     let object: [String: JSONValue]
 
+    /// A manifest given as JSON (the plugin generates this call).
     public init(json: String) {
         self.json = json
         if let value = try? JSONCodec.parse(Array(json.utf8)), case .object(let object) = value {

@@ -16,6 +16,7 @@ import TetherLoop
 /// extension's loop, where the role's methods are called too.
 @ExtensionActor
 public final class ExtensionContext {
+    /// Who this extension is and where it runs: its name, role and group.
     public let identity: ExtensionIdentity
     let loop: EventLoop
     /// Granted by the host's manifest once attached; before that, as the
@@ -45,8 +46,11 @@ public final class ExtensionContext {
     /// (metadata kept). The SDK's own events (`auth.refresh.*`) go here too.
     public nonisolated let logger: Logger
 
+    /// The extension's name, from its manifest or `--name`.
     public var name: String { identity.name }
+    /// The command-line arguments the SDK did not take for itself.
     public var arguments: [String] { identity.arguments }
+    /// Whether a host has answered its hello and it is attached now.
     public var isHostAttached: Bool { link?.isAttached ?? false }
     /// The pid of the host this extension is attached to.
     public var hostPID: Int32? { link?.hostPID }
@@ -106,6 +110,8 @@ public final class ExtensionContext {
         }
     }
 
+    /// Whether a feature is running: its lock is held, by the host or
+    /// anyone (the same answer `tether probe feature NAME` gives).
     public func isFeatureRunning(_ feature: String) throws(ExtensionError) -> Bool {
         try featureStatus(feature).running
     }

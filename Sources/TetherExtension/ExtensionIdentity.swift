@@ -10,9 +10,13 @@ import TetherManifest
 /// Who this extension is and where its group lives: from the environment a
 /// host gives its children, or from the command line when started by hand.
 public struct ExtensionIdentity: Sendable {
+    /// Its name, `[a-z0-9][a-z0-9._-]{0,63}`.
     public let name: String
+    /// Widget, keyboard or notification.
     public let role: ExtensionRole
+    /// The group directory it shares with the host and the other extensions.
     public let group: GroupDirectory
+    /// The host's socket in the group, for an extension started by hand.
     public let socketPath: String
     /// The link the host that launched this process handed it (descriptor
     /// 3, `TETHER_HOST_FD`), checked with the kernel; nil when started by hand.
@@ -25,6 +29,7 @@ public struct ExtensionIdentity: Sendable {
     /// The command-line arguments left after the SDK's own options.
     public let arguments: [String]
 
+    /// Launched by a host (which handed it its link), not started by hand.
     public var isManaged: Bool { parentHostPID != nil }
 
     /// Reads `--group DIR` and `--name NAME` from `arguments` (the rest is

@@ -11,17 +11,21 @@
 /// host, it has no input and runs until the host stops it.
 @ExtensionActor
 public protocol Keyboard {
+    /// Made once, before the first key.
     init()
     /// The manifest this executable was built with: by default the one the
     /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
     /// without the plugin.
     static var manifest: EmbeddedManifest? { get }
+    /// One line of input; a thrown error is logged, and the next line still comes.
     func keyPressed(_ text: String, in context: ExtensionContext) async throws
 }
 
 extension Keyboard {
     public static var manifest: EmbeddedManifest? { .embedded }
 
+    /// Runs the keyboard: attaches to a host, confines itself when started
+    /// by hand, and reads input until it ends. `@main` calls it.
     public nonisolated static func main() {
         ExtensionMain.run(role: .keyboard, manifest: { Self.manifest }) { context in
             KeyboardDriver(keyboard: Self(), context: context)

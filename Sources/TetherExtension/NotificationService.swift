@@ -11,6 +11,7 @@ import TetherIPC
 /// - a `didReceive` that throws delivers the original.
 @ExtensionActor
 public protocol NotificationService {
+    /// Made once, before the first notification.
     init()
     /// The manifest this executable was built with: by default the one the
     /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
@@ -18,6 +19,8 @@ public protocol NotificationService {
     static var manifest: EmbeddedManifest? { get }
     /// How long a rewrite may take, unless the push sets its own budget.
     static var timeBudget: Duration { get }
+    /// The notification rewritten, within `request.budget`; past it the
+    /// host delivers the original.
     func didReceive(_ request: NotificationRequest, in context: ExtensionContext) async throws -> NotificationContent
     /// Called shortly before the budget ends if `didReceive` has not
     /// returned: a best-effort content, or nil for the original.
@@ -31,6 +34,8 @@ extension NotificationService {
 
     public func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? { nil }
 
+    /// Runs the service: attaches to a host and answers its pushes until
+    /// it ends. `@main` calls it.
     public nonisolated static func main() {
         ExtensionMain.run(role: .notification, manifest: { Self.manifest }) { context in
             NotificationDriver(service: Self(), context: context, budget: Self.timeBudget)
@@ -40,26 +45,33 @@ extension NotificationService {
 
 /// A push as it arrived, and the budget it has.
 public struct NotificationRequest: Sendable {
+    /// What was pushed.
     public let content: NotificationContent
+    /// How long the host waits for the rewrite.
     public let budget: Duration
 }
 
 /// The content of a notification: a JSON object, with the usual fields at hand.
 public struct NotificationContent: Sendable, Equatable {
+    /// Every field of the payload.
     public var fields: [String: JSONValue]
 
+    /// A notification with these fields.
     public init(_ fields: [String: JSONValue]) { self.fields = fields }
 
+    /// The `title` field, if it is a string.
     public var title: String? {
         get { fields["title"]?.stringValue }
         set { fields["title"] = newValue.map { .string($0) } }
     }
 
+    /// The `body` field, if it is a string.
     public var body: String? {
         get { fields["body"]?.stringValue }
         set { fields["body"] = newValue.map { .string($0) } }
     }
 
+    /// Any field of the payload.
     public subscript(key: String) -> JSONValue? {
         get { fields[key] }
         set { fields[key] = newValue }

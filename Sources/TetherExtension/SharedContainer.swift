@@ -4,7 +4,9 @@ import TetherGroup
 /// Writes replace a file atomically; an extension without open access
 /// (a keyboard whose manifest does not grant it) may only read.
 public struct SharedContainer: Sendable {
+    /// The group directory.
     public let directory: String
+    /// A keyboard without open access may read it only.
     public let isReadOnly: Bool
     private let owner: String
     private let group: GroupDirectory

@@ -6,9 +6,12 @@ import TetherLoop
 
 /// What a widget shows over time, and when to ask it again (WidgetKit's model).
 public struct Timeline: Sendable, Equatable {
+    /// What to show, each from its date.
     public var entries: [TimelineEntry]
+    /// When to ask for the next timeline.
     public var policy: ReloadPolicy
 
+    /// A timeline of these entries, reloaded by `policy`.
     public init(entries: [TimelineEntry], policy: ReloadPolicy) {
         self.entries = entries.sorted { $0.date < $1.date }
         self.policy = policy
@@ -17,9 +20,12 @@ public struct Timeline: Sendable, Equatable {
 
 /// One state of the widget, shown from `date` until the next entry's date.
 public struct TimelineEntry: Sendable, Equatable {
+    /// When the entry begins to show.
     public var date: Date
+    /// What it shows.
     public var content: String
 
+    /// An entry showing `content` from `date`.
     public init(date: Date, content: String) {
         self.date = date
         self.content = content

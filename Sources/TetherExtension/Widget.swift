@@ -18,11 +18,14 @@ import TetherIPC
 /// ```
 @ExtensionActor
 public protocol Widget {
+    /// Made once, before the first timeline.
     init()
     /// The manifest this executable was built with: by default the one the
     /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
     /// without the plugin.
     static var manifest: EmbeddedManifest? { get }
+    /// The timeline to show now, and when to ask again; a thrown error is
+    /// logged and the previous timeline stays.
     func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline
     /// Whether a change to these defaults keys should reload the timeline
     /// (by default, any change does).
@@ -34,6 +37,8 @@ extension Widget {
 
     public static var manifest: EmbeddedManifest? { .embedded }
 
+    /// Runs the widget: attaches to a host, confines itself when started
+    /// by hand, and answers reloads until it ends. `@main` calls it.
     public nonisolated static func main() {
         ExtensionMain.run(role: .widget, manifest: { Self.manifest }) { context in WidgetDriver(widget: Self(), context: context) }
     }

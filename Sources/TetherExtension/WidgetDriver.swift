@@ -31,7 +31,8 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var loading = false
     private var nextReason: ReloadReason?
     private var retryTimer: LoopTimer?
-    private var failures = 0
+    /// A failed timeline is asked for again: 1 s, doubling to a minute.
+    private var retry = Backoff(first: 1_000, maximum: 60_000)
     private var defaults: [String: JSONValue] = [:]
     private var authState: AuthState = .notAuthenticated
 
@@ -115,15 +116,14 @@ final class WidgetDriver<W: Widget>: RoleDriver {
             lastReload = context.loop.now
             switch outcome {
             case .success(let timeline):
-                failures = 0
+                retry.reset()
                 self.timeline = timeline
                 shown = -1
                 context.log("timeline (\(reason.rawValue)): \(timeline.entries.count) entries, reload \(timeline.policy)")
                 showDueEntry()
                 schedulePolicyReload()
             case .failure(let error):
-                failures += 1
-                let delay = Self.retryDelay(afterFailures: failures)
+                let delay = retry.next()
                 context.log("timeline (\(reason.rawValue)) failed: \(error); keeping the last one, trying again in \(delay / 1000) s")
                 retryTimer?.start(afterMilliseconds: delay) { [unowned self] in self.reload(reason) }
             }
@@ -133,11 +133,6 @@ final class WidgetDriver<W: Widget>: RoleDriver {
                 reload(next)
             }
         }
-    }
-
-    /// 1 s after the first failure, doubling to 60 s.
-    static func retryDelay(afterFailures failures: Int) -> UInt64 {
-        min(60_000, 1_000 << UInt64(min(max(failures, 1) - 1, 6)))
     }
 
     /// Shows the latest entry whose date has come, and arms a timer for the next.

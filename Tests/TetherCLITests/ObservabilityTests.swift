@@ -5,7 +5,7 @@ import TetherTestSupport
 /// What the system tells about itself: named events with their metadata,
 /// extensions' JSON lines as records, and metrics, with never a secret.
 @Suite(.timed) struct ObservabilityTests {
-    /// Every event name the README documents; a record naming another is a typo.
+    /// Every event name docs/operations.md documents; a record naming another is a typo.
     static let documentedEvents: Set<String> = [
         "auth.login.success", "auth.login.failure", "auth.refresh.success", "auth.refresh.failure",
         "auth.session.ended", "auth.user.changed", "extension.started", "extension.attached", "extension.exited",

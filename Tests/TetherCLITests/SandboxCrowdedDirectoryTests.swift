@@ -21,12 +21,7 @@ extension SandboxTests {
         let keyboard = try TestProcess("/bin/sh", ["-c", #"ulimit -n 256 && exec "$@""#, "sh",
                                                    exampleExecutable("example-keyboard"), "--group", group.path],
                                        environment: ["TMPDIR": temporary])
-        keyboard.writeStdin("sandbox\n")
-        var lines: [String] = []
-        for _ in 0..<20 where lines.filter({ $0.contains("sandbox: ") }).count < 2 {
-            guard let line = try keyboard.readLine(timeout: 15) else { break }
-            lines.append(line)
-        }
+        let lines = try Self.sandboxCheck(keyboard)
         #expect(lines.contains { $0.contains("writing the group: refused by the kernel (Permission denied)") }, "\(lines)")
         keyboard.closeStdin()
         let exit = try keyboard.waitForExit(timeout: 10)
@@ -34,5 +29,17 @@ extension SandboxTests {
         #expect(exit == 0, "\(errors)")
         // Not by granting everything instead: the secrets stayed hidden.
         #expect(!errors.contains("secrets"), "\(errors)")
+    }
+
+    /// The example keyboard's `sandbox` command: it tries to write the group
+    /// and to connect out, and says what the kernel answered (two lines).
+    static func sandboxCheck(_ keyboard: TestProcess) throws -> [String] {
+        keyboard.writeStdin("sandbox\n")
+        var lines: [String] = []
+        for _ in 0..<20 where lines.filter({ $0.contains("sandbox: ") }).count < 2 {
+            guard let line = try keyboard.readLine(timeout: 15) else { break }
+            lines.append(line)
+        }
+        return lines
     }
 }

@@ -314,12 +314,7 @@ struct SandboxTests {
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         let keyboard = try TestProcess(exampleExecutable("example-keyboard"), ["--group", group.path],
                                        environment: ["TMPDIR": temporary])
-        keyboard.writeStdin("sandbox\n")
-        var lines: [String] = []
-        for _ in 0..<20 where lines.filter({ $0.contains("sandbox: ") }).count < 2 {
-            guard let line = try keyboard.readLine(timeout: 15) else { break }
-            lines.append(line)
-        }
+        let lines = try Self.sandboxCheck(keyboard)
         let status = try String(contentsOfFile: "/proc/\(keyboard.pid)/status", encoding: .utf8)
         #expect(status.contains("NoNewPrivs:\t1"))
         #expect(status.contains("Seccomp:\t2"))

@@ -175,12 +175,12 @@ import TetherTestSupport
     }
 
     /// The README's Swift extension and its manifest, as printed there (the
-    /// first ```swift block after "Writing an extension in Swift", and the
+    /// first ```swift block after "An extension in twenty lines", and the
     /// ```json block after it).
     static func readmeExample() throws -> (code: String, manifest: String) {
         let readme = try String(contentsOfFile: repository + "/README.md", encoding: .utf8)
-        guard let section = readme.range(of: "### Writing an extension in Swift") else {
-            throw TestTimeout(what: "the README's section 'Writing an extension in Swift'")
+        guard let section = readme.range(of: "## An extension in twenty lines") else {
+            throw TestTimeout(what: "the README's section 'An extension in twenty lines'")
         }
         func block(_ language: String, after index: String.Index) throws -> (String, String.Index) {
             guard let start = readme.range(of: "```\(language)\n", range: index..<readme.endIndex),

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// The SDK's DocC catalog builds without a warning (every symbol link
+/// resolves), and every public symbol of `TetherExtension` has a doc
+/// comment. The symbol graph comes from the modules the tests' build made.
+@Suite(.timed) struct DocCatalogTests {
+    static let repository = NestedPackageBuild.repository
+    static let binaries = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path
+
+    @Test func theExtensionCatalogBuildsAndEveryPublicSymbolIsDocumented() throws {
+        let work = try TemporaryDirectory("tether-docc")
+        let graphs = work.path + "/symbols"
+        try FileManager.default.createDirectory(atPath: graphs, withIntermediateDirectories: true)
+        let extract = try runCommand("/usr/bin/env", ["swift", "symbolgraph-extract", "-module-name", "TetherExtension",
+                                                      "-I", Self.binaries + "/Modules", "-output-dir", graphs,
+                                                      "-minimum-access-level", "public"] + Self.moduleMaps(), timeout: 120)
+        #expect(extract.status == 0, "\(extract.stderr)")
+
+        let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: graphs + "/TetherExtension.symbols.json")))
+        let symbols = ((graph as? [String: Any])?["symbols"] as? [[String: Any]]) ?? []
+        #expect(symbols.count > 50)
+        // Those the compiler made (no source location) have nothing to say.
+        let undocumented = symbols.filter { $0["docComment"] == nil && $0["location"] != nil }
+            .map { (($0["pathComponents"] as? [String]) ?? []).joined(separator: ".") }
+        #expect(undocumented.isEmpty, "undocumented: \(undocumented.sorted())")
+
+        let convert = try runCommand("/usr/bin/env", ["docc", "convert",
+                                                      Self.repository + "/Sources/TetherExtension/TetherExtension.docc",
+                                                      "--additional-symbol-graph-dir", graphs, "--output-path", work.path + "/out",
+                                                      "--fallback-display-name", "TetherExtension",
+                                                      "--fallback-bundle-identifier", "tether.TetherExtension",
+                                                      "--warnings-as-errors"], timeout: 120)
+        #expect(convert.status == 0, "\(convert.stdout)\n\(convert.stderr)")
+    }
+
+    /// The C modules TetherExtension's graph reaches, as SwiftPM passes them.
+    static func moduleMaps() -> [String] {
+        let manager = FileManager.default
+        var maps: [String] = []
+        func add(_ path: String) { if manager.fileExists(atPath: path) { maps.append(path) } }
+        for entry in (try? manager.contentsOfDirectory(atPath: binaries)) ?? [] where entry.hasSuffix(".build") {
+            add(binaries + "/" + entry + "/module.modulemap")
+        }
+        for target in (try? manager.contentsOfDirectory(atPath: repository + "/Sources")) ?? [] {
+            add(repository + "/Sources/" + target + "/module.modulemap")
+        }
+        let checkouts = repository + "/.build/checkouts"
+        for package in (try? manager.contentsOfDirectory(atPath: checkouts)) ?? [] {
+            for target in (try? manager.contentsOfDirectory(atPath: checkouts + "/" + package + "/Sources")) ?? [] {
+                add(checkouts + "/" + package + "/Sources/" + target + "/include/module.modulemap")
+            }
+        }
+        return maps.flatMap { ["-Xcc", "-fmodule-map-file=" + $0] }
+    }
+}
