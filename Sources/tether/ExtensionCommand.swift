@@ -20,8 +20,7 @@ struct ExtensionCommand: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            let result = try HostClient.call(try group.open(), HostMethod.extensionStart, ["name": .string(name)],
-                                             timeoutMilliseconds: 15_000)
+            let result = try HostClient(group: try group.open()).startExtension(name)
             let pid = result["pid"]?.intValue.map { " (pid \($0))" } ?? ""
             output(result["attached"]?.boolValue == true ? "\(name) attached\(pid)"
                    : "\(name) started\(pid), not attached yet")
@@ -34,9 +33,7 @@ struct ExtensionCommand: ParsableCommand {
         @OptionGroup var group: GroupOptions
 
         func run() throws {
-            // The host answers once it is gone: SIGTERM, then SIGKILL after its grace.
-            let result = try HostClient.call(try group.open(), HostMethod.extensionStop, ["name": .string(name)],
-                                             timeoutMilliseconds: 60_000)
+            let result = try HostClient(group: try group.open()).stopExtension(name)
             output(result["stopped"]?.boolValue == true ? "\(name) stopped"
                    : "\(name) was not running (\(result["state"]?.stringValue ?? "?"))")
         }
@@ -48,7 +45,7 @@ struct ExtensionCommand: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"extensions\": [...]}, each as in 'tether status --json'.") var json = false
 
         func run() throws {
-            let list = try HostClient.call(try group.open(), HostMethod.extensionList)
+            let list = try HostClient(group: try group.open()).extensions()
             if json { return try printJSON(JSONValue.object(["extensions": list])) }
             let items = list.arrayValue ?? []
             if items.isEmpty { output("no extensions") }

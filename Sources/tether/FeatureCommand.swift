@@ -20,7 +20,7 @@ struct Feature: ParsableCommand {
 
         func run() throws {
             let name = try validated(name)
-            let result = try HostClient.call(try group.open(), "feature.start", ["name": .string(name)])
+            let result = try HostClient(group: try group.open()).startFeature(name)
             output(result["started"]?.boolValue == false ? "\(name) was already running" : "\(name) started")
         }
     }
@@ -32,7 +32,7 @@ struct Feature: ParsableCommand {
 
         func run() throws {
             let name = try validated(name)
-            _ = try HostClient.call(try group.open(), "feature.stop", ["name": .string(name)])
+            _ = try HostClient(group: try group.open()).stopFeature(name)
             output("\(name) stopped")
         }
     }
@@ -43,7 +43,7 @@ struct Feature: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"features\": [{name, pid, since, owner}]}.") var json = false
 
         func run() throws {
-            let list = try HostClient.call(try group.open(), "feature.list")
+            let list = try HostClient(group: try group.open()).features()
             if json { return try printJSON(JSONValue.object(["features": list])) }
             let items = list.arrayValue ?? []
             if items.isEmpty { output("no features running") }

@@ -1,11 +1,42 @@
 import TetherGroup
 import TetherIPC
 
-/// Calls the running host for a command: "host is not running" (exit 1)
-/// when there is none, the host's own message (exit 1) when it refuses.
-enum HostClient {
-    static func call(_ group: GroupDirectory, _ method: String, _ params: JSONValue? = nil,
-                     timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
+/// The running host, as the CLI calls it: one typed call per method of the
+/// protocol (`HostMethod`). "host is not running" (exit 1) when there is
+/// none, the host's own message (exit 1) when it refuses.
+struct HostClient {
+    let group: GroupDirectory
+
+    func status() throws -> JSONValue { try call(HostMethod.status) }
+
+    func startFeature(_ name: String) throws -> JSONValue { try call(HostMethod.featureStart, ["name": .string(name)]) }
+
+    func stopFeature(_ name: String) throws -> JSONValue { try call(HostMethod.featureStop, ["name": .string(name)]) }
+
+    func features() throws -> JSONValue { try call(HostMethod.featureList) }
+
+    /// Waits for its hello (the host's own wait, and a margin).
+    func startExtension(_ name: String) throws -> JSONValue {
+        try call(HostMethod.extensionStart, ["name": .string(name)], timeoutMilliseconds: 15_000)
+    }
+
+    /// The host answers once it is gone: SIGTERM, then SIGKILL after its grace.
+    func stopExtension(_ name: String) throws -> JSONValue {
+        try call(HostMethod.extensionStop, ["name": .string(name)], timeoutMilliseconds: 60_000)
+    }
+
+    func extensions() throws -> JSONValue { try call(HostMethod.extensionList) }
+
+    func push(_ params: [String: JSONValue], waitingAtMost milliseconds: UInt64) throws -> JSONValue {
+        try call(HostMethod.push, .object(params), timeoutMilliseconds: milliseconds)
+    }
+
+    /// Every attached widget, or the one named.
+    func reload(_ name: String?) throws -> JSONValue { try call(HostMethod.reload, name.map { ["name": .string($0)] }) }
+
+    func metrics() throws -> JSONValue { try call(HostMethod.metrics) }
+
+    private func call(_ method: String, _ params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
         let hostLock = try group.preparedLockPath(for: .host)
         guard try LockProbe.status(ofLockAt: hostLock, identifyHolder: false).running else {
             throw CLIError.refused("host is not running")

@@ -42,7 +42,7 @@ struct Push: ParsableCommand {
             params["budgetMilliseconds"] = .integer(budget.milliseconds)
             wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
         }
-        let answer = try HostClient.call(try group.open(), HostMethod.push, .object(params), timeoutMilliseconds: wait)
+        let answer = try HostClient(group: try group.open()).push(params, waitingAtMost: wait)
         if json { return try printJSON(answer) }
         for delivery in answer["delivered"]?.arrayValue ?? [] {
             let content = delivery["content"].map(compactJSON) ?? "{}"

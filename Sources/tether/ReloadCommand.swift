@@ -12,8 +12,7 @@ struct Reload: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func run() throws {
-        let params: JSONValue? = name.map { ["name": .string($0)] }
-        let answer = try HostClient.call(try group.open(), HostMethod.reload, params)
+        let answer = try HostClient(group: try group.open()).reload(name)
         let names = (answer["reloaded"]?.arrayValue ?? []).compactMap(\.stringValue)
         output(names.isEmpty ? "no widget is attached" : "reloading: " + names.joined(separator: ", "))
     }
