@@ -135,6 +135,9 @@ let package = Package(
         // The example extensions; the manifests in examples/extensions run them.
         .executableTarget(name: "example-widget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
         .executableTarget(name: "example-keyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
+        // Many tasks asking for a token at once (the demo's and the tests' storms).
+        .executableTarget(name: "example-token-storm", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLog", "TetherLoop"],
+                          path: "examples/TokenStorm"),
         .executableTarget(name: "example-notification", dependencies: ["TetherExtension"],
                           path: "examples/ExampleNotification"),
         .executableTarget(
@@ -157,7 +160,7 @@ let package = Package(
         ),
         // Extensions the SDK's tests run (one executable; the first argument
         // picks the role and behaviour). Built with the tests, not installed.
-        .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension"], path: "Tests/SDKFixture"),
+        .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension", "TetherGroup"], path: "Tests/SDKFixture"),
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),

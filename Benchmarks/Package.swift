@@ -30,6 +30,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The token storm with its uncoordinated baselines, one process of many.
+        .executableTarget(
+            name: "tether-bench-storm",
+            dependencies: [
+                .product(name: "TetherLoop", package: "Tether"),
+                .product(name: "TetherJSON", package: "Tether"),
+                .product(name: "TetherGroup", package: "Tether"),
+                .product(name: "TetherHTTP", package: "Tether"),
+                .product(name: "TetherAuth", package: "Tether"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -59,7 +59,7 @@ fi
 
 mkdir -p "$prefix/bin"
 products=(tether)
-[ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification demo-auth-server)
+[ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification example-token-storm demo-auth-server)
 for product in "${products[@]}"; do
     from="$bin/$product"
     [ "$product" = demo-auth-server ] && from="$demo_bin/$product"

@@ -30,7 +30,6 @@ public final class TokenBroker: Sendable {
     /// Waits (ms) between tries of a failing token request, at most `attempts` tries.
     public let backoff: Backoff
     public static let attempts = 4
-    public let coordination: Coordination
     /// Carries the token requests, on its loop.
     public let http: HTTPClient
     /// Seconds a token request may take in all; nil: the login's `--timeout`, else the default.
@@ -58,22 +57,21 @@ public final class TokenBroker: Sendable {
     let onWarning: (@Sendable (String) -> Void)?
     /// Where the `auth.refresh.*` and `auth.session.ended` events go.
     private let logger: Logger
-    /// The group's refresh counts (`tether metrics`); nil for the
-    /// uncoordinated baselines, which are the benchmark's, not the group's.
+    /// The group's refresh counts (`tether metrics`); nil where they cannot
+    /// be kept (a read-only extension).
     private let counts: RefreshCounts?
 
     public init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60, backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true),
-                coordination: Coordination = .full, requestTimeout: Double? = nil,
+                requestTimeout: Double? = nil,
                 logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
                 onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         store = try CredentialStore(group: group)
         refreshLockPath = try group.preparedRefreshLockPath()
         self.logger = logger
         // A read-only extension cannot make the tallies: it counts nothing.
-        counts = coordination == .full ? try? RefreshCounts(group: group) : nil
+        counts = try? RefreshCounts(group: group)
         self.leeway = leeway
         self.backoff = backoff
-        self.coordination = coordination
         self.http = http
         self.requestTimeout = requestTimeout
         self.onWarning = onWarning
@@ -161,20 +159,15 @@ public final class TokenBroker: Sendable {
     // MARK: - Single flight
 
     private nonisolated(nonsending) func refreshed(_ kind: TokenKind, stale: TokenSet) async throws(AuthError) -> TokenSet {
-        let task: Task<TokenSet, any Error>
-        if coordination == .none {
-            task = Task(executorPreference: http.loop.taskExecutor) { try await self.refreshAcrossProcesses(kind, stale: stale) }
-        } else {
-            task = flights.withLock { flights in
-                if let running = flights[kind] { return running }
-                // On the loop its requests run on: a refresh needs no other thread.
-                let task = Task(executorPreference: http.loop.taskExecutor) { () async throws -> TokenSet in
-                    defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
-                    return try await self.refreshAcrossProcesses(kind, stale: stale)
-                }
-                flights[kind] = task
-                return task
+        let task = flights.withLock { flights in
+            if let running = flights[kind] { return running }
+            // On the loop its requests run on: a refresh needs no other thread.
+            let task = Task(executorPreference: http.loop.taskExecutor) { () async throws -> TokenSet in
+                defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
+                return try await self.refreshAcrossProcesses(kind, stale: stale)
             }
+            flights[kind] = task
+            return task
         }
         do {
             return try await task.value
@@ -270,18 +263,16 @@ public final class TokenBroker: Sendable {
     private func refreshOnce(_ kind: TokenKind, stale: TokenSet,
                              endedHere: inout Bool) async throws(AuthError) -> (TokenSet, Settled) {
         var lock: ExclusiveLock?
-        if coordination == .full {
-            // A holder that is stopped or hung must not stall us forever:
-            // a few request deadlines, then a clear error (nothing is lost).
-            let configured = requestTimeout ?? (try? store.snapshot().configuration?.requestTimeout) ?? nil
-            let timeout = Int(min(3_600, max(1, (configured ?? HTTPRequest.defaultTimeout) * 3)) * 1000)
-            do {
-                lock = try await Self.acquire(refreshLockPath, timeoutMilliseconds: timeout)
-            } catch .lockTimeout(_, let seconds) {
-                throw .refreshStalled(seconds: seconds)
-            } catch {
-                throw .store(error)
-            }
+        // A holder that is stopped or hung must not stall us forever:
+        // a few request deadlines, then a clear error (nothing is lost).
+        let configured = requestTimeout ?? (try? store.snapshot().configuration?.requestTimeout) ?? nil
+        let timeout = Int(min(3_600, max(1, (configured ?? HTTPRequest.defaultTimeout) * 3)) * 1000)
+        do {
+            lock = try await Self.acquire(refreshLockPath, timeoutMilliseconds: timeout)
+        } catch .lockTimeout(_, let seconds) {
+            throw .refreshStalled(seconds: seconds)
+        } catch {
+            throw .store(error)
         }
         defer { lock?.release() }
 
@@ -291,14 +282,9 @@ public final class TokenBroker: Sendable {
             // Logged out, or the session ended in another process, while we waited.
             throw kind == .user ? .sessionEnded : .notAuthenticated
         }
-        if coordination == .full {
-            // Someone refreshed while we waited for the lock: use theirs.
-            if current.accessToken != stale.accessToken,
-               !current.needsRefresh(now: Self.now(), leeway: leeway) {
-                return (current, .joined)
-            }
-        } else {
-            current = stale  // the baselines refresh with what they hold, as uncoordinated clients do
+        // Someone refreshed while we waited for the lock: use theirs.
+        if current.accessToken != stale.accessToken, !current.needsRefresh(now: Self.now(), leeway: leeway) {
+            return (current, .joined)
         }
 
         var endpoint = TokenEndpoint(configuration: configuration, http: http, timeout: requestTimeout)

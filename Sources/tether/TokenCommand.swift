@@ -12,7 +12,7 @@ struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Show the auth state, or print a valid access token.",
-        subcommands: [Status.self, Print.self, Storm.self, UpsertStress.self]
+        subcommands: [Status.self, Print.self]
     )
 
     struct Status: ParsableCommand {
@@ -107,76 +107,9 @@ struct Token: ParsableCommand {
             }
         }
     }
-
-    /// For benchmarks and tests: M tasks of this process ask for a token at
-    /// once, after a line on stdin says go. Prints fingerprints, never tokens.
-    struct Storm: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "storm", shouldDisplay: false)
-        @Option var tasks = 32
-        @Option var coordination: Coordination = .full
-        @Option var leeway: Double = 60
-        @OptionGroup var group: GroupOptions
-
-        func run() throws {
-            let directory = try group.open()
-            output("ready")
-            _ = readLine()
-            let (tasks, leeway, coordination) = (tasks, leeway, coordination)
-            let results = try runAsync { http async throws -> [(String, Double)] in
-                let broker = try TokenBroker(group: directory, http: http, leeway: leeway, coordination: coordination,
-                                             logger: CommandLog.logger)
-                return await withTaskGroup(of: (String, Double).self) { taskGroup in
-                    for _ in 0..<tasks {
-                        taskGroup.addTask {
-                            let start = MonotonicClock.nanoseconds()
-                            let outcome: String
-                            do { outcome = fingerprint(try await broker.accessToken()) } catch { outcome = "error: \(error)" }
-                            return (outcome, Double(MonotonicClock.nanoseconds() - start) / 1e6)
-                        }
-                    }
-                    var all: [(String, Double)] = []
-                    for await result in taskGroup { all.append(result) }
-                    return all
-                }
-            }
-            let waits = results.map(\.1).sorted()
-            output(compactJSON([
-                "tokens": .array(Array(Set(results.map(\.0))).sorted().map { .string($0) }),
-                "waitsMs": .array(waits.map { .double($0) }),
-            ]))
-        }
-    }
-
-    /// For tests: COUNT atomic upserts into the credential store, after a
-    /// line on stdin says go; prints "wrote N" after each.
-    struct UpsertStress: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "upsert-stress", shouldDisplay: false)
-        @Option var prefix: String
-        @Option var count = 250
-        @OptionGroup var group: GroupOptions
-
-        func run() throws {
-            let store = try CredentialStore(group: try group.open())
-            output("ready")
-            _ = readLine()
-            for index in 0..<count {
-                let key = "stress.\(prefix).\(index)"
-                try store.shared.update { $0[key] = TokenSet(accessToken: "value-\(prefix)-\(index)").jsonValue }
-                output("wrote \(index + 1)")
-            }
-        }
-    }
 }
 
 extension TokenKind: ExpressibleByArgument {}
-extension Coordination: ExpressibleByArgument {}
-
-/// A token's FNV-1a hash: enough to tell tokens apart without showing one.
-func fingerprint(_ token: String) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    return String(hash, radix: 16)
-}
 
 /// A duration in whole seconds for people; never traps, however large.
 func wholeSeconds(_ seconds: Double) -> String { JSONNumber(seconds.rounded()).description }

@@ -1,4 +1,5 @@
 import TetherExtension
+import TetherGroup
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +14,9 @@ case "fetch-keyboard": FetchKeyboard.main()
 case "fetch-widget": FetchWidget.main()
 case "user-data-keyboard": UserDataKeyboard.main()
 case "logging-widget": LoggingWidget.main()
+case "upsert-stress": UpsertStress.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|upsert-stress [--name N --group DIR ...]")
     exit(2)
 }
 
@@ -176,3 +178,37 @@ struct UserDataKeyboard: Keyboard {
     }
 }
 
+/// Not an extension: COUNT atomic upserts into the group's credential store
+/// (`--prefix P --count N --group DIR`), after a line on stdin says go;
+/// prints "wrote N" after each, so a test can kill it mid-write.
+enum UpsertStress {
+    static func run() {
+        let arguments = CommandLine.arguments
+        func value(_ flag: String) -> String? {
+            arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+        }
+        guard let prefix = value("--prefix"), let count = Int(value("--count") ?? "250"), let path = value("--group"),
+              let store = try? CredentialStore(group: GroupDirectory(path: path)) else {
+            say("usage: SDKFixture upsert-stress --prefix P [--count N] --group DIR")
+            exit(2)
+        }
+        say("ready")
+        _ = readLine()
+        for index in 0..<count {
+            let key = "stress.\(prefix).\(index)"
+            do {
+                try store.shared.update { $0[key] = TokenSet(accessToken: "value-\(prefix)-\(index)").jsonValue }
+            } catch {
+                say("failed: \(error)")
+                exit(1)
+            }
+            say("wrote \(index + 1)")
+        }
+    }
+
+    /// A line on standard output, unbuffered (the test reads as it goes).
+    static func say(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+}

@@ -72,11 +72,11 @@ extension TestGroup {
                 String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)))
     }
 
-    /// Starts `count` `token storm` processes, waits until each is ready,
-    /// then releases them together; returns each one's JSON report.
+    /// Starts `count` `example-token-storm` processes, waits until each is
+    /// ready, then releases them together; returns each one's JSON report.
     func storm(processes count: Int, tasks: Int, leeway: Double = 60) throws -> [[String: Any]] {
         let storms = try (0..<count).map { _ in
-            try start(["token", "storm", "--tasks", String(tasks), "--leeway", String(leeway)])
+            try TestProcess(exampleExecutable("example-token-storm"), withGroup(["--tasks", String(tasks), "--leeway", String(leeway)]))
         }
         for storm in storms { try storm.expectLine("ready", timeout: 30) }
         for storm in storms { storm.writeStdin("go\n") }

@@ -46,7 +46,7 @@ import TetherTestSupport
 
     @Test func killNineDuringWritesLeavesAWholeFile() throws {
         let group = try TestGroup()
-        let writer = try group.start(["token", "upsert-stress", "--prefix", "w", "--count", "100000"])
+        let writer = try TestProcess(exampleExecutable("SDKFixture"), ["upsert-stress", "--prefix", "w", "--count", "100000", "--group", group.path])
         try writer.expectLine("ready", timeout: 30)
         writer.writeStdin("go\n")
         // Kill once the store has been replaced a few times, at whatever

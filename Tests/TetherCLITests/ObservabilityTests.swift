@@ -166,7 +166,7 @@ import TetherTestSupport
         // Four processes of eight tasks at once: one refresh, told by the
         // one that did it; the others found it done.
         let storms = try (0..<4).map { _ in
-            try startTether(fixture.group.withGroup(["token", "storm", "--tasks", "8"]), environment: environment)
+            try TestProcess(exampleExecutable("example-token-storm"), fixture.group.withGroup(["--tasks", "8"]), environment: environment)
         }
         for storm in storms { try storm.expectLine("ready", timeout: 30) }
         for storm in storms { storm.writeStdin("go\n") }

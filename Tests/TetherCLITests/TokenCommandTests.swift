@@ -50,8 +50,9 @@ import TetherTestSupport
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)
+        let stormer = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path + "/tether-bench-storm"
         let storms = try (0..<4).map { _ in
-            try group.start(["token", "storm", "--tasks", "4", "--coordination", "none"])
+            try TestProcess(stormer, group.withGroup(["--tasks", "4", "--coordination", "none"]))
         }
         for storm in storms { try storm.expectLine("ready", timeout: 30) }
         for storm in storms { storm.writeStdin("go\n") }
@@ -165,7 +166,7 @@ import TetherTestSupport
     @Test func concurrentUpsertsFromFourProcessesLoseNothing() throws {
         let group = try TestGroup()
         let writers = try (0..<4).map { index in
-            try group.start(["token", "upsert-stress", "--prefix", "p\(index)", "--count", "250"])
+            try TestProcess(exampleExecutable("SDKFixture"), ["upsert-stress", "--prefix", "p\(index)", "--count", "250", "--group", group.path])
         }
         for writer in writers { try writer.expectLine("ready", timeout: 30) }
         for writer in writers { writer.writeStdin("go\n") }

@@ -43,16 +43,18 @@ struct TokenBenchmark {
 
     private func storm() throws -> BenchResult {
         let server = try BenchAuthServer(scratch: scratch)
-        var waits: [Coordination: [Double]] = [:]
+        var waits: [String: [Double]] = [:]
         var counts: [String: [String: Int]] = [:]
-        for coordination in [Coordination.full, .inProcess, .none] {
-            let group = try GroupDirectory(path: scratch.path + "/tokens-storm-\(coordination.rawValue)")
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let stormer = directoryName(own) + "/tether-bench-storm"
+        for coordination in ["full", "in-process", "none"] {
+            let group = try GroupDirectory(path: scratch.path + "/tokens-storm-\(coordination)")
             try server.loginExpired(group)
             try server.post("/admin/faults", ["latencyMs": .integer(Self.latencyMilliseconds), "latencyCount": 1_000])
             let before = try server.counters()
             let storms = try (0..<Self.processes).map { _ in
-                try BenchProcess([scratch.tools.tether, "token", "storm", "--tasks", String(Self.tasks),
-                                  "--coordination", coordination.rawValue, "--group", group.path], writableStdin: true)
+                try BenchProcess([stormer, "--tasks", String(Self.tasks), "--coordination", coordination, "--group", group.path],
+                                 writableStdin: true)
             }
             for storm in storms { _ = try storm.readUntil { $0 == "ready" } }
             for storm in storms { storm.send("go") }
@@ -65,7 +67,7 @@ struct TokenBenchmark {
             try server.post("/admin/faults", [:])
             let after = try server.counters()
             waits[coordination] = all
-            counts[coordination == .full ? "tether" : coordination.rawValue] = [
+            counts[coordination == "full" ? "tether" : coordination] = [
                 "refreshes": (after["refreshes"] ?? 0) - (before["refreshes"] ?? 0),
                 "refreshRequests": (after["tokenRequests"] ?? 0) - (before["tokenRequests"] ?? 0),
                 "reuseDetected": (after["reuseDetected"] ?? 0) - (before["reuseDetected"] ?? 0),
@@ -74,12 +76,12 @@ struct TokenBenchmark {
         func stats(_ values: [Double]) -> Percentiles {
             Percentiles(nanoseconds: values.map { UInt64($0 * 1e6) })
         }
-        let tether = stats(waits[.full] ?? [])
+        let tether = stats(waits["full"] ?? [])
         return BenchResult(
             name: "tokens.storm", unit: "ms", p50: tether.p50 / 1000, p99: tether.p99 / 1000,
-            samples: waits[.full]?.count ?? 0,
-            baselines: ["in-process single flight": stats(waits[.inProcess] ?? []).scaled(by: 1e-3),
-                        "no coordination": stats(waits[.none] ?? []).scaled(by: 1e-3)],
+            samples: waits["full"]?.count ?? 0,
+            baselines: ["in-process single flight": stats(waits["in-process"] ?? []).scaled(by: 1e-3),
+                        "no coordination": stats(waits["none"] ?? []).scaled(by: 1e-3)],
             counts: counts)
     }
 }

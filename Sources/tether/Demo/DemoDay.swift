@@ -14,7 +14,7 @@ import Glibc
 final class DemoDay {
     static let steps = 11
     /// Expiry rounds, and who asks for a token in each besides the host and
-    /// the extensions: this many `token storm` processes of this many tasks.
+    /// the extensions: this many `example-token-storm` processes of this many tasks.
     static let expiries = 3
     static let stormProcesses = 4
     static let stormTasks = 16
@@ -59,7 +59,7 @@ final class DemoDay {
     /// The executables the demo needs, next to tether; a missing one is
     /// reported with what to build.
     static func missingExecutables(in bin: String) -> [String] {
-        ["example-widget", "example-keyboard", "example-notification"]
+        ["example-widget", "example-keyboard", "example-notification", "example-token-storm"]
             .filter { !FileManager.default.isExecutableFile(atPath: "\(bin)/\($0)") }
     }
 
@@ -231,7 +231,7 @@ final class DemoDay {
             say.detail("expiry \(round): waiting \(TextFormat.fixed(max(0, wait), 1)) s for the access token to expire")
             try stage.pause(wait)
             let storms = try (0..<Self.stormProcesses).map { index in
-                try stage.start("storm-\(index)", tether, ["token", "storm", "--tasks", String(Self.stormTasks), "--group", group],
+                try stage.start("storm-\(index)", bin + "/example-token-storm", ["--tasks", String(Self.stormTasks), "--group", group],
                                 input: true)
             }
             for storm in storms { try storm.line("ready", timeout: 30) { $0 == "ready" } }
