@@ -140,9 +140,17 @@ let package = Package(
                           path: "examples/TokenStorm"),
         .executableTarget(name: "example-notification", dependencies: ["TetherExtension"],
                           path: "examples/ExampleNotification"),
+        // `tether demo`'s day: the stage, its processes, the checks. A module
+        // of its own so the CLI's body is commands only.
+        .target(
+            name: "TetherDemo",
+            dependencies: ["CTetherSystem", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLog", "TetherLoop",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .executableTarget(
             name: "tether",
             dependencies: [
+                "TetherDemo",
                 "TetherLoop",
                 "TetherLog",
                 "TetherGroup",

@@ -1,3 +1,4 @@
+import TetherLog
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)

@@ -1,9 +1,9 @@
 /// Number and text formatting for people, without Foundation's
 /// `String(format:)`; none of it traps, whatever the value.
-enum TextFormat {
+public enum TextFormat {
     /// `value` with exactly `digits` decimals (0–6), rounded half away from
     /// zero; a value too large for that (or not finite) in its shortest form.
-    static func fixed(_ value: Double, _ digits: Int) -> String {
+    public static func fixed(_ value: Double, _ digits: Int) -> String {
         let digits = max(0, min(digits, 6))
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
@@ -18,16 +18,7 @@ enum TextFormat {
     }
 
     /// `text` right-aligned in `width` columns.
-    static func padded(_ text: String, _ width: Int) -> String {
+    public static func padded(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces, tabs and line ends.
-    var trimmed: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

@@ -25,7 +25,7 @@ enum LiveProcesses {
     }
 
     static func command(_ pid: pid_t) -> String {
-        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").trimmed
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?").split(separator: "\n").first.map(String.init) ?? "?"
     }
 
     /// Waits until every one of `pids` has exited or the deadline passes;

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import TetherLoop
+import TetherLog
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,7 @@ final class DemoStage: @unchecked Sendable {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(base)/tether-demo.XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw CLIError.environment("cannot make a temporary directory in \(base): \(String(cString: strerror(errno)))")
+            throw DemoError("cannot make a temporary directory in \(base): \(String(cString: strerror(errno)))")
         }
         root = String(cString: made)
         // Its processes' temporary files (the extensions' private TMPDIRs
@@ -43,7 +44,7 @@ final class DemoStage: @unchecked Sendable {
             loopThread = try EventLoopThread()
         } catch {
             rmdir(root)
-            throw CLIError.environment("cannot start the event loop: \(error)")
+            throw DemoError("cannot start the event loop: \(error)")
         }
         try onLoop { [self] in
             for signal in [SIGINT, SIGTERM, SIGHUP] {
@@ -127,10 +128,20 @@ final class DemoStage: @unchecked Sendable {
     /// Returns what could not be removed or stopped: empty when clean.
     func tearDown(grace: Double = 3) -> [String] {
         let started = processes
-        for process in started where !process.hasExited { process.signal(SIGTERM) }
-        try? wait(for: "every process to stop", timeout: grace, interruptible: false) { started.allSatisfy(\.endedLocked) }
-        for process in started where !process.hasExited { process.signal(SIGKILL) }
-        try? wait(for: "every process to be killed", timeout: 2, interruptible: false) { started.allSatisfy(\.endedLocked) }
+        // The one stop path (SIGTERM, the grace, SIGKILL), on the loop.
+        let stops = LoopStops()
+        try? onLoop { [loop] in
+            for process in started where !process.hasExited {
+                let stop = GracefulStop(loop: loop)
+                stop.begin(grace: UInt64(max(0, min(grace, 60)) * 1000)) { process.signalOnLoop($0) }
+                stops.all.append(stop)
+            }
+        }
+        try? wait(for: "every process to stop", timeout: grace + 2, interruptible: false) { started.allSatisfy(\.endedLocked) }
+        try? onLoop {
+            for stop in stops.all { stop.cancel() }
+            stops.all.removeAll()
+        }
 
         let sessions = Set(started.map(\.pid))
         var stragglers = LiveProcesses.inSessions(sessions)
@@ -191,4 +202,9 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
 
 func formatSeconds(_ seconds: Double) -> String {
     seconds == seconds.rounded() ? "\(TextFormat.fixed(seconds, 0)) s" : "\(TextFormat.fixed(seconds, 1)) s"
+}
+
+/// The teardown's stops, touched on the loop's thread only.
+private final class LoopStops: @unchecked Sendable {
+    var all: [GracefulStop] = []
 }

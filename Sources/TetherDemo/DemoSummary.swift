@@ -1,4 +1,5 @@
 import TetherJSON
+import TetherLog
 
 /// What the day showed, in numbers.
 struct DemoSummary {
@@ -66,4 +67,9 @@ struct DemoSummary {
         if let extensionsEndedMs { object["extensionsEndedMs"] = .double(extensionsEndedMs.rounded()) }
         return .object(object)
     }
+}
+
+/// One line of JSON, for the story.
+func compactJSON(_ value: JSONValue) -> String {
+    String(decoding: JSONCodec.serialize(value), as: UTF8.self)
 }

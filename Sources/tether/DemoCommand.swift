@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import TetherLog
+import TetherDemo
 import TetherJSON
 
 struct Demo: ParsableCommand {
@@ -14,7 +15,7 @@ struct Demo: ParsableCommand {
             Starts the demo auth server, a host on a fresh temporary group with the example widget \
             and notification extensions, and the example keyboard as if from a shell; then logs in, \
             shows widget timelines, asks the keyboard about a feature and starts it, sends pushes \
-            (one within its time budget, one out of it), lets access tokens expire \(DemoDay.expiries) \
+            (one within its time budget, one out of it), lets access tokens expire \(DemoRun.expiries) \
             times while every process asks at once, kills an extension and then the host with \
             SIGKILL, and starts a new host. Each step is checked. Everything runs under \
             $TMPDIR (default /tmp) and is removed at the end, also after Ctrl-C.
@@ -39,46 +40,20 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         let bin = URL(fileURLWithPath: ownExecutable()).deletingLastPathComponent().path
-        let missing = DemoDay.missingExecutables(in: bin)
+        let missing = DemoRun.missingExecutables(in: bin)
         guard missing.isEmpty else {
             throw CLIError.environment("the demo needs \(missing.joined(separator: ", ")) next to tether in \(bin): "
                 + "run 'swift build' (it builds them all) and try again")
         }
-        let authServer = try demoAuthServerExecutable(authServer)
-        let narrator = DemoNarrator(json: json, totalSteps: DemoDay.steps)
-        var echo: (@Sendable (String, String) -> Void)?
-        if verbose {
-            echo = { name, line in LogOutput.standardError.write("        \(name)| \(line)") }
-        }
-        let stage = try DemoStage(echo: echo)
-        narrator.say("tether demo: a host, its extensions and a token server, in \(stage.root)")
-        let day = DemoDay(stage: stage, narrator: narrator, bin: bin, authServer: authServer)
-
-        var interrupted: Int32?
+        let outcome: DemoRun.Outcome
         do {
-            try day.play()
-        } catch let signal as DemoInterrupted {
-            interrupted = signal.signal
-            narrator.heading("Interrupted: stopping everything the demo started")
-        } catch let failure as DemoFailure {
-            narrator.failed(failure)
-        } catch let error as CLIError {
-            narrator.failed(DemoFailure(error.message))
-        } catch {
-            narrator.failed(DemoFailure("\(error)"))
+            let server = try demoAuthServerExecutable(authServer, besides: ownExecutable())
+            outcome = try DemoRun.play(bin: bin, authServer: server, json: json, verbose: verbose)
+        } catch let error as DemoError {
+            throw error.isBadInput ? CLIError.badInput(error.description) : CLIError.environment(error.description)
         }
-
-        narrator.heading("Cleaning up")
-        let leftBehind = stage.tearDown()
-        if interrupted == nil {
-            narrator.check("no process, socket or file left behind", leftBehind.isEmpty, leftBehind.joined(separator: ", "))
-        } else {
-            narrator.say(leftBehind.isEmpty ? "    nothing left behind" : "    left behind: \(leftBehind.joined(separator: ", "))")
-        }
-        let summary = DemoSummary(day: day, narrator: narrator, leftBehind: leftBehind, interrupted: interrupted != nil)
-        summary.print(to: narrator)
-        if json { output(compactJSON(summary.jsonValue)) }
-        if interrupted != nil { throw ExitCode(130) }
-        if !summary.ok { throw ExitCode(1) }
+        if json { output(compactJSON(outcome.summary)) }
+        if outcome.interrupted { throw ExitCode(130) }
+        if !outcome.ok { throw ExitCode(1) }
     }
 }

@@ -46,7 +46,7 @@ final class DemoProcess: @unchecked Sendable {
         do {
             try stage.onLoop { try process.start(options) }
         } catch let error as Errno {
-            throw CLIError.environment("cannot start \(executable): \(error)")
+            throw DemoError("cannot start \(executable): \(error)")
         }
         return process
     }
@@ -144,6 +144,11 @@ final class DemoProcess: @unchecked Sendable {
     /// Sends `signal` unless the process has been reaped (then its pid may
     /// belong to someone else).
     func signal(_ signal: Int32) { loopDo { child in try? child.signal(signal) } }
+
+    /// The same, from the loop's own thread.
+    func signalOnLoop(_ signal: Int32) {
+        if let child, !child.isClosed { try? child.signal(signal) }
+    }
 
     private func loopDo(_ body: @escaping @Sendable (ChildProcess) -> Void) {
         try? stage.onLoop { [self] in

@@ -2,6 +2,7 @@ import FoundationEssentials
 import TetherAuth
 import TetherGroup
 import TetherJSON
+import TetherLog
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
