@@ -44,7 +44,7 @@ extension TokenBroker {
                              lock: inout ExclusiveLock?, error: GroupError) async {
         var backoff = Backoff(first: 50, maximum: 200)
         for _ in 0..<2 {
-            // Retry backoff for a failing disk, not synchronization.
+            // A backoff timer for a failing disk, not synchronization (invariant 10).
             try? await Task.sleep(nanoseconds: backoff.next() * 1_000_000)
             if (try? store.save(fresh, as: kind)) != nil { return }
         }

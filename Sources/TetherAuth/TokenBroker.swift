@@ -341,7 +341,7 @@ public final class TokenBroker: Sendable {
                 attempt += 1
                 let delay = Double(backoff.delay(beforeRetry: attempt)) / 1_000
                 guard attempt < Self.attempts, MonotonicClock.seconds() + delay + margin <= deadline else { throw .temporarilyUnavailable(error) }
-                // Retry backoff, not synchronization: the server asked us to wait.
+                // A backoff timer, not synchronization (invariant 10): the server asked us to wait.
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             case .failure(let error):
                 throw .refused(error)

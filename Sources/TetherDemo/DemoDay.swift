@@ -117,7 +117,7 @@ final class DemoDay {
         let notification = try extensionEntry("example-notification")
         say.check("the notification extension rests idle, with no process, until a push",
                   notification?["state"]?.stringValue == "idle" && notification?["pid"] == .null,
-                  notification.map(compactJSON) ?? "not listed")
+                  notification.map(\.description) ?? "not listed")
         let probe = try run(["probe", "host", "--json"])
         let answer = try? JSONCodec.parse(Array(probe.text.utf8))
         say.check("`tether probe host` says running, with the host's pid",
@@ -206,7 +206,7 @@ final class DemoDay {
         let slow = try run(["push", "--json", "--budget", "0.5",
                             #"{"title":"Weekly digest","body":"3 new offers","delayMs":3000}"#])
         let second = delivery(slow)
-        say.detail("slow push (needs 3 s, has 0.5 s)   →  \(second.map { compactJSON($0["content"] ?? .null) } ?? slow.reason)")
+        say.detail("slow push (needs 3 s, has 0.5 s)   →  \(second.map { ($0["content"] ?? .null).description } ?? slow.reason)")
         say.check("out of time: the original content is delivered",
                   second?["timedOut"]?.boolValue == true && second?["content"]?["title"]?.stringValue == "Weekly digest",
                   slow.text)
@@ -217,7 +217,7 @@ final class DemoDay {
         let entry = try extensionEntry("example-notification")
         say.check("after \(formatSeconds(Self.idleTimeout)) with nothing to do the host ended it; it is idle again",
                   entry?["state"]?.stringValue == "idle" && entry?["lastExit"]?["reason"]?.stringValue == "idle",
-                  entry.map(compactJSON) ?? "not listed")
+                  entry.map(\.description) ?? "not listed")
     }
 
     private func tokenExpiries() throws {
@@ -278,7 +278,7 @@ final class DemoDay {
             say.check("expiry \(round): the widget and notification extension fetched with it, the keyboard got it",
                       reloaded.succeeded && widget.contains("orders: 1041 delivered") && token.contains("got an access token")
                           && pushed?["content"]?["body"]?.stringValue == "Order 1042: Pour-over kettle is shipped",
-                      "\(token); push: \(pushed.map(compactJSON) ?? "none")")
+                      "\(token); push: \(pushed.map(\.description) ?? "none")")
         }
     }
 
@@ -304,7 +304,7 @@ final class DemoDay {
         let entry = try extensionEntry("example-widget")
         say.check("status says why the last one ended: crashed (signal 9)",
                   entry?["lastExit"]?["reason"]?.stringValue == "crashed" && entry?["lastExit"]?["signal"]?.intValue == 9,
-                  entry.map(compactJSON) ?? "not listed")
+                  entry.map(\.description) ?? "not listed")
     }
 
     private func killTheHost() throws {

@@ -68,8 +68,3 @@ struct DemoSummary {
         return .object(object)
     }
 }
-
-/// One line of JSON, for the story.
-func compactJSON(_ value: JSONValue) -> String {
-    String(decoding: JSONCodec.serialize(value), as: UTF8.self)
-}

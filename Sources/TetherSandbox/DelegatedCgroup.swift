@@ -145,8 +145,8 @@ public final class DelegatedCgroup {
     /// The delegated cgroup this process is in (its own, or the one above
     /// where it already moved into `host/`): the hierarchy's mount point and
     /// the path there. `claim` takes it; `tether doctor` only looks.
-    static func candidate() -> Result<(mount: String, path: String), Unavailable> {
-        guard let (mount, own) = ownCgroup() else { return .failure(.noHierarchy) }
+    static func candidate(in found: (mount: String, path: String)? = ownCgroup()) -> Result<(mount: String, path: String), Unavailable> {
+        guard let (mount, own) = found else { return .failure(.noHierarchy) }
         let path = own.hasSuffix("/" + hostLeaf) ? String(own.dropLast(hostLeaf.count + 1)) : own
         // Outside its cgroup namespace's root a process sees "/../x": never
         // a path that leads out of the mount.

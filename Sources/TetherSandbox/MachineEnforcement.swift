@@ -24,14 +24,15 @@ public enum MachineEnforcement {
     public static func findings(support: KernelSupport = .current) -> [Finding] {
         var findings: [Finding] = []
         var offered: Set<String> = []
-        switch DelegatedCgroup.candidate() {
+        let own = DelegatedCgroup.ownCgroup()
+        switch DelegatedCgroup.candidate(in: own) {
         case .success(let (mount, path)):
             offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
             findings.append(Finding(mechanism: "cgroup", enforced: true,
                                     detail: "cgroup v2, delegated: \(path) (each extension gets a cgroup of its own)", fix: nil))
         case .failure(.notDelegated(let path)):
-            let mount = DelegatedCgroup.ownCgroup()?.mount ?? ""
+            let mount = own?.mount ?? ""
             let hybrid = mount.hasSuffix("/unified") ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""
             findings.append(Finding(mechanism: "cgroup", enforced: false,
                                     detail: "cgroup v2 at \(mount)\(hybrid), but \(path) is not delegated to this user",

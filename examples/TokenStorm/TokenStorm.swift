@@ -19,6 +19,8 @@ import Glibc
 /// `auth.refresh.*` events go to standard error.
 @main enum TokenStorm {
     static func main() {
+        // A reader that went away loses the report; it does not kill the storm mid-refresh.
+        signal(SIGPIPE, SIG_IGN)
         guard let path = value(of: "--group") ?? ProcessEnvironment.value("TETHER_GROUP") else {
             fail("usage: example-token-storm --group DIR [--tasks N] [--leeway SECONDS]", code: 2)
         }
@@ -51,7 +53,7 @@ import Glibc
                 "tokens": .array(Set(results.map(\.0)).sorted().map { .string($0) }),
                 "waitsMs": .array(results.map(\.1).sorted().map { .double($0) }),
             ])
-            say(String(decoding: JSONCodec.serialize(report), as: UTF8.self))
+            say(report.description)
         } catch {
             fail("\(error)", code: 3)
         }

@@ -27,6 +27,7 @@ import Glibc
     static let leeway = 60.0
 
     static func main() {
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away loses the report, nothing more
         guard let path = value(of: "--group"), let tasks = Int(value(of: "--tasks") ?? "32"), tasks > 0,
               let coordination = Coordination(rawValue: value(of: "--coordination") ?? "full"),
               let group = try? GroupDirectory(path: path, create: false) else {
@@ -67,7 +68,7 @@ import Glibc
                 "tokens": .array(Set(results.map(\.0)).sorted().map { .string($0) }),
                 "waitsMs": .array(results.map(\.1).sorted().map { .double($0) }),
             ])
-            say(String(decoding: JSONCodec.serialize(report), as: UTF8.self))
+            say(report.description)
         } catch {
             say("tether-bench-storm: \(error)", to: 2)
             exit(3)
