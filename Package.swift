@@ -80,6 +80,7 @@ let package = Package(
                 "CTetherSystem",
                 "TetherLoop",
                 "TetherJSON",
+                "TetherManifest",  // the name rule (TetherName)
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -23,10 +23,11 @@ int tether_release_free_memory(void) {
 #endif
 }
 
-int tether_rename_exchange(const char *first, const char *second) {
+int tether_renameat2(int from_directory, const char *from, int to_directory, const char *to, unsigned flags) {
 #ifdef SYS_renameat2
-    return (int)syscall(SYS_renameat2, AT_FDCWD, first, AT_FDCWD, second, 2u /* RENAME_EXCHANGE */);
+    return (int)syscall(SYS_renameat2, from_directory, from, to_directory, to, flags);
 #else
+    (void)from_directory; (void)from; (void)to_directory; (void)to; (void)flags;
     errno = ENOSYS;
     return -1;
 #endif
@@ -50,15 +51,6 @@ int tether_reap_group(int group) {
     }
 }
 
-int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
-#ifdef SYS_renameat2
-    return (int)syscall(SYS_renameat2, from_directory, from, to_directory, to, 1u /* RENAME_NOREPLACE */);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
 int tether_pidfd_open(int pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -74,8 +66,8 @@ int tether_release_free_memory(void) {
     return 0;
 }
 
-int tether_rename_exchange(const char *first, const char *second) {
-    (void)first; (void)second;
+int tether_renameat2(int from_directory, const char *from, int to_directory, const char *to, unsigned flags) {
+    (void)from_directory; (void)from; (void)to_directory; (void)to; (void)flags;
     errno = ENOSYS;
     return -1;
 }
@@ -88,12 +80,6 @@ int tether_become_subreaper(void) {
 int tether_reap_group(int group) {
     (void)group;
     return 0;
-}
-
-int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
-    (void)from_directory; (void)from; (void)to_directory; (void)to;
-    errno = ENOSYS;
-    return -1;
 }
 
 int tether_pidfd_open(int pid) {

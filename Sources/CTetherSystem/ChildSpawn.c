@@ -125,7 +125,7 @@ static int run_child(void *argument) {
        from whatever started it; to a confined child such a descriptor is
        an open door past the rules, which check only what is opened anew.
        Linux 5.9+; an older kernel leaves close-on-exec to do it. */
-    syscall(SYS_close_range, passed >= 0 ? 4U : 3U, ~0U, 0U);
+    if (!request->keep_inherited) syscall(SYS_close_range, passed >= 0 ? 4U : 3U, ~0U, 0U);
 
     char *const *envp = request->envp ? request->envp : environ;
     /* An executable just written can be briefly "busy" (ETXTBSY): a process

@@ -44,7 +44,7 @@ extension GroupDirectory {
 
     /// `from` becomes `to` unless `to` is newer, in which case `from` goes.
     private static func moveNewer(_ from: String, to: String) throws(GroupError) {
-        var moved = tether_rename_noreplace(AT_FDCWD, from, AT_FDCWD, to) == 0
+        var moved = tether_renameat2(AT_FDCWD, from, AT_FDCWD, to, TETHER_RENAME_NOREPLACE) == 0
         // File systems without RENAME_NOREPLACE: a link fails the same way.
         if !moved, errno == EINVAL || errno == ENOSYS {
             moved = link(from, to) == 0

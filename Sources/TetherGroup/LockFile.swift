@@ -36,20 +36,7 @@ enum LockFile {
         } catch {
             throw .system("open lock file", path: path, error)
         }
-        do {
-            let info = try Syscall.fstat(fd)
-            guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
-            guard info.st_uid == currentUID() else { throw GroupError.foreignOwner(path, uid: info.st_uid) }
-            // A hard link planted here would have a holder write its record
-            // through it into the linked file: refused like a symlink.
-            guard info.st_nlink == 1 else { throw GroupError.hardLinkRefused(path, links: UInt64(info.st_nlink)) }
-            return (fd, info)
-        } catch let error as GroupError {
-            Syscall.close(fd)
-            throw error
-        } catch {
-            Syscall.close(fd)
-            throw .system("inspect lock file", path: path, error as? Errno ?? .ioError)
-        }
+        let info = try OwnedFile.inspect(fd, path: path, doing: "inspect lock file")
+        return (fd, info)
     }
 }

@@ -25,7 +25,7 @@ enum LockFileReplacement {
             Syscall.close(fd)
             return nil
         }
-        guard tether_rename_exchange(temporary.path, path) == 0 else {
+        guard tether_renameat2(AT_FDCWD, temporary.path, AT_FDCWD, path, TETHER_RENAME_EXCHANGE) == 0 else {
             let error = Errno(rawValue: errno)
             _ = unlink(temporary.path)
             Syscall.close(fd)
@@ -35,7 +35,7 @@ enum LockFileReplacement {
         if let displaced = try? Syscall.lstat(temporary.path), !displaced.sameFile(as: examined),
            heldByAnother(temporary.path) {
             // Another holder's fresh file: its again, and this one goes.
-            _ = tether_rename_exchange(temporary.path, path)
+            _ = tether_renameat2(AT_FDCWD, temporary.path, AT_FDCWD, path, TETHER_RENAME_EXCHANGE)
             _ = unlink(temporary.path)
             Syscall.close(fd)
             return nil

@@ -24,14 +24,15 @@ public final class LockWatcher: @unchecked Sendable {
     private var file: stat
     private var inotify: Inotify?
     private let recheck: LoopTimer
-    private var recheckStep = 0
+    /// The short look-again schedule after an event that changed nothing.
+    private var recheckBackoff = Backoff(first: 1, maximum: 128)
     private var onChange: ((LockStatus) -> Void)?
     private var closed = false
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
 
-    private static let recheckDelays: [UInt64] = [1, 2, 4, 8, 16, 32, 64, 128]
+    private static let rechecks = 8
     private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
         | IN_CLOSE_NOWRITE | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -110,15 +111,15 @@ public final class LockWatcher: @unchecked Sendable {
     }
 
     private func armRecheck() {
-        recheckStep = 0
-        recheck.start(afterMilliseconds: Self.recheckDelays[0]) { [unowned self] in self.recheckFired() }
+        recheckBackoff.reset()
+        scheduleRecheck()
     }
 
-    private func recheckFired() {
-        if reprobe() { return }
-        recheckStep += 1
-        guard recheckStep < Self.recheckDelays.count else { return }
-        recheck.start(afterMilliseconds: Self.recheckDelays[recheckStep]) { [unowned self] in self.recheckFired() }
+    private func scheduleRecheck() {
+        guard recheckBackoff.failures < Self.rechecks else { return }
+        recheck.start(afterMilliseconds: recheckBackoff.next()) { [unowned self] in
+            if !self.reprobe() { self.scheduleRecheck() }
+        }
     }
 }
 #endif

@@ -203,21 +203,11 @@ public final class SharedStore: Sendable {
         } catch {
             throw .system("read", path: path, error)
         }
-        let info: stat
+        let info = try OwnedFile.inspect(fd, path: path, doing: "read", private: true)
         let bytes: [UInt8]
-        do {
-            info = try Syscall.fstat(fd)
-            guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
-            guard info.st_uid == currentUID() else { throw GroupError.foreignOwner(path, uid: info.st_uid) }
-            guard info.st_mode & 0o077 == 0 else { throw GroupError.exposedFile(path, mode: UInt32(info.st_mode)) }
-            guard info.st_nlink == 1 else { throw GroupError.hardLinkRefused(path, links: UInt64(info.st_nlink)) }
-            bytes = try AtomicFile.read(fd: fd, path: path)
-        } catch let error as GroupError {
+        do { bytes = try AtomicFile.read(fd: fd, path: path) } catch {
             Syscall.close(fd)
             throw error
-        } catch {
-            Syscall.close(fd)
-            throw .system("read", path: path, error as? Errno ?? .ioError)
         }
         let values: [String: JSONValue]
         do {

@@ -12,8 +12,8 @@ public final class StoreWatcher: @unchecked Sendable {
     private let names: Set<String>
     private var inotify: Inotify?
     private var onChange: ((String) -> Void)?
+    /// Alive until `close()`, like a libuv handle: the loop refers to it.
     private var keepAlive: StoreWatcher?
-    private var closed = false
 
     /// Watches the files at `paths` (all in one directory). `onChange` runs
     /// on the loop with the path of a file that was replaced or removed.
@@ -45,12 +45,13 @@ public final class StoreWatcher: @unchecked Sendable {
         keepAlive = self
     }
 
+    /// Stops watching and releases the watcher. Call on the loop's thread.
     public func close() {
-        guard !closed else { return }
-        closed = true
+        guard let inotify else { return }
+        self.inotify = nil
+        inotify.close()
         onChange = nil
         keepAlive = nil
-        inotify?.close()
     }
 }
 #endif

@@ -8,17 +8,18 @@ import Darwin
 #endif
 
 /// A child process, reaped and reported on the loop, so no zombie is left
-/// behind. The child inherits no Tether descriptor: they are all
-/// close-on-exec.
+/// behind. The child inherits no descriptor but its stdio (and a passed
+/// one).
 ///
-/// Spawned through libuv (`uv_process_t`, reaped on SIGCHLD), unless the
-/// options ask for steps libuv cannot take between fork and exec (a
-/// parent-death signal, a descriptor limit): then by Tether's own fork
-/// (`tether_spawn`, in C) and watched through a pidfd (`uv_poll_t`). That
-/// saves an exec of a launcher per child.
+/// The one spawn in Tether: its own fork (`tether_spawn`, in C:
+/// vfork-style, then every signal at its default, and whatever the options
+/// ask for between fork and exec, which libuv's `uv_spawn` has no hook for:
+/// a cgroup, a parent-death signal, a descriptor limit, confinement), its
+/// end learnt through a pidfd (`uv_poll_t`, Linux 5.3+). `runInForeground`
+/// is the same spawn for a command run without a loop.
 public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public private(set) var pid: Int32 = 0
-    /// The own-spawn path's pidfd; -1 on libuv's.
+    /// Readable once the child has ended; polled on the loop.
     private var pidfd: Int32 = -1
     public let stdin: PipeStream?
     public let stdout: PipeStream?
@@ -36,7 +37,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         let process = ChildProcess(loop: loop, options: options)
         process.onExit = onExit
         do {
-            if options.needsOwnSpawn { try process.startOwn(options) } else { try process.start(options) }
+            try process.start(options)
         } catch {
             process.close()
             throw error
@@ -51,77 +52,13 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         super.init(loop: loop)
     }
 
+    /// The spawn (see `ownSpawn`), then a poll on the pidfd.
     private func start(_ options: ProcessOptions) throws(Errno) {
-        // libuv learns of the exit through SIGCHLD on this thread.
-        SignalMask.unblock(SIGCHLD)
-        var argv = ([options.executable] + options.arguments).map { strdup($0) }
-        argv.append(nil)
-        var envp = options.environment.map { $0.map { strdup($0) } + [nil] }
-        defer {
-            argv.forEach { free($0) }
-            envp?.forEach { free($0) }
-        }
-
-        var stdio = [uv_stdio_container_t](repeating: uv_stdio_container_t(), count: 3)
-        let streams = [stdin, stdout, stderr]
-        let modes = [options.stdin, options.stdout, options.stderr]
-        for fd in 0..<3 {
-            switch modes[fd] {
-            case .inherit:
-                stdio[fd].flags = UV_INHERIT_FD
-                stdio[fd].data.fd = Int32(fd)
-            case .ignore:
-                stdio[fd].flags = UV_IGNORE
-            case .pipe:
-                // Readable/writable are from the child's point of view.
-                let direction = fd == 0 ? UV_READABLE_PIPE.rawValue : UV_WRITABLE_PIPE.rawValue
-                stdio[fd].flags = uv_stdio_flags(UV_CREATE_PIPE.rawValue | direction)
-                stdio[fd].data.stream = streams[fd]?.stream
-            }
-        }
-
-        let rc: Int32 = argv.withUnsafeMutableBufferPointer { argvBuffer in
-            stdio.withUnsafeMutableBufferPointer { stdioBuffer in
-                withOptionalPointer(&envp) { envBuffer in
-                    withOptionalCString(options.workingDirectory) { cwd in
-                        var uvOptions = uv_process_options_t()
-                        uvOptions.file = UnsafePointer(argvBuffer[0])
-                        uvOptions.args = argvBuffer.baseAddress
-                        uvOptions.env = envBuffer
-                        uvOptions.cwd = cwd
-                        uvOptions.stdio_count = 3
-                        uvOptions.stdio = stdioBuffer.baseAddress
-                        uvOptions.flags = options.detached ? UV_PROCESS_DETACHED.rawValue : 0
-                        uvOptions.exit_cb = { process, status, signal in
-                            guard let me = LoopHandle.object(UnsafeMutableRawPointer(process)) as? ChildProcess
-                            else { return }
-                            me.exited(signal != 0 ? .signaled(signal) : .exited(Int32(truncatingIfNeeded: status)))
-                        }
-                        return uv_spawn(loop.uv, raw(uv_process_t.self), &uvOptions)
-                    }
-                }
-            }
-        }
-        // uv_spawn initialises the handle even when it fails, so it is adopted
-        // (and later closed) either way.
-        adopt()
-        try uvCheck(rc)
-        pid = raw(uv_process_t.self).pointee.pid
-    }
-
-    /// fork and exec in C (see `tether_spawn`), then a poll on the pidfd.
-    private func startOwn(_ options: ProcessOptions) throws(Errno) {
-        let path = try Self.resolve(options.executable, environment: options.environment)
-        var argv = ([options.executable] + options.arguments).map { strdup($0) }
-        argv.append(nil)
-        var envp = options.environment.map { $0.map { strdup($0) } + [nil] }
         // Our ends and the child's ends of each pipe; the child's are closed
         // here once it has them.
         var ours: [Int32] = [-1, -1, -1]
         var theirs: [Int32] = [-1, -1, -1]
         defer {
-            argv.forEach { free($0) }
-            envp?.forEach { free($0) }
             for fd in theirs where fd > 2 { Glibc.close(fd) }
             for fd in ours where fd >= 0 { Glibc.close(fd) }
         }
@@ -137,32 +74,10 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
                 (ours[fd], theirs[fd]) = fd == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
             }
         }
-        var newPID: Int32 = 0
-        var newPidfd: Int32 = -1
-        let rc: Int32 = withOptionalCString(path) { pathPointer in
-            withOptionalCString(options.workingDirectory) { cwd in
-                argv.withUnsafeMutableBufferPointer { argvBuffer in
-                    withOptionalPointer(&envp) { envBuffer in
-                        var request = tether_spawn_request()
-                        request.path = pathPointer
-                        request.argv = UnsafePointer(argvBuffer.baseAddress)
-                        request.envp = UnsafePointer(envBuffer)
-                        request.working_directory = cwd
-                        request.stdio = (theirs[0], theirs[1], theirs[2])
-                        request.new_session = options.detached ? 1 : 0
-                        request.parent_death_signal = options.parentDeathSignal ?? 0
-                        request.descriptor_soft_limit = Int64(options.descriptorSoftLimit ?? 0)
-                        request.passed_descriptor = options.passedDescriptor ?? -1
-                        return SpawnConfinement.spawn(&request, confinement: options.confinement, pid: &newPID,
-                                                      pidfd: &newPidfd)
-                    }
-                }
-            }
-        }
-        guard rc == 0 else { throw Errno(rawValue: -rc) }
+        let (newPID, newPidfd) = try Self.ownSpawn(options, stdio: (theirs[0], theirs[1], theirs[2]))
         pid = newPID
         pidfd = newPidfd
-        // The handle's memory serves as a poll on the pidfd instead of a process.
+        // The handle is a poll on the pidfd: readable once the child ends.
         let initialized = uv_poll_init(loop.uv, raw(uv_poll_t.self), newPidfd)
         if initialized == 0 { adopt() }
         for (fd, stream) in [stdin, stdout, stderr].enumerated() where ours[fd] >= 0 {
@@ -200,7 +115,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
 
     /// `executable` itself if it holds a slash, else the first match in PATH
     /// (the child's, else ours), as execvp would find it.
-    private static func resolve(_ executable: String, environment: [String]?) throws(Errno) -> String {
+    static func resolve(_ executable: String, environment: [String]?) throws(Errno) -> String {
         guard !executable.contains("/") else { return executable }
         let path = environment.flatMap { $0.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } }
             ?? ProcessEnvironment.value("PATH")
@@ -220,12 +135,8 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     public func signal(_ signal: Int32) throws(Errno) {
         loop.assertInLoop()
         guard exitStatus == nil, !isClosed else { throw .noSuchProcess }
-        guard pidfd < 0 else {
-            // Not reaped yet, so the pid is still this child's.
-            guard Glibc.kill(pid, signal) == 0 else { throw Errno(rawValue: errno) }
-            return
-        }
-        try uvCheck(uv_process_kill(raw(uv_process_t.self), signal))
+        // Not reaped yet, so the pid is still this child's.
+        guard Glibc.kill(pid, signal) == 0 else { throw Errno(rawValue: errno) }
     }
 
     deinit {
@@ -242,7 +153,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     }
 }
 
-private func withOptionalPointer<R>(
+func withOptionalPointer<R>(
     _ array: inout [UnsafeMutablePointer<CChar>?]?,
     _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> R
 ) -> R {
@@ -251,7 +162,7 @@ private func withOptionalPointer<R>(
     return entries.withUnsafeMutableBufferPointer { body($0.baseAddress) }
 }
 
-private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
     guard let string else { return body(nil) }
     return string.withCString { body($0) }
 }

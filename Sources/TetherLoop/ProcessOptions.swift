@@ -33,12 +33,6 @@ public struct ProcessOptions: Sendable {
     /// exec, as systemd passes sockets: a link only that child's tree holds.
     public var passedDescriptor: Int32?
 
-    /// Steps libuv cannot take between fork and exec: such a child is
-    /// spawned by Tether's own fork and watched through a pidfd.
-    var needsOwnSpawn: Bool {
-        parentDeathSignal != nil || descriptorSoftLimit != nil || confinement != nil || passedDescriptor != nil
-    }
-
     public init(
         executable: String,
         arguments: [String] = [],

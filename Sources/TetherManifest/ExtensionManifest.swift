@@ -92,9 +92,18 @@ public struct ExtensionManifest: Sendable, Equatable {
             guard let text = value.stringValue else { throw ManifestError(file: path, field: field, problem: "must be a string") }
             return text
         }
+        /// One of `Choice`'s raw values, or `fallback` when the field is absent.
+        func choice<Choice: RawRepresentable<String>>(_ field: String, or fallback: Choice,
+                                                      _ problem: String) throws(ManifestError) -> Choice {
+            guard let value = object[field] else { return fallback }
+            guard let text = value.stringValue, let chosen = Choice(rawValue: text) else {
+                throw ManifestError(file: path, field: field, problem: problem)
+            }
+            return chosen
+        }
 
         let name = try string("name")
-        guard Self.isValidName(name) else {
+        guard TetherName.isValid(name) else {
             throw ManifestError(file: path, field: "name",
                                 problem: "must be 1-64 of a-z 0-9 . _ - starting with a letter or digit")
         }
@@ -114,13 +123,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             arguments = strings
         }
-        var restart = RestartPolicy.onFailure
-        if let value = object["restart"] {
-            guard let text = value.stringValue, let policy = RestartPolicy(rawValue: text) else {
-                throw ManifestError(file: path, field: "restart", problem: "must be always, on-failure or never")
-            }
-            restart = policy
-        }
+        let restart = try choice("restart", or: RestartPolicy.onFailure, "must be always, on-failure or never")
         var openAccess = false
         if let value = object["openAccess"] {
             guard let flag = value.boolValue else {
@@ -128,13 +131,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             openAccess = flag
         }
-        var activation = Activation.default(for: role)
-        if let value = object["activation"] {
-            guard let text = value.stringValue, let chosen = Activation(rawValue: text) else {
-                throw ManifestError(file: path, field: "activation", problem: "must be always or on-demand")
-            }
-            activation = chosen
-        }
+        let activation = try choice("activation", or: Activation.default(for: role), "must be always or on-demand")
         var idleTimeout = defaultIdleTimeoutMilliseconds
         if let value = object["idleTimeout"] {
             guard activation == .onDemand else {
@@ -176,16 +173,6 @@ public struct ExtensionManifest: Sendable, Equatable {
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
                                  noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit), source: path)
-    }
-
-    /// An extension's name: `[a-z0-9][a-z0-9._-]{0,63}`, the feature name
-    /// rule, so it is safe as a file name (its lock) and readable in logs.
-    public static func isValidName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count) else { return false }
-        func isAlphanumeric(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) }
-        guard isAlphanumeric(bytes[0]) else { return false }
-        return bytes.dropFirst().allSatisfy { isAlphanumeric($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.

@@ -84,7 +84,7 @@ struct TreeRemoval {
         for _ in 0..<1_000 {
             movedUp += 1
             // Never over an entry already at the top.
-            if tether_rename_noreplace(directory, name, top, ".tether-removing-\(movedUp)") == 0 { return false }
+            if tether_renameat2(directory, name, top, ".tether-removing-\(movedUp)", TETHER_RENAME_NOREPLACE) == 0 { return false }
             if errno != EEXIST { break }
         }
         note(Errno(rawValue: errno))

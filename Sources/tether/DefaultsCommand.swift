@@ -29,7 +29,7 @@ struct Defaults: ParsableCommand {
             guard let value = try SharedStore.defaults(in: try group.open()).value(forKey: key) else {
                 throw CLIError.refused("no value for key \(Defaults.quoted(key))")
             }
-            output(compactJSON(value))
+            output(value.description)
         }
     }
 
@@ -77,15 +77,14 @@ struct Defaults: ParsableCommand {
 
         func run() throws {
             let values = try SharedStore.defaults(in: try group.open()).values()
-            if json { return output(compactJSON(.object(values))) }
-            for key in values.keys.sorted() { output("\(key) = \(compactJSON(values[key] ?? .null))") }
+            if json { return output(JSONValue.object(values).description) }
+            for key in values.keys.sorted() { output("\(key) = \((values[key] ?? .null).description)") }
         }
     }
 
     struct WatchChanges: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "watch",
-            abstract: "Print the keys that change, one line per change, until interrupted.")
+        static let configuration = CommandConfiguration(commandName: "watch",
+                                                        abstract: "Print the keys that change, one line per change, until interrupted.")
         @OptionGroup var group: GroupOptions
         @Flag(help: "Print each change as {\"changed\": [KEY, ...]}.") var json = false
 
@@ -132,7 +131,7 @@ final class DefaultsWatchSession: LoopSession, @unchecked Sendable {
             let keys = SharedStore.changedKeys(from: values, to: new)
             values = new
             guard !keys.isEmpty else { return }
-            output(json ? compactJSON(["changed": .array(keys.map { .string($0) })]) : "changed: \(keys.joined(separator: ", "))")
+            output(json ? JSONValue.object(["changed": .array(keys.map { .string($0) })]).description : "changed: \(keys.joined(separator: ", "))")
         } catch {
             printError(error.description)
         }

@@ -52,7 +52,7 @@ struct Demo: ParsableCommand {
         } catch let error as DemoError {
             throw error.isBadInput ? CLIError.badInput(error.description) : CLIError.environment(error.description)
         }
-        if json { output(compactJSON(outcome.summary)) }
+        if json { output(outcome.summary.description) }
         if outcome.interrupted { throw ExitCode(130) }
         if !outcome.ok { throw ExitCode(1) }
     }

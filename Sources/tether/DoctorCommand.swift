@@ -34,7 +34,7 @@ struct Doctor: ParsableCommand {
         let unenforced = loaded.map { ($0.name, Self.unenforced($0, group: groupPath, findings: findings)) }
         let ok = unenforced.allSatisfy { $0.1.isEmpty }
         if json {
-            output(compactJSON([
+            output(JSONValue.object([
                 "mechanisms": .array(findings.map { finding -> JSONValue in
                     ["mechanism": .string(finding.mechanism), "enforced": .bool(finding.enforced),
                      "detail": .string(finding.detail), "fix": finding.fix.map { JSONValue.string($0) } ?? .null]
@@ -43,7 +43,7 @@ struct Doctor: ParsableCommand {
                     ["name": .string(entry.0), "unenforced": .array(entry.1.map { JSONValue.string($0) })]
                 }),
                 "ok": .bool(ok),
-            ]))
+            ]).description)
         } else {
             for finding in findings {
                 let name = finding.mechanism + String(repeating: " ", count: max(0, 9 - finding.mechanism.count))

@@ -14,13 +14,18 @@ struct ExtensionCommand: ParsableCommand {
         subcommands: [Start.self, Stop.self, List.self]
     )
 
-    struct Start: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "start", abstract: "Launch an extension and wait for it to attach.")
+    /// NAME and --group: the extension a command acts on.
+    struct Target: ParsableArguments {
         @Argument(help: ArgumentHelp("The extension's name, as in its manifest.", valueName: "NAME")) var name: String
         @OptionGroup var group: GroupOptions
+    }
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Launch an extension and wait for it to attach.")
+        @OptionGroup var target: Target
 
         func run() throws {
-            let result = try HostClient(group: try group.open()).startExtension(name)
+            let name = target.name, result = try target.group.host().startExtension(name)
             let pid = result["pid"]?.intValue.map { " (pid \($0))" } ?? ""
             output(result["attached"]?.boolValue == true ? "\(name) attached\(pid)"
                    : "\(name) started\(pid), not attached yet")
@@ -29,11 +34,10 @@ struct ExtensionCommand: ParsableCommand {
 
     struct Stop: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "stop", abstract: "End an extension the host started.")
-        @Argument(help: ArgumentHelp("The extension's name, as in its manifest.", valueName: "NAME")) var name: String
-        @OptionGroup var group: GroupOptions
+        @OptionGroup var target: Target
 
         func run() throws {
-            let result = try HostClient(group: try group.open()).stopExtension(name)
+            let name = target.name, result = try target.group.host().stopExtension(name)
             output(result["stopped"]?.boolValue == true ? "\(name) stopped"
                    : "\(name) was not running (\(result["state"]?.stringValue ?? "?"))")
         }
@@ -45,11 +49,7 @@ struct ExtensionCommand: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"extensions\": [...]}, each as in 'tether status --json'.") var json = false
 
         func run() throws {
-            let list = try HostClient(group: try group.open()).extensions()
-            if json { return try printJSON(JSONValue.object(["extensions": list])) }
-            let items = list.arrayValue ?? []
-            if items.isEmpty { output("no extensions") }
-            for item in items { output(ExtensionLine.text(item)) }
+            try printList(group.host().extensions(), as: "extensions", json: json, empty: "no extensions", line: ExtensionLine.text)
         }
     }
 }

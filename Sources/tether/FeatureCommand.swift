@@ -13,26 +13,34 @@ struct Feature: ParsableCommand {
         subcommands: [Start.self, Stop.self, List.self]
     )
 
-    struct Start: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "start", abstract: "Ask the host to start a feature.")
+    /// NAME and --group: the feature a command acts on.
+    struct Target: ParsableArguments {
         @Argument(help: ArgumentHelp("The feature's name.", valueName: "NAME")) var name: String
         @OptionGroup var group: GroupOptions
 
+        /// The name, checked here: a bad one never reaches the host.
+        func validName() throws -> String {
+            do { return try FeatureName(name).rawValue } catch { throw CLIError(error) }
+        }
+    }
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Ask the host to start a feature.")
+        @OptionGroup var target: Target
+
         func run() throws {
-            let name = try validated(name)
-            let result = try HostClient(group: try group.open()).startFeature(name)
+            let name = try target.validName(), result = try target.group.host().startFeature(name)
             output(result["started"]?.boolValue == false ? "\(name) was already running" : "\(name) started")
         }
     }
 
     struct Stop: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "stop", abstract: "Ask the host to stop a feature.")
-        @Argument(help: ArgumentHelp("The feature's name.", valueName: "NAME")) var name: String
-        @OptionGroup var group: GroupOptions
+        @OptionGroup var target: Target
 
         func run() throws {
-            let name = try validated(name)
-            _ = try HostClient(group: try group.open()).stopFeature(name)
+            let name = try target.validName()
+            _ = try target.group.host().stopFeature(name)
             output("\(name) stopped")
         }
     }
@@ -43,17 +51,9 @@ struct Feature: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"features\": [{name, pid, since, owner}]}.") var json = false
 
         func run() throws {
-            let list = try HostClient(group: try group.open()).features()
-            if json { return try printJSON(JSONValue.object(["features": list])) }
-            let items = list.arrayValue ?? []
-            if items.isEmpty { output("no features running") }
-            for item in items {
-                output("\(item["name"]?.stringValue ?? "?")  pid \(item["pid"]?.intValue ?? 0)  \(item["owner"]?.stringValue ?? "")")
+            try printList(group.host().features(), as: "features", json: json, empty: "no features running") { item in
+                "\(item["name"]?.stringValue ?? "?")  pid \(item["pid"]?.intValue ?? 0)  \(item["owner"]?.stringValue ?? "")"
             }
         }
     }
-}
-
-private func validated(_ name: String) throws -> String {
-    do { return try FeatureName(name).rawValue } catch { throw CLIError(error) }
 }

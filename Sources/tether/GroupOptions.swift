@@ -1,5 +1,6 @@
 import ArgumentParser
 import TetherGroup
+import TetherIPC
 import TetherLoop
 
 /// `--group DIR`, shared by every command that touches the group directory.
@@ -10,6 +11,9 @@ struct GroupOptions: ParsableArguments {
     var path: String?
 
     func open() throws(GroupError) -> GroupDirectory { try Self.open(path) }
+
+    /// The group's host, for one call (nothing is connected until then).
+    func host() throws -> HostClient { HostClient(group: try open()) }
 
     static func open(_ path: String?) throws(GroupError) -> GroupDirectory {
         let resolved = try GroupDirectory.resolvePath(explicit: path, variable: ProcessEnvironment.value)

@@ -61,7 +61,7 @@ struct Hold: ParsableCommand {
         // The command runs in the foreground, without the loop: spawned
         // vfork-style, its exit and the forwarded signals taken by sigwaitinfo.
         do {
-            return try ForegroundProcess.run(command, forwarding: forwardedSignals).shellCode
+            return try ChildProcess.runInForeground(command, forwarding: forwardedSignals).shellCode
         } catch .spawn(.noSuchFileOrDirectory) {
             throw CLIError.badInput("command not found: \(command[0])")
         } catch .spawn(.permissionDenied) {

@@ -37,8 +37,8 @@ final class LockWaitSession: LoopSession, @unchecked Sendable {
             case .success(let lock?):
                 // From here a forwarded signal is for the command: blocked,
                 // it waits for the foreground run to pass it on.
-                do throws(ForegroundProcess.Failure) {
-                    try ForegroundProcess.block(forwarding: Hold.forwardedSignals)
+                do throws(ChildProcess.ForegroundFailure) {
+                    try ChildProcess.blockForForeground(forwarding: Hold.forwardedSignals)
                 } catch {
                     lock.release()
                     return finish(.failure(.environment("cannot block signals: \(error)")))

@@ -16,7 +16,7 @@ struct Metrics: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func run() throws {
-        let answer = try HostClient(group: try group.open()).metrics()
+        let answer = try group.host().metrics()
         guard let text = answer["text"]?.stringValue else {
             throw CLIError.environment("the host answered host.metrics without text (is it an older version?)")
         }

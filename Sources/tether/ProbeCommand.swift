@@ -27,7 +27,7 @@ struct Probe: ParsableCommand {
         let path = try GroupOptions.open(group).preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: json)
         let report = StatusReport(target: target, lock: path, status: status)
-        output(json ? compactJSON(report.jsonValue) : report.text)
+        output(json ? report.jsonValue.description : report.text)
         return status.running ? 0 : 1
     }
 }

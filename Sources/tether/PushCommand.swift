@@ -42,10 +42,10 @@ struct Push: ParsableCommand {
             params["budgetMilliseconds"] = .integer(budget.milliseconds)
             wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
         }
-        let answer = try HostClient(group: try group.open()).push(params, waitingAtMost: wait)
+        let answer = try group.host().push(params, waitingAtMost: wait)
         if json { return try printJSON(answer) }
         for delivery in answer["delivered"]?.arrayValue ?? [] {
-            let content = delivery["content"].map(compactJSON) ?? "{}"
+            let content = delivery["content"].map(\.description) ?? "{}"
             guard let name = delivery["extension"]?.stringValue else {
                 output("delivered as sent (no notification extension attached): \(content)")
                 continue
@@ -63,8 +63,4 @@ struct Push: ParsableCommand {
 enum PushDeliveryTimeout {
     static let defaultMilliseconds: UInt64 = 30_000 + 2 * slackMilliseconds
     static let slackMilliseconds: UInt64 = 2_000
-}
-
-func compactJSON(_ value: JSONValue) -> String {
-    String(decoding: JSONCodec.serialize(value), as: UTF8.self)
 }

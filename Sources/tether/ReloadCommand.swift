@@ -12,7 +12,7 @@ struct Reload: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func run() throws {
-        let answer = try HostClient(group: try group.open()).reload(name)
+        let answer = try group.host().reload(name)
         let names = (answer["reloaded"]?.arrayValue ?? []).compactMap(\.stringValue)
         output(names.isEmpty ? "no widget is attached" : "reloading: " + names.joined(separator: ", "))
     }

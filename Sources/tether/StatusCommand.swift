@@ -18,7 +18,7 @@ struct Status: ParsableCommand {
     var json = false
 
     func run() throws {
-        let status = try HostClient(group: try group.open()).status()
+        let status = try group.host().status()
         if json { return try printJSON(status) }
         let uptime = status["uptime"]?.doubleValue ?? 0
         output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(TextFormat.fixed(uptime, 1)) s, group \(status["group"]?.stringValue ?? "?")")

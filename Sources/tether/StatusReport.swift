@@ -35,6 +35,15 @@ struct StatusReport {
     }
 }
 
+/// A list the host answered: `{key: list}` with `json`, else a line per
+/// item (`empty` for none).
+func printList(_ list: JSONValue, as key: String, json: Bool, empty: String, line: (JSONValue) -> String) throws {
+    if json { return try printJSON(JSONValue.object([key: list])) }
+    let items = list.arrayValue ?? []
+    if items.isEmpty { output(empty) }
+    for item in items { output(line(item)) }
+}
+
 /// One JSON object on one line.
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder()

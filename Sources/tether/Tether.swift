@@ -32,7 +32,7 @@ enum TetherMain {
         // libuv writes to sockets and pipes with write(2), which raises
         // SIGPIPE when the peer has gone: that must be an EPIPE for the
         // connection, not the death of the host. (Children get every signal
-        // back at its default: libuv's, and `hold`'s ForegroundProcess.)
+        // back at its default: the spawn resets them.)
         signal(SIGPIPE, SIG_IGN)
         StandardDescriptors.ensureOpen()
         let code: Int32

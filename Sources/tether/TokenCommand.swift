@@ -16,9 +16,8 @@ struct Token: ParsableCommand {
     )
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "status",
-            abstract: "Show who is logged in and when the tokens expire (never the tokens).")
+        static let configuration = CommandConfiguration(commandName: "status",
+                                                        abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
         @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, deviceURL, revokeURL, issuer, clientID, apiOrigins, user, client}.") var json = false
 
@@ -52,7 +51,7 @@ struct Token: ParsableCommand {
                 if let device = configuration.deviceURL { report["deviceURL"] = .string(device) }
                 if let revoke = configuration.revokeURL { report["revokeURL"] = .string(revoke) }
             }
-            if json { return output(compactJSON(.object(report))) }
+            if json { return output(JSONValue.object(report).description) }
             output("state: \(snapshot.state.rawValue)")
             if let configuration = snapshot.configuration {
                 let client = configuration.clientID.isEmpty ? "" : " (client \(configuration.clientID))"

@@ -64,7 +64,7 @@ final class WatchSession: LoopSession, @unchecked Sendable {
 
     private func emit(_ report: StatusReport) {
         if json {
-            output(compactJSON(report.jsonValue))
+            output(report.jsonValue.description)
         } else {
             output(report.text)
         }

@@ -16,7 +16,7 @@ import TetherTestSupport
         let fixture = try HostFixture()
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         try body(client, host)
     }
@@ -96,7 +96,7 @@ import TetherTestSupport
         let fixture = try HostFixture()
         let host = try fixture.startHostWithExampleNotification()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         send(client, #"[{"jsonrpc":"2.0","method":"push.send","params":{"payload":{"title":"Slow","delayMs":300}},"id":"push"},"#
              + #"{"jsonrpc":"2.0","method":"host.ping","id":"ping"}]"#)

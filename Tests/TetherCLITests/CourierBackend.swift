@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import FoundationNetworking  // URLSession (Linux)
 import TetherTestSupport
 
 /// The courier app's backend from `reading/05-auth-hardening-plan.txt`, as

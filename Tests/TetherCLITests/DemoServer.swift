@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import FoundationNetworking  // URLSession (Linux)
 import TetherTestSupport
 
 /// A demo auth server of the test's own, on a port the kernel picked, with

@@ -50,7 +50,7 @@ import TetherTestSupport
         let fixture = try HostFixture()
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         for number in Self.numbers + [("12345678901234567890", "12345678901234567890")] {
             client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"host.ping"}"#.utf8) + [0x0a])

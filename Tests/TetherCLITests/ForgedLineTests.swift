@@ -39,8 +39,7 @@ import TetherTestSupport
         let lines = try host.expectLine("[loud] done", timeout: 30)
         let status = try fixture.group.run(["status"])
         #expect(status.status == 0, "\(status.stderr)")
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         let stdout = lines.joined(separator: "\n") + "\n" + (try host.remainingOutput())
         let stderr = try host.standardError()
         for (what, text) in [("stdout", stdout), ("stderr", stderr), ("status", status.stdout)] {
@@ -64,8 +63,7 @@ import TetherTestSupport
             lines.append(line)
             if line.contains(#""message":"done""#) { break }
         }
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         lines += try host.remainingOutput().split(separator: "\n").map(String.init)
         lines += try host.standardError().split(separator: "\n").map(String.init)
         var messages: [String] = []

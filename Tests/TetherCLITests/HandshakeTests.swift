@@ -9,7 +9,7 @@ import TetherTestSupport
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
         func hello(_ name: String, _ version: String?) throws -> [String: Any] {
-            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            let client = try fixture.rawClient()
             defer { client.close() }
             let field = version.map { #","protocol":\#($0)"# } ?? ""
             client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
@@ -39,7 +39,7 @@ import TetherTestSupport
 
         // One hello per connection: a second (which once left the first's
         // watchdog running against a freed entry) is refused.
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         for id in 1...2 {
             client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"extension.hello","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])

@@ -93,6 +93,17 @@ import TetherTestSupport
         #expect(!result.stdout.contains("rec.lock"))
     }
 
+    /// What the caller passed down (`3>FILE`) reaches the command, as with
+    /// flock(1) or a shell: only Tether's own descriptors stay behind.
+    @Test func commandInheritsWhatTheCallerPassedIt() throws {
+        let group = try TestGroup()
+        let file = group.dir.path + "/passed"
+        let hold = "\(tetherExecutable) hold feature rec --group '\(group.path)' -- sh -c 'echo kept >&3'"
+        let result = try runCommand("/bin/sh", ["-c", "exec 3>'\(file)'; exec \(hold)"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "kept\n")
+    }
+
     @Test func sigtermReachesTheCommand() throws {
         let group = try TestGroup()
         let holder = try group.startHold(["feature", "rec"], [

@@ -22,6 +22,9 @@ struct HostFixture {
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
     }
 
+    /// A raw connection to the group's host socket.
+    func rawClient() throws -> RawClient { try RawClient(path: group.path + "/host.sock") }
+
     func startHost(environment: [String: String]? = nil) throws -> TestProcess {
         let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"]),
                                    environment: environment)
@@ -160,12 +163,12 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         let fixture = try HostFixture()
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         var generator = SystemRandomNumberGenerator()
         client.send((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
         #expect(client.isClosedByPeer())
         client.close()
-        let half = try RawClient(path: fixture.group.path + "/host.sock")
+        let half = try fixture.rawClient()
         half.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.st"#.utf8))
         half.close()
         #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
@@ -178,7 +181,7 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
         for _ in 0..<20 {
-            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            let client = try fixture.rawClient()
             let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.status"}"#.utf8) + [0x0a]
             client.send(Array([[UInt8]](repeating: ping, count: 2_000).joined()))
             client.close()

@@ -100,8 +100,7 @@ import TetherTestSupport
         let entry = (status["extensions"] as? [[String: Any]])?.first
         #expect((entry?["droppedLines"] as? Int ?? 0) > 0, "excess output is dropped and counted")
         _ = try expectResponsive(fixture)
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     @Test func watchEndsQuietlyWhenItsReaderGoes() throws {
@@ -146,8 +145,7 @@ import TetherTestSupport
         #expect(try shell.waitForExit() == 0)
         // It did its work though nobody read a word of it.
         #expect(try fixture.group.run(["probe", "feature", "recording"]).status == 0)
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     /// kill -9 of the host: PDEATHSIG ends the extension's main process, and
@@ -233,8 +231,7 @@ import TetherTestSupport
         _ = try host.expectLineStarting("[crasher] child")
         #expect(hasEnded(crasher.child, within: 5), "a restart ends what the old instance left running")
         #expect(!hasEnded(parent.child))
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         #expect(hasEnded(parent.child, within: 5), "stopping the host ends the extension's background child")
     }
 }
@@ -254,19 +251,21 @@ import TetherTestSupport
         exec sleep 1000
         """#
 
-    func tree(_ fixture: HostFixture, _ host: TestProcess) throws -> [Int32] {
-        let line = try #require(try host.expectLineStarting("[tree] tree", timeout: 20).last)
-        let words = line.split(separator: " ")
-        #expect(line.hasSuffix("daemon refused"), "a confined launch could leave its session: \(line)")
-        return [Int32(words[2]), Int32(words[3])].compactMap { $0 }
-    }
-
-    @Test func theHostReturnsWhenTheWholeTreeIsGone() throws {
+    /// A host running the tree, and the pids of its stubborn child and its
+    /// grandchild once both run. (A host left running dies with its TestProcess.)
+    func startTree() throws -> (fixture: HostFixture, host: TestProcess, pids: [Int32]) {
         let fixture = try HostFixture()
         try fixture.addExtension("tree", script: Self.script)
         let host = try fixture.startHost()
-        defer { host.signal(SIGKILL) }
-        let pids = try tree(fixture, host)
+        let line = try #require(try host.expectLineStarting("[tree] tree", timeout: 20).last)
+        let words = line.split(separator: " ")
+        #expect(line.hasSuffix("daemon refused"), "a confined launch could leave its session: \(line)")
+        return (fixture, host, [Int32(words[2]), Int32(words[3])].compactMap { $0 })
+    }
+
+    @Test func theHostReturnsWhenTheWholeTreeIsGone() throws {
+        let (fixture, host, pids) = try startTree()
+        defer { withExtendedLifetime(fixture) { host.signal(SIGKILL) } }
         #expect(pids.count == 2 && pids.allSatisfy { !hasEnded($0) })
         let reaper = try #require(groupReaper(of: host.pid))
         host.signal(SIGTERM)
@@ -277,11 +276,8 @@ import TetherTestSupport
     }
 
     @Test func extensionStopAnswersWhenTheWholeTreeIsGone() throws {
-        let fixture = try HostFixture()
-        try fixture.addExtension("tree", script: Self.script)
-        let host = try fixture.startHost()
+        let (fixture, host, pids) = try startTree()
         defer { host.signal(SIGKILL) }
-        let pids = try tree(fixture, host)
         let stop = try fixture.group.run(["extension", "stop", "tree"])
         #expect(stop.status == 0 && stop.stdout == "tree stopped\n", "\(stop.stderr)")
         for pid in pids { #expect(hasEnded(pid), "\(pid) outlived 'extension stop'") }

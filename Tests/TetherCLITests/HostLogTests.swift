@@ -41,8 +41,7 @@ import TetherTestSupport
         let leak = try #require(records.first { ($0["message"] as? String)?.hasPrefix("leaking refresh") == true })
         #expect(leak["message"] as? String == "leaking refresh [redacted]")
         // stderr lines are records too, on the host's stderr.
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         let errors = try host.standardError()
         #expect(errors.contains("leaking access [redacted]"), "\(errors)")
         let everything = records.map { "\($0)" }.joined() + errors + (try host.remainingOutput())
@@ -56,8 +55,7 @@ import TetherTestSupport
         host.signal(SIGHUP)
         _ = try host.expectLineStarting("tether host: SIGHUP")
         #expect(try fixture.group.run(["status"]).status == 0)
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 }
 

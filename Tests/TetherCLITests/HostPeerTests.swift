@@ -36,7 +36,7 @@ import TetherTestSupport
         let extensionPID = try #require(Int32(first.split(separator: " ").last ?? ""))
 
         var clients: [RawClient] = []
-        for _ in 0..<1_100 { clients.append(try RawClient(path: fixture.group.path + "/host.sock")) }
+        for _ in 0..<1_100 { clients.append(try fixture.rawClient()) }
         // The extension crashes while descriptors are scarce: it must come back, not be marked failed.
         kill(extensionPID, SIGKILL)
         _ = try host.expectLineStarting("[steady] pid")
@@ -48,8 +48,7 @@ import TetherTestSupport
         #expect((status["connections"] as? Int ?? 0) <= 256)
         #expect((status["evictedConnections"] as? Int ?? 0) >= 1_100 - 256)
         for client in clients { client.close() }
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     @Test func hundredClientsThatNeverReadCannotGrowTheHostWithoutBound() throws {
@@ -67,7 +66,7 @@ import TetherTestSupport
         var clients: [RawClient] = []
         var peak = idle
         for _ in 0..<100 {
-            let client = try RawClient(path: fixture.group.path + "/host.sock")
+            let client = try fixture.rawClient()
             for _ in 0..<20 { client.send(request) }
             clients.append(client)
             peak = max(peak, residentKiB(pid))
@@ -87,14 +86,13 @@ import TetherTestSupport
         }
         print("host RSS: idle \(idle) KiB, peak \(peak) KiB, after \(after) KiB")
         #expect(after - idle < 16 * 1024, "after \(after) KiB vs idle \(idle) KiB")
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     @Test func garbageWithOneValidRequestInEightIsDisconnected() throws {
         let fixture = try HostFixture()
         let host = try fixture.startHost()
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         for _ in 0..<4 {
             for _ in 0..<7 { client.send(Array("not json at all\n".utf8)) }
             client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a]))
@@ -102,15 +100,14 @@ import TetherTestSupport
         #expect(client.isClosedByPeer(), "a peer sending mostly garbage is disconnected")
         client.close()
         // A well-behaved peer with the odd bad frame is not.
-        let polite = try RawClient(path: fixture.group.path + "/host.sock")
+        let polite = try fixture.rawClient()
         for _ in 0..<3 {
             polite.send(Array("oops\n".utf8))
             for _ in 0..<3 { polite.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a])) }
         }
         for _ in 0..<12 { #expect(polite.readLine() != nil) }
         polite.close()
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     @Test func pushesToAnExtensionThatNeverAnswersLeaveNoPendingCalls() throws {
@@ -126,8 +123,7 @@ import TetherTestSupport
         let entry = (try fixture.status()["extensions"] as? [[String: Any]])?.first
         #expect(entry?["attached"] as? Bool == true)
         #expect(entry?["pendingCalls"] as? Int == 0, "each push past its budget cancelled its call")
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 }
 
@@ -148,7 +144,7 @@ import TetherTestSupport
     @Test func featuresBeyondTheCeilingAreRefused() throws {
         let fixture = try HostFixture()
         let host = try fixture.startHost()
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         for index in 0..<256 {
             let answer = try call(client, "feature.start", #"{"name":"f\#(index)"}"#, id: index)
             #expect(answer["result"] != nil, "\(answer)")
@@ -158,8 +154,7 @@ import TetherTestSupport
         #expect(message.contains("limit"), "\(refused)")
         #expect(try fixture.group.run(["probe", "feature", "one-too-many"]).status == 1)
         client.close()
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 
     /// `--max-connections 4`: the least recently active idle peer makes
@@ -186,8 +181,7 @@ import TetherTestSupport
         #expect(entry?["attached"] as? Bool == true, "an extension's connection is never evicted")
         busy.close()
         for client in idle { client.close() }
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
     }
 }
 

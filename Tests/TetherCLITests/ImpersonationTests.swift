@@ -80,7 +80,7 @@ import TetherTestSupport
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
         let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
         #expect(answer.contains("extension 'notify' is running (pid "), "\(answer) after \(started)")
@@ -105,7 +105,7 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
         #expect(answer.contains(#""managed":false"#), "\(answer)")
@@ -121,7 +121,7 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/kb.extension.json", #"{"name":"kb","role":"keyboard","executable":"/bin/true","activation":"on-demand"}"#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         let answer = Self.hello(client, #"{"name":"kb","role":"keyboard","openAccess":true}"#)
         #expect(answer.contains("extension 'kb' has no open access in the host's manifest"), "\(answer)")

@@ -6,6 +6,14 @@ import TetherTestSupport
 /// backend (FastAPI, rotating refresh tokens, 401 on reuse), in real
 /// processes: the refresh core is the OAuth one, only the requests differ.
 @Suite(.timed) struct JSONStyleLoginTests {
+    /// A group logged in to a courier backend of its own, its access token already expired.
+    func loggedInExpired() throws -> (TestGroup, CourierBackend) {
+        let group = try TestGroup()
+        let backend = try CourierBackend(in: group.dir)
+        try backend.loginExpired(group)
+        return (group, backend)
+    }
+
     @Test func loginStatusAndPrintWithTheCourierBackend() throws {
         let group = try TestGroup()
         let backend = try CourierBackend(in: group.dir)
@@ -60,9 +68,7 @@ import TetherTestSupport
     /// 503s keep everything; a revoked family (401) ends the session in
     /// every process, after one refresh attempt, and no output holds a secret.
     @Test func outagesKeepTheSessionAndARevokedFamilyEndsItEverywhere() throws {
-        let group = try TestGroup()
-        let backend = try CourierBackend(in: group.dir)
-        try backend.loginExpired(group)
+        let (group, backend) = try loggedInExpired()
         let (accessToken, refreshToken) = try group.storedTokens()
         var outputs: [String] = []
         // The state, from `token status --json`; both status forms join the
@@ -112,9 +118,7 @@ import TetherTestSupport
     /// The backend's own 403 (a JSON body, unlike a proxy's page) ends the
     /// session as a 401 does, and no output holds a secret.
     @Test func theBackendsOwn403EndsTheSession() throws {
-        let group = try TestGroup()
-        let backend = try CourierBackend(in: group.dir)
-        try backend.loginExpired(group)
+        let (group, backend) = try loggedInExpired()
         let (accessToken, refreshToken) = try group.storedTokens()
         var outputs: [String] = []
         let before = try group.run(["token", "status", "--json"])

@@ -60,8 +60,7 @@ import TetherTestSupport
         try host.waitForError(containing: #""event":"extension.failed""#, timeout: 30)
         try host.waitForError(containing: #""event":"push.timedOut""#, timeout: 30)
 
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         let records = try log.rest() + (try host.standardError()).split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
         }
@@ -207,8 +206,7 @@ import TetherTestSupport
         #expect((after["tether_rpc_requests_total{method=host.metrics}"] ?? 0) >= 1)
         #expect((after["tether_connections"] ?? 0) >= 1)
 
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit(timeout: 20) == 0)
+        #expect(try host.stop() == 0)
         everything += (try log.rest()).map { "\($0)" }.joined(separator: "\n") + (try host.standardError())
         let fresh = try fixture.group.storedTokens()
         // The session ends by logout; another user's login clears the first one's data.

@@ -33,7 +33,7 @@ import TetherTestSupport
         defer { host.signal(SIGKILL) }
         let line = try #require(try host.expectLineStarting("[filler] filled", timeout: 120).last)
         let directory = String(line.dropFirst("[filler] filled ".count))
-        let client = try RawClient(path: fixture.group.path + "/host.sock")
+        let client = try fixture.rawClient()
         defer { client.close() }
         // While it is being removed, the host answers at once.
         var answered = 0

@@ -83,6 +83,22 @@ import TetherTestSupport
         #expect(throws: GroupError.exposedFile(group.storePath("defaults"), mode: 0o100644)) { try store.values() }
     }
 
+    /// A hard link planted at the store (reading it would read, and the next
+    /// write replace, another file of ours) and a FIFO (a read would block)
+    /// are refused, and the linked file is left as it was.
+    @Test func hardLinksAndFIFOsAtTheStoreAreRefused() throws {
+        let fixture = try Fixture()
+        let (dir, group, store) = (fixture.dir, fixture.group, fixture.store)
+        let path = group.storePath("defaults")
+        try writeFile(dir.path + "/precious", #"{"values":{"k":1}}"#, mode: 0o600)
+        #expect(link(dir.path + "/precious", path) == 0)
+        #expect(throws: GroupError.hardLinkRefused(path, links: 2)) { try store.values() }
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+        #expect(throws: GroupError.notARegularFile(path)) { try store.values() }
+        #expect(try String(contentsOfFile: dir.path + "/precious", encoding: .utf8) == #"{"values":{"k":1}}"#)
+    }
+
     @Test func exclusiveLockIsHeldUntilReleased() throws {
         let fixture = try Fixture()
         let dir = fixture.dir

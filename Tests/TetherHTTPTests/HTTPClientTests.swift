@@ -24,6 +24,21 @@ import TetherTestSupport
         return loop.taskExecutor
     }
 
+    /// A request to `/slow-headers` in a task of its own, returned once the
+    /// server has it; the task ends with the failure (nil: none) and when.
+    func slowRequest(_ client: HTTPClient, to server: HostileHTTPServer) async throws -> Task<(HTTPFailure?, Date), Never> {
+        let task = Task(executorPreference: try Self.runner()) { () -> (HTTPFailure?, Date) in
+            do throws(HTTPFailure) {
+                _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
+                return (nil, Date())
+            } catch {
+                return (error, Date())
+            }
+        }
+        try await offThePool { try server.waitForRequest("/slow-headers") }
+        return task
+    }
+
     /// The failure `request` ends with, and how long it took, in seconds.
     func failure(of request: HTTPRequest) async throws -> (HTTPFailure?, Double) {
         try await withClient { client in
@@ -134,16 +149,8 @@ import TetherTestSupport
         let directory = try TemporaryDirectory("tether-http")
         let server = try HostileHTTPServer(in: directory)
         let (failure, seconds) = try await withClient { client in
-            let task = Task(executorPreference: try Self.runner()) { () -> (HTTPFailure?, Date) in
-                do throws(HTTPFailure) {
-                    _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
-                    return (nil, Date())
-                } catch {
-                    return (error, Date())
-                }
-            }
             // Cancelled once the server has the request.
-            try await offThePool { try server.waitForRequest("/slow-headers") }
+            let task = try await slowRequest(client, to: server)
             let start = Date()
             task.cancel()
             let (failure, end) = await task.value
@@ -160,15 +167,7 @@ import TetherTestSupport
         let directory = try TemporaryDirectory("tether-http")
         let server = try HostileHTTPServer(in: directory)
         let flags = try await withClient { client in
-            let task = Task(executorPreference: try Self.runner()) { () -> HTTPFailure? in
-                do throws(HTTPFailure) {
-                    _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            try await offThePool { try server.waitForRequest("/slow-headers") }
+            let task = try await slowRequest(client, to: server)
             let flags = Self.descriptors(connectedToPort: server.port).map { fcntl($0, F_GETFD) }
             task.cancel()
             _ = await task.value
@@ -203,17 +202,9 @@ import TetherTestSupport
         let server = try HostileHTTPServer(in: directory)
         let thread = try EventLoopThread()
         let client = HTTPClient(loop: thread.loop)
-        let task = Task(executorPreference: try Self.runner()) { () -> HTTPFailure? in
-            do throws(HTTPFailure) {
-                _ = try await client.send(HTTPRequest("GET", server.baseURL + "/slow-headers", timeout: 60))
-                return nil
-            } catch {
-                return error
-            }
-        }
-        try await offThePool { try server.waitForRequest("/slow-headers") }
+        let task = try await slowRequest(client, to: server)
         thread.shutdown()
-        #expect(try await within(20, "the running request to end") { await task.value } == .cancelled)
+        #expect(try await within(20, "the running request to end") { await task.value.0 } == .cancelled)
         // After the loop is gone, a request fails at once: its task, which
         // prefers the finished loop, still runs (on Swift's pool).
         let after = try await within(20, "a request after the stop to end") { () -> HTTPFailure? in

@@ -39,6 +39,15 @@ import TetherTestSupport
         return (package, build.stdout + build.stderr)
     }
 
+    /// `executable --manifest` prints the manifest the plugin embedded: `name`, run from `bin`.
+    func expectEmbeddedManifest(in bin: String, executable: String, named name: String) throws {
+        let printed = try runCommand("\(bin)/\(executable)", ["--manifest"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as? [String: Any]
+        #expect(manifest?["name"] as? String == name)
+        #expect(manifest?["executable"] as? String == "\(bin)/\(executable)")
+    }
+
     /// What the issue asked for: the package uses TetherExtension and the
     /// manifest plugin, resolves and builds none of the heavy packages,
     /// compiles nothing of the host, and `--manifest` prints the embedded
@@ -61,12 +70,7 @@ import TetherTestSupport
         }
         #expect(compiled.contains("TetherExtension.build"))
 
-        let bin = try binPath(package)
-        let printed = try runCommand("\(bin)/LeanWidget", ["--manifest"])
-        #expect(printed.status == 0, "\(printed.stderr)")
-        let manifest = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as? [String: Any]
-        #expect(manifest?["name"] as? String == "lean-widget")
-        #expect(manifest?["executable"] as? String == "\(bin)/LeanWidget")
+        try expectEmbeddedManifest(in: try binPath(package), executable: "LeanWidget", named: "lean-widget")
     }
 
     /// The plugin (which runs tether) adds the other roles, refuses what it
@@ -97,11 +101,7 @@ import TetherTestSupport
         try writeFile("\(package)/Sources/Clock/Clock.extension.json", manifest)
 
         let bin = try buildPackage(package)
-        let clock = try runCommand("\(bin)/Clock", ["--manifest"])
-        #expect(clock.status == 0, "\(clock.stderr)")
-        let object = try JSONSerialization.jsonObject(with: Data(clock.stdout.utf8)) as? [String: Any]
-        #expect(object?["name"] as? String == "clock")
-        #expect(object?["executable"] as? String == "\(bin)/Clock")
+        try expectEmbeddedManifest(in: bin, executable: "Clock", named: "clock")
 
         let group = package + "/group"
         let extensions = package + "/extensions"

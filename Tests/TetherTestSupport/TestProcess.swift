@@ -56,21 +56,15 @@ public final class TestProcess: @unchecked Sendable {
                 }
                 self.child = child
                 self.pid = child.pid
-                try child.stdout?.startReading { [weak self] event in
-                    guard let self else { return }
-                    self.update {
-                        switch event {
-                        case .data(let bytes): self.stdoutBytes += bytes
-                        case .end, .failed: self.stdoutEnded = true
-                        }
-                    }
-                }
-                try child.stderr?.startReading { [weak self] event in
-                    guard let self else { return }
-                    self.update {
-                        switch event {
-                        case .data(let bytes): self.stderrBytes += bytes
-                        case .end, .failed: self.stderrEnded = true
+                for (stream, bytes, ended) in [(child.stdout, \TestProcess.stdoutBytes, \TestProcess.stdoutEnded),
+                                               (child.stderr, \.stderrBytes, \.stderrEnded)] {
+                    try stream?.startReading { [weak self] event in
+                        guard let self else { return }
+                        self.update {
+                            switch event {
+                            case .data(let more): self[keyPath: bytes] += more
+                            case .end, .failed: self[keyPath: ended] = true
+                            }
                         }
                     }
                 }
@@ -142,6 +136,12 @@ public final class TestProcess: @unchecked Sendable {
         kill(pid, signal)
     }
 
+    /// Asks it to stop (SIGTERM) and waits; the exit status, as `waitForExit`.
+    public func stop(timeout: Double = 20) throws -> Int32 {
+        signal(SIGTERM)
+        return try waitForExit(timeout: timeout)
+    }
+
     /// Waits for exit; returns the status (128 + N when killed by signal N).
     @discardableResult
     public func waitForExit(timeout: Double = 10) throws -> Int32 {
@@ -186,9 +186,8 @@ public final class TestProcess: @unchecked Sendable {
 
 /// Runs a command to completion and returns its exit status and output.
 public struct CommandResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+    /// The exit status, and all the command printed.
+    public let status: Int32, stdout: String, stderr: String
 
     public init(status: Int32, stdout: String, stderr: String) {
         self.status = status

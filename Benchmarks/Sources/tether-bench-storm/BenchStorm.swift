@@ -4,9 +4,7 @@ import TetherGroup
 import TetherHTTP
 import TetherJSON
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// tether-bench-storm --group DIR [--tasks N] [--coordination full|in-process|none]
 ///
@@ -41,38 +39,33 @@ import Glibc
                 let store = try CredentialStore(group: group)
                 let broker = coordination == .full ? try TokenBroker(group: group, http: http, leeway: leeway) : nil
                 let flight = SingleFlight()
-                return await withTaskGroup(of: (String, Double).self) { taskGroup in
-                    for _ in 0..<tasks {
-                        taskGroup.addTask {
-                            let start = MonotonicClock.nanoseconds()
-                            let outcome: String
-                            do {
-                                let token = switch coordination {
-                                case .full: try await broker?.accessToken() ?? ""
-                                case .inProcess: try await flight.token(store, http)
-                                case .none: try await refreshUncoordinated(store, http)
-                                }
-                                outcome = fingerprint(token)
-                            } catch {
-                                outcome = "error: \(error)"
-                            }
-                            return (outcome, Double(MonotonicClock.nanoseconds() - start) / 1e6)
+                let askers = (0..<tasks).map { _ in
+                    Task { await timed { () async throws -> String in
+                        switch coordination {
+                        case .full: try await broker?.accessToken() ?? ""
+                        case .inProcess: try await flight.token(store, http)
+                        case .none: try await refreshUncoordinated(store, http)
                         }
-                    }
-                    var all: [(String, Double)] = []
-                    for await result in taskGroup { all.append(result) }
-                    return all
+                    } }
                 }
+                var all: [(String, Double)] = []
+                for asker in askers { all.append(await asker.value) }
+                return all
             }
-            let report: JSONValue = .object([
-                "tokens": .array(Set(results.map(\.0)).sorted().map { .string($0) }),
-                "waitsMs": .array(results.map(\.1).sorted().map { .double($0) }),
-            ])
-            say(report.description)
+            let tokens = Set(results.map(\.0)).sorted(), waits = results.map(\.1).sorted()
+            say(JSONValue.object(["tokens": .array(tokens.map { .string($0) }), "waitsMs": .array(waits.map { .double($0) })]).description)
         } catch {
             say("tether-bench-storm: \(error)", to: 2)
             exit(3)
         }
+    }
+
+    /// What one asker got (a fingerprint, or the error) and how long it waited, in ms.
+    @Sendable static func timed(_ ask: () async throws -> String) async -> (String, Double) {
+        let start = MonotonicClock.nanoseconds()
+        let outcome: String
+        do { outcome = fingerprint(try await ask()) } catch { outcome = "error: \(error)" }
+        return (outcome, Double(MonotonicClock.nanoseconds() - start) / 1e6)
     }
 
     /// A refresh with what this task read, saved over whatever is stored:

@@ -1,9 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import TetherLog
-#if canImport(Glibc)
 import Glibc
-#endif
 
 @main
 struct TetherBench: ParsableCommand {

@@ -1,8 +1,6 @@
 import FoundationEssentials
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A child for benchmarks: spawned with posix_spawn, its stdout on a pipe
 /// read line by line with a bounded wait, and reaped with wait4 so its CPU

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherLoop
 
 /// p50 and p99 of a set of samples, in microseconds.

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherGroup
 import TetherJSON
 import TetherLog

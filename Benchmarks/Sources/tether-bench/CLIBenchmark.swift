@@ -2,9 +2,7 @@ import CBenchSystem
 import FoundationEssentials
 import TetherGroup
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Whole commands as a shell script runs them, interleaved in one run with
 /// what a script would otherwise use: `flock -n FILE true` and `/bin/true`.
@@ -19,8 +17,7 @@ import Glibc
 /// in separate runs, each forked from a fresh small helper (`tether-bench
 /// peak-memory-of`), so that a child's high-water mark is its own.
 struct CLIBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     private struct Sample {
         var wall: [UInt64] = []

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherGroup
 import TetherJSON
 import TetherLoop
@@ -11,8 +9,7 @@ import TetherLoop
 /// write alone (lock, temp file, fsync, rename, fsync of the directory) is
 /// the baseline: the watcher hears the rename before the write returns.
 struct DefaultsBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/defaults")

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherGroup
 import TetherJSON
 
@@ -14,8 +12,7 @@ import TetherJSON
 ///   to refresh first (HTTP on its own loop: the goal is one thread), against
 ///   the same widget showing the clock alone.
 struct FootprintBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let flock = "/usr/bin/flock"

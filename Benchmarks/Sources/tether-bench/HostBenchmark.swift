@@ -1,14 +1,11 @@
 import FoundationEssentials
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The host with the three example extensions: start → all attached,
 /// restart after kill -9, CPU while idle, resident memory.
 struct HostBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
     static let examples = ["example-widget", "example-keyboard", "example-notification"]
 
     func run() throws -> [BenchResult] {

@@ -1,8 +1,6 @@
 import FoundationEssentials
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The host under what real use throws at it, against the same host idle,
 /// in one run:
@@ -13,8 +11,7 @@ import Glibc
 /// - host.rss.after-abuse: resident memory once 100 clients that never read
 ///   their answers have gone; baselines: idle, and the peak during.
 struct HostLoadBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let tether = scratch.tools.tether

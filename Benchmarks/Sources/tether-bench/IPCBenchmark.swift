@@ -1,16 +1,13 @@
 import CBenchSystem
 import FoundationEssentials
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// JSON-RPC against a running host on one connection: round trip and
 /// pipelined throughput, each beside a raw unix-socket echo of the same
 /// bytes (no JSON, no loop) in the same run.
 struct IPCBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     static let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8) + [0x0a]
     static let window = 64

@@ -1,8 +1,6 @@
 import FoundationEssentials
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A blocking stream socket spoken in newline-terminated lines.
 final class LineSocket {

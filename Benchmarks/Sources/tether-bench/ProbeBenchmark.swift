@@ -1,14 +1,11 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherGroup
 
 /// Probe costs in each state, against what a script or a naive client would
 /// do instead, all measured here and now.
 struct ProbeBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/probe")

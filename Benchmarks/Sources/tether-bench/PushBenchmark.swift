@@ -1,17 +1,14 @@
 import FoundationEssentials
 import TetherIPC
 import TetherLoop
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A push through an on-demand Swift notification extension, from a client
 /// on the host's socket to the delivered answer: `push.cold` finds it idle
 /// (the host launches it and waits for its hello), `push.warm` finds it
 /// running. The goal: cold ≤ 2 × (spawn tether probe to exit) + warm.
 struct PushBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run(probeBaseline: Percentiles) throws -> [BenchResult] {
         let tether = scratch.tools.tether

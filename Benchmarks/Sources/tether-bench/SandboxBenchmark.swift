@@ -4,9 +4,7 @@ import TetherLoop
 import SystemPackage
 import TetherGroup
 import TetherSandbox
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What confinement adds to a launch: `launch.confined` spawns `/bin/true`
 /// as the host launches an extension (a session, the parent-death signal,
@@ -19,8 +17,7 @@ import Glibc
 /// `launch.cgroup`: the confined launch in a cgroup of its own (made, joined
 /// by the child, removed), against the confined launch without.
 struct SandboxBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let group = scratch.path + "/sandbox-group"

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherAuth
 import TetherGroup
 import TetherHTTP
@@ -14,8 +12,7 @@ import TetherLoop
 /// cross-process lock (in-process single flight only) and with no
 /// coordination at all are its baselines. Counts come from the server.
 struct TokenBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
     static let processes = 4
     static let tasks = 32
     static let latencyMilliseconds = 50

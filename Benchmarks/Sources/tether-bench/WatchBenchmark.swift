@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
 import Glibc
-#endif
 import TetherGroup
 import TetherLoop
 
@@ -9,8 +7,7 @@ import TetherLoop
 /// how soon libuv reports the same process's exit through SIGCHLD (the
 /// parent's own, privileged view), in the same iterations.
 struct WatchBenchmark {
-    let scratch: BenchScratch
-    let scale: Double
+    let scratch: BenchScratch, scale: Double
 
     func run() throws -> [BenchResult] {
         let group = try GroupDirectory(path: scratch.path + "/watch")

@@ -38,12 +38,13 @@ int tether_reap_group(int group);
 /// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
 int tether_pipe(int fds[2]);
 
-/// renameat2(..., RENAME_NOREPLACE), which Glibc's Swift overlay leaves out
-/// (GNU): EEXIST instead of replacing an entry already there.
-int tether_rename_noreplace(int from_directory, const char *from, int to_directory, const char *to);
-
-/// renameat2(..., RENAME_EXCHANGE): the two names swap inodes atomically.
-int tether_rename_exchange(const char *first, const char *second);
+/// renameat2(2), which Glibc's Swift overlay leaves out (GNU); ENOSYS where
+/// the kernel headers lack it.
+int tether_renameat2(int from_directory, const char *from, int to_directory, const char *to, unsigned flags);
+/// RENAME_NOREPLACE: EEXIST instead of replacing an entry already there.
+#define TETHER_RENAME_NOREPLACE 1u
+/// RENAME_EXCHANGE: the two names swap inodes atomically.
+#define TETHER_RENAME_EXCHANGE 2u
 
 /// What `tether_spawn` runs and how.
 struct tether_spawn_request {
@@ -53,6 +54,7 @@ struct tether_spawn_request {
     const char *working_directory; /* NULL: this process's */
     int stdio[3];                /* descriptors that become 0, 1, 2; -1: /dev/null */
     int passed_descriptor;       /* above 2: becomes descriptor 3, kept across exec (a link, as systemd passes sockets); else none */
+    int keep_inherited;          /* nonzero: descriptors above 2 without close-on-exec stay open (a foreground command's, as a shell leaves them); else all are closed */
     int new_session;             /* setsid(): a session and process group of its own */
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */

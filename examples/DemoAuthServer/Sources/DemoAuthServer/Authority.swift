@@ -165,11 +165,7 @@ actor Authority {
                 return .error(status: 400, code: "invalid_grant")
             }
             counters.passwordGrants += 1
-            let familyID = UUID().uuidString
-            let refreshToken = Self.randomToken()
-            families[familyID] = Family(subject: user, current: refreshToken)
-            familyOfToken[refreshToken] = familyID
-            return await issue(subject: user, family: familyID, refreshToken: refreshToken)
+            return await issueNewFamily(subject: user)
         case "client_credentials":
             counters.clientCredentialsGrants += 1
             return await issue(subject: "client:\(clientID)", family: nil, refreshToken: nil)
@@ -267,12 +263,17 @@ actor Authority {
             grant.state = .used
             deviceGrants[deviceCode] = grant  // before the await: a poll meanwhile finds it used
             counters.deviceGrants += 1
-            let familyID = UUID().uuidString
-            let refreshToken = Self.randomToken()
-            families[familyID] = Family(subject: user, current: refreshToken)
-            familyOfToken[refreshToken] = familyID
-            return await issue(subject: user, family: familyID, refreshToken: refreshToken)
+            return await issueNewFamily(subject: user)
         }
+    }
+
+    /// A login: tokens that start a new refresh-token family.
+    private func issueNewFamily(subject user: String) async -> Outcome {
+        let familyID = UUID().uuidString
+        let refreshToken = Self.randomToken()
+        families[familyID] = Family(subject: user, current: refreshToken)
+        familyOfToken[refreshToken] = familyID
+        return await issue(subject: user, family: familyID, refreshToken: refreshToken)
     }
 
     /// RFC 7009: a refresh token (current or rotated) revokes its family.

@@ -12,15 +12,12 @@ enum Routes {
     static func router(_ authority: Authority) -> Router<BasicRequestContext> {
         let router = Router()
         router.post("/token") { request, _ -> Response in
-            var request = request
-            let body = (try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
-            let form = formDecode(body)
+            let form = await formBody(of: request)
             say("token request: \(form["grant_type"] ?? "none")")
             guard await clientIsAuthenticated(request, form: form, authority) else {
-                await authority.rejected()
                 var headers = HTTPFields()
                 headers[.wwwAuthenticate] = "Basic realm=\"token\""
-                return json(["error": "invalid_client"], status: .unauthorized, headers: headers)
+                return await invalidClient(authority, headers: headers)
             }
             let outcome = await authority.token(form: form)
             if let latency = await authority.takeLatency() {
@@ -41,12 +38,8 @@ enum Routes {
             }
         }
         router.post("/device_authorization") { request, _ -> Response in
-            var request = request
-            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
-            guard await clientIsAuthenticated(request, form: form, authority) else {
-                await authority.rejected()
-                return json(["error": "invalid_client"], status: .unauthorized)
-            }
+            let form = await formBody(of: request)
+            guard await clientIsAuthenticated(request, form: form, authority) else { return await invalidClient(authority) }
             let grant = await authority.authorizeDevice()
             say("device authorization: \(grant.userCode)")
             let page = baseURL(request) + "/device"
@@ -69,8 +62,7 @@ enum Routes {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
         }
         router.post("/device") { request, _ -> Response in
-            var request = request
-            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+            let form = await formBody(of: request)
             let code = form["user_code"] ?? ""
             if form["action"] == "deny" {
                 let known = await authority.decideDevice(userCode: code, approvedBy: nil)
@@ -84,12 +76,8 @@ enum Routes {
             return json(["approved": known], status: known ? .ok : .notFound)
         }
         router.post("/revoke") { request, _ -> Response in
-            var request = request
-            let form = formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
-            guard await clientIsAuthenticated(request, form: form, authority) else {
-                await authority.rejected()
-                return json(["error": "invalid_client"], status: .unauthorized)
-            }
+            let form = await formBody(of: request)
+            guard await clientIsAuthenticated(request, form: form, authority) else { return await invalidClient(authority) }
             say("revocation request")
             await authority.revoke(form["token"] ?? "")
             return Response(status: .ok)
@@ -150,6 +138,18 @@ enum Routes {
          "revocation_endpoint": issuer + "/revoke",
          "grant_types_supported": ["password", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
          "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"]]
+    }
+
+    /// The request's form body; one over 64 KiB reads as empty.
+    static func formBody(of request: Request) async -> [String: String] {
+        var request = request
+        return formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+    }
+
+    /// RFC 6749 §5.2: the client did not authenticate (counted as a rejection).
+    static func invalidClient(_ authority: Authority, headers: HTTPFields = HTTPFields()) async -> Response {
+        await authority.rejected()
+        return json(["error": "invalid_client"], status: .unauthorized, headers: headers)
     }
 
     /// client_secret_basic when the server has a secret; else client_id in the form.

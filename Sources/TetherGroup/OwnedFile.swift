@@ -1,0 +1,34 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The checks every file Tether opens in a group makes on what it opened
+/// (after `O_NOFOLLOW` refused a symlink at the last component): a regular
+/// file (not a FIFO that would block), this user's (not a peer's planted
+/// file), with one link (a hard link planted here would have us read or
+/// write through it into the linked file).
+enum OwnedFile {
+    /// `fd`'s status when it passes; else closes `fd` and throws. `private`
+    /// also refuses a file others can read or write (a store of secrets).
+    static func inspect(_ fd: Int32, path: String, doing action: String, private: Bool = false) throws(GroupError) -> stat {
+        let info: stat
+        do { info = try Syscall.fstat(fd) } catch {
+            Syscall.close(fd)
+            throw .system(action, path: path, error)
+        }
+        let refusal: GroupError? =
+            if !info.isRegularFile { .notARegularFile(path) }
+            else if info.st_uid != currentUID() { .foreignOwner(path, uid: info.st_uid) }
+            else if `private` && info.st_mode & 0o077 != 0 { .exposedFile(path, mode: UInt32(info.st_mode)) }
+            else if info.st_nlink != 1 { .hardLinkRefused(path, links: UInt64(info.st_nlink)) }
+            else { nil }
+        if let refusal {
+            Syscall.close(fd)
+            throw refusal
+        }
+        return info
+    }
+}
