@@ -164,7 +164,7 @@ int tether_spawn(const struct tether_spawn_request *request, int *pid_out, int *
     if (pid < 0) return -clone_error;
     int error = shared.error;
     int pidfd = -1;
-    if (error == 0) {
+    if (error == 0 && !request->without_pidfd) {
         /* The child is ours to reap, so its pid cannot be reused before we
            wait for it, even if it has already ended. */
         pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

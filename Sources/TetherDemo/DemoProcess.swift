@@ -5,7 +5,7 @@ import TetherLoop
 import Glibc
 #endif
 
-/// One child of the demo: spawned through libuv in a session of its own,
+/// One child of the demo: a `ChildProcess` in a session of its own,
 /// its stdout and stderr split into lines as they arrive, its exit recorded.
 /// The script waits for lines and exits with bounded timeouts; all the
 /// state below is guarded by the stage's condition.

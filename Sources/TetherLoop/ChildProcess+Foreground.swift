@@ -37,10 +37,9 @@ extension ChildProcess {
 
         let options = ProcessOptions(executable: executable, arguments: Array(argv.dropFirst()),
                                      stdin: .inherit, stdout: .inherit, stderr: .inherit)
-        let pid: Int32, pidfd: Int32
-        do { (pid, pidfd) = try ownSpawn(options, stdio: (0, 1, 2), keepInherited: true) } catch { throw .spawn(error) }
-        // Not needed to wait here; the child is reaped by pid below.
-        Glibc.close(pidfd)
+        // Reaped by pid, on SIGCHLD: no pidfd, so hold runs before Linux 5.3 too.
+        let pid: Int32
+        do { pid = try ownSpawn(options, stdio: (0, 1, 2), keepInherited: true, withoutPidfd: true).pid } catch { throw .spawn(error) }
         while true {
             var info = siginfo_t()
             let signal = sigwaitinfo(&waited, &info)

@@ -8,11 +8,11 @@ extension ChildProcess {
     /// The one fork and exec of Tether's own (`tether_spawn`, in C): for
     /// `options` (the executable looked up in PATH as execvp would), with
     /// `stdio` as the child's 0, 1 and 2 (-1: /dev/null). Returns its pid
-    /// and a pidfd; the caller reaps it. `keepInherited` leaves open what
+    /// and a pidfd (-1 with `withoutPidfd`); the caller reaps it. `keepInherited` leaves open what
     /// this process inherited without close-on-exec, as a shell does for a
     /// foreground command; otherwise the child gets nothing but its stdio.
     static func ownSpawn(_ options: ProcessOptions, stdio: (Int32, Int32, Int32),
-                         keepInherited: Bool = false) throws(Errno) -> (pid: Int32, pidfd: Int32) {
+                         keepInherited: Bool = false, withoutPidfd: Bool = false) throws(Errno) -> (pid: Int32, pidfd: Int32) {
         let path = try resolve(options.executable, environment: options.environment)
         var argv = ([options.executable] + options.arguments).map { strdup($0) }
         argv.append(nil)
@@ -41,6 +41,7 @@ extension ChildProcess {
                         request.descriptor_soft_limit = Int64(options.descriptorSoftLimit ?? 0)
                         request.passed_descriptor = options.passedDescriptor ?? -1
                         request.keep_inherited = keepInherited ? 1 : 0
+                        request.without_pidfd = withoutPidfd ? 1 : 0
                         return SpawnConfinement.spawn(&request, confinement: options.confinement, pid: &pid, pidfd: &pidfd)
                     }
                 }

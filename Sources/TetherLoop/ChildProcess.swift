@@ -37,6 +37,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         let process = ChildProcess(loop: loop, options: options)
         process.onExit = onExit
         do {
+            restoreChildSignal()
             try process.start(options)
         } catch {
             process.close()
@@ -50,6 +51,21 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         stdout = options.stdout == .pipe ? PipeStream(loop: loop) : nil
         stderr = options.stderr == .pipe ? PipeStream(loop: loop) : nil
         super.init(loop: loop)
+    }
+
+    /// An ignored SIGCHLD (or `SA_NOCLDWAIT`), which exec passes on, has the
+    /// kernel reap our children unasked: their exit status would be lost.
+    /// Set back to its default, as libuv's `uv_spawn` did; a handler someone
+    /// installed is left alone.
+    static func restoreChildSignal() {
+        var current = sigaction()
+        guard sigaction(SIGCHLD, nil, &current) == 0 else { return }
+        // SIG_IGN is the handler value 1 (glibc); Swift cannot compare C function pointers.
+        let ignored = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1
+        guard ignored || current.sa_flags & SA_NOCLDWAIT != 0 else { return }
+        var defaultAction = sigaction()
+        defaultAction.__sigaction_handler.sa_handler = SIG_DFL
+        sigaction(SIGCHLD, &defaultAction, nil)
     }
 
     /// The spawn (see `ownSpawn`), then a poll on the pidfd.
@@ -119,8 +135,11 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         guard !executable.contains("/") else { return executable }
         let path = environment.flatMap { $0.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } }
             ?? ProcessEnvironment.value("PATH")
-        guard let found = ExecutableSearch.onPath(executable, path: path) else { throw .noSuchFileOrDirectory }
-        return found
+        switch ExecutableSearch.search(executable, path: path) {
+        case .found(let found): return found
+        case .notExecutable: throw .permissionDenied
+        case .missing: throw .noSuchFileOrDirectory
+        }
     }
 
     private func exited(_ status: TerminationStatus) {

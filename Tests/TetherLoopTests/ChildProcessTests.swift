@@ -5,14 +5,14 @@ import Testing
 import TetherLoop
 import TetherTestSupport
 
-/// Both ways to spawn: through libuv, and Tether's own fork (taken when the
-/// options ask for a parent-death signal or a descriptor limit).
+/// The spawn with nothing between fork and exec, and with a step there (a
+/// parent-death signal, which also checks that the parent lives).
 enum SpawnPath: CaseIterable, Sendable {
-    case libuv, own
+    case plain, parentDeathSignal
 
     func options(_ options: ProcessOptions) -> ProcessOptions {
         var options = options
-        if self == .own { options.parentDeathSignal = SIGKILL }
+        if self == .parentDeathSignal { options.parentDeathSignal = SIGKILL }
         return options
     }
 }
@@ -105,7 +105,7 @@ enum SpawnPath: CaseIterable, Sendable {
         defer { close(fd) }
         let listing: String = try await onLoop { loop, finish in
             var bytes: [UInt8] = []
-            let child = try ChildProcess.spawn(loop: loop, SpawnPath.own.options(ProcessOptions(
+            let child = try ChildProcess.spawn(loop: loop, SpawnPath.parentDeathSignal.options(ProcessOptions(
                 executable: "sh", arguments: ["-c", "for f in /proc/$$/fd/*; do readlink $f; done"],
                 stdout: .pipe))) { _ in }
             try child.stdout?.startReading { event in

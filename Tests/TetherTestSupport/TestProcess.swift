@@ -11,8 +11,8 @@ public struct SpawnFailed: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// One loop thread runs every test child: libuv reports exits through
-/// SIGCHLD (Foundation's Process waits for a socket that grandchildren
+/// One loop thread runs every test child: their exits arrive through
+/// pidfds (Foundation's Process waits for a socket that grandchildren
 /// inherit, so it misses the exit of a killed parent whose child lives on).
 /// The test process writes to children that may have gone (libuv's
 /// write(2)): that must be EPIPE, as in Tether's own executables, not the

@@ -39,18 +39,19 @@ import Glibc
                 let store = try CredentialStore(group: group)
                 let broker = coordination == .full ? try TokenBroker(group: group, http: http, leeway: leeway) : nil
                 let flight = SingleFlight()
-                let askers = (0..<tasks).map { _ in
-                    Task { await timed { () async throws -> String in
-                        switch coordination {
-                        case .full: try await broker?.accessToken() ?? ""
-                        case .inProcess: try await flight.token(store, http)
-                        case .none: try await refreshUncoordinated(store, http)
-                        }
-                    } }
+                // A task group: its tasks keep the loop's executor preference.
+                return await withTaskGroup(of: (String, Double).self) { askers in
+                    for _ in 0..<tasks {
+                        askers.addTask { await timed { () async throws -> String in
+                            switch coordination {
+                            case .full: try await broker?.accessToken() ?? ""
+                            case .inProcess: try await flight.token(store, http)
+                            case .none: try await refreshUncoordinated(store, http)
+                            }
+                        } }
+                    }
+                    return await askers.reduce(into: []) { $0.append($1) }
                 }
-                var all: [(String, Double)] = []
-                for asker in askers { all.append(await asker.value) }
-                return all
             }
             let tokens = Set(results.map(\.0)).sorted(), waits = results.map(\.1).sorted()
             say(JSONValue.object(["tokens": .array(tokens.map { .string($0) }), "waitsMs": .array(waits.map { .double($0) })]).description)

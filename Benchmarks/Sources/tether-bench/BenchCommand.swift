@@ -11,7 +11,7 @@ struct TetherBench: ParsableCommand {
         discussion: """
             Benchmarks: probe (lock probes against open+flock+close, kill(pid, 0) from \
             a pid file, a unix-socket ping/pong and spawning flock -n), watch (wake-up \
-            after kill -9 of a holder, against libuv's SIGCHLD exit notice), host (host.attach: \
+            after kill -9 of a holder, against the parent's pidfd exit notice), host (host.attach: \
             start until the three example extensions attached; host.restart: kill -9 of \
             one until its replacement attached; host.idle-cpu and host.idle-wakeups per 10 s \
             idle, CPU at clock-tick resolution; host.rss; push.cold and push.warm: a push \

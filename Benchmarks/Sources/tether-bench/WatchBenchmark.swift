@@ -4,7 +4,7 @@ import TetherGroup
 import TetherLoop
 
 /// How soon a watcher learns that a holder was killed with SIGKILL, against
-/// how soon libuv reports the same process's exit through SIGCHLD (the
+/// how soon the loop learns of the same process's exit through its pidfd (the
 /// parent's own, privileged view), in the same iterations.
 struct WatchBenchmark {
     let scratch: BenchScratch, scale: Double
@@ -23,7 +23,7 @@ struct WatchBenchmark {
         loop.run()
         if let failure = session.failure { throw BenchError.environment("watch benchmark: \(failure)") }
         return [BenchResult(name: "watch.kill9", samples: session.watchSamples,
-                            baselines: ["child exit via SIGCHLD": Percentiles(nanoseconds: session.exitSamples)])]
+                            baselines: ["child exit via its pidfd": Percentiles(nanoseconds: session.exitSamples)])]
     }
 }
 

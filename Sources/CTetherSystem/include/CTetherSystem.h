@@ -54,6 +54,7 @@ struct tether_spawn_request {
     const char *working_directory; /* NULL: this process's */
     int stdio[3];                /* descriptors that become 0, 1, 2; -1: /dev/null */
     int passed_descriptor;       /* above 2: becomes descriptor 3, kept across exec (a link, as systemd passes sockets); else none */
+    int without_pidfd;           /* nonzero: no pidfd (the caller waits by pid, as for a foreground command; works before Linux 5.3); *pidfd is -1 */
     int keep_inherited;          /* nonzero: descriptors above 2 without close-on-exec stay open (a foreground command's, as a shell leaves them); else all are closed */
     int new_session;             /* setsid(): a session and process group of its own */
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */

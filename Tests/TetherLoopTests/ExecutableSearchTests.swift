@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+import TetherLoop
+import TetherTestSupport
+
+/// PATH is searched as execvp searches it: a directory or a file that may
+/// not be run is passed over for a later match, and a name found only as
+/// such a file is "permission denied", not "not found".
+@Suite struct ExecutableSearchTests {
+    @Test func directoriesAndUnrunnableFilesArePassedOverAndReported() throws {
+        let dir = try TemporaryDirectory()
+        let (first, second) = (dir.path + "/first", dir.path + "/second")
+        for directory in [first, second, first + "/tool"] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        try writeFile(second + "/tool", "#!/bin/sh\n", mode: 0o755)
+        try writeFile(first + "/data", "not a program\n", mode: 0o644)
+        let path = first + ":" + second
+        #expect(ExecutableSearch.search("tool", path: path) == .found(second + "/tool"))
+        #expect(ExecutableSearch.search("data", path: path) == .notExecutable)
+        #expect(ExecutableSearch.search("absent", path: path) == .missing)
+        let hold = try runCommand("/usr/bin/env", ["PATH=" + path + ":/usr/bin:/bin", tetherExecutable, "hold", "feature", "search",
+                                                   "--group", dir.path + "/group", "--", "data"])
+        #expect(hold.status == 2 && hold.stderr.contains("cannot run data: permission denied"), "\(hold.stderr)")
+    }
+}
