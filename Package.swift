@@ -49,6 +49,8 @@ let package = Package(
         // libcurl's ABI, loaded with dlopen at the first HTTP request: no
         // build dependency, and a process without HTTP never maps it.
         .target(name: "CTetherCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // The keyring: libsecret, loaded at first use (dlopen), like libcurl.
+        .target(name: "CTetherSecret", linkerSettings: [.linkedLibrary("dl")]),
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
@@ -95,7 +97,7 @@ let package = Package(
         .target(
             name: "TetherAuth",
             dependencies: [
-                "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLoop", "TetherLog",
+                "CTetherSecret", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLoop", "TetherLog",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -22,6 +22,8 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// The client id; may be empty in the JSON style, which sends none.
     public var clientID: String
     public var clientSecret: String?
+    /// The client secret lives in the keyring (`clientSecret` is nil until read).
+    public var clientSecretInKeyring = false
     public var scope: String?
     /// JSON style: the login body's field names.
     public var usernameField: String
@@ -101,6 +103,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["tokenURL": .string(tokenURL), "clientID": .string(clientID)]
         if let clientSecret { object["clientSecret"] = .string(clientSecret) }
+        if clientSecretInKeyring { object["clientSecretIn"] = "keyring" }
         if let scope { object["scope"] = .string(scope) }
         // Only what differs from an older host's form, which it reads as oauth2.
         if style != .oauth2 {
@@ -134,5 +137,6 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
                   issuer: value["issuer"]?.stringValue, deviceURL: value["deviceURL"]?.stringValue,
                   revokeURL: value["revokeURL"]?.stringValue,
                   requestTimeout: value["timeout"]?.doubleValue.flatMap { $0.isFinite && $0 > 0 ? min($0, 86_400) : nil })
+        clientSecretInKeyring = value["clientSecretIn"]?.stringValue == "keyring"
     }
 }

@@ -20,6 +20,9 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// hung); nothing was changed, so a later try may succeed.
     case refreshStalled(seconds: Int)
     case store(GroupError)
+    /// The group keeps its secrets in the keyring, which could not be used
+    /// (locked, or no Secret Service answers); nothing was lost.
+    case keyring(KeyringError)
 
     public var description: String {
         switch self {
@@ -39,6 +42,8 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
             "another process has been refreshing the token for \(seconds) s and may be stopped or hung; nothing was lost, try again later"
         case .store(let error):
             "\(error)"
+        case .keyring(let error):
+            "the keyring holding this group's secrets cannot be used (\(error)); nothing was lost: unlock it and try again"
         }
     }
 }

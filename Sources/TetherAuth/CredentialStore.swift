@@ -1,3 +1,4 @@
+import Synchronization
 import TetherGroup
 import TetherJSON
 
@@ -6,15 +7,20 @@ import TetherJSON
 /// upsert under the store's lock and no writer loses another's update.
 public struct CredentialStore: Sendable {
     public let shared: SharedStore
+    /// The group directory: what the keyring's items name.
+    public let groupPath: String
 
     static let configurationKey = "configuration"
+    static let secretLocationKey = "secretStore"
 
     public init(group: GroupDirectory) throws(GroupError) {
         shared = try SharedStore.credentials(in: group)
+        groupPath = group.path
     }
 
     public init(shared: SharedStore) {
         self.shared = shared
+        groupPath = shared.path.lastIndex(of: "/").map { String(shared.path[..<$0]) } ?? "."
     }
 
     /// The stored records as of now (one lstat when nothing changed).
@@ -25,10 +31,11 @@ public struct CredentialStore: Sendable {
     /// Every stored secret, read without a lock or any side effect: for the
     /// log handler's redactor, which runs inside logging calls.
     public func secretsWithoutLocking() -> [String] {
-        Snapshot(values: shared.valuesWithoutLocking()).secrets
+        Snapshot(values: shared.valuesWithoutLocking()).secrets + Self.readFromKeyring.withLock { Array($0) }
     }
 
-    /// Replaces token set `kind` (nil removes it) in one atomic upsert.
+    /// Replaces token set `kind` (nil removes it) in one atomic upsert, as
+    /// it is (a file group's form; see `saveTokens` for either store).
     public func save(_ set: TokenSet?, as kind: TokenKind) throws(GroupError) {
         try shared.update { $0[kind.rawValue] = set?.jsonValue }
     }
@@ -41,6 +48,10 @@ public struct CredentialStore: Sendable {
         public let values: [String: JSONValue]
 
         public var configuration: AuthConfiguration? { AuthConfiguration(values[CredentialStore.configurationKey]) }
+        /// Where the refresh tokens and the client secret are kept.
+        public var secretLocation: SecretLocation {
+            values[CredentialStore.secretLocationKey]?.stringValue == SecretLocation.keyring.rawValue ? .keyring : .file
+        }
         public func tokens(_ kind: TokenKind) -> TokenSet? { TokenSet(values[kind.rawValue]) }
 
         /// Every secret stored: access and refresh tokens, the client

@@ -5,17 +5,31 @@ import TetherGroup
 /// the refresh lock, until they save. See `TokenBroker.Unsaved`.
 extension TokenBroker {
     /// Tries again to save every pair kept in memory; true when none is left.
+    /// `includingKeyring`: also those whose secret belongs in the keyring
+    /// (a blocking D-Bus call: never on the loop).
     @discardableResult
-    public func saveUnsaved() -> Bool {
+    public func saveUnsaved(includingKeyring: Bool = true) -> Bool {
         unsaved.withLock { entries in
             for (kind, entry) in entries {
-                do {
-                    try store.shared.update { values in
-                        // Only over the pair it replaced: a logout or another
-                        // login since then wins.
-                        if TokenSet(values[kind.rawValue])?.refreshToken == entry.replacing {
-                            values[kind.rawValue] = entry.set.jsonValue
+                do throws(AuthError) {
+                    let snapshot: CredentialStore.Snapshot
+                    do throws(GroupError) { snapshot = try store.snapshot() } catch { throw .store(error) }
+                    let location = snapshot.secretLocation
+                    if location == .keyring && !includingKeyring { continue }
+                    // Only over the pair it replaced: a logout or another
+                    // login since then wins.
+                    guard snapshot.tokens(kind)?.refreshIdentity == entry.replacing else {
+                        entry.lock?.release()
+                        entries.removeValue(forKey: kind)
+                        continue
+                    }
+                    let stored = try store.storedForm(entry.set, as: kind, in: location, configuration: snapshot.configuration)
+                    do throws(GroupError) {
+                        try store.shared.update { values in
+                            if TokenSet(values[kind.rawValue])?.refreshIdentity == entry.replacing { values[kind.rawValue] = stored }
                         }
+                    } catch {
+                        throw .store(error)
                     }
                     entry.lock?.release()
                     entries.removeValue(forKey: kind)
@@ -31,22 +45,23 @@ extension TokenBroker {
     /// one more try to save it. While it is valid it is the answer; once it
     /// is due, no refresh is chained onto a pair the store never took.
     func pendingSet(_ kind: TokenKind?) throws(AuthError) -> TokenSet? {
-        guard !unsaved.withLock({ $0.isEmpty }), !saveUnsaved() else { return nil }
+        guard !unsaved.withLock({ $0.isEmpty }), !saveUnsaved(includingKeyring: false) else { return nil }
         let entry = unsaved.withLock { entries in kind.flatMap { entries[$0] } ?? entries[.user] ?? entries[.client] }
         guard let entry else { return nil }
         guard entry.set.needsRefresh(now: Self.now(), leeway: 0) else { return entry.set }
-        throw .store(entry.error)
+        throw entry.error
     }
 
     /// After a failed save of `fresh`: a few quick retries, then keep it in
     /// memory with the refresh lock (taken from the caller) until it saves.
     func keepUnsaved(_ fresh: TokenSet, as kind: TokenKind, replacing: String?,
-                             lock: inout ExclusiveLock?, error: GroupError) async {
+                             lock: inout ExclusiveLock?, error: AuthError) async {
         var backoff = Backoff(first: 50, maximum: 200)
+        let store = store
         for _ in 0..<2 {
-            // A backoff timer for a failing disk, not synchronization (invariant 10).
+            // A backoff timer for a failing disk or keyring, not synchronization (invariant 10).
             try? await Task.sleep(nanoseconds: backoff.next() * 1_000_000)
-            if (try? store.save(fresh, as: kind)) != nil { return }
+            if (try? await Self.offLoop({ () throws(AuthError) in try store.saveTokens(fresh, as: kind) })) != nil { return }
         }
         let held = lock
         lock = nil  // released once the pair is saved, not before

@@ -49,8 +49,8 @@ public final class TokenBroker: Sendable {
         /// The refresh token it replaced: saved only while that is still the stored one.
         var replacing: String?
         var lock: ExclusiveLock?
-        /// Why the store did not take it.
-        var error: GroupError
+        /// Why the store (or the keyring) did not take it.
+        var error: AuthError
     }
     let unsaved = Mutex<[TokenKind: Unsaved]>([:])
     /// Told (once per failure) when the store cannot be written.
@@ -257,6 +257,7 @@ public final class TokenBroker: Sendable {
         case .noHost: "noHost"
         case .refreshStalled: "lockTimeout"
         case .store: "store"
+        case .keyring: "keyring"
         }
     }
 
@@ -278,7 +279,7 @@ public final class TokenBroker: Sendable {
 
         var snapshot: CredentialStore.Snapshot
         do { snapshot = try store.snapshot() } catch { throw .store(error) }
-        guard let configuration = snapshot.configuration, var current = snapshot.tokens(kind) else {
+        guard var configuration = snapshot.configuration, var current = snapshot.tokens(kind) else {
             // Logged out, or the session ended in another process, while we waited.
             throw kind == .user ? .sessionEnded : .notAuthenticated
         }
@@ -287,6 +288,11 @@ public final class TokenBroker: Sendable {
             return (current, .joined)
         }
 
+        // A keyring group's client secret: read now, off the loop.
+        if configuration.clientSecretInKeyring {
+            let unresolved = configuration, store = store
+            configuration = try await Self.offLoop { () throws(AuthError) in try store.withClientSecret(unresolved) }
+        }
         var endpoint = TokenEndpoint(configuration: configuration, http: http, timeout: requestTimeout)
         // One deadline for the whole refresh, retries included: the lock is
         // never held past it. A retry starts only with time left for an
@@ -296,6 +302,13 @@ public final class TokenBroker: Sendable {
         var attempt = 0
         while true {
             endpoint.timeout = max(0.001, deadline - MonotonicClock.seconds())
+            // A keyring group's refresh token: read now, after the lock, off the loop.
+            if current.refreshToken == nil && current.refreshTokenID != nil {
+                let unresolved = current, store = store, stored = configuration
+                current = try await Self.offLoop { () throws(AuthError) in
+                    try store.withRefreshToken(unresolved, as: kind, configuration: stored)
+                }
+            }
             // A client token is renewed by asking again; a user token only through its refresh token.
             let grant: TokenEndpoint.Grant
             if let refreshToken = current.refreshToken {
@@ -314,12 +327,19 @@ public final class TokenBroker: Sendable {
                 if fresh.refreshToken == nil { fresh.refreshToken = current.refreshToken }
                 fresh.subject = current.subject
                 if fresh.scope == nil { fresh.scope = current.scope }
-                do {
-                    try store.save(fresh, as: kind)
+                fresh.refreshTokenID = nil
+                do throws(AuthError) {
+                    let saving = fresh, store = store
+                    if snapshot.secretLocation == .keyring {
+                        try await Self.offLoop { () throws(AuthError) in try store.saveTokens(saving, as: kind) }
+                    } else {
+                        do throws(GroupError) { try store.save(saving, as: kind) } catch { throw AuthError.store(error) }
+                    }
                 } catch {
                     // The server issued this pair and may have revoked the old
-                    // one: never drop it. Keep it (and the lock) until it saves.
-                    await keepUnsaved(fresh, as: kind, replacing: current.refreshToken, lock: &lock, error: error)
+                    // one: never drop it, nor write its secret where it does not
+                    // belong. Keep it (and the lock) until it saves.
+                    await keepUnsaved(fresh, as: kind, replacing: current.refreshIdentity, lock: &lock, error: error)
                 }
                 // Saved first (it expires on arrival): the rotated token is kept, the caller told.
                 if let problem { throw .refused(problem) }
@@ -327,13 +347,20 @@ public final class TokenBroker: Sendable {
             case .failure(.invalidGrant):
                 // Re-read first: a process outside our lock (or a host) may have rotated it.
                 do { snapshot = try store.snapshot() } catch { throw .store(error) }
-                if let latest = snapshot.tokens(kind), latest.refreshToken != current.refreshToken {
+                if let latest = snapshot.tokens(kind), latest.refreshIdentity != current.refreshIdentity {
                     if !latest.needsRefresh(now: Self.now(), leeway: leeway) { return (latest, .joined) }
                     guard MonotonicClock.seconds() + margin <= deadline else { throw .temporarilyUnavailable(.unreachable("the request timed out")) }
                     current = latest
                     continue
                 }
-                try endSession(kind, refreshToken: current.refreshToken)
+                try endSession(kind, refreshIdentity: current.refreshIdentity)
+                if snapshot.secretLocation == .keyring {
+                    // The refused token goes from the keyring too (if that fails, it is dead anyway).
+                    let keyring = store.keyring, account = CredentialStore.account(of: current, as: kind, configuration: configuration)
+                    _ = try? await Self.offLoop { () throws(AuthError) -> Bool in
+                        do throws(KeyringError) { return try keyring.clear(.refreshToken(kind), account: account) } catch { throw .keyring(error) }
+                    }
+                }
                 endedHere = true
                 throw .sessionEnded
             case .failure(let error) where error.isTransient:
@@ -349,38 +376,16 @@ public final class TokenBroker: Sendable {
         }
     }
 
-    /// Removes token set `kind` if its refresh token is still `refreshToken`.
-    private func endSession(_ kind: TokenKind, refreshToken: String?) throws(AuthError) {
+    /// Removes token set `kind` if its refresh token is still the one `refreshIdentity` names.
+    private func endSession(_ kind: TokenKind, refreshIdentity: String?) throws(AuthError) {
         do {
             try store.shared.update { values in
-                if TokenSet(values[kind.rawValue])?.refreshToken == refreshToken {
+                if TokenSet(values[kind.rawValue])?.refreshIdentity == refreshIdentity {
                     values.removeValue(forKey: kind.rawValue)
                 }
             }
         } catch {
             throw .store(error)
         }
-    }
-
-    /// Takes the refresh lock without blocking a cooperative thread: the
-    /// bounded wait runs on a thread of its own.
-    static func acquire(_ path: String, timeoutMilliseconds: Int) async throws(GroupError) -> ExclusiveLock {
-        if let lock = try ExclusiveLock.tryAcquire(path: path) { return lock }
-        let result: Result<ExclusiveLock, GroupError> = await withCheckedContinuation { continuation in
-            // The thread ends by the deadline at the latest.
-            do throws(Errno) {
-                try DetachedThread.start {
-                    do throws(GroupError) {
-                        continuation.resume(returning: .success(
-                            try ExclusiveLock.acquire(path: path, timeoutMilliseconds: timeoutMilliseconds)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
-                }
-            } catch {
-                continuation.resume(returning: .failure(.system("pthread_create", path: path, error)))
-            }
-        }
-        return try result.get()
     }
 }

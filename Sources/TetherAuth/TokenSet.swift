@@ -4,7 +4,17 @@ import TetherJSON
 /// shows a token, so a TokenSet can be logged or interpolated safely.
 public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var accessToken: String
+    /// nil also where the refresh token lives in the keyring and was not
+    /// read: `refreshTokenID` then says there is one.
     public var refreshToken: String?
+    /// In a group that keeps its secrets in the keyring: a random name for
+    /// the refresh token stored there, new with each token, so processes
+    /// tell tokens apart without reading the keyring. nil in a file group.
+    public var refreshTokenID: String?
+    /// What tells this set's refresh token from another's, in either store.
+    public var refreshIdentity: String? { refreshTokenID ?? refreshToken }
+    /// Whether it can be renewed with a refresh token (wherever that lives).
+    public var isRefreshable: Bool { refreshIdentity != nil }
     /// Seconds since 1970 as the server gave it (a JWT's `exp` is kept
     /// exactly, however large); nil when neither the token nor the response said.
     public var expiry: JSONNumber?
@@ -69,6 +79,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["accessToken": .string(accessToken), "tokenType": .string(tokenType)]
         if let refreshToken { object["refreshToken"] = .string(refreshToken) }
+        if let refreshTokenID { object["refreshTokenID"] = .string(refreshTokenID) }
         if let expiry { object["expiresAt"] = .number(expiry) }
         if let scope { object["scope"] = .string(scope) }
         if let subject { object["subject"] = .string(subject) }
@@ -86,5 +97,6 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
                   scope: value["scope"]?.stringValue,
                   subject: value["subject"]?.stringValue,
                   receivedAt: value["receivedAt"]?.doubleValue)
+        refreshTokenID = value["refreshTokenID"]?.stringValue
     }
 }

@@ -17,7 +17,7 @@ extension CLIError {
             self.init(code: .environment, message: error.description)
         case .notAuthenticated, .sessionEnded, .cannotRefresh, .refused, .noHost:
             self.init(code: .refused, message: error.description)
-        case .temporarilyUnavailable, .refreshStalled:
+        case .temporarilyUnavailable, .refreshStalled, .keyring:
             self.init(code: .environment, message: error.description)
         case .store(let error):
             self.init(error)
@@ -44,10 +44,13 @@ struct Login: ParsableCommand {
         abstract: "Obtain tokens from a token endpoint and store them for the whole group.",
         discussion: """
             With --username, the password is read from standard input (one line), never from \
-            arguments or the environment. The client secret, if any, is read from a file. Tokens, \
-            the client id and secret are kept beside the group, in PARENT/.NAME.secrets/credentials.json \
-            (mode 0600; no read-only extension can read it), with the \
-            endpoint style and URLs: every process refreshes the same way. With a client secret, \
+            arguments or the environment. The client secret, if any, is read from a file. The \
+            refresh tokens and the client secret go where --store says: the user's keyring (the \
+            freedesktop Secret Service: GNOME Keyring, KWallet), or the group's credentials file. \
+            The rest (the access tokens, the client id, the endpoint style and URLs) is kept beside \
+            the group, in PARENT/.NAME.secrets/credentials.json (mode 0600; no read-only extension \
+            can read it): every process refreshes the same way. A login moves the secrets to the \
+            store it names and leaves no copy in the other. With a client secret, \
             an OAuth 2.0 user login also obtains a client token, which logout keeps.
             Credentials go only over https://, or plain http:// to this machine (localhost, \
             127.0.0.0/8, ::1); --insecure-http allows plain http:// elsewhere.
@@ -104,7 +107,30 @@ struct Login: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds each token request may take in all, slow answers included (default 30); kept for every process's refreshes.",
                                valueName: "S"))
     var timeout: Seconds?
+    @Option(help: ArgumentHelp("Where the refresh tokens and client secret go: keyring, file, or auto (the keyring when a Secret Service answers on the session bus, else the file, said in one line).",
+                               valueName: "STORE"))
+    var store: SecretStoreChoice = .auto
     @OptionGroup var group: GroupOptions
+
+    enum SecretStoreChoice: String, ExpressibleByArgument, CaseIterable { case keyring, file, auto }
+
+    /// Where this login keeps the secrets: decided before the server is
+    /// asked, so a keyring that is not there loses no issued token.
+    private func secretLocation() throws -> CredentialStore.SecretLocation {
+        switch store {
+        case .file:
+            return .file
+        case .keyring:
+            if let why = Keyring.unavailability() {
+                throw CLIError.environment("no keyring to keep the secrets in (\(why)); nothing was changed: unlock it, or use --store file")
+            }
+            return .keyring
+        case .auto:
+            guard let why = Keyring.unavailability() else { return .keyring }
+            printError("no keyring answers on the session bus (\(why)): the secrets are kept in the group's credentials file")
+            return .file
+        }
+    }
 
     /// What discovery and the login's requests may take.
     private var requestTimeout: Double { timeout?.value ?? HTTPRequest.defaultTimeout }
@@ -181,6 +207,7 @@ struct Login: ParsableCommand {
         }
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
+        let location = try secretLocation()
         let login = self
         let (configuration, user, client) = try runAsync { http async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
             let configuration = try await login.configuration(secret: secret, http: http)
@@ -222,32 +249,41 @@ struct Login: ParsableCommand {
                 // Another user: the previous one's session ends everywhere
                 // first, then their user-scoped data goes, then the new session.
                 try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
+                if snapshot.secretLocation == .keyring { Self.clearing(store.keyring, .userRefreshToken) }
                 let cleared = try UserScopedData(group: directory).clear()
                 output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
                 CommandLog.logger.event(.authUserChanged, level: .notice, "another user logged in; the previous one's data is removed",
                                         ["removedKeys": .number(cleared.keys.count), "removedFiles": .number(cleared.files.count)])
             }
         }
-        try store.shared.update { values in
-            let previous = AuthConfiguration(values["configuration"])
-            values["configuration"] = configuration.jsonValue
-            values[TokenKind.user.rawValue] = user?.jsonValue
+        // A client token of the same server and client is kept (with its
+        // secret, from wherever it was); another's could not be renewed here.
+        let before = try store.snapshot()
+        let sameClient = before.configuration.map { ($0.style, $0.tokenURL, $0.clientID)
+            == (configuration.style, configuration.tokenURL, configuration.clientID) } ?? false
+        let kept = client == nil && sameClient ? try before.tokens(.client).map { set throws(AuthError) in
+            try store.withRefreshToken(set, as: .client, configuration: before.configuration)
+        } : nil
+        try store.saveLogin(configuration, user: user, client: client ?? kept, in: location) { values in
             // Kept at logout, so a later login by someone else still clears.
             if let identity { values[Self.lastUserKey] = .string(identity) }
-            if let client {
-                values[TokenKind.client.rawValue] = client.jsonValue
-            } else if previous.map({ ($0.style, $0.tokenURL, $0.clientID) != (configuration.style, configuration.tokenURL,
-                                                                              configuration.clientID) }) ?? true {
-                // Another server's or client's token: it could not be renewed here.
-                values.removeValue(forKey: TokenKind.client.rawValue)
-            }
+            if client == nil && !sameClient { values.removeValue(forKey: TokenKind.client.rawValue) }
         }
+        if client == nil && !sameClient && location == .keyring { Self.clearing(store.keyring, .clientRefreshToken) }
         let set = user ?? client
         let validity = set?.expiresAt.map { " (access token valid for \(Int(min(max(0, $0 - Date().timeIntervalSince1970), 1e12).rounded())) s)" } ?? ""
         if let user {
             output("logged in as \(user.displaySubject ?? "the approving user"): userAuthenticated\(validity)")
         } else {
             output("logged in as client \(configuration.clientID): clientAuthenticated\(validity)")
+        }
+    }
+
+    /// Removes the group's `secret` items from the keyring; a failure is a
+    /// warning (the session they belonged to has ended here already).
+    static func clearing(_ keyring: Keyring, _ secret: Keyring.Secret) {
+        do { try keyring.clear(secret) } catch {
+            printError("warning: the keyring still holds an old \(secret.rawValue) of this group (\(error)); 'tether logout' removes it")
         }
     }
 
@@ -307,75 +343,5 @@ struct Login: ParsableCommand {
         let secret = String(decoding: data, as: UTF8.self).trimmed
         guard !secret.isEmpty else { throw CLIError.badInput("the client secret file \(path) is empty") }
         return secret
-    }
-}
-
-struct Logout: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "logout",
-        abstract: "End the user session in every process of the group; the client token is kept.",
-        discussion: """
-            Where a revocation endpoint is known (login's --revoke-url or discovery, or --revoke-url \
-            here), the refresh token is then revoked at the server (RFC 7009), waiting at most \
-            --revoke-timeout seconds. The local session ends whatever the server says; a failed \
-            revocation is a warning (exit 0).
-            --revoke-url follows login's transport rule: plain http:// to another machine is bad \
-            usage (exit 2, and the session is not ended), unless --insecure-http is given here or \
-            was at login.
-            """)
-    @Option(help: ArgumentHelp("Revoke the refresh token here (RFC 7009), overriding the stored endpoint.", valueName: "URL"))
-    var revokeURL: String?
-    @Option(help: ArgumentHelp("Seconds to wait for the revocation.", valueName: "S")) var revokeTimeout: Seconds = Seconds(5)
-    @Flag(help: "Allow --revoke-url over plain http:// to a host other than this machine (the token travels in clear).")
-    var insecureHTTP = false
-    @OptionGroup var group: GroupOptions
-
-    func validate() throws {
-        if let revokeURL, URLOrigin(revokeURL) == nil { throw ValidationError("--revoke-url \(revokeURL) is not an http(s) URL") }
-    }
-
-    func run() throws {
-        let directory = try group.open()
-        let store = try CredentialStore(group: directory)
-        // Bad usage ends nothing: the transport rule is checked before the
-        // session is touched. Allowed at login counts (it is stored).
-        if let revokeURL {
-            let allowedAtLogin = try store.snapshot().configuration?.allowsInsecureHTTP ?? false
-            if let refusal = TokenEndpoint.transportRefusal(revokeURL, allowsInsecureHTTP: insecureHTTP || allowedAtLogin) {
-                throw CLIError.badInput(refusal)
-            }
-        }
-        // The local session ends first, under the refresh lock; the server is asked after, without it.
-        let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
-        let (removed, configuration) = try store.shared.update { values in
-            (TokenSet(values.removeValue(forKey: TokenKind.user.rawValue)), AuthConfiguration(values["configuration"]))
-        }
-        lock.release()
-        let state = try store.snapshot().state
-        output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
-        if removed != nil {
-            CommandLog.logger.event(.authSessionEnded, level: .notice, "logged out",
-                                    ["kind": "user", "reason": "logout"])
-        }
-        guard let removed, var configuration, let url = revokeURL ?? configuration.revokeURL else { return }
-        // For this revocation only: the stored configuration keeps what login allowed.
-        if insecureHTTP { configuration.allowsInsecureHTTP = true }
-        let (token, hint) = removed.refreshToken.map { ($0, "refresh_token") } ?? (removed.accessToken, "access_token")
-        let timeout = revokeTimeout.value
-        let revoking = configuration
-        let outcome = try runAsync { http async -> TokenEndpointError? in
-            let endpoint = TokenEndpoint(configuration: revoking, http: http)
-            do throws(TokenEndpointError) {
-                try await endpoint.revoke(token, hint: hint, at: url, timeout: timeout)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let outcome {
-            printError("warning: the server did not confirm the revocation (\(outcome)); the session ended here anyway")
-        } else {
-            output("revoked the \(hint == "refresh_token" ? "refresh" : "access") token at \(URLOrigin(url)?.description ?? url)")
-        }
     }
 }

@@ -19,14 +19,14 @@ struct Token: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "status",
                                                         abstract: "Show who is logged in and when the tokens expire (never the tokens).")
         @OptionGroup var group: GroupOptions
-        @Flag(help: "Print one JSON object: {state, style, tokenURL, refreshURL, deviceURL, revokeURL, issuer, clientID, apiOrigins, user, client}.") var json = false
+        @Flag(help: "Print one JSON object: {state, secretStore, style, tokenURL, refreshURL, deviceURL, revokeURL, issuer, clientID, apiOrigins, user, client}.") var json = false
 
         func run() throws {
             let snapshot = try CredentialStore(group: try group.open()).snapshot()
             let now = WallClock.now()
             func describe(_ set: TokenSet?) -> JSONValue {
                 guard let set else { return .null }
-                var object: [String: JSONValue] = ["refreshable": .bool(set.refreshToken != nil)]
+                var object: [String: JSONValue] = ["refreshable": .bool(set.isRefreshable)]
                 if let expiry = set.expiry {
                     object["expiry"] = .number(expiry)
                     object["expiresAt"] = WallClock.iso8601(seconds: expiry.doubleValue).map { .string($0) } ?? .null
@@ -37,6 +37,7 @@ struct Token: ParsableCommand {
             }
             var report: [String: JSONValue] = [
                 "state": .string(snapshot.state.rawValue),
+                "secretStore": .string(snapshot.secretLocation.rawValue),
                 "user": describe(snapshot.tokens(.user)),
                 "client": describe(snapshot.tokens(.client)),
             ]
@@ -63,6 +64,9 @@ struct Token: ParsableCommand {
                 if let device = configuration.deviceURL { output("device login endpoint: \(device)") }
                 if let revoke = configuration.revokeURL { output("revocation endpoint: \(revoke)") }
                 output("access token sent to: \(configuration.allowedOrigins.map(\.description).joined(separator: ", "))")
+                output(snapshot.secretLocation == .keyring
+                       ? "secrets kept in: the keyring (Secret Service); the access tokens in the group's credentials file"
+                       : "secrets kept in: the group's credentials file")
             }
             for kind in [TokenKind.user, .client] {
                 guard let set = snapshot.tokens(kind) else { continue }
@@ -72,7 +76,7 @@ struct Token: ParsableCommand {
                     let when = WallClock.iso8601(seconds: at) ?? "at \(expiry) s since 1970"
                     return at > now ? "expires in \(wholeSeconds(at - now)) s (\(when))" : "expired \(wholeSeconds(now - at)) s ago"
                 } ?? "no expiry known"
-                output("\(kind.rawValue) token\(who): \(expiry)\(set.refreshToken == nil ? "" : ", refreshable")")
+                output("\(kind.rawValue) token\(who): \(expiry)\(set.isRefreshable ? ", refreshable" : "")")
             }
         }
     }

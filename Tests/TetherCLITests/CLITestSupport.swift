@@ -6,6 +6,10 @@ import TetherTestSupport
 struct TestGroup {
     let dir: TemporaryDirectory
     var path: String { dir.group }
+    /// What every tether this group runs gets: by default no session bus,
+    /// so no test touches the keyring of whoever runs the tests; a keyring
+    /// test gives its own (`SecretService.environment`).
+    var environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tether-tests"]
 
     init() throws { dir = try TemporaryDirectory("tether-cli") }
 
@@ -28,11 +32,11 @@ struct TestGroup {
     }
 
     func run(_ arguments: [String], timeout: Double = 30) throws -> CommandResult {
-        try tether(withGroup(arguments), timeout: timeout)
+        try tether(withGroup(arguments), environment: environment, timeout: timeout)
     }
 
     func start(_ arguments: [String]) throws -> TestProcess {
-        try startTether(withGroup(arguments))
+        try startTether(withGroup(arguments), environment: environment)
     }
 
     /// `tether hold ... --group DIR -- CMD...`
@@ -72,11 +76,35 @@ extension TestGroup {
                 String(try #require(credentials.firstMatch(of: /"refreshToken":"([^"]+)"/)?.output.1)))
     }
 
+    /// Three storms of sixteen processes (4 tasks each, leeway 0), each once
+    /// the previous round's token has expired (tokens that live seconds):
+    /// each round gets one new token, and `refreshes()` (the server's
+    /// count) is the round's number after it. `afterEach` runs after each.
+    func stormsAcrossThreeExpiries(refreshes: () throws -> Int?, afterEach: (Int) throws -> Void = { _ in }) throws {
+        var seen: Set<String> = []
+        for round in 1...3 {
+            if round > 1 {
+                try waitFor("round \(round)'s token to expire", timeout: 15) {
+                    let user = (try? json(try run(["token", "status", "--json"])))?["user"] as? [String: Any]
+                    return (user?["expiresIn"] as? Double ?? 1) <= -1
+                }
+            }
+            let reports = try storm(processes: 16, tasks: 4, leeway: 0)
+            let tokens = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
+            #expect(tokens.count == 1 && !tokens.contains { $0.hasPrefix("error") }, "round \(round): \(tokens)")
+            #expect(seen.isDisjoint(with: tokens), "round \(round) got a new token")
+            seen.formUnion(tokens)
+            #expect(try refreshes() == round)
+            try afterEach(round)
+        }
+    }
+
     /// Starts `count` `example-token-storm` processes, waits until each is
     /// ready, then releases them together; returns each one's JSON report.
     func storm(processes count: Int, tasks: Int, leeway: Double = 60) throws -> [[String: Any]] {
         let storms = try (0..<count).map { _ in
-            try TestProcess(exampleExecutable("example-token-storm"), withGroup(["--tasks", String(tasks), "--leeway", String(leeway)]))
+            try TestProcess(exampleExecutable("example-token-storm"), withGroup(["--tasks", String(tasks), "--leeway", String(leeway)]),
+                            environment: environment)
         }
         for storm in storms { try storm.expectLine("ready", timeout: 30) }
         for storm in storms { storm.writeStdin("go\n") }

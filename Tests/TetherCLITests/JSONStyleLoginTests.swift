@@ -46,21 +46,7 @@ import TetherTestSupport
         let backend = try CourierBackend(in: group.dir)
         // Tokens live 4 s; with no leeway each is due when it expires.
         try backend.loginExpired(group, ttl: 4)
-        var seen: Set<String> = []
-        for round in 1...3 {
-            if round > 1 {
-                try waitFor("round \(round)'s token to expire", timeout: 15) {
-                    let user = (try? group.json(try group.run(["token", "status", "--json"])))?["user"] as? [String: Any]
-                    return (user?["expiresIn"] as? Double ?? 1) <= -1
-                }
-            }
-            let reports = try group.storm(processes: 16, tasks: 4, leeway: 0)
-            let tokens = Set(reports.flatMap { $0["tokens"] as? [String] ?? [] })
-            #expect(tokens.count == 1 && !tokens.contains { $0.hasPrefix("error") }, "round \(round): \(tokens)")
-            #expect(seen.isDisjoint(with: tokens), "round \(round) got a new token")
-            seen.formUnion(tokens)
-            #expect(try backend.counters()["refreshes"] == round)
-        }
+        try group.stormsAcrossThreeExpiries(refreshes: { try backend.counters()["refreshes"] })
         let counters = try backend.counters()
         #expect(counters["reuseDetected"] == 0 && counters["rejections"] == 0, "\(counters)")
     }

@@ -1,0 +1,152 @@
+#define _GNU_SOURCE
+#include "CTetherSecret.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* libsecret's SecretSchema (secret-schema.h, stable since 0.18), declared
+   here so that nothing includes GLib's headers or links the library. */
+struct schema_attribute {
+    const char *name;
+    int type; /* SECRET_SCHEMA_ATTRIBUTE_STRING is 0 */
+};
+struct schema {
+    const char *name;
+    int flags; /* SECRET_SCHEMA_NONE */
+    struct schema_attribute attributes[32];
+    int reserved;
+    void *reserved1, *reserved2, *reserved3, *reserved4, *reserved5, *reserved6, *reserved7;
+};
+/* GLib's GError. */
+struct gerror {
+    unsigned int domain;
+    int code;
+    char *message;
+};
+
+static const struct schema tether_schema = {
+    "org.tether.Credential", 0, {{"group", 0}, {"secret", 0}, {"account", 0}, {NULL, 0}}, 0,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+static struct {
+    int (*store)(const struct schema *, void *, const char *, const char *, const char *, void *, struct gerror **);
+    char *(*lookup)(const struct schema *, void *, void *, struct gerror **);
+    int (*clear)(const struct schema *, void *, void *, struct gerror **);
+    void (*free_secret)(char *);
+    void *(*table_new)(unsigned int (*)(const void *), int (*)(const void *, const void *));
+    int (*table_insert)(void *, void *, void *);
+    void (*table_unref)(void *);
+    unsigned int (*str_hash)(const void *);
+    int (*str_equal)(const void *, const void *);
+    void (*error_free)(struct gerror *);
+} lib;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded = -1;
+static char load_error[256];
+
+#define FIND(field, symbol)                                                                        \
+    do {                                                                                           \
+        *(void **)(&lib.field) = dlsym(library, symbol);                                          \
+        if (lib.field == NULL) {                                                                   \
+            snprintf(load_error, sizeof load_error, "the libsecret found lacks %s: it is too old", symbol); \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static void load(void) {
+    void *library = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(load_error, sizeof load_error,
+                 "the keyring needs libsecret, which cannot be loaded (%s): on Debian and Ubuntu, sudo apt-get install libsecret-1-0",
+                 why != NULL ? why : "not found");
+        return;
+    }
+    FIND(store, "secret_password_storev_sync");
+    FIND(lookup, "secret_password_lookupv_sync");
+    FIND(clear, "secret_password_clearv_sync");
+    FIND(free_secret, "secret_password_free");
+    /* GLib, through libsecret's own dependencies. */
+    FIND(table_new, "g_hash_table_new");
+    FIND(table_insert, "g_hash_table_insert");
+    FIND(table_unref, "g_hash_table_unref");
+    FIND(str_hash, "g_str_hash");
+    FIND(str_equal, "g_str_equal");
+    FIND(error_free, "g_error_free");
+    loaded = 0;
+}
+
+int tether_secret_load(char *error, size_t error_size) {
+    pthread_once(&once, load);
+    if (loaded != 0 && error != NULL && error_size > 0) snprintf(error, error_size, "%s", load_error);
+    return loaded;
+}
+
+/* The attributes as the GHashTable libsecret takes (keys and values are
+   borrowed: the table frees neither). NULL on an odd list. */
+static void *table(const char *const *attributes) {
+    void *table = lib.table_new(lib.str_hash, lib.str_equal);
+    for (size_t i = 0; attributes[i] != NULL; i += 2) {
+        if (attributes[i + 1] == NULL) {
+            lib.table_unref(table);
+            return NULL;
+        }
+        lib.table_insert(table, (void *)attributes[i], (void *)attributes[i + 1]);
+    }
+    return table;
+}
+
+/* -1, with GLib's message (it never holds the secret) or `fallback`. */
+static int failed(struct gerror *gerror, const char *fallback, char *error, size_t error_size) {
+    if (error != NULL && error_size > 0) {
+        snprintf(error, error_size, "%s", gerror != NULL && gerror->message != NULL ? gerror->message : fallback);
+    }
+    if (gerror != NULL) lib.error_free(gerror);
+    return -1;
+}
+
+int tether_secret_store(const char *const *attributes, const char *label, const char *secret,
+                        char *error, size_t error_size) {
+    if (tether_secret_load(error, error_size) != 0) return -1;
+    void *attributes_table = table(attributes);
+    if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
+    struct gerror *gerror = NULL;
+    int stored = lib.store(&tether_schema, attributes_table, NULL /* the default collection */, label, secret, NULL, &gerror);
+    lib.table_unref(attributes_table);
+    return stored ? 0 : failed(gerror, "the keyring did not store the secret", error, error_size);
+}
+
+int tether_secret_lookup(const char *const *attributes, char **secret, char *error, size_t error_size) {
+    *secret = NULL;
+    if (tether_secret_load(error, error_size) != 0) return -1;
+    void *attributes_table = table(attributes);
+    if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
+    struct gerror *gerror = NULL;
+    char *found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
+    lib.table_unref(attributes_table);
+    if (gerror != NULL) {
+        if (found != NULL) lib.free_secret(found);
+        return failed(gerror, "", error, error_size);
+    }
+    *secret = found;
+    return found != NULL ? 1 : 0;
+}
+
+int tether_secret_clear(const char *const *attributes, char *error, size_t error_size) {
+    if (tether_secret_load(error, error_size) != 0) return -1;
+    void *attributes_table = table(attributes);
+    if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
+    struct gerror *gerror = NULL;
+    int removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
+    lib.table_unref(attributes_table);
+    if (gerror != NULL) return failed(gerror, "", error, error_size);
+    return removed ? 1 : 0;
+}
+
+void tether_secret_free(char *secret) {
+    if (secret != NULL && loaded == 0) lib.free_secret(secret);
+}

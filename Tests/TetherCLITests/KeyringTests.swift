@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// `login --store keyring` against a real Secret Service (GNOME Keyring on
+/// a session bus of the test's own) and the demo auth server.
+@Suite(.timed) struct KeyringTests {
+    /// A group using `service`, and the demo server.
+    func keyringGroup(_ service: SecretService, accessTTL: Double = 3600) throws -> (TestGroup, DemoServer) {
+        var group = try TestGroup()
+        group.environment = service.environment
+        return (group, try DemoServer(in: group.dir, accessTTL: accessTTL))
+    }
+
+    /// Every file under the group and its secrets directory, as text.
+    func everythingStored(_ group: TestGroup) throws -> String {
+        let found = try runCommand("/usr/bin/find", [group.path, group.secrets, "-type", "f"]).stdout.split(separator: "\n")
+        return try found.map { try String(contentsOfFile: String($0), encoding: .isoLatin1) }.joined(separator: "\n")
+    }
+
+    func item(_ group: TestGroup, _ secret: String, _ account: String) -> [String: String] {
+        ["group": group.path, "secret": secret, "account": account]
+    }
+
+    @Test func theKeyringHoldsTheSecretsAndLogoutRemovesTheUsers() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        let login = try server.login(group, extra: ["--store", "keyring"])
+        #expect(login.status == 0, "\(login.stderr)")
+        let refreshToken = try #require(try service.lookup(item(group, "refresh-token.user", "alice")))
+        #expect(try service.lookup(item(group, "client-secret", "tether-demo")) == server.clientSecret)
+        let stored = try everythingStored(group)
+        #expect(!stored.contains(refreshToken) && !stored.contains(server.clientSecret), "a secret is in the group's files")
+        #expect(stored.contains(#""secretStore":"keyring""#))
+        let status = try group.json(try group.run(["token", "status", "--json"]))
+        #expect(status["secretStore"] as? String == "keyring")
+        #expect((status["user"] as? [String: Any])?["refreshable"] as? Bool == true)
+        #expect(try group.run(["token", "status"]).stdout.contains("secrets kept in: the keyring"))
+
+        let logout = try group.run(["logout", "--revoke-url", server.baseURL + "/revoke"])
+        #expect(logout.status == 0 && logout.stdout.contains("revoked the refresh token"), "\(logout)")
+        #expect(try service.lookup(item(group, "refresh-token.user", "alice")) == nil, "logout leaves the refresh token")
+        #expect(try service.lookup(item(group, "client-secret", "tether-demo")) == server.clientSecret, "the client keeps its secret")
+    }
+
+    /// Sixteen processes at each of three expiries: one refresh each time
+    /// (the re-read after the lock reads the keyring), no token reused.
+    @Test func sixteenProcessesAcrossThreeExpiriesRefreshThreeTimes() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service, accessTTL: 4)
+        try server.post("/admin/settings", ["accessTTL": -5])
+        #expect(try server.login(group, extra: ["--store", "keyring"]).status == 0)
+        try server.post("/admin/settings", ["accessTTL": 4])
+        var refreshTokens: Set<String> = []
+        try group.stormsAcrossThreeExpiries(refreshes: { try server.counters()["refreshes"] }) { _ in
+            refreshTokens.insert(try #require(try service.lookup(item(group, "refresh-token.user", "alice"))))
+        }
+        #expect(refreshTokens.count == 3, "each refresh replaced the keyring's item")
+        let counters = try server.counters()
+        #expect(counters["reuseDetected"] == 0 && counters["rejections"] == 0, "\(counters)")
+        let stored = try everythingStored(group)
+        #expect(refreshTokens.allSatisfy { !stored.contains($0) }, "a refresh token reached the group's files")
+    }
+
+    /// Locked, then gone, mid-session: a clear error, the server never
+    /// asked, nothing lost or written elsewhere; back and unlocked (a new
+    /// daemon, its items from disk), the refresh goes through.
+    @Test func aLockedOrVanishedKeyringFailsClearlyAndLosesNothing() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
+        try service.lock()
+        for state in ["locked", "gone"] {
+            if state == "gone" { try service.stopKeyring() }
+            let refused = try group.run(["token", "print"])
+            #expect(refused.status == 3, "\(state): \(refused)")
+            #expect(refused.stderr.contains("keyring") && refused.stderr.contains("nothing was lost"), "\(state): \(refused.stderr)")
+            #expect(try server.counters()["refreshes"] == 0)
+            #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+        }
+        try service.startKeyring()
+        let printed = try group.run(["token", "print"])
+        let items = try service.search(["group": group.path])
+        #expect(printed.status == 0, "\(printed.stderr) \(items)")
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == 1 && counters["reuseDetected"] == 0, "\(counters)")
+    }
+
+    /// A login moves the secrets to the store it names and leaves no copy in the other.
+    @Test func loginMovesTheSecretsBetweenTheStores() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        #expect(try server.login(group, extra: ["--store", "file"]).status == 0)
+        let (_, inFile) = try group.storedTokens()
+        #expect(try service.search(["group": group.path]).isEmpty)
+
+        #expect(try server.login(group, extra: ["--store", "keyring"]).status == 0)
+        let inKeyring = try #require(try service.lookup(item(group, "refresh-token.user", "alice")))
+        let stored = try everythingStored(group)
+        #expect(!stored.contains(inKeyring) && !stored.contains(inFile) && !stored.contains(server.clientSecret))
+
+        #expect(try server.login(group, extra: ["--store", "file"]).status == 0)
+        #expect(try service.lookup(item(group, "refresh-token.user", "alice")) == nil)
+        #expect(try service.lookup(item(group, "client-secret", "tether-demo")) == nil)
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8).contains(server.clientSecret))
+    }
+
+    /// No Secret Service: auto says so in one line and uses the file;
+    /// keyring refuses before the server is asked, and writes nothing.
+    @Test func withoutAKeyringAutoUsesTheFileAndKeyringRefuses() throws {
+        let group = try TestGroup()
+        let server = try DemoServer(in: group.dir)
+        let refused = try server.login(group, extra: ["--store", "keyring"])
+        #expect(refused.status == 3 && refused.stderr.contains("no keyring to keep the secrets in"), "\(refused)")
+        #expect(try server.counters()["passwordGrants"] == 0)
+        #expect(!FileManager.default.fileExists(atPath: group.credentialsPath))
+
+        let auto = try server.login(group)
+        #expect(auto.status == 0, "\(auto.stderr)")
+        #expect(auto.stderr.contains("no keyring answers on the session bus"), "\(auto.stderr)")
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["secretStore"] as? String == "file")
+    }
+
+    /// A launched keyboard (read-only, offline) is told no bus address and
+    /// cannot reach the bus anyway: its Unix sockets are refused, so the
+    /// keyring's secrets are out of its reach (it gets tokens from the host).
+    @Test func aConfinedKeyboardCannotReachTheBus() throws {
+        let service = try SecretService()
+        let attributes = ["group": "/keyboard-test", "secret": "client-secret", "account": "tether-demo"]
+        try service.store("keyboard-test-secret", attributes)
+        #expect(try service.lookup(attributes) == "keyboard-test-secret", "the test itself reaches it")
+        let fixture = try HostFixture()
+        let lookup = attributes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " ")
+        try fixture.addExtension("kb", role: "keyboard", script: """
+            echo "told: ${DBUS_SESSION_BUS_ADDRESS:-nothing}"
+            python3 -c 'import socket, sys
+            try:
+                socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print("bus: connected")
+            except OSError as e:
+                print("bus:", e.strerror)' '\(service.socketPath)'
+            DBUS_SESSION_BUS_ADDRESS='\(service.address)' secret-tool lookup \(lookup); echo " lookup: $?"
+            exec sleep 1000
+            """)
+        let host = try fixture.startHost(environment: service.environment)
+        defer { host.signal(SIGKILL) }
+        _ = try host.expectLineStarting("[kb] told: nothing")
+        _ = try host.expectLineStarting("[kb] bus: Operation not permitted")
+        let answer = try host.expectLineStarting("[kb]")
+        #expect(answer.last?.hasSuffix("lookup: 1") == true && !answer.joined().contains("keyboard-test-secret"), "\(answer)")
+    }
+}

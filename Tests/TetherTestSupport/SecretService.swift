@@ -1,0 +1,123 @@
+import Foundation
+
+/// A Secret Service of the test's own: a D-Bus session bus (`dbus-daemon`)
+/// and GNOME Keyring on it, its keyrings in the test's directory, its login
+/// collection created and unlocked with a password the test gives. Tether
+/// processes reach it through `environment`. Stopped with the fixture.
+public final class SecretService: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    /// The session bus's address.
+    public let address: String
+    /// What a process needs to use this keyring.
+    public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+    private let bus: TestProcess
+    private var keyring: TestProcess?
+    private let home: String, runtime: String
+    static let collection = "/org/freedesktop/secrets/collection/login"
+
+    public init() throws {
+        for tool in ["dbus-daemon", "gnome-keyring-daemon", "secret-tool", "dbus-send", "gdbus"]
+        where ExecutableSearchPath.find(tool) == nil {
+            throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
+        }
+        directory = try TemporaryDirectory("tether-keyring")
+        // A bus of its own with no service directories: nothing is started on
+        // demand (the system's keyring with the user's real HOME, a prompter).
+        let configuration = directory.path + "/bus.conf"
+        try writeFile(configuration, """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory.path)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """)
+        bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
+        address = try bus.readLine(timeout: 20)?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !address.isEmpty else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        home = directory.path + "/home"
+        runtime = directory.path + "/run"
+        for made in [home, runtime] { try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true) }
+        try startKeyring()
+    }
+
+    /// Starts GNOME Keyring, which creates or unlocks the login collection
+    /// with the test's password; returns once it owns the service's name.
+    public func startKeyring() throws {
+        // Its keyrings live in the test's directory, not the user's.
+        let keyring = try TestProcess("gnome-keyring-daemon", ["--foreground", "--unlock", "--components=secrets"],
+                                      environment: ["DBUS_SESSION_BUS_ADDRESS": address, "HOME": home, "XDG_RUNTIME_DIR": runtime,
+                                                    "XDG_DATA_HOME": home + "/.local/share", "DISPLAY": ""])
+        keyring.writeStdin("test-keyring-password")
+        keyring.closeStdin()
+        self.keyring = keyring
+        // Ready once it owns the Secret Service's name: `gdbus wait` watches the bus for it.
+        let ready = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "gdbus", "wait", "--session",
+                                                   "--timeout", "20", "org.freedesktop.secrets"], timeout: 30)
+        guard ready.status == 0 else { throw TestTimeout(what: "gnome-keyring-daemon to own org.freedesktop.secrets: \(ready.stderr)") }
+    }
+
+    /// Ends GNOME Keyring: the Secret Service vanishes from the bus (its
+    /// items stay on disk, for `startKeyring`).
+    public func stopKeyring() throws {
+        guard let keyring else { return }
+        keyring.signal(SIGTERM)
+        _ = try keyring.waitForExit(timeout: 20)
+        self.keyring = nil
+    }
+
+    /// Locks the login collection, as a screen lock or `Lock` from another client does.
+    public func lock() throws {
+        let result = try dbus(["org.freedesktop.Secret.Service.Lock", "array:objpath:\(Self.collection)"])
+        guard result.status == 0 else { throw SpawnFailed(description: "cannot lock the keyring: \(result.stderr)") }
+    }
+
+    /// The bus socket's path.
+    public var socketPath: String { directory.path + "/bus" }
+
+    /// `secret-tool store`: `secret` under these attributes.
+    public func store(_ secret: String, _ attributes: [String: String]) throws {
+        let store = try TestProcess("secret-tool", ["store", "--label=test"] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] },
+                                    environment: environment)
+        store.writeStdin(secret)
+        store.closeStdin()
+        guard try store.waitForExit(timeout: 20) == 0 else { throw SpawnFailed(description: "secret-tool store failed") }
+    }
+
+    /// `secret-tool lookup` with these attributes: the secret, or nil when none matches.
+    public func lookup(_ attributes: [String: String]) throws -> String? {
+        let result = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "secret-tool", "lookup"]
+                                    + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] })
+        return result.status == 0 ? result.stdout : nil
+    }
+
+    /// Every item's attributes, as `secret-tool search --all` prints them.
+    public func search(_ attributes: [String: String]) throws -> String {
+        let result = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "secret-tool", "search", "--all", "--unlock"]
+                                    + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] })
+        return result.stdout + result.stderr
+    }
+
+    private func dbus(_ call: [String], to destination: String = "org.freedesktop.secrets",
+                      path: String = "/org/freedesktop/secrets") throws -> CommandResult {
+        try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "dbus-send", "--session", "--print-reply",
+                                        "--dest=\(destination)", path] + call)
+    }
+}
+
+/// Where a program is on PATH (for the fixtures' own checks).
+enum ExecutableSearchPath {
+    static func find(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
