@@ -48,15 +48,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded = -1;
 static char load_error[256];
 
-#define FIND(field, symbol)                                                                        \
-    do {                                                                                           \
-        *(void **)(&lib.field) = dlsym(library, symbol);                                          \
-        if (lib.field == NULL) {                                                                   \
-            snprintf(load_error, sizeof load_error, "the libsecret found lacks %s: it is too old", symbol); \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
-
 static void load(void) {
     void *library = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -66,17 +57,21 @@ static void load(void) {
                  why != NULL ? why : "not found");
         return;
     }
-    FIND(store, "secret_password_storev_sync");
-    FIND(lookup, "secret_password_lookupv_sync");
-    FIND(clear, "secret_password_clearv_sync");
-    FIND(free_secret, "secret_password_free");
-    /* GLib, through libsecret's own dependencies. */
-    FIND(table_new, "g_hash_table_new");
-    FIND(table_insert, "g_hash_table_insert");
-    FIND(table_unref, "g_hash_table_unref");
-    FIND(str_hash, "g_str_hash");
-    FIND(str_equal, "g_str_equal");
-    FIND(error_free, "g_error_free");
+    /* libsecret's four, then GLib's, through libsecret's own dependencies. */
+    const struct { void **slot; const char *symbol; } wanted[] = {
+        {(void **)&lib.store, "secret_password_storev_sync"}, {(void **)&lib.lookup, "secret_password_lookupv_sync"},
+        {(void **)&lib.clear, "secret_password_clearv_sync"}, {(void **)&lib.free_secret, "secret_password_free"},
+        {(void **)&lib.table_new, "g_hash_table_new"}, {(void **)&lib.table_insert, "g_hash_table_insert"},
+        {(void **)&lib.table_unref, "g_hash_table_unref"}, {(void **)&lib.str_hash, "g_str_hash"},
+        {(void **)&lib.str_equal, "g_str_equal"}, {(void **)&lib.error_free, "g_error_free"},
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        *wanted[i].slot = dlsym(library, wanted[i].symbol);
+        if (*wanted[i].slot == NULL) {
+            snprintf(load_error, sizeof load_error, "the libsecret found lacks %s: it is too old", wanted[i].symbol);
+            return;
+        }
+    }
     loaded = 0;
 }
 

@@ -125,9 +125,9 @@ final class DemoDay {
     }
 
     private func logIn() throws {
-        say.step("Log in (the password goes on stdin, never in argv)")
+        say.step("Log in (the password goes on stdin, never in argv; the secrets stay in the demo's own group, not your keyring)")
         let login = try run(["login", "--token-url", admin.baseURL + "/token", "--client-id", "tether-demo",
-                             "--client-secret-file", secretFile, "--username", "alice", "--password-stdin"],
+                             "--client-secret-file", secretFile, "--username", "alice", "--password-stdin", "--store", "file"],
                             input: password + "\n")
         say.check("alice is logged in", login.succeeded, login.reason)
         let status = try run(["token", "status"])

@@ -87,6 +87,26 @@ import TetherTestSupport
         #expect(counters["refreshes"] == 1 && counters["reuseDetected"] == 0, "\(counters)")
     }
 
+    /// Locked while the server answers a refresh (it has rotated the token
+    /// already): the new pair is never written anywhere else. This process
+    /// keeps it, says so, and the file is as it was.
+    @Test func aKeyringLockedDuringARefreshNeverSendsTheTokensToDisk() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
+        try server.post("/admin/faults", ["latencyMs": 1_500, "latencyCount": 1])
+        let printing = try group.start(["token", "print"])
+        try server.waitForLine("token request: refresh_token")
+        try service.lock()
+        #expect(try printing.waitForExit(timeout: 30) == 0)
+        #expect(!(try printing.remainingOutput()).isEmpty, "the new token is printed")
+        let warning = try printing.standardError()
+        #expect(warning.contains("could not be saved") && warning.contains("keyring"), "\(warning)")
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+        #expect(try server.counters()["refreshes"] == 1)
+    }
+
     /// A login moves the secrets to the store it names and leaves no copy in the other.
     @Test func loginMovesTheSecretsBetweenTheStores() throws {
         let service = try SecretService()

@@ -24,6 +24,9 @@ struct TetherBench: ParsableCommand {
             of its own; needs the examples built next to tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat(); \
+            tokens.cached.keyring: the same read in a group keeping its secrets in the keyring, against the \
+            file group's; tokens.keyring.lookup, where a Secret Service answers: a refresh token read from \
+            the keyring, against reading the credentials file; \
             tokens.storm: 4 processes × 32 tasks across an expiry against demo-auth-server with 50 ms \
             of latency, in ms, against in-process single flight only and no coordination, with the \
             server's refresh and reuse counts), defaults (defaults.notify: a change until another \

@@ -7,6 +7,11 @@ import TetherIPC
 import TetherLoop
 
 /// tokens.cached: a valid token read from the broker, against one lstat().
+/// tokens.cached.keyring: the same read in a group whose secrets are in the
+/// keyring, against the file group's (the access token stays in the file,
+/// so the keyring is never asked). tokens.keyring.lookup, where a Secret
+/// Service answers: reading a refresh token from the keyring (what a
+/// refresh does after taking the lock), against reading the credentials file.
 /// tokens.storm: N processes × M tasks ask at once across an expiry, against
 /// the demo auth server with added latency; the same storm without the
 /// cross-process lock (in-process single flight only) and with no
@@ -18,7 +23,7 @@ struct TokenBenchmark {
     static let latencyMilliseconds = 50
 
     func run() throws -> [BenchResult] {
-        [try cachedRead(), try storm()]
+        [try cachedRead(), try cachedKeyringRead()] + (try keyringLookup().map { [$0] } ?? []) + [try storm()]
     }
 
     private func cachedRead() throws -> BenchResult {
@@ -36,6 +41,62 @@ struct TokenBenchmark {
         var info = stat()
         let baseline = measure(samples: samples) { _ = lstat(path, &info) }
         return BenchResult(name: "tokens.cached", samples: read, baselines: ["one lstat()": Percentiles(nanoseconds: baseline)])
+    }
+
+    /// A broker over a group with a valid user token; `keyring`: its
+    /// secrets said to be in the keyring (an ID in the refresh token's place).
+    private func cachedBroker(_ name: String, keyring: Bool) throws -> TokenBroker {
+        let group = try GroupDirectory(path: scratch.path + "/" + name)
+        let store = try CredentialStore(group: group)
+        try store.save(AuthConfiguration(tokenURL: "http://127.0.0.1:9/token", clientID: "bench"))
+        var set = TokenSet(accessToken: "bench-token", expiresAt: Date().timeIntervalSince1970 + 3600)
+        if keyring {
+            set.refreshTokenID = "0123456789abcdef"
+            try store.shared.update { $0["secretStore"] = "keyring" }
+        } else {
+            set.refreshToken = "bench-refresh"
+        }
+        try store.save(set, as: .user)
+        return try TokenBroker(group: group, http: HTTPClient(loop: try EventLoop()))
+    }
+
+    private func cachedKeyringRead() throws -> BenchResult {
+        let samples = max(1000, Int(100_000 * scale))
+        let file = try cachedBroker("tokens-cached-file", keyring: false)
+        let keyring = try cachedBroker("tokens-cached-keyring", keyring: true)
+        var fileSamples: [UInt64] = [], keyringSamples: [UInt64] = []
+        // Interleaved, so both see the same machine.
+        for _ in 0..<10 {
+            keyringSamples += try measure(samples: samples / 10) { _ = try keyring.cached() }
+            fileSamples += try measure(samples: samples / 10) { _ = try file.cached() }
+        }
+        return BenchResult(name: "tokens.cached.keyring", samples: keyringSamples,
+                           baselines: ["the same read, secrets in the file": Percentiles(nanoseconds: fileSamples)])
+    }
+
+    /// nil (and a line saying why) where no Secret Service answers.
+    private func keyringLookup() throws -> BenchResult? {
+        if let why = Keyring.unavailability() {
+            var line = "tokens.keyring.lookup skipped: no keyring answers (\(why))\n"
+            _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+            return nil
+        }
+        let group = try GroupDirectory(path: scratch.path + "/tokens-keyring")
+        let keyring = Keyring(group: group.path)
+        do { try keyring.store("bench-refresh-token", as: .userRefreshToken, account: "bench") } catch {
+            throw BenchError.environment("the keyring refused the benchmark's item: \(error)")
+        }
+        defer { _ = try? keyring.clear() }
+        let store = try CredentialStore(group: group)
+        try store.save(TokenSet(accessToken: "bench-token", refreshToken: "bench-refresh-token"), as: .user)
+        let samples = max(50, Int(2_000 * scale))
+        let lookups = try measure(samples: samples, warmup: 10) {
+            guard try keyring.lookup(.userRefreshToken, account: "bench") != nil else { throw BenchError.environment("the item went") }
+        }
+        let path = store.shared.path
+        let reads = try measure(samples: samples) { _ = try AtomicFile.read(path) }
+        return BenchResult(name: "tokens.keyring.lookup", samples: lookups,
+                           baselines: ["reading the credentials file": Percentiles(nanoseconds: reads)])
     }
 
     private func storm() throws -> BenchResult {
