@@ -42,6 +42,12 @@ static struct {
     unsigned int (*str_hash)(const void *);
     int (*str_equal)(const void *, const void *);
     void (*error_free)(struct gerror *);
+    void *(*service_get)(int, void *, struct gerror **);
+    void *(*collection_for_alias)(void *, const char *, int, void *, struct gerror **);
+    int (*collection_locked)(void *);
+    void (*object_unref)(void *);
+    void *(*bus_get)(int, void *, struct gerror **);
+    void (*set_exit_on_close)(void *, int);
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -64,6 +70,10 @@ static void load(void) {
         {(void **)&lib.table_new, "g_hash_table_new"}, {(void **)&lib.table_insert, "g_hash_table_insert"},
         {(void **)&lib.table_unref, "g_hash_table_unref"}, {(void **)&lib.str_hash, "g_str_hash"},
         {(void **)&lib.str_equal, "g_str_equal"}, {(void **)&lib.error_free, "g_error_free"},
+        {(void **)&lib.service_get, "secret_service_get_sync"},
+        {(void **)&lib.collection_for_alias, "secret_collection_for_alias_sync"},
+        {(void **)&lib.collection_locked, "secret_collection_get_locked"}, {(void **)&lib.object_unref, "g_object_unref"},
+        {(void **)&lib.bus_get, "g_bus_get_sync"}, {(void **)&lib.set_exit_on_close, "g_dbus_connection_set_exit_on_close"},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(library, wanted[i].symbol);
@@ -72,6 +82,13 @@ static void load(void) {
             return;
         }
     }
+    /* GLib's shared session connection (which libsecret uses) ends the
+       process with SIGTERM when the bus goes away: a host outliving a
+       desktop session must not. Kept referenced, so it stays the shared one. */
+    struct gerror *gerror = NULL;
+    void *connection = lib.bus_get(2 /* G_BUS_TYPE_SESSION */, NULL, &gerror);
+    if (connection != NULL) lib.set_exit_on_close(connection, 0);
+    if (gerror != NULL) lib.error_free(gerror);
     loaded = 0;
 }
 
@@ -140,6 +157,19 @@ int tether_secret_clear(const char *const *attributes, char *error, size_t error
     lib.table_unref(attributes_table);
     if (gerror != NULL) return failed(gerror, "", error, error_size);
     return removed ? 1 : 0;
+}
+
+int tether_secret_default_locked(char *error, size_t error_size) {
+    if (tether_secret_load(error, error_size) != 0) return -1;
+    struct gerror *gerror = NULL;
+    void *service = lib.service_get(0, NULL, &gerror);
+    if (service == NULL) return failed(gerror, "no Secret Service answers", error, error_size);
+    void *collection = lib.collection_for_alias(service, "default", 0, NULL, &gerror);
+    lib.object_unref(service);
+    if (collection == NULL) return failed(gerror, "the keyring has no default collection", error, error_size);
+    int locked = lib.collection_locked(collection) ? 1 : 0;
+    lib.object_unref(collection);
+    return locked;
 }
 
 void tether_secret_free(char *secret) {

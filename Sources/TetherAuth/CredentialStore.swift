@@ -31,7 +31,7 @@ public struct CredentialStore: Sendable {
     /// Every stored secret, read without a lock or any side effect: for the
     /// log handler's redactor, which runs inside logging calls.
     public func secretsWithoutLocking() -> [String] {
-        Snapshot(values: shared.valuesWithoutLocking()).secrets + Self.readFromKeyring.withLock { Array($0) }
+        Snapshot(values: shared.valuesWithoutLocking()).secrets + Self.keyringSecrets.withLock { $0 }
     }
 
     /// Replaces token set `kind` (nil removes it) in one atomic upsert, as

@@ -8,8 +8,10 @@ import Glibc
 /// The user's keyring, through the freedesktop Secret Service (libsecret,
 /// loaded at first use), as gh, gcloud and git-credential-libsecret keep
 /// their tokens: where a group logged in with `--store keyring` keeps its
-/// refresh tokens and its client secret. Each item names the group (its
-/// directory), the secret and the account (the user, or the client).
+/// refresh tokens and its client secret. Each item names the group (by the
+/// random ID its credentials file keeps: a path has many spellings), the
+/// secret and the account (the user, or the client); its label names the
+/// group's directory, for people.
 ///
 /// Every call blocks on D-Bus: the broker makes them off the event loop.
 /// A locked collection is an error, never "no secret".
@@ -26,20 +28,27 @@ public struct Keyring: Sendable {
         }
     }
 
-    /// The group directory the items belong to.
+    /// The group's ID: what the items' `group` attribute holds.
     public let group: String
+    /// The group's directory, for the items' labels.
+    public let place: String
 
-    public init(group: String) { self.group = group }
+    public init(group: String, place: String) {
+        self.group = group
+        self.place = place
+    }
 
     /// Stores `value`, replacing the item with the same group, secret and account.
     public func store(_ value: String, as secret: Secret, account: String) throws(KeyringError) {
-        let label = "Tether \(secret == .clientSecret ? "client secret" : "refresh token") for \(account) (\(group))"
+        let label = "Tether \(secret == .clientSecret ? "client secret" : "refresh token") for \(account) (\(place))"
         try Self.call(attributes(secret, account)) { attributes, error, size in
             tether_secret_store(attributes, label, value, error, size)
         }
     }
 
-    /// The secret stored for `account`, or nil when there is none.
+    /// The secret stored for `account`, or nil when there is none. A locked
+    /// collection (libsecret finds nothing where a prompt was refused) is
+    /// an error.
     public func lookup(_ secret: Secret, account: String) throws(KeyringError) -> String? {
         var found: String?
         try Self.call(attributes(secret, account)) { attributes, error, size in
@@ -51,7 +60,18 @@ public struct Keyring: Sendable {
             }
             return rc
         }
+        if found == nil, try Self.defaultCollectionIsLocked() { throw KeyringError("it is locked") }
         return found
+    }
+
+    /// Whether the default collection is locked.
+    static func defaultCollectionIsLocked() throws(KeyringError) -> Bool {
+        var error = [CChar](repeating: 0, count: 512)
+        let rc = tether_secret_default_locked(&error, error.count)
+        guard rc >= 0 else {
+            throw KeyringError(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return rc == 1
     }
 
     /// Removes the group's items: those of `secret` and `account` when
@@ -70,11 +90,14 @@ public struct Keyring: Sendable {
         return removed
     }
 
-    /// nil when a Secret Service answers on the session bus (a lookup that
-    /// finds nothing is an answer); else why not.
+    /// nil when the keyring takes a secret now (a Secret Service answers,
+    /// with an unlocked default collection: an item is stored and removed);
+    /// else why not.
     public static func unavailability() -> KeyringError? {
+        let probe = Keyring(group: "probe-" + String(UInt64.random(in: 0...UInt64.max), radix: 16), place: "a check by tether")
         do throws(KeyringError) {
-            _ = try Keyring(group: "/").lookup(.clientSecret, account: "tether-probe")
+            try probe.store("probe", as: .clientSecret, account: "tether")
+            try probe.clear()
             return nil
         } catch {
             return error

@@ -5,25 +5,24 @@ import TetherGroup
 /// the refresh lock, until they save. See `TokenBroker.Unsaved`.
 extension TokenBroker {
     /// Tries again to save every pair kept in memory; true when none is left.
-    /// `includingKeyring`: also those whose secret belongs in the keyring
-    /// (a blocking D-Bus call: never on the loop).
+    /// `includingKeyring`: also those whose secret belongs in the keyring (a
+    /// blocking D-Bus call: never on the loop; see `saveUnsavedOffLoop`).
+    /// The pairs are copied out: no lock is held while a store is written.
     @discardableResult
-    public func saveUnsaved(includingKeyring: Bool = true) -> Bool {
-        unsaved.withLock { entries in
-            for (kind, entry) in entries {
-                do throws(AuthError) {
-                    let snapshot: CredentialStore.Snapshot
-                    do throws(GroupError) { snapshot = try store.snapshot() } catch { throw .store(error) }
-                    let location = snapshot.secretLocation
-                    if location == .keyring && !includingKeyring { continue }
-                    // Only over the pair it replaced: a logout or another
-                    // login since then wins.
-                    guard snapshot.tokens(kind)?.refreshIdentity == entry.replacing else {
-                        entry.lock?.release()
-                        entries.removeValue(forKey: kind)
-                        continue
-                    }
-                    let stored = try store.storedForm(entry.set, as: kind, in: location, configuration: snapshot.configuration)
+    public func saveUnsaved(includingKeyring: Bool = false) -> Bool {
+        let entries = unsaved.withLock { $0 }
+        guard !entries.isEmpty else { return true }
+        var settled: [TokenKind] = []
+        for (kind, entry) in entries {
+            do throws(AuthError) {
+                let snapshot: CredentialStore.Snapshot
+                do throws(GroupError) { snapshot = try store.snapshot() } catch { throw .store(error) }
+                let keyring = store.keyring(snapshot)
+                if keyring != nil && !includingKeyring { continue }
+                // Only over the pair it replaced: a logout or another login
+                // since then wins, and this pair is dropped.
+                if snapshot.tokens(kind)?.refreshIdentity == entry.replacing {
+                    let stored = try CredentialStore.storedForm(entry.set, as: kind, in: keyring, configuration: snapshot.configuration)
                     do throws(GroupError) {
                         try store.shared.update { values in
                             if TokenSet(values[kind.rawValue])?.refreshIdentity == entry.replacing { values[kind.rawValue] = stored }
@@ -31,14 +30,37 @@ extension TokenBroker {
                     } catch {
                         throw .store(error)
                     }
-                    entry.lock?.release()
-                    entries.removeValue(forKey: kind)
-                } catch {
-                    continue
                 }
+                settled.append(kind)
+            } catch {
+                continue
             }
-            return entries.isEmpty
         }
+        return unsaved.withLock { current in
+            for kind in settled { current.removeValue(forKey: kind)?.lock?.release() }
+            return current.isEmpty
+        }
+    }
+
+    /// `saveUnsaved(includingKeyring: true)` on a thread of its own.
+    public func saveUnsavedOffLoop() async -> Bool {
+        (try? await Self.offLoop { () throws(AuthError) in self.saveUnsaved(includingKeyring: true) }) ?? false
+    }
+
+    /// A pair kept for the keyring is tried again on a token read at most
+    /// this often (seconds), off the loop.
+    static let keyringRetryInterval: Double = 5
+
+    /// Tries the pairs kept for the keyring again, if it is time.
+    func retryKeyringSaves() async {
+        guard !unsaved.withLock({ $0.isEmpty }) else { return }
+        let now = Self.now()
+        let due = lastKeyringRetry.withLock { last in
+            guard now - last >= Self.keyringRetryInterval else { return false }
+            last = now
+            return true
+        }
+        if due { _ = await saveUnsavedOffLoop() }
     }
 
     /// The kept pair of `kind` (nil: the user's, else the client's), after

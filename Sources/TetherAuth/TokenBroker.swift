@@ -53,6 +53,8 @@ public final class TokenBroker: Sendable {
         var error: AuthError
     }
     let unsaved = Mutex<[TokenKind: Unsaved]>([:])
+    /// When pairs kept for the keyring were last tried again.
+    let lastKeyringRetry = Mutex<Double>(0)
     /// Told (once per failure) when the store cannot be written.
     let onWarning: (@Sendable (String) -> Void)?
     /// Where the `auth.refresh.*` and `auth.session.ended` events go.
@@ -106,6 +108,7 @@ public final class TokenBroker: Sendable {
     /// replaced is used as it is and the token endpoint is asked once.
     public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
         guard let rejected else { return try await tokenSet(kind) }
+        await retryKeyringSaves()
         if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending }
         let (kind, current) = try stored(kind)
         if current.accessToken != rejected {
@@ -125,6 +128,7 @@ public final class TokenBroker: Sendable {
     }
 
     public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+        await retryKeyringSaves()
         if let pending = try pendingSet(kind) { return pending }
         switch try cached(kind) {
         case .valid(let set): return set
@@ -354,9 +358,9 @@ public final class TokenBroker: Sendable {
                     continue
                 }
                 try endSession(kind, refreshIdentity: current.refreshIdentity)
-                if snapshot.secretLocation == .keyring {
+                if let keyring = store.keyring(snapshot) {
                     // The refused token goes from the keyring too (if that fails, it is dead anyway).
-                    let keyring = store.keyring, account = CredentialStore.account(of: current, as: kind, configuration: configuration)
+                    let account = CredentialStore.account(of: current, as: kind, configuration: configuration)
                     _ = try? await Self.offLoop { () throws(AuthError) -> Bool in
                         do throws(KeyringError) { return try keyring.clear(.refreshToken(kind), account: account) } catch { throw .keyring(error) }
                     }

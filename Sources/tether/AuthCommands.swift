@@ -126,6 +126,14 @@ struct Login: ParsableCommand {
             }
             return .keyring
         case .auto:
+            // A group logged in before keeps its choice (a keyring that is not
+            // there now is an error, not a silent move to the file).
+            if let stored = try? CredentialStore(group: group.open()).snapshot(), stored.configuration != nil {
+                if stored.secretLocation == .keyring, let why = Keyring.unavailability() {
+                    throw CLIError.environment("this group keeps its secrets in the keyring, which cannot be used (\(why)); nothing was changed: unlock it, or use --store file")
+                }
+                return stored.secretLocation
+            }
             guard let why = Keyring.unavailability() else { return .keyring }
             printError("no keyring answers on the session bus (\(why)): the secrets are kept in the group's credentials file")
             return .file
@@ -249,7 +257,7 @@ struct Login: ParsableCommand {
                 // Another user: the previous one's session ends everywhere
                 // first, then their user-scoped data goes, then the new session.
                 try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
-                if snapshot.secretLocation == .keyring { Self.clearing(store.keyring, .userRefreshToken) }
+                if let keyring = store.keyring(snapshot) { Self.clearing(keyring, .userRefreshToken) }
                 let cleared = try UserScopedData(group: directory).clear()
                 output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
                 CommandLog.logger.event(.authUserChanged, level: .notice, "another user logged in; the previous one's data is removed",
@@ -264,12 +272,14 @@ struct Login: ParsableCommand {
         let kept = client == nil && sameClient ? try before.tokens(.client).map { set throws(AuthError) in
             try store.withRefreshToken(set, as: .client, configuration: before.configuration)
         } : nil
-        try store.saveLogin(configuration, user: user, client: client ?? kept, in: location) { values in
+        let leftover = try store.saveLogin(configuration, user: user, client: client ?? kept, in: location) { values in
             // Kept at logout, so a later login by someone else still clears.
             if let identity { values[Self.lastUserKey] = .string(identity) }
-            if client == nil && !sameClient { values.removeValue(forKey: TokenKind.client.rawValue) }
         }
-        if client == nil && !sameClient && location == .keyring { Self.clearing(store.keyring, .clientRefreshToken) }
+        if let leftover {
+            printError("warning: the keyring still holds this group's previous secrets (\(leftover.error)); "
+                       + "remove them with: secret-tool clear group \(leftover.group)")
+        }
         let set = user ?? client
         let validity = set?.expiresAt.map { " (access token valid for \(Int(min(max(0, $0 - Date().timeIntervalSince1970), 1e12).rounded())) s)" } ?? ""
         if let user {

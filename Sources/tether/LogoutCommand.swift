@@ -51,7 +51,7 @@ struct Logout: ParsableCommand {
         let (removed, stored) = try store.shared.update { values in
             (TokenSet(values.removeValue(forKey: TokenKind.user.rawValue)), AuthConfiguration(values["configuration"]))
         }
-        if before.secretLocation == .keyring { Login.clearing(store.keyring, .userRefreshToken) }
+        if let keyring = store.keyring(before) { Login.clearing(keyring, .userRefreshToken) }
         lock.release()
         let configuration = stored.map { (try? store.withClientSecret($0)) ?? $0 }
         let state = try store.snapshot().state

@@ -98,7 +98,8 @@ struct Token: ParsableCommand {
                 let broker = try TokenBroker(group: directory, http: http, leeway: leeway, logger: CommandLog.logger,
                                              onWarning: { printError("warning: \($0)") })
                 do throws(AuthError) {
-                    return (try await broker.accessToken(kind), broker.saveUnsaved())
+                    let token = try await broker.accessToken(kind)
+                    return (token, await broker.saveUnsavedOffLoop())
                 } catch {
                     throw CLIError(error)
                 }

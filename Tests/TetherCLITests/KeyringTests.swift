@@ -18,8 +18,17 @@ import TetherTestSupport
         return try found.map { try String(contentsOfFile: String($0), encoding: .isoLatin1) }.joined(separator: "\n")
     }
 
-    func item(_ group: TestGroup, _ secret: String, _ account: String) -> [String: String] {
-        ["group": group.path, "secret": secret, "account": account]
+    /// The attributes of the group's item: its ID (from the credentials
+    /// file, new with each login), the secret and the account.
+    func item(_ group: TestGroup, _ secret: String, _ account: String) throws -> [String: String] {
+        let stored = try group.json(CommandResult(status: 0, stdout: try String(contentsOfFile: group.credentialsPath, encoding: .utf8),
+                                                  stderr: ""))
+        return ["group": try #require(stored["keyringGroup"] as? String), "secret": secret, "account": account]
+    }
+
+    /// Every Tether item in the keyring, as secret-tool lists them.
+    func allItems(_ service: SecretService) throws -> String {
+        try service.search(["xdg:schema": "org.tether.Credential"])
     }
 
     @Test func theKeyringHoldsTheSecretsAndLogoutRemovesTheUsers() throws {
@@ -75,7 +84,17 @@ import TetherTestSupport
             if state == "gone" { try service.stopKeyring() }
             let refused = try group.run(["token", "print"])
             #expect(refused.status == 3, "\(state): \(refused)")
-            #expect(refused.stderr.contains("keyring") && refused.stderr.contains("nothing was lost"), "\(state): \(refused.stderr)")
+            #expect(refused.stderr.contains("keyring") && refused.stderr.contains("nothing was lost")
+                     && !refused.stderr.contains("log in again"), "\(state): \(refused.stderr)")
+            if state == "locked" {
+                #expect(refused.stderr.contains("it is locked"), "\(refused.stderr)")
+                // A login that would keep its secrets there is refused before the server is asked.
+                for store in [["--store", "keyring"], []] {
+                    let login = try server.login(group, extra: store)
+                    #expect(login.status == 3 && login.stderr.contains("nothing was changed"), "\(store): \(login)")
+                }
+                #expect(try server.counters()["passwordGrants"] == 1)
+            }
             #expect(try server.counters()["refreshes"] == 0)
             #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
         }
@@ -113,17 +132,39 @@ import TetherTestSupport
         let (group, server) = try keyringGroup(service)
         #expect(try server.login(group, extra: ["--store", "file"]).status == 0)
         let (_, inFile) = try group.storedTokens()
-        #expect(try service.search(["group": group.path]).isEmpty)
+        #expect(try allItems(service).isEmpty)
 
         #expect(try server.login(group, extra: ["--store", "keyring"]).status == 0)
-        let inKeyring = try #require(try service.lookup(item(group, "refresh-token.user", "alice")))
+        let refreshItem = try item(group, "refresh-token.user", "alice"), secretItem = try item(group, "client-secret", "tether-demo")
+        let inKeyring = try #require(try service.lookup(refreshItem))
         let stored = try everythingStored(group)
         #expect(!stored.contains(inKeyring) && !stored.contains(inFile) && !stored.contains(server.clientSecret))
 
         #expect(try server.login(group, extra: ["--store", "file"]).status == 0)
-        #expect(try service.lookup(item(group, "refresh-token.user", "alice")) == nil)
-        #expect(try service.lookup(item(group, "client-secret", "tether-demo")) == nil)
+        #expect(try service.lookup(refreshItem) == nil && service.lookup(secretItem) == nil)
+        #expect(try allItems(service).isEmpty, "nothing of the group is left in the keyring")
         #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8).contains(server.clientSecret))
+    }
+
+    /// Another user, then the client alone, in the keyring: each login's
+    /// secrets replace all of the previous one's, whoever they were.
+    @Test func anotherUserOrTheClientAloneLeaveNothingOfThePreviousLogin() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        #expect(try server.login(group, extra: ["--store", "keyring"]).status == 0)
+        let alice = try item(group, "refresh-token.user", "alice")
+        let aliceToken = try #require(try service.lookup(alice))
+        let bobLogin = try server.login(group, as: "bob", extra: ["--store", "keyring"])
+        #expect(bobLogin.status == 0, "\(bobLogin.stderr)")
+        #expect(try service.lookup(alice) == nil)
+        #expect(try service.lookup(item(group, "refresh-token.user", "bob")) != nil)
+        #expect(!(try allItems(service)).contains(aliceToken))
+
+        let clientLogin = try group.run(["login", "--token-url", server.tokenURL, "--client-id", "tether-demo",
+                                         "--client-secret-file", server.secretFile, "--client-credentials", "--store", "keyring"])
+        #expect(clientLogin.status == 0, "\(clientLogin.stderr)")
+        let items = try allItems(service)
+        #expect(!items.contains("refresh-token.user") && items.contains("client-secret"), "\(items)")
     }
 
     /// No Secret Service: auto says so in one line and uses the file;

@@ -29,6 +29,10 @@ int tether_secret_lookup(const char *const *attributes, char **secret, char *err
 /// Removes every item matching `attributes`: 1 if any was, 0 if none, -1.
 int tether_secret_clear(const char *const *attributes, char *error, size_t error_size);
 
+/// Whether the default collection is locked: 1 locked, 0 unlocked, -1
+/// (with why) when there is no service or no default collection.
+int tether_secret_default_locked(char *error, size_t error_size);
+
 /// Wipes and frees a secret `tether_secret_lookup` returned.
 void tether_secret_free(char *secret);
 
