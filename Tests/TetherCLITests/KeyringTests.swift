@@ -71,6 +71,21 @@ import TetherTestSupport
         #expect(refreshTokens.allSatisfy { !stored.contains($0) }, "a refresh token reached the group's files")
     }
 
+    /// Tokens that arrive already expired: every process of the storm must
+    /// refresh in turn, each with the refresh token stored when it takes the
+    /// lock (read from the keyring then, not before), so none is reused.
+    @Test func eachRefreshUsesTheRefreshTokenStoredWhenItTakesTheLock() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        try server.post("/admin/settings", ["accessTTL": -5])
+        let reports = try group.storm(processes: 8, tasks: 1)
+        let tokens = reports.flatMap { $0["tokens"] as? [String] ?? [] }
+        #expect(tokens.count == 8 && !tokens.contains { $0.hasPrefix("error") }, "\(tokens)")
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == 8 && counters["reuseDetected"] == 0, "\(counters)")
+    }
+
     /// Locked, then gone, mid-session: a clear error, the server never
     /// asked, nothing lost or written elsewhere; back and unlocked (a new
     /// daemon, its items from disk), the refresh goes through.
