@@ -82,7 +82,7 @@ struct TokenBenchmark {
             return nil
         }
         let group = try GroupDirectory(path: scratch.path + "/tokens-keyring")
-        let keyring = Keyring(group: group.path)
+        let keyring = Keyring(group: "bench-" + String(UInt64.random(in: 0...UInt64.max), radix: 16), place: group.path)
         do { try keyring.store("bench-refresh-token", as: .userRefreshToken, account: "bench") } catch {
             throw BenchError.environment("the keyring refused the benchmark's item: \(error)")
         }
