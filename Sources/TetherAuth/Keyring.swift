@@ -68,9 +68,7 @@ public struct Keyring: Sendable {
     static func defaultCollectionIsLocked() throws(KeyringError) -> Bool {
         var error = [CChar](repeating: 0, count: 512)
         let rc = tether_secret_default_locked(&error, error.count)
-        guard rc >= 0 else {
-            throw KeyringError(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
+        guard rc >= 0 else { throw KeyringError(buffer: error, otherwise: "the keyring failed") }
         return rc == 1
     }
 
@@ -122,10 +120,7 @@ public struct Keyring: Sendable {
                 return body(UnsafePointer(listStart), errorStart, errorBuffer.count)
             }
         }
-        guard rc >= 0 else {
-            let text = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw KeyringError(text.isEmpty ? "the keyring failed" : text)
-        }
+        guard rc >= 0 else { throw KeyringError(buffer: error, otherwise: "the keyring failed") }
     }
 }
 
@@ -134,4 +129,10 @@ public struct Keyring: Sendable {
 public struct KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+
+    /// The sentence the C side wrote into `buffer`, else `otherwise`.
+    init(buffer: [CChar], otherwise: String) {
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        description = text.isEmpty ? otherwise : text
+    }
 }

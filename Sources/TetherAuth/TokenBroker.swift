@@ -331,7 +331,6 @@ public final class TokenBroker: Sendable {
                 if fresh.refreshToken == nil { fresh.refreshToken = current.refreshToken }
                 fresh.subject = current.subject
                 if fresh.scope == nil { fresh.scope = current.scope }
-                fresh.refreshTokenID = nil
                 do throws(AuthError) {
                     let saving = fresh, store = store
                     if snapshot.secretLocation == .keyring {

@@ -27,4 +27,23 @@ public enum DetachedThread {
         }
         pthread_detach(thread)
     }
+
+    /// What `body` returns or throws, run on a thread of its own while the
+    /// caller's task waits (its thread, a loop's, runs on). No thread to be
+    /// had: `noThread`'s error.
+    public static func result<T: Sendable, E: Error>(of body: @escaping @Sendable () throws(E) -> T,
+                                                     noThread: (Errno) -> E) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            do throws(Errno) {
+                try start {
+                    do throws(E) { continuation.resume(returning: .success(try body())) } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
+            } catch {
+                continuation.resume(returning: .failure(noThread(error)))
+            }
+        }
+        return try result.get()
+    }
 }

@@ -116,7 +116,7 @@ struct Login: ParsableCommand {
 
     /// Where this login keeps the secrets: decided before the server is
     /// asked, so a keyring that is not there loses no issued token.
-    private func secretLocation() throws -> CredentialStore.SecretLocation {
+    private func secretLocation(_ credentials: CredentialStore) throws -> CredentialStore.SecretLocation {
         switch store {
         case .file:
             return .file
@@ -128,7 +128,7 @@ struct Login: ParsableCommand {
         case .auto:
             // A group logged in before keeps its choice (a keyring that is not
             // there now is an error, not a silent move to the file).
-            if let stored = try? CredentialStore(group: group.open()).snapshot(), stored.configuration != nil {
+            if let stored = try? credentials.snapshot(), stored.configuration != nil {
                 if stored.secretLocation == .keyring, let why = Keyring.unavailability() {
                     throw CLIError.environment("this group keeps its secrets in the keyring, which cannot be used (\(why)); nothing was changed: unlock it, or use --store file")
                 }
@@ -215,7 +215,7 @@ struct Login: ParsableCommand {
         }
         let directory = try group.open()
         let store = try CredentialStore(group: directory)
-        let location = try secretLocation()
+        let location = try secretLocation(store)
         let login = self
         let (configuration, user, client) = try runAsync { http async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
             let configuration = try await login.configuration(secret: secret, http: http)

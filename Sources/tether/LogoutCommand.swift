@@ -53,14 +53,16 @@ struct Logout: ParsableCommand {
         }
         if let keyring = store.keyring(before) { Login.clearing(keyring, .userRefreshToken) }
         lock.release()
-        let configuration = stored.map { (try? store.withClientSecret($0)) ?? $0 }
+
         let state = try store.snapshot().state
         output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
         if removed != nil {
             CommandLog.logger.event(.authSessionEnded, level: .notice, "logged out",
                                     ["kind": "user", "reason": "logout"])
         }
-        guard let removed, var configuration, let url = revokeURL ?? configuration.revokeURL else { return }
+        guard let removed, let stored, let url = revokeURL ?? stored.revokeURL else { return }
+        // A keyring's client secret, for the revocation's client authentication.
+        var configuration = (try? store.withClientSecret(stored)) ?? stored
         // For this revocation only: the stored configuration keeps what login allowed.
         if insecureHTTP { configuration.allowsInsecureHTTP = true }
         let refreshToken = removed.refreshToken ?? (secrets?.refreshIdentity == removed.refreshIdentity ? secrets?.refreshToken : nil)

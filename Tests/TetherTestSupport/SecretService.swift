@@ -1,4 +1,5 @@
 import Foundation
+import TetherLoop
 
 /// A Secret Service of the test's own: a D-Bus session bus (`dbus-daemon`)
 /// and GNOME Keyring on it, its keyrings in the test's directory, its login
@@ -17,7 +18,7 @@ public final class SecretService: @unchecked Sendable {
 
     public init() throws {
         for tool in ["dbus-daemon", "gnome-keyring-daemon", "secret-tool", "dbus-send", "gdbus"]
-        where ExecutableSearchPath.find(tool) == nil {
+        where ExecutableSearch.onPath(tool) == nil {
             throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
         }
         directory = try TemporaryDirectory("tether-keyring")
@@ -108,16 +109,5 @@ public final class SecretService: @unchecked Sendable {
                       path: String = "/org/freedesktop/secrets") throws -> CommandResult {
         try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "dbus-send", "--session", "--print-reply",
                                         "--dest=\(destination)", path] + call)
-    }
-}
-
-/// Where a program is on PATH (for the fixtures' own checks).
-enum ExecutableSearchPath {
-    static func find(_ name: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
     }
 }
