@@ -39,7 +39,8 @@ bundle="$root/.build/debug/TetherPackageTests.xctest"
 # cgroup is delegated by ownership alone, as systemd's Delegate=yes with
 # User= leaves it (chowned, in a parent root owns, no attribute). Then the
 # tests that need root (trusted.* attributes are root's to read) run as
-# root. One test at a time: the guest runs 10-20 times slower.
+# root. One test at a time: the guest runs 10-20 times slower, so every
+# wait a test bounds is given three times as long.
 guest="$root/.build/vm-guest.sh"
 # The filter as a file of its own: no quoting to get wrong.
 printf '%s' "$filter" > "$root/.build/vm-filter"
@@ -58,7 +59,7 @@ echo '+memory +pids' > \$delegated/system/cgroup.subtree_control
 mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
 echo \$\$ > \$delegated/runner/cgroup.procs
 cd "$root"
-set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm \\
+set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 \\
     TETHER_TEST_OWNED_CGROUP=/tether-vm/system/owned "$bundle" --testing-library swift-testing --no-parallel
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security || true
 echo "vm-tests: Linux \$(uname -r), security modules \$(cat /sys/kernel/security/lsm 2>/dev/null)"

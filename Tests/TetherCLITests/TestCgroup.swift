@@ -1,5 +1,6 @@
 import CTetherSystem
 import Foundation
+import TetherTestSupport
 
 /// A cgroup of its own for one test, made where systemd would make a unit's
 /// (beside this process's), optionally marked delegated as systemd marks
@@ -117,7 +118,7 @@ final class TestCgroup {
         guard fd >= 0 else { return errno == ESRCH }
         defer { close(fd) }
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingTimeInterval(timeout * TestTimeout.scale)
         for _ in 0..<100 {
             let left = Int32(max(0, min(60_000, deadline.timeIntervalSinceNow * 1000)))
             let ready = poll(&entry, 1, left)

@@ -5,6 +5,15 @@ public struct TestTimeout: Error, CustomStringConvertible {
     public let what: String
     public init(what: String) { self.what = what }
     public var description: String { "timed out waiting for \(what)" }
+
+    /// What every wait's time limit is multiplied by: 1, or
+    /// `$TETHER_TEST_TIMEOUT_SCALE` (1-20) where the machine is known to be
+    /// slow (the VM tier's emulated guest runs 10-20 times slower).
+    public static let scale: Double = {
+        guard let text = getenv("TETHER_TEST_TIMEOUT_SCALE").map({ String(cString: $0) }),
+              let value = Double(text), value >= 1 else { return 1 }
+        return min(value, 20)
+    }()
 }
 
 public struct SpawnFailed: Error, CustomStringConvertible {
@@ -86,11 +95,15 @@ public final class TestProcess: @unchecked Sendable {
 
     /// Waits until `ready()` holds (checked under the lock) or the deadline passes.
     private func wait(timeout: Double, what: String, until ready: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingTimeInterval(timeout * TestTimeout.scale)
         condition.lock()
         defer { condition.unlock() }
         while !ready() {
-            if !condition.wait(until: deadline) && !ready() { throw TestTimeout(what: what) }
+            if !condition.wait(until: deadline) && !ready() {
+                // What it said on stderr last tells a slow start from a stuck one.
+                let said = String(decoding: stderrBytes.suffix(600), as: UTF8.self)
+                throw TestTimeout(what: what + (said.isEmpty ? " (nothing on stderr)" : " (stderr ends: \(said))"))
+            }
         }
     }
 
