@@ -48,6 +48,9 @@ static struct {
     void (*object_unref)(void *);
     void *(*bus_get)(int, void *, struct gerror **);
     void (*set_exit_on_close)(void *, int);
+    void (*service_disconnect)(void);
+    unsigned int (*secret_error_quark)(void);
+    unsigned int (*io_error_quark)(void);
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -63,7 +66,7 @@ static void load(void) {
                  why != NULL ? why : "not found");
         return;
     }
-    /* libsecret's four, then GLib's, through libsecret's own dependencies. */
+    /* libsecret's, then GLib's, through libsecret's own dependencies. */
     const struct { void **slot; const char *symbol; } wanted[] = {
         {(void **)&lib.store, "secret_password_storev_sync"}, {(void **)&lib.lookup, "secret_password_lookupv_sync"},
         {(void **)&lib.clear, "secret_password_clearv_sync"}, {(void **)&lib.free_secret, "secret_password_free"},
@@ -74,6 +77,8 @@ static void load(void) {
         {(void **)&lib.collection_for_alias, "secret_collection_for_alias_sync"},
         {(void **)&lib.collection_locked, "secret_collection_get_locked"}, {(void **)&lib.object_unref, "g_object_unref"},
         {(void **)&lib.bus_get, "g_bus_get_sync"}, {(void **)&lib.set_exit_on_close, "g_dbus_connection_set_exit_on_close"},
+        {(void **)&lib.service_disconnect, "secret_service_disconnect"},
+        {(void **)&lib.secret_error_quark, "secret_error_get_quark"}, {(void **)&lib.io_error_quark, "g_io_error_quark"},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(library, wanted[i].symbol);
@@ -121,6 +126,21 @@ static int failed(struct gerror *gerror, const char *fallback, char *error, size
     return -1;
 }
 
+/* Whether `gerror` may come from libsecret's cached service rather than
+   the keyring's answer: a daemon that restarted (its session, which
+   libsecret keeps, is gone with it) or a bus connection that closed. Its
+   own errors (locked, no such object) and a dismissed prompt are answers.
+   Then the cached service is dropped, and the caller tries once more with
+   a new one (a long-lived host must not need a restart to reach it). */
+static int renewed(struct gerror **gerror) {
+    if (*gerror == NULL || (*gerror)->domain == lib.secret_error_quark()) return 0;
+    if ((*gerror)->domain == lib.io_error_quark() && (*gerror)->code == 19 /* G_IO_ERROR_CANCELLED */) return 0;
+    lib.error_free(*gerror);
+    *gerror = NULL;
+    lib.service_disconnect();
+    return 1;
+}
+
 int tether_secret_store(const char *const *attributes, const char *label, const char *secret,
                         char *error, size_t error_size) {
     if (tether_secret_load(error, error_size) != 0) return -1;
@@ -128,6 +148,9 @@ int tether_secret_store(const char *const *attributes, const char *label, const 
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     int stored = lib.store(&tether_schema, attributes_table, NULL /* the default collection */, label, secret, NULL, &gerror);
+    if (!stored && renewed(&gerror)) {
+        stored = lib.store(&tether_schema, attributes_table, NULL, label, secret, NULL, &gerror);
+    }
     lib.table_unref(attributes_table);
     return stored ? 0 : failed(gerror, "the keyring did not store the secret", error, error_size);
 }
@@ -139,6 +162,7 @@ int tether_secret_lookup(const char *const *attributes, char **secret, char *err
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     char *found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
+    if (found == NULL && renewed(&gerror)) found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
     lib.table_unref(attributes_table);
     if (gerror != NULL) {
         if (found != NULL) lib.free_secret(found);
@@ -154,22 +178,29 @@ int tether_secret_clear(const char *const *attributes, char *error, size_t error
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     int removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
+    if (!removed && renewed(&gerror)) removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
     lib.table_unref(attributes_table);
     if (gerror != NULL) return failed(gerror, "", error, error_size);
     return removed ? 1 : 0;
 }
 
-int tether_secret_default_locked(char *error, size_t error_size) {
-    if (tether_secret_load(error, error_size) != 0) return -1;
-    struct gerror *gerror = NULL;
-    void *service = lib.service_get(0, NULL, &gerror);
-    if (service == NULL) return failed(gerror, "no Secret Service answers", error, error_size);
-    void *collection = lib.collection_for_alias(service, "default", 0, NULL, &gerror);
+static int default_locked(struct gerror **gerror) {
+    void *service = lib.service_get(0, NULL, gerror);
+    if (service == NULL) return -1;
+    void *collection = lib.collection_for_alias(service, "default", 0, NULL, gerror);
     lib.object_unref(service);
-    if (collection == NULL) return failed(gerror, "the keyring has no default collection", error, error_size);
+    if (collection == NULL) return -1;
     int locked = lib.collection_locked(collection) ? 1 : 0;
     lib.object_unref(collection);
     return locked;
+}
+
+int tether_secret_default_locked(char *error, size_t error_size) {
+    if (tether_secret_load(error, error_size) != 0) return -1;
+    struct gerror *gerror = NULL;
+    int locked = default_locked(&gerror);
+    if (locked < 0 && renewed(&gerror)) locked = default_locked(&gerror);
+    return locked >= 0 ? locked : failed(gerror, "the keyring has no default collection", error, error_size);
 }
 
 void tether_secret_free(char *secret) {

@@ -143,6 +143,58 @@ import TetherTestSupport
         #expect(try server.counters()["refreshes"] == 1)
     }
 
+    /// A host's keyring locked while the server answers its refresh, then
+    /// gone, then back: the new pair is served from memory (one refresh, the
+    /// old token never sent again), never written to disk, and saved to the
+    /// keyring once it answers; the host stops cleanly and a later process
+    /// refreshes with what was saved.
+    @Test func aHostKeepsThePairTheKeyringRefusedAndSavesItWhenItIsBack() throws {
+        let service = try SecretService()
+        let fixture = try HostFixture()
+        var group = fixture.group
+        group.environment = service.environment
+        let server = try DemoServer(in: group.dir)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
+        let refreshItem = try item(group, "refresh-token.user", "alice")
+        let original = try #require(try service.lookup(refreshItem))
+        let host = try fixture.startHost(environment: service.environment)
+        defer { host.signal(SIGKILL) }
+        try server.post("/admin/faults", ["latencyMs": 1_500, "latencyCount": 1])
+        let client = try fixture.rawClient()
+        defer { client.close() }
+        client.askForToken(id: 0)
+        try server.waitForLine("token request: refresh_token")
+        try service.lock()
+        let token = try client.tokenAnswer()
+        try host.waitForError(containing: "the credential store is failing")
+
+        try service.stopKeyring()
+        #expect(try client.tokenGet(id: 1) == token, "the kept pair is the answer while the keyring is gone")
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+        #expect(try server.counters()["refreshes"] == 1)
+
+        // Back, unlocked: a token read once the retry is due saves the pair.
+        try service.startKeyring()
+        var saved: String?
+        var id = 1
+        try waitFor("the kept refresh token in the keyring", timeout: 30) {
+            id += 1
+            guard (try? client.tokenGet(id: id)) == token else { return false }
+            saved = try? service.lookup(refreshItem)
+            return saved != nil && saved != original
+        }
+        let kept = try #require(saved)
+        #expect(!(try everythingStored(group)).contains(kept), "the refresh token reached the group's files")
+        #expect(try host.stop() == 0, "the refresh lock was released")
+
+        try group.expireStoredUser()
+        let printed = try group.run(["token", "print"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == 2 && counters["reuseDetected"] == 0, "\(counters)")
+    }
+
     /// A login moves the secrets to the store it names and leaves no copy in the other.
     @Test func loginMovesTheSecretsBetweenTheStores() throws {
         let service = try SecretService()

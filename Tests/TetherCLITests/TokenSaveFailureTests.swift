@@ -14,14 +14,6 @@ import TetherTestSupport
         (try stored(group)["user"] as? [String: Any])?["refreshToken"] as? String
     }
 
-    func tokenGet(_ client: RawClient, id: Int) throws -> String {
-        client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"token.get"}"#.utf8) + [0x0a])
-        let line = try #require(client.readLine(timeout: 30_000))
-        let answer = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        let result = try #require(answer["result"] as? [String: Any], "\(line)")
-        return try #require(result["accessToken"] as? String)
-    }
-
     @Test func aRotatedPairTheStoreCannotTakeIsKeptServedAndSavedLater() throws {
         let fixture = try HostFixture()
         let group = fixture.group
@@ -35,36 +27,65 @@ import TetherTestSupport
         let planted = (0..<16).map { "\(group.secrets)/.credentials.json.\(host.pid).\($0).tmp" }
         for path in planted { #expect(mkdir(path, 0o700) == 0) }
         let client = try RawClient(path: group.path + "/host.sock")
-        let token = try tokenGet(client, id: 1)
+        let token = try client.tokenGet(id: 1)
         #expect(try server.counters()["refreshes"] == 1)
         #expect(try storedRefreshToken(group) == original, "the store did not take the new pair")
         try host.waitForError(containing: "the credential store is failing")
 
         // Asked again: the kept pair, and no second refresh with the old token.
-        #expect(try tokenGet(client, id: 2) == token)
+        #expect(try client.tokenGet(id: 2) == token)
         #expect(try server.counters()["refreshes"] == 1)
 
         // The disk recovers: the next request saves the kept pair.
         for path in planted { rmdir(path) }
-        #expect(try tokenGet(client, id: 3) == token)
+        #expect(try client.tokenGet(id: 3) == token)
         let saved = try #require(try storedRefreshToken(group))
         #expect(saved != original)
         client.close()
         #expect(try host.stop() == 0)
 
         // A later process refreshes with what was saved: no reuse, no logout.
-        var credentials = try stored(group)
-        var user = try #require(credentials["user"] as? [String: Any])
-        user["expiresAt"] = Date().timeIntervalSince1970 - 100
-        credentials["user"] = user
-        let replacement = group.secrets + "/credentials.json.test"
-        try writeFile(replacement, String(decoding: try JSONSerialization.data(withJSONObject: credentials), as: UTF8.self),
-                      mode: 0o600)
-        #expect(rename(replacement, group.credentialsPath) == 0)
+        try group.expireStoredUser()
         let printed = try group.run(["token", "print"])
         #expect(printed.status == 0, "\(printed.stderr)")
         let counters = try server.counters()
         #expect(counters["refreshes"] == 2 && counters["reuseDetected"] == 0, "\(counters)")
         #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "userAuthenticated")
+    }
+}
+
+extension RawClient {
+    /// Asks the host for the user's access token (`token.get`, id `id`).
+    func tokenGet(id: Int) throws -> String {
+        askForToken(id: id)
+        return try tokenAnswer()
+    }
+
+    func askForToken(id: Int) {
+        send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"token.get"}"#.utf8) + [0x0a])
+    }
+
+    /// The access token in the next answer.
+    func tokenAnswer() throws -> String {
+        let line = try #require(readLine(timeout: 30_000))
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let result = try #require(answer["result"] as? [String: Any], "\(line)")
+        return try #require(result["accessToken"] as? String)
+    }
+}
+
+extension TestGroup {
+    /// Makes the stored user's access token expired (the file replaced
+    /// whole, as the store writes it), so the next read refreshes.
+    func expireStoredUser() throws {
+        let data = try #require(FileManager.default.contents(atPath: credentialsPath))
+        var credentials = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var user = try #require(credentials["user"] as? [String: Any])
+        user["expiresAt"] = Date().timeIntervalSince1970 - 100
+        credentials["user"] = user
+        let replacement = secrets + "/credentials.json.test"
+        try writeFile(replacement, String(decoding: try JSONSerialization.data(withJSONObject: credentials), as: UTF8.self),
+                      mode: 0o600)
+        #expect(rename(replacement, credentialsPath) == 0)
     }
 }

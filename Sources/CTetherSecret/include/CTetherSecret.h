@@ -11,7 +11,10 @@
 /// attributes `group`, `secret` and `account`.
 ///
 /// `attributes` is a NULL-terminated list of names and values, alternating.
-/// On failure a call returns -1 and writes one sentence into `error`.
+/// On failure a call returns -1 and writes one sentence into `error`. A
+/// call failing for a reason the keyring did not give (its daemon restarted
+/// since libsecret cached its session, the connection closed) is made once
+/// more through a new connection to the service.
 
 /// 0 once libsecret is loaded; -1 with why (naming the package) in `error`.
 int tether_secret_load(char *error, size_t error_size);
