@@ -143,6 +143,49 @@ import TetherTestSupport
         #expect(try server.counters()["refreshes"] == 1)
     }
 
+    /// A refresh writes the keyring, then the file: a process killed between
+    /// the two (caught as its temp file appears) leaves the new refresh
+    /// token where the next refresh reads it, so none is ever reused, and
+    /// what it leaves on disk holds no secret.
+    @Test func aRefreshKilledBetweenTheKeyringAndTheFileReusesNothing() throws {
+        let (service, group, server, _) = try expiredKeyringLogin()
+        try server.post("/admin/settings", ["accessTTL": -5])  // every read refreshes
+        let watcher = try DirectoryWatcher(path: group.secrets)
+        let deadline = Date().addingTimeInterval(60)
+        var caught = 0, refreshTokens: Set<String> = []
+        for _ in 0..<12 where Date() < deadline {
+            watcher.drain()
+            let killed = try group.start(["token", "print"])
+            if watcher.waitForWriteStart(of: "credentials.json", timeoutMilliseconds: 10_000) { caught += 1 }
+            killed.signal(SIGKILL)
+            _ = try killed.waitForExit(timeout: 10)
+            let next = try group.run(["token", "print"])
+            #expect(next.status == 0, "\(next.stderr)")
+            refreshTokens.insert(try #require(try service.lookup(item(group, "refresh-token.user", "alice"))))
+        }
+        #expect(caught > 0, "no refresh was caught writing the file")
+        let counters = try server.counters()
+        #expect(counters["reuseDetected"] == 0 && counters["rejections"] == 0, "\(counters)")
+        let stored = try everythingStored(group)
+        #expect(refreshTokens.allSatisfy { !stored.contains($0) }, "a refresh token reached the group's files")
+    }
+
+    /// A revoked session in a keyring group: one refresh attempt across
+    /// every process, the ended session read by the rest, and the refused
+    /// refresh token removed from the keyring (the client keeps its secret).
+    @Test func aRevokedSessionEndsOnceAndLeavesTheKeyring() throws {
+        let (service, group, server, _) = try expiredKeyringLogin()
+        let refreshItem = try item(group, "refresh-token.user", "alice")
+        #expect(try service.lookup(refreshItem) != nil)
+        try server.post("/admin/revoke", [:])
+        let outcomes = Set(try group.storm(processes: 4, tasks: 8).flatMap { $0["tokens"] as? [String] ?? [] })
+        #expect(outcomes.count == 1 && outcomes.first?.contains("the session has ended") == true, "\(outcomes)")
+        #expect(try server.counters()["rejections"] == 1, "one refresh attempt, then every process reads the ended session")
+        #expect(try service.lookup(refreshItem) == nil, "the refused refresh token is left in the keyring")
+        #expect(try service.lookup(item(group, "client-secret", "tether-demo")) == server.clientSecret)
+        #expect(try group.json(try group.run(["token", "status", "--json"]))["state"] as? String == "clientAuthenticated")
+    }
+
     /// A host's keyring locked while the server answers its refresh, then
     /// gone, then back: the new pair is served from memory (one refresh, the
     /// old token never sent again), never written to disk, and saved to the
