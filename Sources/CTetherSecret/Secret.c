@@ -48,6 +48,7 @@ static struct {
     void (*object_unref)(void *);
     void *(*bus_get)(int, void *, struct gerror **);
     void (*set_exit_on_close)(void *, int);
+    int (*is_closed)(void *);
     void (*service_disconnect)(void);
     unsigned int (*secret_error_quark)(void);
     unsigned int (*io_error_quark)(void);
@@ -77,7 +78,7 @@ static void load(void) {
         {(void **)&lib.collection_for_alias, "secret_collection_for_alias_sync"},
         {(void **)&lib.collection_locked, "secret_collection_get_locked"}, {(void **)&lib.object_unref, "g_object_unref"},
         {(void **)&lib.bus_get, "g_bus_get_sync"}, {(void **)&lib.set_exit_on_close, "g_dbus_connection_set_exit_on_close"},
-        {(void **)&lib.service_disconnect, "secret_service_disconnect"},
+        {(void **)&lib.is_closed, "g_dbus_connection_is_closed"}, {(void **)&lib.service_disconnect, "secret_service_disconnect"},
         {(void **)&lib.secret_error_quark, "secret_error_get_quark"}, {(void **)&lib.io_error_quark, "g_io_error_quark"},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
@@ -87,19 +88,42 @@ static void load(void) {
             return;
         }
     }
-    /* GLib's shared session connection (which libsecret uses) ends the
-       process with SIGTERM when the bus goes away: a host outliving a
-       desktop session must not. Kept referenced, so it stays the shared one. */
-    struct gerror *gerror = NULL;
-    void *connection = lib.bus_get(2 /* G_BUS_TYPE_SESSION */, NULL, &gerror);
-    if (connection != NULL) lib.set_exit_on_close(connection, 0);
-    if (gerror != NULL) lib.error_free(gerror);
     loaded = 0;
+}
+
+/* GLib's shared session connection, which libsecret uses, held here with
+   exit-on-close off: by default it ends the process with SIGTERM when the
+   bus goes away, and a host outliving a desktop session must not. Held,
+   so that it stays the shared one. Once closed it cannot be replaced while
+   libsecret's leftovers hold it (GLib hands out the closed one again): the
+   process must be restarted to reach a new bus, and is told so. */
+static pthread_mutex_t connection_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *connection;
+static const char bus_closed[] = "the session bus this process connected to has closed, and GLib cannot connect "
+                                 "it to another: restart it to reach the keyring on the new bus";
+
+/* Holds the shared connection (a new one if it has gone); 1 if it is open. */
+static int hold_connection(void) {
+    pthread_mutex_lock(&connection_lock);
+    if (connection != NULL && lib.is_closed(connection)) {
+        lib.object_unref(connection);
+        connection = NULL;
+    }
+    if (connection == NULL) {
+        struct gerror *gerror = NULL;
+        connection = lib.bus_get(2 /* G_BUS_TYPE_SESSION */, NULL, &gerror);
+        if (connection != NULL) lib.set_exit_on_close(connection, 0);
+        if (gerror != NULL) lib.error_free(gerror);
+    }
+    int open = connection != NULL && !lib.is_closed(connection);
+    pthread_mutex_unlock(&connection_lock);
+    return open;
 }
 
 int tether_secret_load(char *error, size_t error_size) {
     pthread_once(&once, load);
     if (loaded != 0 && error != NULL && error_size > 0) snprintf(error, error_size, "%s", load_error);
+    if (loaded == 0) hold_connection();
     return loaded;
 }
 
@@ -129,16 +153,18 @@ static int failed(struct gerror *gerror, const char *fallback, char *error, size
 /* Whether `gerror` may come from libsecret's cached service rather than
    the keyring's answer: a daemon that restarted (its session, which
    libsecret keeps, is gone with it) or a bus connection that closed. Its
-   own errors (locked, no such object) and a dismissed prompt are answers.
-   Then the cached service is dropped, and the caller tries once more with
-   a new one (a long-lived host must not need a restart to reach it). */
+   own errors (locked, no such object) and a dismissed prompt are answers
+   (0: the error stands). Else the cached service is dropped, and the call
+   is made once more with a new one (1), so that a long-lived host reaches
+   a restarted keyring; or, the bus being closed for good, -1 (`bus_closed`
+   is the error). */
 static int renewed(struct gerror **gerror) {
     if (*gerror == NULL || (*gerror)->domain == lib.secret_error_quark()) return 0;
     if ((*gerror)->domain == lib.io_error_quark() && (*gerror)->code == 19 /* G_IO_ERROR_CANCELLED */) return 0;
     lib.error_free(*gerror);
     *gerror = NULL;
     lib.service_disconnect();
-    return 1;
+    return hold_connection() ? 1 : -1;
 }
 
 int tether_secret_store(const char *const *attributes, const char *label, const char *secret,
@@ -148,11 +174,10 @@ int tether_secret_store(const char *const *attributes, const char *label, const 
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     int stored = lib.store(&tether_schema, attributes_table, NULL /* the default collection */, label, secret, NULL, &gerror);
-    if (!stored && renewed(&gerror)) {
-        stored = lib.store(&tether_schema, attributes_table, NULL, label, secret, NULL, &gerror);
-    }
+    int again = stored ? 0 : renewed(&gerror);
+    if (again > 0) stored = lib.store(&tether_schema, attributes_table, NULL, label, secret, NULL, &gerror);
     lib.table_unref(attributes_table);
-    return stored ? 0 : failed(gerror, "the keyring did not store the secret", error, error_size);
+    return stored ? 0 : failed(gerror, again < 0 ? bus_closed : "the keyring did not store the secret", error, error_size);
 }
 
 int tether_secret_lookup(const char *const *attributes, char **secret, char *error, size_t error_size) {
@@ -162,11 +187,12 @@ int tether_secret_lookup(const char *const *attributes, char **secret, char *err
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     char *found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
-    if (found == NULL && renewed(&gerror)) found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
+    int again = found != NULL ? 0 : renewed(&gerror);
+    if (again > 0) found = lib.lookup(&tether_schema, attributes_table, NULL, &gerror);
     lib.table_unref(attributes_table);
-    if (gerror != NULL) {
+    if (gerror != NULL || again < 0) {
         if (found != NULL) lib.free_secret(found);
-        return failed(gerror, "", error, error_size);
+        return failed(gerror, bus_closed, error, error_size);
     }
     *secret = found;
     return found != NULL ? 1 : 0;
@@ -178,9 +204,10 @@ int tether_secret_clear(const char *const *attributes, char *error, size_t error
     if (attributes_table == NULL) return failed(NULL, "an attribute has no value", error, error_size);
     struct gerror *gerror = NULL;
     int removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
-    if (!removed && renewed(&gerror)) removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
+    int again = removed ? 0 : renewed(&gerror);
+    if (again > 0) removed = lib.clear(&tether_schema, attributes_table, NULL, &gerror);
     lib.table_unref(attributes_table);
-    if (gerror != NULL) return failed(gerror, "", error, error_size);
+    if (gerror != NULL || again < 0) return failed(gerror, bus_closed, error, error_size);
     return removed ? 1 : 0;
 }
 
@@ -199,8 +226,9 @@ int tether_secret_default_locked(char *error, size_t error_size) {
     if (tether_secret_load(error, error_size) != 0) return -1;
     struct gerror *gerror = NULL;
     int locked = default_locked(&gerror);
-    if (locked < 0 && renewed(&gerror)) locked = default_locked(&gerror);
-    return locked >= 0 ? locked : failed(gerror, "the keyring has no default collection", error, error_size);
+    int again = locked >= 0 ? 0 : renewed(&gerror);
+    if (again > 0) locked = default_locked(&gerror);
+    return locked >= 0 ? locked : failed(gerror, again < 0 ? bus_closed : "the keyring has no default collection", error, error_size);
 }
 
 void tether_secret_free(char *secret) {

@@ -238,6 +238,41 @@ import TetherTestSupport
         #expect(counters["refreshes"] == 2 && counters["reuseDetected"] == 0, "\(counters)")
     }
 
+    /// A host outlives its session bus (a logout). GLib cannot connect it to
+    /// the next bus (a login, at the same address): its refresh fails before
+    /// the server is asked, saying to restart it, and nothing is lost;
+    /// restarted, it refreshes through the new bus.
+    @Test func aHostOutlivesItsSessionBusAndSaysToRestartForTheNext() throws {
+        let service = try SecretService()
+        let fixture = try HostFixture()
+        var group = fixture.group
+        group.environment = service.environment
+        let server = try DemoServer(in: group.dir)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        var host = try fixture.startHost(environment: service.environment)
+        defer { host.signal(SIGKILL) }
+        var client = try fixture.rawClient()
+        let first = try client.tokenGet(id: 1)
+        try service.restartBus()
+        #expect(try client.tokenGet(id: 2) == first, "the host outlived its bus")
+        try group.expireStoredUser()
+        let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
+        client.askForToken(id: 3)
+        let refused = client.readLine(timeout: 30_000) ?? ""
+        #expect(refused.contains("restart it to reach the keyring") && refused.contains("nothing was lost"), "\(refused)")
+        #expect(try server.counters()["refreshes"] == 1)
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+        client.close()
+
+        #expect(try host.stop() == 0)
+        host = try fixture.startHost(environment: service.environment)
+        client = try fixture.rawClient()
+        defer { client.close() }
+        #expect(try client.tokenGet(id: 4) != first)
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == 2 && counters["reuseDetected"] == 0, "\(counters)")
+    }
+
     /// A login moves the secrets to the store it names and leaves no copy in the other.
     @Test func loginMovesTheSecretsBetweenTheStores() throws {
         let service = try SecretService()

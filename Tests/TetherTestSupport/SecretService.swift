@@ -11,7 +11,7 @@ public final class SecretService: @unchecked Sendable {
     public let address: String
     /// What a process needs to use this keyring.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
-    private let bus: TestProcess
+    private var bus: TestProcess
     private var keyring: TestProcess?
     private let home: String, runtime: String
     static let collection = "/org/freedesktop/secrets/collection/login"
@@ -39,12 +39,31 @@ public final class SecretService: @unchecked Sendable {
               </policy>
             </busconfig>
             """)
-        bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
-        address = try bus.readLine(timeout: 20)?.trimmingCharacters(in: .whitespaces) ?? ""
-        guard !address.isEmpty else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        bus = try Self.startBus(configuration)
+        // Without the bus's guid: a bus started again at the path has the
+        // same address, as a login session's (`unix:path=/run/user/UID/bus`).
+        address = "unix:path=\(directory.path)/bus"
         home = directory.path + "/home"
         runtime = directory.path + "/run"
         for made in [home, runtime] { try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true) }
+        try startKeyring()
+    }
+
+    /// dbus-daemon with `configuration`, once it listens.
+    private static func startBus(_ configuration: String) throws -> TestProcess {
+        let bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
+        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        return bus
+    }
+
+    /// Ends the session bus (and the keyring with it), then starts both
+    /// again at the same address, as logging out and in again does.
+    public func restartBus() throws {
+        try stopKeyring()
+        bus.signal(SIGTERM)
+        _ = try bus.waitForExit(timeout: 20)
+        unlink(socketPath)
+        bus = try Self.startBus(directory.path + "/bus.conf")
         try startKeyring()
     }
 
