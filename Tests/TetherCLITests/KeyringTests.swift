@@ -35,6 +35,26 @@ import TetherTestSupport
         return (service, group, server, try String(contentsOfFile: group.credentialsPath, encoding: .utf8))
     }
 
+    /// A host's fixture whose group keeps its secrets in `service`, logged
+    /// in with an access token that has expired, and the demo server.
+    func expiredKeyringHost(_ service: SecretService) throws -> (HostFixture, TestGroup, DemoServer) {
+        let fixture = try HostFixture()
+        var group = fixture.group
+        group.environment = service.environment
+        let server = try DemoServer(in: group.dir)
+        try server.loginExpired(group, extra: ["--store", "keyring"])
+        return (fixture, group, server)
+    }
+
+    /// `token print` succeeds, and the server has seen `refreshes` refreshes
+    /// in all, none with a token used before.
+    func expectTokenPrinted(_ group: TestGroup, _ server: DemoServer, refreshes: Int) throws {
+        let printed = try group.run(["token", "print"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let counters = try server.counters()
+        #expect(counters["refreshes"] == refreshes && counters["reuseDetected"] == 0, "\(counters)")
+    }
+
     /// Every Tether item in the keyring, as secret-tool lists them.
     func allItems(_ service: SecretService) throws -> String {
         try service.search(["xdg:schema": "org.tether.Credential"])
@@ -120,10 +140,7 @@ import TetherTestSupport
             #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
         }
         try service.startKeyring()
-        let printed = try group.run(["token", "print"])
-        #expect(printed.status == 0, "\(printed.stderr)")
-        let counters = try server.counters()
-        #expect(counters["refreshes"] == 1 && counters["reuseDetected"] == 0, "\(counters)")
+        try expectTokenPrinted(group, server, refreshes: 1)
     }
 
     /// Locked while the server answers a refresh (it has rotated the token
@@ -193,11 +210,7 @@ import TetherTestSupport
     /// refreshes with what was saved.
     @Test func aHostKeepsThePairTheKeyringRefusedAndSavesItWhenItIsBack() throws {
         let service = try SecretService()
-        let fixture = try HostFixture()
-        var group = fixture.group
-        group.environment = service.environment
-        let server = try DemoServer(in: group.dir)
-        try server.loginExpired(group, extra: ["--store", "keyring"])
+        let (fixture, group, server) = try expiredKeyringHost(service)
         let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
         let refreshItem = try item(group, "refresh-token.user", "alice")
         let original = try #require(try service.lookup(refreshItem))
@@ -232,10 +245,7 @@ import TetherTestSupport
         #expect(try host.stop() == 0, "the refresh lock was released")
 
         try group.expireStoredUser()
-        let printed = try group.run(["token", "print"])
-        #expect(printed.status == 0, "\(printed.stderr)")
-        let counters = try server.counters()
-        #expect(counters["refreshes"] == 2 && counters["reuseDetected"] == 0, "\(counters)")
+        try expectTokenPrinted(group, server, refreshes: 2)
     }
 
     /// A host outlives its session bus (a logout). GLib cannot connect it to
@@ -244,11 +254,7 @@ import TetherTestSupport
     /// restarted, it refreshes through the new bus.
     @Test func aHostOutlivesItsSessionBusAndSaysToRestartForTheNext() throws {
         let service = try SecretService()
-        let fixture = try HostFixture()
-        var group = fixture.group
-        group.environment = service.environment
-        let server = try DemoServer(in: group.dir)
-        try server.loginExpired(group, extra: ["--store", "keyring"])
+        let (fixture, group, server) = try expiredKeyringHost(service)
         var host = try fixture.startHost(environment: service.environment)
         defer { host.signal(SIGKILL) }
         var client = try fixture.rawClient()
