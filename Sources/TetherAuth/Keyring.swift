@@ -14,7 +14,10 @@ import Glibc
 /// group's directory, for people.
 ///
 /// Every call blocks on D-Bus: the broker makes them off the event loop.
-/// A locked collection is an error, never "no secret".
+/// A locked collection is an error, never "no secret", and is refused
+/// before the call: libsecret would ask the user to unlock it, and that
+/// prompt has no deadline (nor, in libsecret, a cancel that works) while
+/// the caller holds the refresh lock. Tether never shows a dialog.
 public struct Keyring: Sendable {
     /// Which secret an item holds.
     public enum Secret: String, Sendable, CaseIterable {
@@ -41,6 +44,7 @@ public struct Keyring: Sendable {
     /// Stores `value`, replacing the item with the same group, secret and account.
     public func store(_ value: String, as secret: Secret, account: String) throws(KeyringError) {
         let label = "Tether \(secret == .clientSecret ? "client secret" : "refresh token") for \(account) (\(place))"
+        try Self.refuseLocked()
         try Self.call(attributes(secret, account)) { attributes, error, size in
             tether_secret_store(attributes, label, value, error, size)
         }
@@ -51,6 +55,7 @@ public struct Keyring: Sendable {
     /// an error.
     public func lookup(_ secret: Secret, account: String) throws(KeyringError) -> String? {
         var found: String?
+        try Self.refuseLocked()
         try Self.call(attributes(secret, account)) { attributes, error, size in
             var value: UnsafeMutablePointer<CChar>?
             let rc = tether_secret_lookup(attributes, &value, error, size)
@@ -62,6 +67,11 @@ public struct Keyring: Sendable {
         }
         if found == nil, try Self.defaultCollectionIsLocked() { throw KeyringError("it is locked") }
         return found
+    }
+
+    /// "it is locked" when the default collection is.
+    static func refuseLocked() throws(KeyringError) {
+        if try defaultCollectionIsLocked() { throw KeyringError("it is locked") }
     }
 
     /// Whether the default collection is locked.
@@ -80,6 +90,7 @@ public struct Keyring: Sendable {
         if let secret { pairs += ["secret", secret.rawValue] }
         if let account { pairs += ["account", account] }
         var removed = false
+        try Self.refuseLocked()
         try Self.call(pairs) { attributes, error, size in
             let rc = tether_secret_clear(attributes, error, size)
             removed = rc == 1

@@ -143,6 +143,30 @@ import TetherTestSupport
         try expectTokenPrinted(group, server, refreshes: 1)
     }
 
+    /// Locked, with a prompter on the bus that would show the unlock dialog
+    /// and that nobody answers (the user away from the screen): Tether
+    /// never asks it. The refresh fails at once saying the keyring is
+    /// locked, the server is never asked, nothing is lost, and the refresh
+    /// lock is free (the next process is told the same, not that a refresh
+    /// is stalled); a login is refused the same way.
+    @Test func aLockedKeyringIsRefusedWithoutAPrompt() throws {
+        let service = try SecretService()
+        let (group, server) = try keyringGroup(service)
+        try server.loginExpired(group, extra: ["--store", "keyring", "--timeout", "5"])
+        let before = try String(contentsOfFile: group.credentialsPath, encoding: .utf8)
+        try service.promptNobodyAnswers()
+        try service.lock()
+        for _ in 0..<2 {
+            let refused = try group.run(["token", "print"], timeout: 20)
+            #expect(refused.status == 3 && refused.stderr.contains("it is locked")
+                     && refused.stderr.contains("nothing was lost"), "\(refused)")
+        }
+        let login = try server.login(group, extra: ["--store", "keyring"])
+        #expect(login.status == 3 && login.stderr.contains("it is locked"), "\(login)")
+        #expect(try server.counters()["refreshes"] == 0)
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+    }
+
     /// Locked while the server answers a refresh (it has rotated the token
     /// already): the new pair is never written anywhere else. This process
     /// keeps it, says so, and the file is as it was.

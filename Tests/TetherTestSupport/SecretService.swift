@@ -13,6 +13,7 @@ public final class SecretService: @unchecked Sendable {
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
     private var bus: TestProcess
     private var keyring: TestProcess?
+    private var prompter: TestProcess?
     private let home: String, runtime: String
     static let collection = "/org/freedesktop/secrets/collection/login"
 
@@ -90,6 +91,27 @@ public final class SecretService: @unchecked Sendable {
         keyring.signal(SIGTERM)
         _ = try keyring.waitForExit(timeout: 20)
         self.keyring = nil
+    }
+
+    /// A system prompter (what shows GNOME Keyring's unlock dialog) that
+    /// takes every prompt and never answers, as a dialog nobody is at the
+    /// screen for: a call that needs the collection unlocked waits on it.
+    public func promptNobodyAnswers() throws {
+        prompter = try TestProcess(try PythonEnvironment.python(), ["-c", """
+            import sys
+            from jeepney import MessageType, new_method_return
+            from jeepney.bus_messages import message_bus
+            from jeepney.io.blocking import open_dbus_connection
+            bus = open_dbus_connection(bus=sys.argv[1])
+            bus.send_and_get_reply(message_bus.RequestName("org.gnome.keyring.SystemPrompter", 4))
+            print("prompter ready", flush=True)
+            while True:
+                message = bus.receive()
+                if message.header.message_type == MessageType.method_call:
+                    print("asked:", message.header.fields.get(3), flush=True)  # the member
+                    bus.send(new_method_return(message))  # and never calls back
+            """, address])
+        _ = try prompter?.expectLine("prompter ready", timeout: 60)
     }
 
     /// Locks the login collection, as a screen lock or `Lock` from another client does.
