@@ -102,7 +102,8 @@ static void *connection;
 static const char bus_closed[] = "the session bus this process connected to has closed, and GLib cannot connect "
                                  "it to another: restart it to reach the keyring on the new bus";
 
-/* Holds the shared connection (a new one if it has gone); 1 if it is open. */
+/* Holds the shared connection (a new one if it has gone): 1 if it is
+   open, -1 if GLib hands out only the closed one, 0 if there is no bus. */
 static int hold_connection(void) {
     pthread_mutex_lock(&connection_lock);
     if (connection != NULL && lib.is_closed(connection)) {
@@ -115,9 +116,9 @@ static int hold_connection(void) {
         if (connection != NULL) lib.set_exit_on_close(connection, 0);
         if (gerror != NULL) lib.error_free(gerror);
     }
-    int open = connection != NULL && !lib.is_closed(connection);
+    int state = connection == NULL ? 0 : lib.is_closed(connection) ? -1 : 1;
     pthread_mutex_unlock(&connection_lock);
-    return open;
+    return state;
 }
 
 int tether_secret_load(char *error, size_t error_size) {
@@ -154,17 +155,19 @@ static int failed(struct gerror *gerror, const char *fallback, char *error, size
    the keyring's answer: a daemon that restarted (its session, which
    libsecret keeps, is gone with it) or a bus connection that closed. Its
    own errors (locked, no such object) and a dismissed prompt are answers
-   (0: the error stands). Else the cached service is dropped, and the call
-   is made once more with a new one (1), so that a long-lived host reaches
-   a restarted keyring; or, the bus being closed for good, -1 (`bus_closed`
-   is the error). */
+   (0: the error stands, as when there is no bus). Else the cached service
+   is dropped, and the call is made once more with a new one (1), so that a
+   long-lived host reaches a restarted keyring; or, the bus being closed
+   for good, -1 (`bus_closed` is the error). */
 static int renewed(struct gerror **gerror) {
     if (*gerror == NULL || (*gerror)->domain == lib.secret_error_quark()) return 0;
     if ((*gerror)->domain == lib.io_error_quark() && (*gerror)->code == 19 /* G_IO_ERROR_CANCELLED */) return 0;
+    lib.service_disconnect();
+    int bus = hold_connection();
+    if (bus == 0) return 0;  /* no bus at all: GLib's error says why */
     lib.error_free(*gerror);
     *gerror = NULL;
-    lib.service_disconnect();
-    return hold_connection() ? 1 : -1;
+    return bus;
 }
 
 int tether_secret_store(const char *const *attributes, const char *label, const char *secret,
