@@ -50,8 +50,8 @@ static struct {
     void (*set_exit_on_close)(void *, int);
     int (*is_closed)(void *);
     void (*service_disconnect)(void);
-    unsigned int (*secret_error_quark)(void);
     unsigned int (*io_error_quark)(void);
+    unsigned int (*dbus_error_quark)(void);
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -79,7 +79,7 @@ static void load(void) {
         {(void **)&lib.collection_locked, "secret_collection_get_locked"}, {(void **)&lib.object_unref, "g_object_unref"},
         {(void **)&lib.bus_get, "g_bus_get_sync"}, {(void **)&lib.set_exit_on_close, "g_dbus_connection_set_exit_on_close"},
         {(void **)&lib.is_closed, "g_dbus_connection_is_closed"}, {(void **)&lib.service_disconnect, "secret_service_disconnect"},
-        {(void **)&lib.secret_error_quark, "secret_error_get_quark"}, {(void **)&lib.io_error_quark, "g_io_error_quark"},
+        {(void **)&lib.io_error_quark, "g_io_error_quark"}, {(void **)&lib.dbus_error_quark, "g_dbus_error_quark"},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(library, wanted[i].symbol);
@@ -151,17 +151,23 @@ static int failed(struct gerror *gerror, const char *fallback, char *error, size
     return -1;
 }
 
-/* Whether `gerror` may come from libsecret's cached service rather than
-   the keyring's answer: a daemon that restarted (its session, which
-   libsecret keeps, is gone with it) or a bus connection that closed. Its
-   own errors (locked, no such object) and a dismissed prompt are answers
-   (0: the error stands, as when there is no bus). Else the cached service
-   is dropped, and the call is made once more with a new one (1), so that a
-   long-lived host reaches a restarted keyring; or, the bus being closed
-   for good, -1 (`bus_closed` is the error). */
+/* Whether `gerror` is what libsecret's cached service gives once its
+   daemon restarted (the session it keeps is gone with it: an unmapped
+   D-Bus error) or its connection closed. Anything else is an answer, a
+   timeout included (a hung daemon is not asked twice, nor a user twice).
+   0: the error stands (as when there is no bus at all). 1: the cached
+   service was dropped; make the call once more, so that a long-lived host
+   reaches a restarted keyring. -1: the bus is closed for good
+   (`bus_closed` is the error). The dropped service is not freed: the
+   password API keeps a reference to it, and so to the old connection. */
 static int renewed(struct gerror **gerror) {
-    if (*gerror == NULL || (*gerror)->domain == lib.secret_error_quark()) return 0;
-    if ((*gerror)->domain == lib.io_error_quark() && (*gerror)->code == 19 /* G_IO_ERROR_CANCELLED */) return 0;
+    if (*gerror == NULL) return 0;
+    unsigned int domain = (*gerror)->domain;
+    int code = (*gerror)->code;
+    int stale = (domain == lib.io_error_quark() && (code == 18 /* CLOSED */ || code == 36 /* DBUS_ERROR */))
+        || (domain == lib.dbus_error_quark() && (code == 2 /* SERVICE_UNKNOWN */ || code == 3 /* NAME_HAS_NO_OWNER */
+                                                 || code == 15 /* DISCONNECTED */ || code == 19 /* UNKNOWN_METHOD */));
+    if (!stale) return 0;
     lib.service_disconnect();
     int bus = hold_connection();
     if (bus == 0) return 0;  /* no bus at all: GLib's error says why */

@@ -47,9 +47,10 @@ public final class LivenessLock: @unchecked Sendable {
 
     /// One non-blocking attempt. Returns nil when another party holds the lock.
     public static func tryAcquire(path: String, label: String) throws(GroupError) -> LivenessLock? {
-        // A replaced file is retried a few times; more means someone keeps
-        // swapping it, which is an error, not contention.
-        for _ in 0..<8 {
+        // A replaced file is retried; a few dozen times means someone keeps
+        // swapping it, which is an error, not contention (eight holders
+        // replacing one read-locked file can swap it under each other).
+        for _ in 0..<32 {
             guard var opened = try LockFile.open(path, .hold) else { break }
             var fd = opened.fd
             var displacedReader: Int32?

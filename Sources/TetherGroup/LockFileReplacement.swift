@@ -18,6 +18,9 @@ enum LockFileReplacement {
     /// The new file at `path`, locked (OFD, exclusive), or nil when another
     /// holder has the path now.
     static func replace(_ path: String, examined: stat) throws(Errno) -> (fd: Int32, info: stat)? {
+        // Already replaced by another holder: no swap (and swap back) that
+        // would pull its file from under it while it checks the path.
+        guard let current = try? Syscall.lstat(path), current.sameFile(as: examined) else { return nil }
         let temporary = try fresh(besides: path)
         let fd = temporary.fd
         guard try OFDLock.tryLockExclusive(fd) else {  // a new inode: no one else knows it

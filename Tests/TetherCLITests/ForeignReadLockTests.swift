@@ -49,7 +49,8 @@ import TetherTestSupport
             let reader = try readLock(group.path + "/locks/host.lock")
             let holders = try (0..<8).map { _ in try group.start(["hold", "host", "--", "sleep", "3"]) }
             let statuses = try holders.map { try $0.waitForExit(timeout: 30) }
-            #expect(statuses.filter { $0 == 0 }.count == 1 && statuses.filter { $0 == 1 }.count == 7, "\(statuses)")
+            let errors = try zip(holders, statuses).filter { $0.1 > 1 }.map { try $0.0.standardError() }
+            #expect(statuses.filter { $0 == 0 }.count == 1 && statuses.filter { $0 == 1 }.count == 7, "\(statuses) \(errors)")
             withExtendedLifetime(reader) {}
         }
     }
