@@ -124,6 +124,8 @@ static int hold_connection(void) {
 int tether_secret_load(char *error, size_t error_size) {
     pthread_once(&once, load);
     if (loaded != 0 && error != NULL && error_size > 0) snprintf(error, error_size, "%s", load_error);
+    /* At every call: a bus that appears after the first is held too, before
+       libsecret makes the shared connection with exit-on-close on. */
     if (loaded == 0) hold_connection();
     return loaded;
 }

@@ -65,7 +65,8 @@ public struct Keyring: Sendable {
             }
             return rc
         }
-        if found == nil, try Self.defaultCollectionIsLocked() { throw KeyringError("it is locked") }
+        // Locked since the check above: libsecret finds nothing where the prompt was refused.
+        if found == nil { try Self.refuseLocked() }
         return found
     }
 

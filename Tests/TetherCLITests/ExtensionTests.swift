@@ -307,7 +307,7 @@ extension RawClient {
 
 /// Waits until every one of `pids` has ended, at most `seconds` in all.
 func waitUntilGone(_ pids: [Int32], within seconds: Double) throws {
-    let deadline = Date().addingTimeInterval(seconds * TestTimeout.scale)
+    let deadline = TestTimeout.deadline(after: seconds)
     for pid in pids {
         // A pidfd becomes readable when the process ends: an event, not a poll.
         let fd = tether_pidfd_open(pid)

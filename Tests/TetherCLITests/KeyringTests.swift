@@ -167,6 +167,26 @@ import TetherTestSupport
         #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
     }
 
+    /// A keyring daemon that takes calls and never answers (SIGSTOP): the
+    /// refresh fails once the locked check's two D-Bus calls have each
+    /// waited their 25 s, not twice that (a timeout is an answer, never
+    /// retried as a stale service), clearly, with the server never asked
+    /// and nothing lost; once it answers again, the refresh goes through.
+    @Test func aStoppedKeyringCostsOneTimeoutAndLosesNothing() throws {
+        let (service, group, server, before) = try expiredKeyringLogin()
+        service.pauseKeyring()
+        let started = Date()
+        let refused = try group.run(["token", "print"], timeout: 120)
+        let took = Date().timeIntervalSince(started)
+        #expect(refused.status == 3 && refused.stderr.contains("keyring") && refused.stderr.contains("nothing was lost"),
+                "\(refused)")
+        #expect(took < 75, "\(took) s: the keyring was asked again after a timeout")
+        #expect(try server.counters()["refreshes"] == 0)
+        #expect(try String(contentsOfFile: group.credentialsPath, encoding: .utf8) == before)
+        service.pauseKeyring(false)
+        try expectTokenPrinted(group, server, refreshes: 1)
+    }
+
     /// Locked while the server answers a refresh (it has rotated the token
     /// already): the new pair is never written anywhere else. This process
     /// keeps it, says so, and the file is as it was.

@@ -359,7 +359,7 @@ final class LoopbackListener {
 /// Asks `condition` (a real request each time: `tether status`) until it
 /// holds, bounded by count and time.
 func waitFor(_ what: String, timeout: Double, _ condition: () -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeout * TestTimeout.scale)
+    let deadline = TestTimeout.deadline(after: timeout)
     for _ in 0..<2_000 {
         if condition() { return }
         if Date() > deadline { break }

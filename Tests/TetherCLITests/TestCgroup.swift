@@ -118,7 +118,7 @@ final class TestCgroup {
         guard fd >= 0 else { return errno == ESRCH }
         defer { close(fd) }
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(timeout * TestTimeout.scale)
+        let deadline = TestTimeout.deadline(after: timeout)
         for _ in 0..<100 {
             let left = Int32(max(0, min(60_000, deadline.timeIntervalSinceNow * 1000)))
             let ready = poll(&entry, 1, left)

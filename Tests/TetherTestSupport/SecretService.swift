@@ -93,6 +93,12 @@ public final class SecretService: @unchecked Sendable {
         self.keyring = nil
     }
 
+    /// Stops GNOME Keyring (SIGSTOP) or lets it go on (SIGCONT): a daemon
+    /// that takes calls and never answers them, then answers again.
+    public func pauseKeyring(_ paused: Bool = true) {
+        keyring?.signal(paused ? SIGSTOP : SIGCONT)
+    }
+
     /// A system prompter (what shows GNOME Keyring's unlock dialog) that
     /// takes every prompt and never answers, as a dialog nobody is at the
     /// screen for: a call that needs the collection unlocked waits on it.
@@ -108,7 +114,6 @@ public final class SecretService: @unchecked Sendable {
             while True:
                 message = bus.receive()
                 if message.header.message_type == MessageType.method_call:
-                    print("asked:", message.header.fields.get(3), flush=True)  # the member
                     bus.send(new_method_return(message))  # and never calls back
             """, address])
         _ = try prompter?.expectLine("prompter ready", timeout: 60)

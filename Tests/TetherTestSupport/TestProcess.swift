@@ -14,6 +14,11 @@ public struct TestTimeout: Error, CustomStringConvertible {
               let value = Double(text), value >= 1 else { return 1 }
         return min(value, 20)
     }()
+
+    /// The time `seconds` from now, scaled (`scale`): every bounded wait's deadline.
+    public static func deadline(after seconds: Double) -> Date {
+        Date().addingTimeInterval(seconds * scale)
+    }
 }
 
 public struct SpawnFailed: Error, CustomStringConvertible {
@@ -95,7 +100,7 @@ public final class TestProcess: @unchecked Sendable {
 
     /// Waits until `ready()` holds (checked under the lock) or the deadline passes.
     private func wait(timeout: Double, what: String, until ready: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout * TestTimeout.scale)
+        let deadline = TestTimeout.deadline(after: timeout)
         condition.lock()
         defer { condition.unlock() }
         while !ready() {

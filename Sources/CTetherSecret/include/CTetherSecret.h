@@ -12,9 +12,10 @@
 ///
 /// `attributes` is a NULL-terminated list of names and values, alternating.
 /// On failure a call returns -1 and writes one sentence into `error`. A
-/// call failing for a reason the keyring did not give (its daemon restarted
-/// since libsecret cached its session, the connection closed) is made once
-/// more through a new connection to the service.
+/// call failing as a stale service does (its daemon restarted since
+/// libsecret cached its session, the connection closed) is made once more
+/// through a new service; a timeout or the keyring's own answer is not. A
+/// process whose session bus closed is told to restart to reach a new one.
 
 /// 0 once libsecret is loaded; -1 with why (naming the package) in `error`.
 int tether_secret_load(char *error, size_t error_size);
