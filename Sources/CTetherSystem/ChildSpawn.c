@@ -105,19 +105,7 @@ static int run_child(void *argument) {
     if (request->working_directory && chdir(request->working_directory) < 0) report_and_exit(shared, errno);
 
     /* Confinement last: nothing above needs rights it takes away. */
-    if (request->data_limit > 0) {
-        /* Under the hard limit we were given (ulimit -d, LimitDATA=): only
-           root could raise it. */
-        struct rlimit limit;
-        if (getrlimit(RLIMIT_DATA, &limit) < 0) report_and_exit(shared, errno);
-        rlim_t wanted = (rlim_t)request->data_limit;
-        if (limit.rlim_max != RLIM_INFINITY && wanted > limit.rlim_max) wanted = limit.rlim_max;
-        limit.rlim_cur = wanted;
-        limit.rlim_max = wanted;
-        if (setrlimit(RLIMIT_DATA, &limit) < 0) report_and_exit(shared, errno);
-    }
-    int confined = tether_apply_confinement(request->no_new_privileges, request->landlock_ruleset,
-                                            request->seccomp_filter, request->seccomp_filter_length, 0);
+    int confined = tether_apply_confinement(&request->confinement, 0);
     if (confined < 0) report_and_exit(shared, -confined);
     /* A child keeps no descriptor but its stdio (and the passed one). Ours are close-on-exec,
        but not every one in the process is: libcurl's own socket pairs (its

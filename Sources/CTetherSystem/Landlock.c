@@ -19,6 +19,9 @@
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
 #define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15)   /* ABI 5 */
 #define LL_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
@@ -90,7 +93,9 @@ int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     struct stat status;
     if (fstat(fd, &status) < 0) return -errno;
     uint64_t rights = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
-    if (access == 1) rights = handled_fs(abi);
+    /* Writing: everything but making sockets and devices (no role binds
+       a socket where a client would look for the host's). */
+    if (access == 1) rights = handled_fs(abi) & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_SOCK | LL_FS_MAKE_BLOCK);
     if (access == 2) rights |= LL_FS_REMOVE_DIR;
     if (!S_ISDIR(status.st_mode)) rights &= file_rights;
     rights &= handled_fs(abi);

@@ -1,5 +1,8 @@
 import TetherIPC
 import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How and why an extension's process last ended, as `status --json` gives
 /// it in `lastExit`.
@@ -17,6 +20,8 @@ struct ExtensionExit {
         case stopped
         /// Its cgroup's memory limit killed it (the kernel counts it in memory.events).
         case memory
+        /// It wrote a file past its size limit (`RLIMIT_FSIZE`: SIGXFSZ).
+        case disk
     }
 
     let status: TerminationStatus
@@ -34,8 +39,8 @@ struct ExtensionExit {
         self.memoryLimitMiB = memoryLimitMiB
         if let intended {
             reason = intended
-        } else if case .signaled = status {
-            reason = .crashed
+        } else if case .signaled(let signal) = status {
+            reason = signal == SIGXFSZ ? .disk : .crashed
         } else {
             reason = .exited
         }

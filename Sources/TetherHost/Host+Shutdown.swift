@@ -36,6 +36,7 @@ extension Host {
             self.sandbox?.removeParentIfEmpty()
             self.hostLock?.release()
             self.hostLock = nil
+            self.groupClaim = nil
             // Groups still listed (leftovers within their grace) are the
             // reaper's to end now.
             self.reaper?.close()

@@ -46,6 +46,8 @@ public final class Host: @unchecked Sendable {
     public let loop: EventLoop
     public let configuration: Configuration
     var hostLock: LivenessLock?
+    /// The group directory's own lock (one host per group, by the kernel).
+    var groupClaim: GroupClaim?
     var server: RPCServer?
     var supervisors: [ExtensionSupervisor] = []
     var sandbox: ExtensionSandbox?
@@ -77,15 +79,27 @@ public final class Host: @unchecked Sendable {
     /// Takes the host lock, opens the socket and starts the extensions.
     public func start() throws(HostError) {
         let group = configuration.group
+        // The group first: a host lock renamed away by an extension leaves
+        // the group itself claimed.
+        let claim: GroupClaim?
+        do {
+            claim = try GroupClaim.tryClaim(group.path)
+        } catch {
+            throw .group(error)
+        }
+        guard let claim else { throw .alreadyRunning(pid: GroupClaim.holder(of: group.path)) }
+        groupClaim = claim
         let lockPath: String
         let lock: LivenessLock?
         do {
             lockPath = try group.preparedLockPath(for: .host)
             lock = try LivenessLock.tryAcquire(path: lockPath, label: "host")
         } catch {
+            groupClaim = nil
             throw .group(error)
         }
         guard let lock else {
+            groupClaim = nil
             throw .alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
         }
         hostLock = lock
@@ -112,6 +126,7 @@ public final class Host: @unchecked Sendable {
         } catch {
             hostLock?.release()
             hostLock = nil
+            groupClaim = nil
             throw .socket(socketPath, error)
         }
         startedAt = loop.now

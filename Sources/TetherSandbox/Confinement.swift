@@ -93,37 +93,21 @@ public final class Confinement {
         // A cgroup limits the footprint; RLIMIT_DATA would count reserved
         // address space too, and refuse first.
         let dataLimit = cgroup?.memoryEnforced == true ? nil : policy.memoryLimitMiB.map { $0 * 1_048_576 }
-        return SpawnConfinement(dataLimitBytes: dataLimit, landlockRuleset: ruleset, seccompFilter: filter,
-                                cgroupProcs: cgroup?.procs ?? -1)
+        return SpawnConfinement(dataLimitBytes: dataLimit, fileSizeLimitBytes: policy.fileSizeLimitMiB.map { $0 * 1_048_576 },
+                                landlockRuleset: ruleset, seccompFilter: filter, cgroupProcs: cgroup?.procs ?? -1)
     }
 
-    /// Confines the calling process. Landlock binds the calling thread and
-    /// the threads and children it makes later, so call it before starting
-    /// threads; the seccomp filter reaches every thread.
+    /// Confines the calling process. Landlock and the capabilities bind
+    /// the calling thread and the threads and children it makes later, so
+    /// call it before starting threads; the seccomp filter reaches every
+    /// thread. A refused limit never skips the rest.
     public func applyToSelf() throws(Errno) {
-        // The limit first, but a refused limit never skips the rest.
-        var limitError: Errno?
-        if let mib = policy.memoryLimitMiB {
-            var limit = rlimit()
-            let resource = __rlimit_resource_t(RLIMIT_DATA.rawValue)
-            if getrlimit(resource, &limit) == 0 {
-                // Under the hard limit we were given: only root could raise it.
-                let wanted = min(rlim_t(clamping: mib).multipliedReportingOverflow(by: 1_048_576).partialValue,
-                                 limit.rlim_max)
-                limit = rlimit(rlim_cur: wanted, rlim_max: wanted)
-                if setrlimit(resource, &limit) != 0 { limitError = Errno(rawValue: errno) }
-            }
-        }
-        let rc: Int32
-        if let filter {
-            rc = filter.withUnsafeBytes {
-                tether_confine_self(ruleset, $0.baseAddress, UInt16(truncatingIfNeeded: $0.count / 8))
-            }
-        } else {
-            rc = tether_confine_self(ruleset, nil, 0)
+        var confinement = spawnConfinement
+        confinement.cgroupProcs = -1
+        let rc = confinement.withConfinement { applied in
+            withUnsafePointer(to: applied) { tether_confine_self($0) }
         }
         guard rc == 0 else { throw Errno(rawValue: -rc) }
-        if let limitError { throw limitError }
     }
 
     private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport,

@@ -37,8 +37,7 @@ struct HostClient {
     func metrics() throws -> JSONValue { try call(HostMethod.metrics) }
 
     private func call(_ method: String, _ params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
-        let hostLock = try group.preparedLockPath(for: .host)
-        guard try LockProbe.status(ofLockAt: hostLock, identifyHolder: false).running else {
+        guard try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running else {
             throw CLIError.refused("host is not running")
         }
         switch RPCCall.perform(socketPath: group.socketPath, method: method, params: params,

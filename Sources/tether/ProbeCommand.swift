@@ -24,8 +24,7 @@ struct Probe: ParsableCommand {
     /// The probe itself, for `run()` and the fast path (`FastCommandLine`);
     /// returns the exit code.
     static func execute(target: LockTarget, group: String?, json: Bool) throws -> Int32 {
-        let path = try GroupOptions.open(group).preparedLockPath(for: target)
-        let status = try LockProbe.status(ofLockAt: path, identifyHolder: json)
+        let (path, status) = try LockProbe.status(of: target, in: GroupOptions.open(group), identifyHolder: json)
         let report = StatusReport(target: target, lock: path, status: status)
         output(json ? report.jsonValue.description : report.text)
         return status.running ? 0 : 1

@@ -74,6 +74,69 @@ extension SandboxTests {
         # No Unix socket of its own (pairs stay): it speaks through its link.
         attempt("unixSocket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
         attempt("socketPair", lambda: [end.close() for end in socket.socketpair()])
+        # What an allowlist refuses that the kernel would otherwise allow.
+        import ctypes, resource
+        libc = ctypes.CDLL(None, use_errno=True)
+        arch = os.uname().machine
+        numbers = {"x86_64": {"keyctl": 250, "unshare": 272, "sethostname": 170, "shmget": 29},
+                   "aarch64": {"keyctl": 219, "unshare": 97, "sethostname": 161, "shmget": 194}}[arch]
+        def raw(name, *args):
+            if libc.syscall(ctypes.c_long(numbers[name] if isinstance(name, str) else name),
+                            *[ctypes.c_long(a) for a in args]) < 0:
+                raise OSError(ctypes.get_errno(), name)
+        host = int(os.environ["TETHER_HOST_PID"])
+        store = os.path.join(group, "shared", "existing")
+        def on_store(f):
+            fd = os.open(store, os.O_RDONLY)
+            try: f(fd)
+            finally: os.close(fd)
+        # A lease on a file opened to read keeps every writer out.
+        attempt("lease", lambda: on_store(lambda fd: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)))
+        attempt("prlimitHost", lambda: resource.prlimit(host, resource.RLIMIT_NOFILE, (8, 8)))
+        attempt("prlimitSelf", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
+        attempt("affinityHost", lambda: os.sched_setaffinity(host, {0}))
+        attempt("priorityHost", lambda: os.setpriority(os.PRIO_PROCESS, host, 19))
+        attempt("priorityUser", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+        def mapping(flags):
+            libc.mmap.restype = ctypes.c_void_p
+            address = libc.mmap(None, ctypes.c_size_t(1 << 20), 3, flags, -1, ctypes.c_long(0))
+            if address in (None, ctypes.c_void_p(-1).value): raise OSError(ctypes.get_errno(), "mmap")
+        attempt("growsDown", lambda: mapping(0x02 | 0x20 | 0x100))
+        attempt("privateMapping", lambda: mapping(0x02 | 0x20))
+        attempt("sysvShm", lambda: raw("shmget", 0, 1 << 20, 0o1600))
+        # FS_IOC_SETFLAGS with no flag at all: refused before it is read.
+        attempt("inodeFlags", lambda: on_store(lambda fd: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0))))
+        attempt("chmod", lambda: os.chmod(store, 0o644))
+        tmpfile = os.path.join(os.environ["TMPDIR"], "mine")
+        write(tmpfile)
+        attempt("chmodTmp", lambda: os.chmod(tmpfile, 0o600))
+        attempt("chown", lambda: os.chown(store, os.getuid(), os.getgid()))
+        attempt("setxattr", lambda: os.setxattr(tmpfile, "user.tether", b"x"))
+        attempt("utimeExplicit", lambda: os.utime(store, (1, 1)))
+        attempt("touch", lambda: os.utime(tmpfile, None))
+        def socket_file():
+            # A pair's end bound to a path: a socket file where a client
+            # could look for the host's.
+            a, b = socket.socketpair()
+            try: a.bind(os.path.join(os.environ["TMPDIR"], "fake.sock"))
+            finally: a.close(); b.close()
+        attempt("socketFile", socket_file)
+        attempt("datagramPair", lambda: [end.close() for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)])
+        attempt("userNamespace", lambda: raw("unshare", 0x10000000))
+        attempt("sethostname", lambda: raw("sethostname", 0, 0))
+        attempt("keyring", lambda: raw("keyctl", 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session's
+        attempt("hostEnviron", lambda: open("/proc/%d/environ" % host, "rb").read())
+        attempt("pidfd", lambda: raw(434, host, 0))
+        status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\t" in line)
+        held = [k for k in ("CapInh", "CapPrm", "CapEff", "CapAmb") if int(status[k], 16) != 0]
+        if os.geteuid() == 0 and int(status["CapBnd"], 16) != 0: held.append("CapBnd")
+        r["capabilities"] = ",".join(held) or "none"
+        def big_file():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            fd = os.open(os.path.join(os.environ["TMPDIR"], "big"), os.O_WRONLY | os.O_CREAT, 0o600)
+            try: os.pwrite(fd, b"x", 256 << 20)
+            finally: os.close(fd)
+        attempt("bigFile", big_file)
         link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
         c = (link, link.makefile("r", encoding="utf-8", newline="\\n"))
         def call(c, id, method, params):

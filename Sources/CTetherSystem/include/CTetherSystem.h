@@ -47,6 +47,18 @@ int tether_renameat2(int from_directory, const char *from, int to_directory, con
 #define TETHER_RENAME_EXCHANGE 2u
 
 /// What `tether_spawn` runs and how.
+/* What a confined process takes on, in this order: its limits, then (with
+   no_new_privileges) no capabilities, PR_SET_NO_NEW_PRIVS, the Landlock
+   ruleset and the seccomp filter. */
+struct tether_confinement {
+    long long data_limit;        /* 0, or RLIMIT_DATA (soft and hard), bytes */
+    long long file_size_limit;   /* 0, or RLIMIT_FSIZE (soft and hard), bytes: SIGXFSZ past it */
+    int no_new_privileges;       /* PR_SET_NO_NEW_PRIVS, no capabilities, RLIMIT_STACK at most 8 MiB (implied by the two below) */
+    int landlock_ruleset;        /* -1, or a ruleset to enforce (landlock_restrict_self) */
+    const void *seccomp_filter;  /* NULL, or classic BPF instructions (struct sock_filter) */
+    unsigned short seccomp_filter_length; /* instructions */
+};
+
 struct tether_spawn_request {
     const char *path;            /* run as is: no PATH search */
     char *const *argv;
@@ -60,12 +72,7 @@ struct tether_spawn_request {
     int parent_death_signal;     /* 0, or PR_SET_PDEATHSIG with this signal (and a check that the parent lives) */
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
     int cgroup_procs;            /* -1, or a cgroup's cgroup.procs open for writing: the child joins it first */
-    /* Confinement, applied last before exec, in this order: */
-    long long data_limit;        /* 0, or RLIMIT_DATA (soft and hard), bytes */
-    int no_new_privileges;       /* PR_SET_NO_NEW_PRIVS (implied by the two below) */
-    int landlock_ruleset;        /* -1, or a ruleset to enforce (landlock_restrict_self) */
-    const void *seccomp_filter;  /* NULL, or classic BPF instructions (struct sock_filter) */
-    unsigned short seccomp_filter_length; /* instructions */
+    struct tether_confinement confinement; /* applied last before exec */
 };
 
 /// fork, then in the child only async-signal-safe steps (every signal to
@@ -88,7 +95,8 @@ int tether_landlock_abi(void);
 int tether_landlock_ruleset(int abi, int deny_tcp, int scopes);
 
 /// Allows, beneath `path` (or on it, if it is not a directory), `access`:
-/// 0 reading and executing; 1 every access the ruleset handles; 2 reading
+/// 0 reading and executing; 1 every access the ruleset handles but making
+/// sockets and devices; 2 reading
 /// and removing empty directories. Follows symlinks in `path`, as the rule
 /// applies to what it names. 0 or -errno.
 int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
@@ -97,10 +105,11 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
 /// what was checked is what the rule covers, whatever the path names now.
 int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access);
 
-/// For a process confining itself: PR_SET_NO_NEW_PRIVS, then the ruleset
-/// (if >= 0) on the calling thread (its later threads and children inherit
-/// it), then the filter (if any) on every thread. 0 or -errno.
-int tether_confine_self(int ruleset, const void *seccomp_filter, unsigned short seccomp_filter_length);
+/// For a process confining itself: `confinement` (no_new_privileges
+/// implied); the capabilities and the ruleset (if >= 0) on the calling
+/// thread (its later threads and children inherit them), the filter (if
+/// any) on every thread. A refused limit never skips the rest. 0 or -errno.
+int tether_confine_self(const struct tether_confinement *confinement);
 
 /// 1 if the kernel takes seccomp filters (PR_GET_SECCOMP answers), else 0.
 int tether_seccomp_available(void);

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A host's exclusive `flock` on the group directory itself, taken before
+/// the host lock and held as long. A confined extension may write the
+/// group, so it can rename `locks/host.lock` away (and a probe then finds a
+/// new, free file), but it cannot rename or replace the group directory,
+/// whose parent no role may write: a second host on the group is refused
+/// by the kernel however the files inside were moved.
+public final class GroupClaim {
+    private let fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    deinit { Syscall.close(fd) }
+
+    /// Claims the group at `path`, or nil if another process holds it
+    /// (`holder` names it).
+    public static func tryClaim(_ path: String) throws(GroupError) -> GroupClaim? {
+        let fd: Int32
+        do {
+            fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch {
+            throw .system("open the group directory", path: path, error)
+        }
+        do {
+            guard try Syscall.flock(fd, LOCK_EX | LOCK_NB) else {
+                Syscall.close(fd)
+                return nil
+            }
+        } catch {
+            Syscall.close(fd)
+            throw .system("lock the group directory", path: path, error)
+        }
+        return GroupClaim(fd: fd)
+    }
+
+    /// The pid of the process that claims the group at `path`, if the
+    /// kernel's lock table names one.
+    public static func holder(of path: String) -> Int32? {
+        guard let info = try? Syscall.lstat(path) else { return nil }
+        return FlockTable.exclusiveHolder(device: info.st_dev, inode: info.st_ino)
+    }
+}
+
+extension LockProbe {
+    /// The status of `target`'s lock in `group`; for the host, also its
+    /// claim on the group: a host whose lock file was renamed away (by an
+    /// extension that may write the group) still runs, and says so.
+    public static func status(of target: LockTarget, in group: GroupDirectory,
+                              identifyHolder: Bool = true) throws(GroupError) -> (lock: String, status: LockStatus) {
+        let path = try group.preparedLockPath(for: target)
+        let status = try LockProbe.status(ofLockAt: path, identifyHolder: identifyHolder)
+        guard !status.running, case .host = target, let pid = GroupClaim.holder(of: group.path) else {
+            return (path, status)
+        }
+        return (path, LockStatus(running: true, holder: HolderInfo(pid: pid, since: nil, label: "host")))
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// One host per group, by the kernel: a confined widget may write the
+/// group, and so rename the host lock away, but the host's claim on the
+/// group directory itself still refuses a second host.
+@Suite(.timed)
+struct OneHostPerGroupTests {
+    @Test func aSecondHostIsRefusedAfterAWidgetRenamesTheHostLock() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("mover", script: #"""
+            mv "$TETHER_GROUP/locks/host.lock" "$TETHER_GROUP/locks/moved" && echo "moved the host lock"
+            exec cat
+            """#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        _ = try host.expectLineStarting("[mover] moved the host lock")
+        #expect(FileManager.default.fileExists(atPath: fixture.group.path + "/locks/moved"))
+
+        // A probe still finds it running, by its claim.
+        let probe = try fixture.group.run(["probe", "host", "--json"])
+        #expect(probe.status == 0)
+        #expect(try fixture.group.json(probe)["pid"] as? Int == Int(host.pid))
+        let second = try fixture.group.run(["host"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
+        // The first host still serves, on its own socket.
+        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit() == 0)
+        // Its claim ends with it: the next host starts.
+        let next = try fixture.startHost()
+        defer { next.signal(SIGTERM) }
+        #expect(try fixture.status()["pid"] as? Int == Int(next.pid))
+    }
+}
