@@ -33,11 +33,15 @@ struct TreeRemoval {
     /// (monotonic seconds) at the latest; the first error, if any.
     static func remove(_ name: String, in parent: Int32, deadline: Double?) -> Errno? {
         if unlinkat(parent, name, 0) == 0 || errno == ENOENT { return nil }
-        guard errno == EISDIR || errno == EPERM else { return Errno(rawValue: errno) }
+        // EACCES too: Landlock refuses to unlink a directory where it may
+        // only remove directories (an extension removing its own TMPDIR).
+        let unlinkError = Errno(rawValue: errno)
+        guard [.isDirectory, .notPermitted, .permissionDenied].contains(unlinkError) else { return unlinkError }
         let top: Int32
         switch RemovableDirectory.open(name, in: parent) {
         case .success(let opened): top = opened
         case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(.notDirectory): return unlinkError
         case .failure(let error): return error
         }
         var removal = TreeRemoval(top: top, deadline: deadline)
