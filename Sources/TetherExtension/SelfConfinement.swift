@@ -3,6 +3,7 @@ import TetherIPC
 import TetherLog
 import TetherLoop
 import TetherManifest
+import TetherGroup
 import TetherSandbox
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +27,7 @@ enum SelfConfinement {
         // Made now, while it may: confined, a writable role writes there
         // and a read-only one cannot even read it.
         if let secrets = try? identity.group.preparedSecretsPath(), secrets != identity.group.path { policy.secrets = secrets }
+        if !policy.groupWritable { policy.otherSecrets = SecretsIndex.known().filter { $0 != policy.secrets } }
         // No link: it reaches hosts by the socket's path.
         policy.unixSockets = true
         // It removes its own TMPDIR at exit, from inside the sandbox.

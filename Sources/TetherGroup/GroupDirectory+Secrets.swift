@@ -35,6 +35,8 @@ extension GroupDirectory {
         } catch .system(_, _, let error) where [.permissionDenied, .notPermitted, .readOnlyFileSystem].contains(error) {
             return path
         }
+        // So that hosts of any group hide it from read-only keyboards.
+        SecretsIndex.register(secrets)
         let old = storePath("credentials")
         try Self.moveNewer(old, to: secrets + "/credentials.json")
         // An earlier version's crashed writers left copies beside the old store.

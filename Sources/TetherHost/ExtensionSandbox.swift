@@ -105,6 +105,7 @@ final class ExtensionSandbox {
         let secrets = GroupDirectory.secretsPath(of: groupPath)
         var info = stat()
         if lstat(secrets, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { policy.secrets = secrets }
+        if !policy.groupWritable { policy.otherSecrets = SecretsIndex.known().filter { $0 != secrets } }
         return policy
     }
 

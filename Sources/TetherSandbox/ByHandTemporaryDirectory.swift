@@ -8,8 +8,13 @@ import TetherLoop
 /// `BASE/tether-UID/by-hand/NAME.XXXXXX`, held with `flock` on the
 /// directory for as long as its process lives. The process removes its own
 /// at exit, but one killed with SIGKILL cannot: so every start first
-/// removes the siblings nobody holds.
+/// removes the siblings nobody holds. While it lives it holds `inUse`,
+/// so another extension started by hand, which may remove empty
+/// directories here, cannot remove it.
 public enum ByHandTemporaryDirectory {
+    /// The file that keeps a live one from being empty.
+    public static let inUse = ".tether-in-use"
+
     /// Removes abandoned siblings, then makes and holds a new one (the
     /// descriptor stays open, close-on-exec, until the process ends).
     public static func make(base: String?, prefix: String) throws(Errno) -> (parent: String, path: String) {
@@ -20,9 +25,15 @@ public enum ByHandTemporaryDirectory {
             let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }  // another start removed it before we held it
             while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            // Never empty while it lives: every confined extension started
+            // by hand may remove empty directories here (its own at exit),
+            // and so could remove another's empty one. None of them may
+            // write in another's, so none can empty it of this.
+            let marker = openat(fd, inUse, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if marker >= 0 { close(marker) }
             var info = stat()
-            // Still there once held: ours (the descriptor is kept open on purpose).
-            if fstat(fd, &info) == 0, info.st_nlink > 0 { return (parent, path) }
+            // Still there once held and marked: ours (the descriptor is kept open on purpose).
+            if marker >= 0, fstat(fd, &info) == 0, info.st_nlink > 0 { return (parent, path) }
             close(fd)
         }
         throw .resourceTemporarilyUnavailable

@@ -44,6 +44,7 @@ public final class Confinement {
             switch Self.ruleset(policy, abi: abi, support: support, writableZero: !boundsSharedMemory) {
             case .success(let made):
                 (ruleset, secretsHidden) = made
+                secretsHidden = secretsHidden && policy.secrets != nil
                 filesBy = "landlock ABI \(abi)"
                 if !policy.groupWritable && !secretsHidden {
                     missing.append(policy.secrets == nil
@@ -119,9 +120,9 @@ public final class Confinement {
         guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
         // Access: 0 read, 1 write, 2 read and remove empty directories.
         var rules: [(String, access: Int32, required: Bool)] = []
-        let hidden = !policy.groupWritable && policy.secrets.map {
-            ReadGrants.add(to: made, abi: Int32(abi), hiding: [$0])
-        } == true
+        // Every group's secrets this user has, wherever the group lives.
+        let hiding = (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
+        let hidden = !policy.groupWritable && !hiding.isEmpty && ReadGrants.add(to: made, abi: Int32(abi), hiding: hiding)
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {
             rules.append((policy.group, 1, true))

@@ -58,7 +58,7 @@ public enum PrivateTemporaryDirectory {
             var groupInfo = stat()
             if lstat(group, &groupInfo) != 0, errno == ENOENT { orphans.append(name) }
         }
-        for name in orphans { _ = removeEntry(name, in: directory) }
+        for name in orphans { _ = TreeRemoval.remove(name, in: directory, deadline: nil) }
     }
 
     /// Where an extension started by hand keeps its own: `BASE/tether-UID/by-hand`.
@@ -99,21 +99,18 @@ public enum PrivateTemporaryDirectory {
     /// seconds) at the latest: what is left then stays, and the first error
     /// (`.timedOut` for the deadline) is thrown.
     public static func remove(_ path: String, deadline: Double? = nil) throws(Errno) {
-        var directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if directory < 0, errno == EACCES {
-            // Made unreadable from inside (mode 000): ours to open again.
-            var info = stat()
-            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { _ = chmod(path, 0o700) }
-            directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        }
-        if directory < 0 {
+        guard let cut = path.lastIndex(of: "/") else { throw .invalidArgument }
+        let name = String(path[path.index(after: cut)...])
+        guard !name.isEmpty, name != ".", name != ".." else { throw .invalidArgument }
+        // By name in its parent, so the top is checked like every level.
+        let parent = open(cut == path.startIndex ? "/" : String(path[..<cut]),
+                          RemovableDirectory.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard parent >= 0 else {
             if errno == ENOENT { return }
-            // Not a directory (or a symlink to one): unlink the name itself.
-            guard unlink(path) == 0 || errno == ENOENT else { throw Errno(rawValue: errno) }
-            return
+            throw Errno(rawValue: errno)
         }
-        let emptied = removeContents(of: directory, deadline: deadline)
-        guard rmdir(path) == 0 || errno == ENOENT else { throw emptied ?? Errno(rawValue: errno) }
+        defer { close(parent) }
+        if let error = TreeRemoval.remove(name, in: parent, deadline: deadline) { throw error }
     }
 
     /// Removes every entry of `PARENT` whose name starts with `PREFIX.`:
@@ -131,30 +128,6 @@ public enum PrivateTemporaryDirectory {
             let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
             return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
         }
-        for name in names { _ = removeEntry(name, in: directory) }
-    }
-
-    /// Empties `directory` and closes it; the first error, if any.
-    private static func removeContents(of directory: Int32, deadline: Double?) -> Errno? {
-        defer { close(directory) }
-        _ = fchmod(directory, 0o700)  // made read-only from inside: its entries must go
-        var removal = TreeRemoval(top: directory, deadline: deadline)
-        removal.run()
-        return removal.firstError
-    }
-
-    /// Removes the entry `name` of `directory`, a tree or not; the first error, if any.
-    private static func removeEntry(_ name: String, in directory: Int32) -> Errno? {
-        if unlinkat(directory, name, 0) == 0 || errno == ENOENT { return nil }
-        guard errno == EISDIR || errno == EPERM else { return Errno(rawValue: errno) }
-        var child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if child < 0, errno == EACCES {
-            _ = fchmodat(directory, name, 0o700, 0)
-            child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        }
-        guard child >= 0 else { return errno == ENOENT ? nil : Errno(rawValue: errno) }
-        let emptied = removeContents(of: child, deadline: nil)
-        if unlinkat(directory, name, AT_REMOVEDIR) != 0, errno != ENOENT { return emptied ?? Errno(rawValue: errno) }
-        return nil
+        for name in names { _ = TreeRemoval.remove(name, in: directory, deadline: nil) }
     }
 }

@@ -8,7 +8,8 @@ import Glibc
 /// Landlock has no deny rule and a grant covers everything beneath it, so
 /// instead of "/" this grants, at "/" and at each directory on the way to a
 /// hidden path, every entry but the one on the way. Beside a hidden path,
-/// other groups' secrets (`.NAME.secrets`) stay out too. Symbolic links
+/// other groups' secrets (`.NAME.secrets`) stay out too. Several paths
+/// may be hidden at once (every group's secrets this user has made). Symbolic links
 /// are not granted (what they name is reached by its own path). An entry
 /// made in one of those directories after the rules are built is not
 /// covered: it stays unreadable.
@@ -43,15 +44,19 @@ enum ReadGrants {
             var info = stat()
             if stat(path, &info) == 0 { excluded.insert(FileIdentity(info)) }
         }
-        let key = hidden.sorted().joined(separator: "\n")
         return listings.withLock { listings in
             for directory in onTheWay where !hidden.contains(directory) {
                 let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                // Gone (another group's, removed meanwhile): nothing to grant or hide there.
+                if fd < 0, errno == ENOENT || errno == ENOTDIR { continue }
                 guard fd >= 0 else { return false }
                 defer { close(fd) }
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { return false }
-                let cacheKey = key + "\n" + directory
+                // What is left out here, and nothing else: another group
+                // hidden elsewhere keeps this listing.
+                let skipped = onTheWay.union(hidden).filter { parent(of: $0) == directory }.sorted()
+                let cacheKey = ([directory, besideHidden.contains(directory) ? "beside" : ""] + skipped).joined(separator: "\n")
                 if let cached = listings[cacheKey], cached.matches(info) {
                     for child in cached.grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
                     continue
@@ -198,6 +203,11 @@ enum ReadGrants {
     /// O_PATH (GNU, so not in Glibc's module): x86-64 and arm64 alike.
     /// Opens nothing: no FIFO blocks, no device wakes.
     private static let pathOnly: Int32 = 0o10_000_000
+
+    private static func parent(of path: String) -> String {
+        guard let cut = path.lastIndex(of: "/") else { return path }
+        return cut == path.startIndex ? "/" : String(path[..<cut])
+    }
 
     /// The path with its parent's symbolic links resolved: rules follow
     /// inodes, so the walk must follow the real directories.

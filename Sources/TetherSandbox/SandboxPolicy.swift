@@ -30,6 +30,9 @@ public struct SandboxPolicy: Sendable, Equatable {
     /// the group; where the group is read-only, not even readable (such a
     /// role gets tokens from the host's broker). It must exist by then.
     public var secrets: String?
+    /// Other groups' secrets directories (`SecretsIndex`): where the group
+    /// is read-only, not readable either.
+    public var otherSecrets: [String] = []
     /// Unix sockets of its own: only for a process started by hand, which
     /// reaches hosts by the socket's path (a launch has its link instead).
     public var unixSockets = false

@@ -6,7 +6,9 @@ import Glibc
 #endif
 
 /// Removes what is inside an open directory, a tree of any depth, never
-/// following a symlink (one planted inside is removed, not what it names).
+/// following a symlink (one planted inside is removed, not what it names),
+/// and changing nothing but the tree's own directories
+/// (`RemovableDirectory`), even while its extension swaps entries.
 ///
 /// It holds at most `maximumDepth` descriptors and never recurses deeper:
 /// a directory found that deep is first moved up to the top (a rename
@@ -25,6 +27,28 @@ struct TreeRemoval {
     init(top: Int32, deadline: Double?) {
         self.top = top
         self.deadline = deadline
+    }
+
+    /// Removes the entry `name` of `parent`, a tree or not, by `deadline`
+    /// (monotonic seconds) at the latest; the first error, if any.
+    static func remove(_ name: String, in parent: Int32, deadline: Double?) -> Errno? {
+        if unlinkat(parent, name, 0) == 0 || errno == ENOENT { return nil }
+        // EACCES too: Landlock refuses to unlink a directory where it may
+        // only remove directories (an extension removing its own TMPDIR).
+        let unlinkError = Errno(rawValue: errno)
+        guard [.isDirectory, .notPermitted, .permissionDenied].contains(unlinkError) else { return unlinkError }
+        let top: Int32
+        switch RemovableDirectory.open(name, in: parent) {
+        case .success(let opened): top = opened
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(.notDirectory): return unlinkError
+        case .failure(let error): return error
+        }
+        var removal = TreeRemoval(top: top, deadline: deadline)
+        removal.run()
+        close(top)
+        if unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT { return nil }
+        return removal.firstError ?? Errno(rawValue: errno)
     }
 
     var timedOut: Bool { deadline.map { MonotonicClock.seconds() >= $0 } ?? false }
@@ -56,19 +80,17 @@ struct TreeRemoval {
             return false
         }
         if level >= Self.maximumDepth { return moveUp(name, in: directory) }
-        var child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if child < 0, errno == EACCES {
-            // A directory its extension made unreadable (mode 000): ours to open again.
-            _ = fchmodat(directory, name, 0o700, 0)
-            child = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        }
-        guard child >= 0 else {
-            if errno == ENOENT { return true }
-            note(Errno(rawValue: errno))
+        let child: Int32
+        switch RemovableDirectory.open(name, in: directory) {
+        case .success(let opened): child = opened
+        case .failure(.noSuchFileOrDirectory): return true
+        // Swapped since it was listed (a symlink now, say): the next pass unlinks it.
+        case .failure(.notDirectory): return false
+        case .failure(let error):
+            note(error)
             return false
         }
         defer { close(child) }
-        _ = fchmod(child, 0o700)  // made read-only from inside: its entries must go
         for (entry, entryIsDirectory) in DirectoryEntries.read(child) ?? [] {
             _ = removeEntry(entry, in: child, isDirectory: entryIsDirectory, level: level + 1)
             if timedOut { return false }

@@ -14,9 +14,10 @@ case "fetch-keyboard": FetchKeyboard.main()
 case "fetch-widget": FetchWidget.main()
 case "user-data-keyboard": UserDataKeyboard.main()
 case "logging-widget": LoggingWidget.main()
+case "rmdir-keyboard": RmdirKeyboard.main()
 case "upsert-stress": UpsertStress.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|upsert-stress [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|upsert-stress [--name N --group DIR ...]")
     exit(2)
 }
 
@@ -175,6 +176,17 @@ struct UserDataKeyboard: Keyboard {
         try context.container.write("inbox", Array("alice's messages".utf8), userScoped: true)
         try context.container.write("logo", Array("the app's".utf8))
         context.log("wrote user data")
+    }
+}
+
+/// Its "rmdir PATH" key removes a directory, as hostile code in a keyboard
+/// started by hand could try once the SDK has confined it; says what the
+/// kernel answered.
+struct RmdirKeyboard: Keyboard {
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws {
+        guard text.hasPrefix("rmdir ") else { return context.log("typed: \(text)") }
+        let removed = rmdir(String(text.dropFirst("rmdir ".count))) == 0
+        context.log(removed ? "rmdir: removed" : "rmdir: refused (\(String(cString: strerror(errno))))")
     }
 }
 

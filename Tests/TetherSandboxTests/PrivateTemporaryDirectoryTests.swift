@@ -56,6 +56,40 @@ import TetherTestSupport
         #expect(access(outside, F_OK) == 0)
     }
 
+    /// At every level of a tree deeper than the descriptor budget, a
+    /// symlink to an outside file and one to an outside directory, a FIFO
+    /// and a hard link to the outside file, under levels made unreadable:
+    /// the tree goes, and nothing outside changes mode or goes.
+    @Test func nothingOutsideIsFollowedAtAnyDepth() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let outside = scratch.path + "/outside"
+        #expect(mkdir(outside, 0o755) == 0 && mkdir(outside + "/dir", 0o755) == 0)
+        try writeFile(outside + "/file", "keep", mode: 0o644)
+        try writeFile(outside + "/dir/keep", "keep", mode: 0o644)
+        let made = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "widget")
+        var level = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(level >= 0)
+        for depth in 1...40 {
+            #expect(symlinkat(outside + "/file", level, "file-link") == 0)
+            #expect(symlinkat(outside + "/dir", level, "dir-link") == 0)
+            #expect(mkfifoat(level, "fifo", 0o600) == 0)
+            #expect(linkat(AT_FDCWD, outside + "/file", level, "hard", 0) == 0)
+            #expect(mkdirat(level, "d", 0o700) == 0)
+            let next = openat(level, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            #expect(next >= 0)
+            if depth % 7 == 0 { #expect(fchmod(level, 0) == 0) }  // unreadable
+            close(level)
+            level = next
+        }
+        close(level)
+        try PrivateTemporaryDirectory.remove(made)
+        #expect(access(made, F_OK) != 0)
+        var info = stat()
+        #expect(lstat(outside + "/file", &info) == 0 && info.st_mode & 0o7777 == 0o644 && info.st_nlink == 1)
+        #expect(lstat(outside + "/dir", &info) == 0 && info.st_mode & 0o7777 == 0o755)
+        #expect(access(outside + "/dir/keep", F_OK) == 0)
+    }
+
     @Test func aSymlinkedParentIsRefused() throws {
         let scratch = try TemporaryDirectory("tether-tmpdir")
         #expect(mkdir(scratch.path + "/real", 0o700) == 0)
