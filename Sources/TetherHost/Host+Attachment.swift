@@ -110,8 +110,16 @@ extension Host {
         return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
                          "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
                          "protocol": .integer(version),
-                         "capabilities": .array(HostProtocol.capabilities.map { .string($0) }),
+                         "capabilities": .array(capabilities(for: entry).map { .string($0) }),
                          "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+    }
+
+    /// What hello's answer offers: a keyboard without open access is not
+    /// offered what it would be refused (`readOnlyMethods`).
+    func capabilities(for entry: AttachedExtension) -> [String] {
+        guard entry.role == .keyboard, !entry.openAccess else { return HostProtocol.capabilities }
+        let relays: Set = ["push", "reload", "defaults.changed", "extension.start"]
+        return HostProtocol.capabilities.filter { !relays.contains($0) }
     }
 
     /// Why a hello as `name` is refused on `connection`, if it is: a link
