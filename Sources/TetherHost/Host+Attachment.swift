@@ -124,7 +124,9 @@ extension Host {
 
     /// Why a hello as `name` is refused on `connection`, if it is: a link
     /// speaks only as its launch; the socket never for a launch (its
-    /// processes have their link) nor as an extension this host is running.
+    /// processes have their link), nor as an extension this host is running
+    /// or could launch (one of its manifests) unless its instance lock is
+    /// the caller's.
     func linkRefusal(_ connection: RPCConnection, name: String, pid: Int32) -> RPCError? {
         if let link = links[ObjectIdentifier(connection)]?.name {
             guard link != name else { return nil }
@@ -139,6 +141,14 @@ extension Host {
             let running = launched.pid.map { " (pid \($0))" } ?? ""
             logger.warning("pid \(pid) said hello as '\(name)', which this host runs\(running); refused")
             return .refused("extension '\(name)' is running\(running), launched by this host")
+        }
+        // The host could launch it itself: its name (and its pushes) are
+        // not for whoever asks first. One started by hand under it attaches
+        // only while it holds its instance lock, so the host cannot.
+        if let managed = supervisor(named: name), !LockProbe.isHeld(byProcess: pid, lockAt: managed.lockPath) {
+            logger.warning("pid \(pid) said hello as '\(name)', which this host launches itself, without holding its instance lock; refused")
+            return .refused("extension '\(name)' is this host's to launch; a process the host did not launch "
+                            + "may attach as it only while holding its instance lock")
         }
         return nil
     }
