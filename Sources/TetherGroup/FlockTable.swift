@@ -26,6 +26,18 @@ enum FlockTable {
         return .some(nil)
     }
 
+    /// Every process holding a flock(2) lock, shared or exclusive, on the
+    /// file `(device, inode)`, as the kernel recorded who took it.
+    static func holders(device: dev_t, inode: ino_t) -> [Int32] {
+        guard let table = readTable() else { return [] }
+        let wanted = "\(hex(major(device))):\(hex(minor(device))):\(inode)"
+        return table.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == wanted[...] else { return nil }
+            return Int32(fields[4])
+        }
+    }
+
     private static func readTable() -> String? {
         let fd = Glibc.open("/proc/locks", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

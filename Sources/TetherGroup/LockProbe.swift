@@ -46,6 +46,22 @@ public final class LockProbe: @unchecked Sendable {
                           identifyHolder: identifyHolder, keepsDescriptor: false)
     }
 
+    /// Whether process `pid` itself holds the lock at `path`, by the
+    /// kernel's word, not the file's: the lock is held and `pid` took the
+    /// flock(2) half of it (a Tether holder's is shared, so the kernel's
+    /// table names it). A descendant that inherited the descriptor is not
+    /// named. False where the kernel's table cannot be read.
+    public static func isHeld(byProcess pid: Int32, lockAt path: String) -> Bool {
+        #if os(Linux)
+        guard let status = try? status(ofLockAt: path, identifyHolder: false), status.running,
+              let opened = try? LockFile.open(path, .probe) else { return false }
+        defer { Syscall.close(opened.fd) }
+        return FlockTable.holders(device: opened.info.st_dev, inode: opened.info.st_ino).contains(pid)
+        #else
+        return false
+        #endif
+    }
+
     enum State {
         case free
         case heldByTether

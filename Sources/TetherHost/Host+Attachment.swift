@@ -110,13 +110,23 @@ extension Host {
         return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
                          "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
                          "protocol": .integer(version),
-                         "capabilities": .array(HostProtocol.capabilities.map { .string($0) }),
+                         "capabilities": .array(capabilities(for: entry).map { .string($0) }),
                          "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+    }
+
+    /// What hello's answer offers: a keyboard without open access is not
+    /// offered what it would be refused (`readOnlyMethods`).
+    func capabilities(for entry: AttachedExtension) -> [String] {
+        guard entry.role == .keyboard, !entry.openAccess else { return HostProtocol.capabilities }
+        let relays: Set = ["push", "reload", "defaults.changed", "extension.start"]
+        return HostProtocol.capabilities.filter { !relays.contains($0) }
     }
 
     /// Why a hello as `name` is refused on `connection`, if it is: a link
     /// speaks only as its launch; the socket never for a launch (its
-    /// processes have their link) nor as an extension this host is running.
+    /// processes have their link), nor as an extension this host is running
+    /// or could launch (one of its manifests) unless its instance lock is
+    /// the caller's.
     func linkRefusal(_ connection: RPCConnection, name: String, pid: Int32) -> RPCError? {
         if let link = links[ObjectIdentifier(connection)]?.name {
             guard link != name else { return nil }
@@ -131,6 +141,14 @@ extension Host {
             let running = launched.pid.map { " (pid \($0))" } ?? ""
             logger.warning("pid \(pid) said hello as '\(name)', which this host runs\(running); refused")
             return .refused("extension '\(name)' is running\(running), launched by this host")
+        }
+        // The host could launch it itself: its name (and its pushes) are
+        // not for whoever asks first. One started by hand under it attaches
+        // only while it holds its instance lock, so the host cannot.
+        if let managed = supervisor(named: name), !LockProbe.isHeld(byProcess: pid, lockAt: managed.lockPath) {
+            logger.warning("pid \(pid) said hello as '\(name)', which this host launches itself, without holding its instance lock; refused")
+            return .refused("extension '\(name)' is this host's to launch; a process the host did not launch "
+                            + "may attach as it only while holding its instance lock")
         }
         return nil
     }

@@ -45,6 +45,15 @@ extension Host {
         }
     }
 
+    /// What a keyboard without open access may ask: what its role needs
+    /// (reading, the openURL hop, tokens), nothing that reaches another
+    /// process (a push, a reload, a defaults notice, an extension started
+    /// or stopped, a feature stopped). docs/security.md lists each.
+    static let readOnlyMethods: Set<String> = [
+        HostMethod.ping, HostMethod.status, HostMethod.hello, HostMethod.featureStart, HostMethod.featureList,
+        HostMethod.extensionList, HostMethod.tokenGet, HostMethod.metrics,
+    ]
+
     func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
                         respond answer: @escaping RPCConnection.Respond) {
         // Every request is counted by method, and by error code if it fails.
@@ -56,6 +65,13 @@ extension Host {
         if let peer = attached[ObjectIdentifier(connection)], peer.managed {
             supervisor(named: peer.name)?.noteActivity()
         }
+        // A keyboard without open access passes nothing on (invariant 25):
+        // only its allowlist. Checked for no other method, so the common
+        // requests cost nothing per connection.
+        if !Self.readOnlyMethods.contains(method), let name = readOnlyPeer(connection) {
+            return respond(.failure(.refused("'\(name)' has read-only access to the group "
+                                             + "(set \"openAccess\": true in its manifest)")))
+        }
         switch method {
         case HostMethod.ping:
             respond(.success(["pid": .integer(pid)]))
@@ -64,10 +80,6 @@ extension Host {
         case HostMethod.featureStart:
             respond(featureName(params).flatMap(startFeature))
         case HostMethod.featureStop:
-            if let name = readOnlyPeer(connection) {
-                return respond(.failure(.refused("'\(name)' has read-only access to the group "
-                                                 + "(set \"openAccess\": true in its manifest)")))
-            }
             respond(featureName(params).flatMap(stopFeature))
         case HostMethod.featureList:
             respond(.success(featureList()))
@@ -93,10 +105,6 @@ extension Host {
         case HostMethod.extensionStart:
             startExtension(params, respond: respond)
         case HostMethod.extensionStop:
-            if let name = readOnlyPeer(connection) {
-                return respond(.failure(.refused("'\(name)' has read-only access to the group "
-                                                 + "(set \"openAccess\": true in its manifest)")))
-            }
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
             respond(.success(.array(extensionList())))

@@ -97,34 +97,82 @@ import TetherTestSupport
         #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
     }
 
-    /// A shell took an idle extension's name first (it holds no instance
-    /// lock, so the host may launch it): the launch's hello on its link
-    /// wins and the shell's connection is closed.
-    @Test func aLaunchDisplacesWhatTookItsNameOnTheSocket() throws {
+    /// The host could launch it: an idle on-demand extension's name is not
+    /// for a process the host did not launch (a hand-started keyboard once
+    /// took it and got the user's push), unless that process holds its
+    /// instance lock (`ExtensionTests.oneInstanceOnly`, and
+    /// `aHandStartedInstanceHoldingItsLockAttachesUnderAnOnDemandName`). The
+    /// real one is launched for the push and gets it.
+    @Test func aHelloAsAnIdleExtensionTheHostCouldLaunchIsRefused() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
         let client = try fixture.rawClient()
         defer { client.close() }
-        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
-        #expect(answer.contains(#""managed":false"#), "\(answer)")
-        #expect(try fixture.group.run(["extension", "start", "notify"], timeout: 30).status == 0)
-        try host.waitForError(containing: "was attached as 'notify', which this host launched; disconnected")
+        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2,"timeBudgetMilliseconds":1000}"#)
+        #expect(answer.contains("extension 'notify' is this host's to launch; a process the host did not launch "
+                                + "may attach as it only while holding its instance lock"), "\(answer)")
+        try host.waitForError(containing: "said hello as 'notify', which this host launches itself, without holding its instance lock; refused")
+        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Your code"}"#], timeout: 30))
+        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Your code", "\(push)")
         let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
-        #expect(notify?["attached"] as? Bool == true && notify?["managed"] as? Bool == true, "\(notify ?? [:])")
+        #expect(notify?["managed"] as? Bool == true, "\(notify ?? [:])")
     }
 
-    /// From outside any launch (a shell): the name's manifest decides.
+    /// An SDK extension started by hand holds its instance lock: the host
+    /// cannot launch that name, so the one by hand attaches under it, and
+    /// gets the push.
+    @Test func aHandStartedInstanceHoldingItsLockAttachesUnderAnOnDemandName() throws {
+        let fixture = try HostFixture()
+        try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"on-demand"}"#)
+        let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify"])
+        defer { byHand.signal(SIGKILL) }
+        try byHand.expectLine("no host is running; carrying on without a host")
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
+        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+        #expect(delivered["extension"] as? String == "notify", "\(push)")
+        #expect(delivered["modified"] as? Bool == true, "\(push)")
+        let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
+        #expect(notify?["pid"] as? Int == Int(byHand.pid) && notify?["managed"] as? Bool == false, "\(notify ?? [:])")
+    }
+
+    /// From outside any launch, an instance holding its lock (a Python
+    /// extension by hand: the POSIX lock the probe sees, and the flock(2)
+    /// the kernel names it by): the name's manifest decides open access.
     @Test func aHelloClaimingOpenAccessItsManifestDeniesIsRefused() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/kb.extension.json", #"{"name":"kb","role":"keyboard","executable":"/bin/true","activation":"on-demand"}"#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        let answer = Self.hello(client, #"{"name":"kb","role":"keyboard","openAccess":true}"#)
-        #expect(answer.contains("extension 'kb' has no open access in the host's manifest"), "\(answer)")
+        let byHand = try TestProcess("/usr/bin/env", ["python3", "-c", """
+            import fcntl, json, os, socket, sys
+            group = sys.argv[1]
+            os.makedirs(group + "/locks/extensions", exist_ok=True)
+            fd = os.open(group + "/locks/extensions/kb.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            link = socket.socket(socket.AF_UNIX)
+            link.connect(group + "/host.sock")
+            lines = link.makefile("r")
+            def hello(id, open_access):
+                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
+                    "params": {"name": "kb", "role": "keyboard", "openAccess": open_access}}) + "\\n").encode())
+                for line in lines:
+                    if json.loads(line).get("id") == id: return line.strip()
+            print(hello(1, True), flush=True)
+            print(hello(2, False), flush=True)
+            sys.stdin.read()
+            """, fixture.group.path])
+        defer { byHand.signal(SIGKILL) }
+        let claimed = try #require(try byHand.readLine(timeout: 20))
+        #expect(claimed.contains("extension 'kb' has no open access in the host's manifest"), "\(claimed)")
         try host.waitForError(containing: "said hello as 'kb' claiming open access, which its manifest does not grant; refused")
+        let plain = try #require(try byHand.readLine(timeout: 20))
+        #expect(plain.contains(#""managed":false"#) && plain.contains(#""openAccess":false"#), "\(plain)")
     }
 }

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// Invariant 25: a keyboard without open access passes nothing on. Each
+/// method of the socket, asked by such a keyboard through its launch's link
+/// and by one attached by hand: what its role needs is answered, anything
+/// that reaches another process is refused (docs/security.md lists them).
+@Suite(.timed) struct ReadOnlyKeyboardTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let method: String
+        let params: String
+        let allowed: Bool
+        var testDescription: String { "\(method) \(allowed ? "answered" : "refused")" }
+    }
+
+    static let cases: [Case] = [
+        Case(method: "host.ping", params: "{}", allowed: true),
+        Case(method: "host.status", params: "{}", allowed: true),
+        Case(method: "host.metrics", params: "{}", allowed: true),
+        Case(method: "extension.list", params: "{}", allowed: true),
+        Case(method: "feature.list", params: "{}", allowed: true),
+        Case(method: "feature.start", params: #"{"name":"typed"}"#, allowed: true),
+        Case(method: "token.get", params: "{}", allowed: true),
+        Case(method: "feature.stop", params: #"{"name":"typed"}"#, allowed: false),
+        Case(method: "extension.start", params: #"{"name":"witness"}"#, allowed: false),
+        Case(method: "extension.stop", params: #"{"name":"witness"}"#, allowed: false),
+        Case(method: "push.send", params: #"{"payload":{"title":"typed"}}"#, allowed: false),
+        Case(method: "widget.reload", params: "{}", allowed: false),
+        Case(method: "defaults.changed", params: #"{"keys":["typed"]}"#, allowed: false),
+    ]
+
+    static let refusal = "has read-only access to the group"
+
+    /// Says hello as a keyboard on its link (protocol 1: no pings), asks
+    /// `METHOD PARAMS` and prints the answer's result or error message.
+    static let keyboard = """
+        import json, os, socket, sys
+        link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+        lines = link.makefile("r")
+        def call(id, method, params):
+            link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\\n").encode())
+            for line in lines:
+                answer = json.loads(line)
+                if answer.get("id") == id:
+                    return answer["error"]["message"] if "error" in answer else "ok " + json.dumps(answer["result"])
+        hello = call(1, "extension.hello", {"name": "kb", "role": "keyboard"})
+        print("hello:", hello, flush=True)
+        print("answer:", call(2, sys.argv[1], json.loads(sys.argv[2])), flush=True)
+        for line in lines: pass
+        """
+
+    func call(_ client: RawClient, _ method: String, _ params: String, id: Int) -> String {
+        client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8) + [0x0a])
+        for _ in 0..<16 {
+            guard let line = client.readLine() else { break }
+            if line.contains(#""id":\#(id)"#) { return line }
+        }
+        return ""
+    }
+
+    @Test(arguments: cases) func aReadOnlyKeyboardIsAnsweredOnlyWhatItsRoleNeeds(_ test: Case) throws {
+        let fixture = try HostFixture()
+        try writeFile(fixture.extensions + "/kb.py", Self.keyboard)
+        let arguments = try String(decoding: JSONSerialization.data(withJSONObject: [
+            "python3", fixture.extensions + "/kb.py", test.method, test.params,
+        ]), as: UTF8.self)
+        try writeFile(fixture.extensions + "/kb.extension.json",
+                      #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":\#(arguments),"activation":"always","restart":"never"}"#)
+        try fixture.addExtension("witness", role: "notification", restart: "never", script: "exec sleep 300")
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
+        // Not offered what it would be refused.
+        #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
+        let linked = try #require(try host.expectLineStarting("[kb] answer:", timeout: 30).last)
+        #expect(linked.contains(Self.refusal) == !test.allowed, "through its link: \(linked)")
+        if !test.allowed {
+            #expect(linked.contains("'kb' has read-only access to the group (set \"openAccess\": true in its manifest)"))
+        }
+
+        // One started by hand with no manifest: its hello decides.
+        let client = try fixture.rawClient()
+        defer { client.close() }
+        #expect(call(client, "extension.hello", #"{"name":"kb-by-hand","role":"keyboard"}"#, id: 1).contains("result"))
+        let byHand = call(client, test.method, test.params, id: 2)
+        #expect(byHand.contains(Self.refusal) == !test.allowed, "by hand: \(byHand)")
+        #expect(!byHand.isEmpty)
+    }
+
+    /// Sent as a notification (no answer to refuse): nothing reaches the
+    /// other extensions either. The user's own notice after it is the first
+    /// one they hear.
+    @Test func aReadOnlyKeyboardsNoticeReachesNoOne() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        let witness = try fixture.rawClient()
+        defer { witness.close() }
+        #expect(call(witness, "extension.hello", #"{"name":"witness","role":"widget"}"#, id: 1).contains("result"))
+        // By hand, in a process of its own (the host knows a keyboard by its pid).
+        let keyboard = try TestProcess("/usr/bin/env", ["python3", "-c", """
+            import json, socket, sys
+            link = socket.socket(socket.AF_UNIX)
+            link.connect(sys.argv[1])
+            lines = link.makefile("r")
+            def send(message):
+                link.sendall((json.dumps(dict(jsonrpc="2.0", **message)) + "\\n").encode())
+            def answer(id):
+                for line in lines:
+                    if json.loads(line).get("id") == id: return line.strip()
+            send({"id": 1, "method": "extension.hello", "params": {"name": "kb", "role": "keyboard"}})
+            print("hello", answer(1), flush=True)
+            send({"method": "defaults.changed", "params": {"keys": ["typed"]}})
+            # Handled in order: once the ping is answered, so was the notice.
+            send({"id": 2, "method": "host.ping"})
+            print("sent", answer(2), flush=True)
+            sys.stdin.read()
+            """, fixture.group.path + "/host.sock"])
+        defer { keyboard.signal(SIGKILL) }
+        #expect(try keyboard.readLine(timeout: 20)?.contains(#""result""#) == true)
+        #expect(try keyboard.readLine(timeout: 20)?.hasPrefix("sent {") == true)
+        let user = try fixture.rawClient()
+        defer { user.close() }
+        #expect(call(user, "defaults.changed", #"{"keys":["user"]}"#, id: 1).contains(#""notified":2"#))
+        var heard: String?
+        for _ in 0..<16 {
+            guard let line = witness.readLine() else { break }
+            if line.contains("\"defaults.changed\"") { heard = line; break }
+        }
+        #expect(heard?.contains(#"["user"]"#) == true, "\(heard ?? "nothing")")
+    }
+}
