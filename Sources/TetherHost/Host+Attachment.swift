@@ -79,7 +79,13 @@ extension Host {
         }
         // Its launch's link: whichever of its processes speaks on it.
         let managed = links[key] != nil
-        let budget = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+        // Its own budget, up to the host's ceiling: a push is held no longer.
+        let asked = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+        let ceiling = UInt64(HostProtocol.maximumPushBudgetMilliseconds)
+        let budget = asked.map { min($0, ceiling) }
+        if let asked, asked > ceiling {
+            logger.warning("extension '\(name)' asked for a push budget of \(asked) ms; it has \(ceiling) ms, the host's ceiling")
+        }
         var entry = AttachedExtension(
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
             openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
@@ -109,6 +115,7 @@ extension Host {
         answerHelloWaiters(name, with: entry)
         return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
                          "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
+                         "timeBudgetMilliseconds": budget.map { .integer($0) } ?? .null,
                          "protocol": .integer(version),
                          "capabilities": .array(capabilities(for: entry).map { .string($0) }),
                          "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])

@@ -78,6 +78,8 @@ extension Host {
 
     func detach(_ connection: RPCConnection) {
         links.removeValue(forKey: ObjectIdentifier(connection))
+        // Nobody is left to answer: what its pushes hold goes now.
+        endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
         guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }

@@ -14,16 +14,44 @@ import TetherManifest
 /// `extension.push`: a notification to each usable notification extension,
 /// launched on demand, within its time budget.
 extension Host {
-    func push(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
+    func push(from connection: RPCConnection, _ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
         guard let payload = params?["payload"], case .object = payload else {
             return respond(.failure(.invalidParams("\"payload\" must be a JSON object")))
         }
         var budget: UInt64?
         if let value = params?["budgetMilliseconds"] {
-            guard let milliseconds = value.intValue, milliseconds > 0 else {
-                return respond(.failure(.invalidParams("\"budgetMilliseconds\" must be a positive integer")))
+            let maximum = HostProtocol.maximumPushBudgetMilliseconds
+            guard let milliseconds = value.intValue, milliseconds > 0, milliseconds <= maximum else {
+                return respond(.failure(.invalidParams(
+                    "\"budgetMilliseconds\" must be a positive integer of at most \(maximum) (\(maximum / 1000) s)")))
             }
             budget = UInt64(milliseconds)
+        }
+        // What it holds is counted as it travels on to each extension.
+        let bytes = JSONCodec.serialize(payload).count
+        let sender = ObjectIdentifier(connection)
+        if let refusal = pushLedger.refusal(sender, bytes: bytes) {
+            logger.warning("push refused (pid \(connection.peer?.pid ?? 0)): \(refusal.message)")
+            return respond(.failure(refusal))
+        }
+        // Past the total, the largest holder's pushes make room: a small
+        // push is never refused behind a large one.
+        while !pushLedger.fits(bytes) {
+            guard let largest = pushLedger.largestHolder(over: sender, adding: bytes), pushesBySender[largest] != nil else {
+                return respond(.failure(.refused("the host holds \(pushLedger.totalBytes) bytes of pushes in flight, "
+                                                 + "its limit; try again when they are answered")))
+            }
+            let count = pushLedger.held[largest]?.pushes ?? 0
+            logger.warning("pushes hold \(pushLedger.totalBytes) bytes, the host's limit: ending the \(count) of the connection holding the most")
+            endPushes(of: largest, "the host's pushes in flight reached their limit, and this connection's held the most")
+        }
+        pushLedger.charge(sender, bytes: bytes)
+        var delivery: PushDelivery?
+        let settled: RPCConnection.Respond = { [unowned self] result in
+            if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
+            if self.pushesBySender[sender]?.isEmpty == true { self.pushesBySender[sender] = nil }
+            self.pushLedger.release(sender, bytes: bytes)
+            respond(result)
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
@@ -51,12 +79,16 @@ extension Host {
             })
         }
         let logger = self.logger
-        PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes,
+        delivery = PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes,
                            report: { [unowned self] name, outcome, milliseconds, modified in
             self.metrics.push(self.metricLabel(name), outcome: outcome.rawValue, milliseconds: milliseconds)
             let metadata: Logger.Metadata = ["extension": .string(name), "outcome": .string(outcome.rawValue),
                                              "durationMs": .number(milliseconds), "modified": .bool(modified)]
-            if outcome == .timedOut {
+            if outcome == .busy {
+                logger.event(.pushTimedOut, level: .warning,
+                             "push: '\(name)' has \(PushDelivery.maximumUnansweredPerExtension) pushes unanswered, its limit; "
+                             + "the original content was delivered", metadata)
+            } else if outcome == .timedOut {
                 logger.event(.pushTimedOut, level: .warning,
                              "push: '\(name)' ran out of its time budget (\(milliseconds) ms); the original content was delivered",
                              metadata)
@@ -64,6 +96,13 @@ extension Host {
                 logger.event(.pushDelivered, "push: delivered through '\(name)' in \(milliseconds) ms"
                              + (outcome == .failed ? " (it could not take it; the original content)" : ""), metadata)
             }
-        }, respond: respond)
+        }, respond: settled)
+        if let delivery { pushesBySender[sender, default: [:]][ObjectIdentifier(delivery)] = delivery }
+    }
+
+    /// Ends every push `sender` has in flight, each answered with `reason`.
+    func endPushes(of sender: ObjectIdentifier, _ reason: String) {
+        guard let deliveries = pushesBySender.removeValue(forKey: sender) else { return }
+        for delivery in deliveries.values { delivery.end(.refused("push ended: \(reason)")) }
     }
 }

@@ -86,7 +86,7 @@ extension Host {
         case HostMethod.hello:
             respond(hello(connection, params))
         case HostMethod.push:
-            push(params, respond: respond)
+            push(from: connection, params, respond: respond)
         case HostMethod.reload:
             respond(reload(params))
         case HostMethod.tokenGet:

@@ -60,6 +60,11 @@ public final class Host: @unchecked Sendable {
     /// Work waiting for an extension's hello (a push, `extension.start`), by name.
     var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
     var nextWaiterID = 0
+    /// Pushes in flight, counted by sender and in total.
+    var pushLedger = PushLedger()
+    /// The same pushes, by sender: a sender that goes, or holds the most
+    /// when the total is reached, has its pushes ended.
+    var pushesBySender: [ObjectIdentifier: [ObjectIdentifier: PushDelivery]] = [:]
     var startedAt: UInt64 = 0
     var shuttingDown = false
     var reaper: GroupReaper?

@@ -9,12 +9,18 @@ import TetherLoop
 final class PushDelivery {
     static let defaultBudgetMilliseconds: UInt64 = 30_000
     static let slackMilliseconds: UInt64 = 1_000
+    /// Pushes an extension may leave unanswered: past them it is skipped (the
+    /// original content at once), so no push waits behind a pile of
+    /// unanswered ones, and no extension makes the host hold more.
+    static let maximumUnansweredPerExtension = 8
 
     /// How a push went for one extension: it answered, its budget ran out,
     /// or it could not take the push (gone, or its call failed). The
     /// original content is delivered in the last two.
     enum Outcome: String {
         case answered, timedOut, failed
+        /// Skipped: it had `maximumUnansweredPerExtension` pushes unanswered.
+        case busy
     }
 
     /// Told once per extension when its part is settled: how, how long it
@@ -63,13 +69,17 @@ final class PushDelivery {
     }
 
     /// Delivers `payload` through `routes` and answers `respond` with
-    /// `{"delivered": [{extension, content, modified, timedOut}]}`.
+    /// `{"delivered": [{extension, content, modified, timedOut}]}`. The
+    /// delivery, while it has routes to wait for (`end` ends it early).
+    @discardableResult
     static func start(loop: EventLoop, payload: JSONValue, budgetMilliseconds: UInt64?,
-                      routes: [Route], report: @escaping Report, respond: @escaping RPCConnection.Respond) {
+                      routes: [Route], report: @escaping Report,
+                      respond: @escaping RPCConnection.Respond) -> PushDelivery? {
         guard !routes.isEmpty else {
             // No service extension: the original is what gets delivered.
-            return respond(.success(["delivered": [["extension": nil, "content": payload,
-                                                    "modified": false, "timedOut": false]]]))
+            respond(.success(["delivered": [["extension": nil, "content": payload,
+                                             "modified": false, "timedOut": false]]]))
+            return nil
         }
         let delivery = PushDelivery(loop: loop, payload: payload, budget: budgetMilliseconds,
                                     routes: routes, report: report, respond: respond)
@@ -82,6 +92,18 @@ final class PushDelivery {
             let cancel = route.ready { target in delivery.send(index, to: target) }
             if delivery.results[index] == nil { delivery.cancels[index] = cancel }
         }
+        return delivery.respond == nil ? nil : delivery
+    }
+
+    /// Ends the push now, answered with `error`: nothing of it (payload,
+    /// calls, timers) is kept. No-op once answered.
+    func end(_ error: RPCError) {
+        guard let respond else { return }
+        self.respond = nil
+        for index in routes.indices where results[index] == nil {
+            finish(index, content: nil, timedOut: false, outcome: .failed)
+        }
+        respond(.failure(error))
     }
 
     /// The budget runs from the push's arrival, launch time included.
@@ -97,6 +119,9 @@ final class PushDelivery {
         cancels[index] = nil
         guard results[index] == nil else { return }
         guard let target else { return finish(index, content: nil, timedOut: false, outcome: .failed) }
+        guard target.connection.pendingCalls < Self.maximumUnansweredPerExtension else {
+            return finish(index, content: nil, timedOut: false, outcome: .busy)
+        }
         let budget = budget ?? target.timeBudgetMilliseconds ?? Self.defaultBudgetMilliseconds
         if self.budget == nil { arm(index, budget: budget) }
         let elapsed = loop.now - startedAt

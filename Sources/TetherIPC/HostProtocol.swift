@@ -8,6 +8,10 @@
 public enum HostProtocol {
     public static let current = 2
     public static let supported: ClosedRange<Int> = 1...2
+    /// The longest time budget a push may be given, by `push.send` or an
+    /// extension's hello: the host holds a push no longer than this (plus
+    /// a second), whatever a client asks.
+    public static let maximumPushBudgetMilliseconds = 60_000
     /// The release of Tether this host or SDK was built from (informational).
     public static let release = "0.14.0"
     /// What a host speaking `current` offers, as hello's answer lists it.

@@ -21,7 +21,7 @@ struct Push: ParsableCommand {
     @Argument(help: ArgumentHelp("The payload as a JSON object, or - for standard input.", valueName: "PAYLOAD"))
     var payload: String
 
-    @Option(help: ArgumentHelp("The time budget for rewriting, overriding each extension's own (30 s by default).",
+    @Option(help: ArgumentHelp("The time budget for rewriting, overriding each extension's own (30 s by default; at most 60 s).",
                                valueName: "SECONDS"))
     var budget: Seconds?
 
@@ -39,6 +39,10 @@ struct Push: ParsableCommand {
         var wait = PushDeliveryTimeout.defaultMilliseconds
         if let budget {
             guard budget.milliseconds > 0 else { throw CLIError.badInput("--budget must be above 0 seconds") }
+            let maximum = UInt64(HostProtocol.maximumPushBudgetMilliseconds)
+            guard budget.milliseconds <= maximum else {
+                throw CLIError.badInput("--budget may be at most \(maximum / 1000) seconds")
+            }
             params["budgetMilliseconds"] = .integer(budget.milliseconds)
             wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
         }
@@ -61,6 +65,6 @@ struct Push: ParsableCommand {
 
 /// How long `push` waits for the host: past the longest budget it may allow.
 enum PushDeliveryTimeout {
-    static let defaultMilliseconds: UInt64 = 30_000 + 2 * slackMilliseconds
+    static let defaultMilliseconds = UInt64(HostProtocol.maximumPushBudgetMilliseconds) + 2 * slackMilliseconds
     static let slackMilliseconds: UInt64 = 2_000
 }
