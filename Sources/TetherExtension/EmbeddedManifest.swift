@@ -40,6 +40,9 @@ public struct EmbeddedManifest: Sendable {
         return .some(value > 0 ? value : nil)
     }
 
+    /// Its disk limit, if it says one (the host's check refused a bad one).
+    var diskLimitMiB: Int? { object["diskLimitMiB"]?.intValue.flatMap { (1...1_048_576).contains($0) ? $0 : nil } }
+
     /// The manifest with `executable` set to `path` (this process's own).
     func installable(executable path: String) -> String {
         var object = object

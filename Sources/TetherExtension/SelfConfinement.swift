@@ -24,6 +24,7 @@ enum SelfConfinement {
         let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
+        if let disk = manifest?.diskLimitMiB { policy.fileSizeLimitMiB = disk }
         // Made now, while it may: confined, a writable role writes there
         // and a read-only one cannot even read it.
         if let secrets = try? identity.group.preparedSecretsPath(), secrets != identity.group.path { policy.secrets = secrets }

@@ -27,6 +27,8 @@ final class ExtensionSandbox {
     private let loop: EventLoop
     private let logger: Logger
     private var reported: Set<String> = []
+    /// What launches' temporary directories hold (made at the first launch).
+    private var diskUsage: DiskUsageWatcher?
     /// Ended launches' cgroups not yet empty, each with what to do once
     /// it is removed and the attempts left.
     private var retiring: [(ExtensionCgroup, then: (Bool) -> Void, attempts: Int)] = []
@@ -92,6 +94,28 @@ final class ExtensionSandbox {
         PrivateTemporaryDirectory.removeOrphans(base: temporaryBase)
     }
 
+    /// Counts what a launch's `temporary` directory holds; `onExceeded`
+    /// (once, on the loop) past `limitMiB`. Nil, logged once, if the
+    /// host cannot watch it (no inotify instance or watch left).
+    func watchDisk(_ temporary: String, limitMiB: Int, onExceeded: @escaping () -> Void) -> DiskUsageWatcher.Tree? {
+        do throws(Errno) {
+            if diskUsage == nil { diskUsage = try DiskUsageWatcher(loop: loop) }
+            return try diskUsage?.watch(temporary, limitBytes: Int64(limitMiB) << 20, onExceeded: onExceeded)
+        } catch {
+            if reported.insert("disk").inserted {
+                logger.warning("""
+                    cannot count what extensions write to their temporary directories (\(error)): \
+                    only each file's size is limited
+                    """)
+            }
+            return nil
+        }
+    }
+
+    func unwatchDisk(_ tree: DiskUsageWatcher.Tree?) {
+        if let tree { diskUsage?.unwatch(tree) }
+    }
+
     /// At shutdown, after `removeLeftovers`: the group's directory too, if
     /// empty, so a stopped host leaves nothing in the temporary directory.
     func removeParentIfEmpty() {
@@ -101,6 +125,7 @@ final class ExtensionSandbox {
     func policy(for manifest: ExtensionManifest, temporaryDirectory: String?) -> SandboxPolicy {
         var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
                                    temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
+        policy.fileSizeLimitMiB = manifest.diskLimitMiB
         // Where the host could make it (it opens the store before any launch).
         let secrets = GroupDirectory.secretsPath(of: groupPath)
         var info = stat()

@@ -69,6 +69,7 @@ extension ExtensionSupervisor {
             }
             if let onLink { onLink(link.host, process.pid) } else { close(link.host) }
             temporaryDirectory = temporary
+            diskUsage = sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() }
             cgroup = confinement.cgroup
             self.process = process
             group = process.pid

@@ -40,6 +40,8 @@ extension ExtensionSupervisor {
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary = temporaryDirectory
         temporaryDirectory = nil
+        sandbox.unwatchDisk(diskUsage)
+        diskUsage = nil
         leftoversPending += 1
         if leftovers > 0 { leftoverGroups.insert(leftovers) }
         let gone = { [weak self] in

@@ -40,6 +40,8 @@ final class ExtensionSupervisor {
     var sandboxReport: SandboxReport
     /// The running instance's TMPDIR, removed once its group is gone.
     var temporaryDirectory: String?
+    /// What its temporary directory holds, counted while it runs.
+    var diskUsage: DiskUsageWatcher.Tree?
     /// The running instance's cgroup (where the host has a delegated one):
     /// everything it started, whatever session or group it moved to.
     var cgroup: ExtensionCgroup?
@@ -215,6 +217,16 @@ final class ExtensionSupervisor {
         logger.info("extension '\(manifest.name)' is idle (nothing for \(manifest.idleTimeoutMilliseconds / 1000) s); ending it")
         onWillTerminate?()
         ender.begin(after: min(1_000, graceMilliseconds), grace: graceMilliseconds) { [weak self] in self?.signal($0) }
+    }
+
+    /// Its temporary directory passed its disk limit: SIGKILL to the whole
+    /// group now, as a memory limit does; the exit says `disk`.
+    func killForDisk() {
+        guard let process, process.exitStatus == nil, ending == nil || ending == .idle else { return }
+        let limit = manifest.diskLimitMiB
+        logger.warning("extension '\(manifest.name)' holds more than \(limit) MiB in its temporary directory (its diskLimitMiB); killing it")
+        ending = .disk
+        signal(SIGKILL)
     }
 
     /// The watchdog's verdict: SIGKILL to the whole group now; the exit is

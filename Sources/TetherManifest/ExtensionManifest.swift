@@ -42,6 +42,11 @@ public struct ExtensionManifest: Sendable, Equatable {
     public var noRestartExitCodes: [Int32]
     /// Its memory ceiling (`RLIMIT_DATA`), MiB; nil for none (`0` in the file).
     public var memoryLimitMiB: Int?
+    /// The most its private temporary directory may hold, MiB, and the
+    /// largest file it may write anywhere (`RLIMIT_FSIZE`).
+    public var diskLimitMiB: Int
+    /// Enough for any extension's cache, less than a small tmpfs holds.
+    public static let defaultDiskLimitMiB = 256
     /// The manifest file this came from.
     public var source: String
 
@@ -50,7 +55,8 @@ public struct ExtensionManifest: Sendable, Equatable {
                 idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
                 noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
-                memoryLimitMiB: Int?? = nil, source: String) {
+                memoryLimitMiB: Int?? = nil, diskLimitMiB: Int = ExtensionManifest.defaultDiskLimitMiB,
+                source: String) {
         self.name = name
         self.role = role
         self.executable = executable
@@ -62,6 +68,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         self.watchdogMilliseconds = watchdogMilliseconds
         self.noRestartExitCodes = noRestartExitCodes
         self.memoryLimitMiB = memoryLimitMiB ?? role.defaultMemoryLimitMiB
+        self.diskLimitMiB = diskLimitMiB
         self.source = source
     }
 
@@ -81,7 +88,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
         }
         let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess", "activation",
-                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB"]
+                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB", "diskLimitMiB"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ManifestError(file: path, field: unknown,
                                 problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
@@ -169,10 +176,18 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             memoryLimit = mib == 0 ? nil : mib
         }
+        var diskLimit = defaultDiskLimitMiB
+        if let value = object["diskLimitMiB"] {
+            guard let mib = value.intValue, (1...1_048_576).contains(mib) else {
+                throw ManifestError(file: path, field: "diskLimitMiB", problem: "must be MiB from 1 to 1048576")
+            }
+            diskLimit = mib
+        }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
-                                 noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit), source: path)
+                                 noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit),
+                                 diskLimitMiB: diskLimit, source: path)
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
@@ -191,7 +206,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             "openAccess": .bool(openAccess), "activation": .string(activation.rawValue),
             "watchdog": .double(Double(watchdogMilliseconds) / 1000),
             "noRestartExitCodes": .array(noRestartExitCodes.map { .integer($0) }),
-            "memoryLimitMiB": .integer(memoryLimitMiB ?? 0),
+            "memoryLimitMiB": .integer(memoryLimitMiB ?? 0), "diskLimitMiB": .integer(diskLimitMiB),
         ]
         // Only on-demand extensions have one: `parse` refuses it elsewhere.
         if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }

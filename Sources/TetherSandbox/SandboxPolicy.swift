@@ -21,11 +21,9 @@ public struct SandboxPolicy: Sendable, Equatable {
     /// `RLIMIT_DATA`, MiB; nil for none.
     public var memoryLimitMiB: Int?
     /// `RLIMIT_FSIZE`, MiB: no file it writes grows past it (SIGXFSZ,
-    /// which ends it unless it handles the signal; then EFBIG).
-    public var fileSizeLimitMiB: Int? = SandboxPolicy.defaultFileSizeLimitMiB
-    /// A file of 256 MiB is more than any extension's cache needs, and
-    /// less than a TMPDIR on a small tmpfs holds.
-    public static let defaultFileSizeLimitMiB = 256
+    /// which ends it unless it handles the signal; then EFBIG). The
+    /// manifest's `diskLimitMiB`.
+    public var fileSizeLimitMiB: Int? = ExtensionManifest.defaultDiskLimitMiB
     /// The group's secrets directory (beside the group): writable with
     /// the group; where the group is read-only, not even readable (such a
     /// role gets tokens from the host's broker). It must exist by then.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherSandbox
+import TetherManifest
 import TetherTestSupport
 
 /// A file past an extension's size limit (`RLIMIT_FSIZE`) ends it with
@@ -10,7 +10,7 @@ import TetherTestSupport
 struct DiskLimitTests {
     @Test func aFilePastTheLimitEndsTheExtensionWithReasonDisk() throws {
         let fixture = try HostFixture()
-        let size = (SandboxPolicy.defaultFileSizeLimitMiB + 1) << 20
+        let size = (ExtensionManifest.defaultDiskLimitMiB + 1) << 20
         try fixture.addExtension("filler", restart: "never", script: """
             exec head -c \(size) /dev/zero > "$TMPDIR/big"
             """)
@@ -25,5 +25,36 @@ struct DiskLimitTests {
         #expect(last["reason"] as? String == "disk", "\(last)")
         #expect(last["signal"] as? Int == Int(SIGXFSZ), "\(last)")
         #expect(try host.stop() == 0)
+    }
+
+    /// Many files, each under the limit, in a directory made after the
+    /// launch: the total counts, and the extension is killed past it.
+    @Test func aTemporaryDirectoryPastItsTotalEndsTheExtension() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/hoarder.sh", """
+            #!/bin/sh
+            mkdir -p "$TMPDIR/a/b" || exit 3
+            i=0
+            while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > "$TMPDIR/a/b/f$i"; i=$((i + 1)); done
+            echo "wrote 64 MiB"
+            exec cat
+            """, mode: 0o755)
+        let manifest = #"{"name":"hoarder","role":"widget","executable":"hoarder.sh","restart":"never","#
+            + #""activation":"always","diskLimitMiB":8}"#
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(fixture.extensions)/hoarder.extension.json"))
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        var last: [String: Any] = [:]
+        try waitFor("the hoarder's exit in the host's status", timeout: 30) {
+            let list = (try? fixture.status()["extensions"] as? [[String: Any]]) ?? nil
+            last = list?.first { $0["name"] as? String == "hoarder" }?["lastExit"] as? [String: Any] ?? [:]
+            return !last.isEmpty
+        }
+        #expect(last["reason"] as? String == "disk", "\(last)")
+        #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
+        #expect(try host.stop() == 0)
+        let errors = try host.standardError()
+        #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
+        #expect(!errors.contains("wrote 64 MiB"))
     }
 }

@@ -1,3 +1,4 @@
+import CBenchSystem
 import CTetherSystem
 import TetherIPC
 import TetherLoop
@@ -13,6 +14,11 @@ import Glibc
 /// offline keyboard's seccomp filter, RLIMIT_DATA); its baseline is the same
 /// launch unconfined, in the same run. The goal: under 1 ms more.
 ///
+/// `sandbox.syscall` is what the allowlist costs each system call of a
+/// confined extension (the offline keyboard's filter, the largest, on
+/// `getppid` and an argument-filtered `fcntl`), against the same calls
+/// without a filter.
+///
 /// Run in a delegated cgroup (systemd's `Delegate=yes`), it also measures
 /// `launch.cgroup`: the confined launch in a cgroup of its own (made, joined
 /// by the child, removed), against the confined launch without.
@@ -27,6 +33,7 @@ struct SandboxBenchmark {
         let confined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: true) }
         var results = [BenchResult(name: "launch.confined", samples: confined,
                                    baselines: ["the same launch unconfined": Percentiles(nanoseconds: unconfined)])]
+        results.append(try syscallCost(samples: samples))
         if case .success(let cgroups) = DelegatedCgroup.claim(group: group) {
             let inCgroup = try measure(samples: samples, warmup: 10) {
                 try launch(group: group, confined: true, cgroups: cgroups)
@@ -35,6 +42,29 @@ struct SandboxBenchmark {
                                        baselines: ["the same confined launch without a cgroup": Percentiles(nanoseconds: confined)]))
         }
         return results
+    }
+
+    private func syscallCost(samples: Int) throws -> BenchResult {
+        func run(_ filter: [UInt8]?) throws -> Percentiles {
+            var perCall = [Double](repeating: 0, count: samples)
+            let rc = perCall.withUnsafeMutableBufferPointer { out in
+                guard let filter else { return bench_syscalls_under_filter(nil, 0, Int32(samples), 10_000, out.baseAddress) }
+                return filter.withUnsafeBytes {
+                    bench_syscalls_under_filter($0.baseAddress, UInt16(truncatingIfNeeded: $0.count / 8), Int32(samples),
+                                                10_000, out.baseAddress)
+                }
+            }
+            guard rc == 0 else { throw BenchError.environment("the system call loop failed (errno \(errno))") }
+            let sorted = perCall.sorted()
+            return Percentiles(p50: sorted[sorted.count / 2], p99: sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+        }
+        guard let filter = SeccompFilter.program(network: false, readOnly: true, sharedMemory: false) else {
+            throw BenchError.environment("libseccomp could not build the keyboard's filter")
+        }
+        let bare = try run(nil)
+        let filtered = try run(filter)
+        return BenchResult(name: "sandbox.syscall", unit: "ns", p50: filtered.p50, p99: filtered.p99, samples: samples,
+                           baselines: ["the same calls without a filter": bare])
     }
 
     private func launch(group: String, confined: Bool, cgroups: DelegatedCgroup? = nil) throws {

@@ -17,4 +17,12 @@ int bench_current_cpu(void);
 int bench_run_measured(const char *path, char *const argv[], char *const envp[], int use_fork,
                        long long *wall_ns, int *status, struct rusage *usage);
 
+/// In a forked child: `filter` (classic BPF, `length` instructions;
+/// none if NULL) after PR_SET_NO_NEW_PRIVS, then `samples` rounds of
+/// `calls` system calls each: getppid and fcntl(F_GETFL), the second
+/// allowed by its argument. Fills `ns_per_call` with each round's
+/// nanoseconds per call. 0, or -1 and errno.
+int bench_syscalls_under_filter(const void *filter, unsigned short length, int samples, int calls,
+                                double *ns_per_call);
+
 #endif
