@@ -98,6 +98,9 @@ static int run_child(void *argument) {
         if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
             rlim_t wanted = (rlim_t)request->descriptor_soft_limit;
             limit.rlim_cur = wanted < limit.rlim_max ? wanted : limit.rlim_max;
+            /* A confined child may not raise it: each descriptor can hold
+               a socket's buffers, which no memory limit but a cgroup's counts. */
+            if (request->confinement.no_new_privileges) limit.rlim_max = limit.rlim_cur;
             setrlimit(RLIMIT_NOFILE, &limit);
         }
     }

@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
@@ -88,6 +89,9 @@ int tether_apply_confinement(const struct tether_confinement *confinement, int a
             int rc = limit(RLIMIT_STACK, (long long)stack_bytes);
             if (limit_error == 0) limit_error = rc;
         }
+        /* What it makes is its own alone: a mode is all a widget could
+           otherwise change of the group's files' exposure. */
+        umask(077);
         int dropped = drop_capabilities();
         if (dropped < 0) return dropped;
         /* Required for both below without CAP_SYS_ADMIN, and what keeps a

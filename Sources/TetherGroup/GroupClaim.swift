@@ -15,25 +15,41 @@ public final class GroupClaim {
 
     deinit { Syscall.close(fd) }
 
-    /// Claims the group at `path`, or nil if another process holds it
-    /// (`holder` names it).
-    public static func tryClaim(_ path: String) throws(GroupError) -> GroupClaim? {
+    /// What claiming a group found.
+    public enum Outcome {
+        case claimed(GroupClaim)
+        /// Another host has it (its pid, where the lock table says).
+        case claimedByHost(pid: Int32?)
+        /// Only shared locks are in the way: no host's (a host's is
+        /// exclusive), but a process that opened the directory, such as an
+        /// extension's leftover child after its host was killed. The host
+        /// starts without the claim rather than never again.
+        case readLocked(by: [Int32])
+    }
+
+    /// Claims the group at `path`.
+    public static func claim(_ path: String) throws(GroupError) -> Outcome {
         let fd: Int32
         do {
             fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
         } catch {
             throw .system("open the group directory", path: path, error)
         }
+        let info: stat
         do {
-            guard try Syscall.flock(fd, LOCK_EX | LOCK_NB) else {
-                Syscall.close(fd)
-                return nil
-            }
+            info = try Syscall.fstat(fd)
+            if try Syscall.flock(fd, LOCK_EX | LOCK_NB) { return .claimed(GroupClaim(fd: fd)) }
         } catch {
             Syscall.close(fd)
             throw .system("lock the group directory", path: path, error)
         }
-        return GroupClaim(fd: fd)
+        Syscall.close(fd)
+        #if os(Linux)
+        if case .some(nil) = FlockTable.lookUp(device: info.st_dev, inode: info.st_ino) {
+            return .readLocked(by: FlockTable.holders(device: info.st_dev, inode: info.st_ino))
+        }
+        #endif
+        return .claimedByHost(pid: holder(of: path))
     }
 
     /// The pid of the process that claims the group at `path`, if the

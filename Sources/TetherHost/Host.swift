@@ -86,14 +86,24 @@ public final class Host: @unchecked Sendable {
         let group = configuration.group
         // The group first: a host lock renamed away by an extension leaves
         // the group itself claimed.
-        let claim: GroupClaim?
+        let outcome: GroupClaim.Outcome
         do {
-            claim = try GroupClaim.tryClaim(group.path)
+            outcome = try GroupClaim.claim(group.path)
         } catch {
             throw .group(error)
         }
-        guard let claim else { throw .alreadyRunning(pid: GroupClaim.holder(of: group.path)) }
-        groupClaim = claim
+        switch outcome {
+        case .claimed(let claim):
+            groupClaim = claim
+        case .claimedByHost(let pid):
+            throw .alreadyRunning(pid: pid)
+        case .readLocked(let pids):
+            logger.warning("""
+                the group directory is read-locked by pid \(pids.map(String.init).joined(separator: ", ")) \
+                (not a host: a host locks it exclusively; an extension's child left by a killed host, say); \
+                starting without that claim: only the host lock keeps a second host out
+                """)
+        }
         let lockPath: String
         let lock: LivenessLock?
         do {

@@ -45,7 +45,7 @@ public enum MachineEnforcement {
         findings.append(Finding(
             mechanism: "memory", enforced: memory || support.seccomp,
             detail: memory ? "memory.max per extension (counts everything)"
-                : support.seccomp ? "RLIMIT_DATA, with memfd and shared anonymous mappings refused (seccomp); files on a tmpfs TMPDIR not counted"
+                : support.seccomp ? "RLIMIT_DATA per process, with memfd, shared anonymous and growsdown mappings and SysV shared memory refused (seccomp); not counted: the processes it forks (each has its own), kernel buffers (sockets, pipes: at most 1,024 descriptors), files on a tmpfs TMPDIR (bounded by diskLimitMiB)"
                 : "RLIMIT_DATA only: memfd and shared mappings are not counted",
             fix: memory ? nil : delegationFix))
         let pids = offered.contains("pids")

@@ -29,15 +29,26 @@ struct SeccompPolicy: Sendable, Hashable {
         rules += Self.memory(shared: sharedMemory)
         rules += Self.descriptors(readOnly: readOnly, sharedMemory: sharedMemory)
         rules += Self.sockets(network: network, unixSockets: unixSockets)
-        if !readOnly {
-            // Locks on what it may write (a read lock on a group lock file
-            // would keep every holder out), and "set the times to now",
-            // which any write does anyway (`touch`).
-            rules += SyscallRule.allow(["flock"])
-            rules += [SyscallRule("utimensat", when: [.word(2, is: 0)]), SyscallRule("utimes", when: [.word(1, is: 0)]),
-                      SyscallRule("utime", when: [.word(1, is: 0)]), SyscallRule("futimesat", when: [.word(2, is: 0)])]
-        }
+        if !readOnly { rules += Self.writerMetadata }
         return rules
+    }
+
+    /// What a role that may write the group may also do to what it may
+    /// write: lock it (a read lock on a group lock file would keep every
+    /// holder out, so a read-only role may not), set its times (`touch`,
+    /// `cp -p`, `tar`), and give it a mode of the owner's bits alone (git's
+    /// and gzip's chmod of their own files): never a group or world bit,
+    /// which would show the user's files (the credentials) to other users,
+    /// nor setuid, setgid or sticky. Extensions run under umask 077, so
+    /// what they make is the owner's alone to begin with.
+    static var writerMetadata: [SyscallRule] {
+        let ownerOnly: UInt64 = 0o7077
+        return SyscallRule.allow(["flock", "utimensat", "utimes", "utime", "futimesat"]) + [
+            SyscallRule("chmod", when: [.bits(1, ownerOnly, are: 0)]),
+            SyscallRule("fchmod", when: [.bits(1, ownerOnly, are: 0)]),
+            SyscallRule("fchmodat", when: [.bits(2, ownerOnly, are: 0)]),
+            SyscallRule("fchmodat2", number: 452, when: [.bits(2, ownerOnly, are: 0)]),
+        ]
     }
 
     /// Every role, whatever its policy.
@@ -95,8 +106,9 @@ struct SeccompPolicy: Sendable, Hashable {
     ]) + [SyscallRule("epoll_pwait2", number: 441)]
 
     /// Paths: Landlock decides which. Reading metadata is free; changing it
-    /// (mode, owner, extended attributes, inode flags) is not, anywhere:
-    /// Landlock does not cover it, and seccomp cannot see paths. Special
+    /// is not (Landlock does not cover it, and seccomp cannot see paths):
+    /// no owner, extended attribute or inode flag anywhere, and modes and
+    /// times only for roles that may write (`writerMetadata`). Special
     /// files: FIFOs only.
     static let files: [SyscallRule] = SyscallRule.allow([
         "open", "openat", "creat", "stat", "lstat", "fstat", "newfstatat", "statx", "statfs", "fstatfs",

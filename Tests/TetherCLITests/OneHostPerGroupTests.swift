@@ -34,4 +34,29 @@ struct OneHostPerGroupTests {
         defer { next.signal(SIGTERM) }
         #expect(try fixture.status()["pid"] as? Int == Int(next.pid))
     }
+
+    /// A shared lock on the group directory (an extension's child left by
+    /// a killed host, here util-linux flock(1)) is no host's: a host starts,
+    /// says why it has no claim, and a second is still kept out by the
+    /// host lock.
+    @Test func aReadLockOnTheGroupDirectoryKeepsNoHostOut() throws {
+        let fixture = try HostFixture()
+        // The directory first: flock(1) would make a file of that name.
+        #expect(mkdir(fixture.group.path, 0o700) == 0 || errno == EEXIST)
+        let reader = try TestProcess("/usr/bin/flock", ["-s", fixture.group.path, "sleep", "120"])
+        defer { reader.signal(SIGKILL) }
+        try waitFor("flock(1)'s shared lock on the group directory", timeout: 10) {
+            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ  \(reader.pid) ")
+                || ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ \(reader.pid) ")
+        }
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+        let second = try fixture.group.run(["host"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
+        #expect(try host.stop() == 0)
+        let errors = try host.standardError()
+        #expect(errors.contains("the group directory is read-locked by pid \(reader.pid)"), "\(errors)")
+    }
 }

@@ -34,7 +34,8 @@ struct SandboxTests {
     static let everyRole = [
         "lease": "EPERM", "prlimitHost": "EPERM", "prlimitSelf": "ok", "affinityHost": "EPERM", "priorityHost": "EPERM",
         "priorityUser": "EPERM", "growsDown": "EPERM", "privateMapping": "ok", "sysvShm": "EPERM", "inodeFlags": "EPERM",
-        "chmod": "EPERM", "chmodTmp": "EPERM", "chown": "EPERM", "setxattr": "EPERM", "utimeExplicit": "EPERM",
+        "chmod": "EPERM", "chmodWide": "EPERM", "chmodSetuid": "EPERM", "madeMode": "0o600", "chown": "EPERM",
+        "setxattr": "EPERM",
         "datagramPair": "EPERM", "userNamespace": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
     ]
@@ -46,17 +47,17 @@ struct SandboxTests {
             "tiocsti": "EPERM", "stopWithoutHello": "error", "helloAsOther": "error", "stopAfterOtherHello": "error",
             "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "lockHighBits": "EPERM",
             "groupRead": "ok", "secrets": "EACCES", "secretsList": "EACCES", "secretsByLink": "EACCES", "otherSecrets": "EACCES",
-            "secretsHardLink": "EXDEV", "touch": "EPERM",
+            "secretsHardLink": "EXDEV", "touch": "EPERM", "chmodTmp": "EPERM", "utimeExplicit": "EPERM",
         ]) { $1 }),
         Case(role: "keyboard", openAccess: true, expected: everyRole.merging([
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "ptraceHost": "EPERM",
             "hello": "ok", "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "lockHighBits": "ok",
-            "groupRead": "ok", "secrets": "ok", "touch": "ok",
+            "groupRead": "ok", "secrets": "ok", "touch": "ok", "chmodTmp": "ok", "utimeExplicit": "ok",
         ]) { $1 }),
         Case(role: "widget", openAccess: false, expected: everyRole.merging([
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "ptraceHost": "EPERM", "hello": "ok",
             "helloAsOther": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "groupRead": "ok", "secrets": "ok",
-            "touch": "ok",
+            "touch": "ok", "chmodTmp": "ok", "utimeExplicit": "ok",
         ]) { $1 }),
     ]
 
