@@ -36,6 +36,17 @@ extension Host {
         return entry.role == .keyboard && !entry.openAccess ? entry.name : nil
     }
 
+    /// The extension behind `connection`, if it is one: its launch's link,
+    /// a hello on it, a process of a launch, or the process of one attached
+    /// by hand. For what no extension may do (stop another).
+    func extensionPeer(_ connection: RPCConnection) -> String? {
+        let key = ObjectIdentifier(connection)
+        if let name = links[key]?.name ?? attached[key]?.name { return name }
+        guard let pid = connection.peer?.pid else { return nil }
+        if let supervisor = supervisors.first(where: { $0.owns(pid: pid) }) { return supervisor.manifest.name }
+        return attached.values.first { $0.pid == pid }?.name
+    }
+
     func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
         // A hello without a version is version 1: shell and Python
         // extensions written before versions keep working.

@@ -42,6 +42,7 @@ extension Host {
     }
 
     func stopFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+        featureStarters[name.rawValue] = nil
         guard let lock = features.removeValue(forKey: name.rawValue) else {
             return .failure(.refused("feature '\(name)' is not running in this host"))
         }

@@ -78,8 +78,18 @@ extension Host {
         case HostMethod.status:
             respond(.success(status()))
         case HostMethod.featureStart:
-            respond(featureName(params).flatMap(startFeature))
+            let result = featureName(params).flatMap(startFeature)
+            if case .success(let answer) = result, answer["started"]?.boolValue == true,
+               let feature = params?["name"]?.stringValue, let starter = extensionPeer(connection) {
+                featureStarters[feature] = starter
+            }
+            respond(result)
         case HostMethod.featureStop:
+            // An extension, launched or by hand, stops only what it started.
+            if let name = extensionPeer(connection), let feature = params?["name"]?.stringValue,
+               featureStarters[feature] != name {
+                return respond(.failure(.refused("'\(name)' may stop only a feature it started; it did not start '\(feature)'")))
+            }
             respond(featureName(params).flatMap(stopFeature))
         case HostMethod.featureList:
             respond(.success(featureList()))
@@ -105,6 +115,10 @@ extension Host {
         case HostMethod.extensionStart:
             startExtension(params, respond: respond)
         case HostMethod.extensionStop:
+            // No extension ends another, launched or by hand: the user does.
+            if let name = extensionPeer(connection) {
+                return respond(.failure(.refused("'\(name)' is an extension; only the user stops extensions (tether extension stop)")))
+            }
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
             respond(.success(.array(extensionList())))

@@ -52,6 +52,9 @@ public final class Host: @unchecked Sendable {
     var supervisors: [ExtensionSupervisor] = []
     var sandbox: ExtensionSandbox?
     var features: [String: LivenessLock] = [:]
+    /// The extension that asked for each feature it started: the only
+    /// extension that may stop it.
+    var featureStarters: [String: String] = [:]
     /// Extensions that said hello, by connection.
     var attached: [ObjectIdentifier: AttachedExtension] = [:]
     /// The host's ends of launch links (`LaunchLink`), by connection: whose

@@ -264,13 +264,17 @@ import TetherTestSupport
         let group = try TestGroup()
         let host = try startHost(group)
         defer { host.signal(SIGTERM) }
-        #expect(try group.run(["feature", "start", "recording"]).status == 0)
+        #expect(try group.run(["feature", "start", "playback"]).status == 0)
         let keyboard = try startByHand(group, "example-keyboard", environment: ["TETHER_OPEN_ACCESS": "1"])
-        keyboard.writeStdin("stop recording\nnote remember the milk\n")
+        // It stops what it started, not what the user did.
+        keyboard.writeStdin("start recording\nstop recording\nstop playback\nnote remember the milk\n")
         keyboard.closeStdin()
         #expect(try keyboard.waitForExit() == 0)
         let output = try keyboard.remainingOutput()
-        #expect(output.contains("asked the host: recording stopped\nnote saved\n"), "\(output)")
+        #expect(output.contains("asked the host: recording started\nasked the host: recording stopped\n"
+                                + "cannot stop playback: 'example-keyboard' may stop only a feature it started; it did not start 'playback'\n"
+                                + "note saved\n"), "\(output)")
+        #expect(try group.run(["probe", "feature", "playback"]).status == 0)
         #expect(try group.run(["probe", "feature", "recording"]).status == 1)
         let note = group.path + "/shared/keyboard-note"
         #expect(try String(contentsOfFile: note, encoding: .utf8) == "remember the milk")

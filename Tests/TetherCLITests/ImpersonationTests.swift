@@ -175,4 +175,59 @@ import TetherTestSupport
         let plain = try #require(try byHand.readLine(timeout: 20))
         #expect(plain.contains(#""managed":false"#) && plain.contains(#""openAccess":false"#), "\(plain)")
     }
+
+    /// No extension, launched or by hand, stops another (the user does, with
+    /// `tether extension stop`), and each stops only the features it
+    /// started: one started by hand has no more power than a launched one.
+    @Test func noExtensionStopsAnotherOrAFeatureItDidNotStart() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("steady", script: "exec sleep 300")
+        try writeFile(fixture.extensions + "/kb.py", """
+            import json, os, socket
+            link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+            lines = link.makefile("r")
+            def call(id, method, params):
+                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}) + "\\n").encode())
+                for line in lines:
+                    answer = json.loads(line)
+                    if answer.get("id") == id: return answer["error"]["message"] if "error" in answer else "ok"
+            call(1, "extension.hello", {"name": "kb", "role": "keyboard"})
+            print("own", call(2, "feature.start", {"name": "kb-own"}), call(3, "feature.stop", {"name": "kb-own"}), flush=True)
+            print("users:", call(4, "feature.stop", {"name": "users"}), flush=True)
+            print("steady:", call(5, "extension.stop", {"name": "steady"}), flush=True)
+            for line in lines: pass
+            """)
+        try writeFile(fixture.extensions + "/kb.extension.json",
+                      #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/kb.py"],"activation":"on-demand","openAccess":true}"#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        _ = try host.expectLineStarting("extension 'steady' started")
+        #expect(try fixture.group.run(["feature", "start", "users"]).status == 0)
+        #expect(try fixture.group.run(["extension", "start", "kb"], timeout: 30).status == 0)
+        let launched = try host.expectLineStarting("[kb] steady:", timeout: 30)
+        #expect(launched.contains("[kb] own ok ok"), "\(launched)")
+        #expect(launched.contains("[kb] users: 'kb' may stop only a feature it started; it did not start 'users'"), "\(launched)")
+        #expect(launched.last == "[kb] steady: 'kb' is an extension; only the user stops extensions (tether extension stop)")
+
+        // By hand, with the open access it claims (the host has no manifest of it).
+        let client = try fixture.rawClient()
+        defer { client.close() }
+        #expect(Self.hello(client, #"{"name":"pad","role":"keyboard","openAccess":true}"#).contains(#""openAccess":true"#))
+        func call(_ id: Int, _ method: String, _ params: String) -> String {
+            client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8) + [0x0a])
+            for _ in 0..<16 {
+                guard let line = client.readLine() else { break }
+                if line.contains(#""id":\#(id)"#) { return line }
+            }
+            return ""
+        }
+        #expect(call(2, "feature.start", #"{"name":"pad-own"}"#).contains(#""started":true"#))
+        #expect(call(3, "feature.stop", #"{"name":"pad-own"}"#).contains(#""stopped":true"#))
+        #expect(call(4, "feature.stop", #"{"name":"users"}"#).contains("'pad' may stop only a feature it started; it did not start 'users'"))
+        #expect(call(5, "extension.stop", #"{"name":"steady"}"#).contains("'pad' is an extension; only the user stops extensions"))
+        #expect(try fixture.group.run(["probe", "feature", "users"]).status == 0)
+        // The user may.
+        #expect(try fixture.group.run(["extension", "stop", "steady"], timeout: 30).status == 0)
+        #expect(try fixture.group.run(["feature", "stop", "users"]).status == 0)
+    }
 }
