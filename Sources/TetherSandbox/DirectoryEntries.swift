@@ -26,12 +26,4 @@ enum DirectoryEntries {
         }
         return entries
     }
-
-    /// The names in the directory at `path` (not following a symlink there).
-    static func names(in path: String) -> [String] {
-        let directory = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard directory >= 0 else { return [] }
-        defer { close(directory) }
-        return read(directory)?.map(\.name) ?? []
-    }
 }

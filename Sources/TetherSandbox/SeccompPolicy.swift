@@ -57,7 +57,8 @@ struct SeccompPolicy: Sendable, Hashable {
 
     /// Its own life and its children's. No `setsid` or `setpgid`: every
     /// process of a launch stays in its process group, where a stop reaches
-    /// it. `clone` without namespace flags (no `unshare`, `setns`).
+    /// it. `clone` without namespace flags (no `unshare`, `setns`) or
+    /// `CLONE_PARENT`.
     static let processes: [SyscallRule] = SyscallRule.allow([
         "execve", "execveat", "exit", "exit_group", "wait4", "waitid", "fork", "vfork",
         "set_tid_address", "set_robust_list", "get_robust_list", "rseq", "arch_prctl", "restart_syscall",
@@ -67,8 +68,9 @@ struct SeccompPolicy: Sendable, Hashable {
         // Further confinement of itself only narrows what it may do.
         "seccomp",
     ]) + [
-        // CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
-        SyscallRule("clone", when: [.bits(0, 0x7E02_0000, are: 0)]),
+        // CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET,
+        // and CLONE_PARENT (a child of the host's, not its own).
+        SyscallRule("clone", when: [.bits(0, 0x7E02_8000, are: 0)]),
         // Only the query (0xffffffff): no execution domain of its own.
         SyscallRule("personality", when: [.int(0, is: 0xffff_ffff)]),
         SyscallRule("futex_waitv", number: 449), SyscallRule("futex_wake", number: 454),

@@ -37,7 +37,7 @@ struct DiskLimitTests {
             i=0
             while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > "$TMPDIR/a/b/f$i"; i=$((i + 1)); done
             echo "wrote 64 MiB"
-            exec cat
+            exec sleep 60
             """, mode: 0o755)
         let manifest = #"{"name":"hoarder","role":"widget","executable":"hoarder.sh","restart":"never","#
             + #""activation":"always","diskLimitMiB":8}"#
@@ -55,6 +55,5 @@ struct DiskLimitTests {
         #expect(try host.stop() == 0)
         let errors = try host.standardError()
         #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
-        #expect(!errors.contains("wrote 64 MiB"))
     }
 }

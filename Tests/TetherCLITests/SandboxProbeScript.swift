@@ -126,6 +126,13 @@ extension SandboxTests {
         attempt("socketFile", socket_file)
         attempt("datagramPair", lambda: [end.close() for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)])
         attempt("userNamespace", lambda: raw("unshare", 0x10000000))
+        def clone_parent():
+            # clone(CLONE_PARENT | SIGCHLD): the child would be the host's.
+            pid = libc.syscall(ctypes.c_long({"x86_64": 56, "aarch64": 220}[arch]), ctypes.c_long(0x8000 | 17),
+                               ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+            if pid == 0: os._exit(0)
+            if pid < 0: raise OSError(ctypes.get_errno(), "clone")
+        attempt("cloneParent", clone_parent)
         attempt("sethostname", lambda: raw("sethostname", 0, 0))
         attempt("keyring", lambda: raw("keyctl", 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session's
         attempt("hostEnviron", lambda: open("/proc/%d/environ" % host, "rb").read())

@@ -36,7 +36,7 @@ struct SandboxTests {
         "priorityUser": "EPERM", "growsDown": "EPERM", "privateMapping": "ok", "sysvShm": "EPERM", "inodeFlags": "EPERM",
         "chmod": "EPERM", "chmodWide": "EPERM", "chmodSetuid": "EPERM", "madeMode": "0o600", "chown": "EPERM",
         "setxattr": "EPERM",
-        "datagramPair": "EPERM", "userNamespace": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
+        "datagramPair": "EPERM", "userNamespace": "EPERM", "cloneParent": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
     ]
 

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a directory tree holds: the bytes of its regular files (each its
+/// size or its blocks, whichever is larger) and the paths of its
+/// directories. Read through descriptors, never following a symlink;
+/// an entry that vanishes mid-walk is skipped. Run off the loop.
+public struct DiskCount: Sendable {
+    public var bytes: Int64 = 0
+    /// Below the root, at most `maximumDirectories + 1` (one more says "too many").
+    public var directories: [String] = []
+
+    public static func walk(_ root: String, maximumDirectories: Int) -> DiskCount {
+        var count = DiskCount()
+        var pending: [String] = [root]
+        while let directory = pending.popLast() {
+            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            for (name, _) in DirectoryEntries.read(fd) ?? [] {
+                var info = stat()
+                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFREG:
+                    let size = max(Int64(info.st_size), Int64(info.st_blocks) * 512)
+                    let (sum, overflow) = count.bytes.addingReportingOverflow(size)
+                    count.bytes = overflow ? .max : sum
+                case S_IFDIR:
+                    guard count.directories.count <= maximumDirectories else { return count }
+                    let path = directory + "/" + name
+                    count.directories.append(path)
+                    pending.append(path)
+                default:
+                    continue
+                }
+            }
+        }
+        return count
+    }
+}
