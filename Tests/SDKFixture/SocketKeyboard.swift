@@ -51,7 +51,9 @@ struct SocketKeyboard: Keyboard {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "socket refused (\(error()))" }
         defer { close(fd) }
-        var (address, length) = socketAddress(path)
+        let made = socketAddress(path)
+        var address = made.0
+        let length = made.1
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
         }
