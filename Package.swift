@@ -54,7 +54,8 @@ let package = Package(
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
-            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest",
+            // TetherGroup: DiskUsageWatcher uses it (undeclared, a cold build failed).
+            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest", "TetherGroup",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The only module that touches libuv handles or unmanaged pointers.
