@@ -54,8 +54,7 @@ let package = Package(
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
-            // TetherGroup: DiskUsageWatcher uses it (undeclared, a cold build failed).
-            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest", "TetherGroup",
+            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The only module that touches libuv handles or unmanaged pointers.
