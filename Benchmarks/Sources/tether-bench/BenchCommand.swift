@@ -20,7 +20,7 @@ struct TetherBench: ParsableCommand {
             host.cpu.under-spam (one extension printing flat out) and host.rss.after-abuse \
             (100 clients that never read); launch.confined: spawning /bin/true as the host \
             launches an extension, with the sandbox's per-launch work, against the same \
-            launch unconfined; launch.cgroup, in a delegated cgroup only: the same in a cgroup \
+            launch unconfined; sandbox.syscall: what the allowlist adds to a system call (getppid and an argument-filtered fcntl under the offline keyboard's filter), against the same calls unfiltered; launch.cgroup, in a delegated cgroup only: the same in a cgroup \
             of its own; needs the examples built next to tether), ipc (ipc.roundtrip: host.ping on one connection, and again with both \
             ends on one CPU; ipc.throughput: requests/s with 64 in flight; each against a \
             raw unix-socket echo), tokens (tokens.cached: a valid token read, against one lstat(); \
