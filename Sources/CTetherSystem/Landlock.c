@@ -96,7 +96,9 @@ int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     /* Writing: everything but making sockets and devices (no role binds
        a socket where a client would look for the host's). */
     if (access == 1) rights = handled_fs(abi) & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_SOCK | LL_FS_MAKE_BLOCK);
-    if (access == 2) rights |= LL_FS_REMOVE_DIR;
+    /* Removing empty directories and nothing else: not even reading, since
+       beside its own are other extensions' private directories. */
+    if (access == 2) rights = LL_FS_REMOVE_DIR;
     if (!S_ISDIR(status.st_mode)) rights &= file_rights;
     rights &= handled_fs(abi);
     struct ll_path_beneath_attr rule = {rights, fd};

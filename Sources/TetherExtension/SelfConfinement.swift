@@ -26,13 +26,16 @@ enum SelfConfinement {
     static func apply(identity: ExtensionIdentity, manifest: EmbeddedManifest?, tool: String) -> String? {
         // BASE/tether-UID/by-hand: ours alone, and the only place it may remove (its own) directory.
         // Held while it lives; those of killed ones are removed first.
-        let made = try? ByHandTemporaryDirectory.make(base: ProcessEnvironment.value("TMPDIR"), prefix: identity.name)
+        let base = ProcessEnvironment.value("TMPDIR")
+        let made = try? ByHandTemporaryDirectory.make(base: base, prefix: identity.name)
         let (parent, temporary) = (made?.parent, made?.path)
         let openAccess = identity.openAccess || (manifest?.openAccess ?? false)
         let memory = manifest?.memoryLimitMiB ?? identity.role.defaultMemoryLimitMiB
         var policy = SandboxPolicy(role: identity.role, openAccess: openAccess, group: identity.group.path,
                                    temporaryDirectory: temporary, memoryLimitMiB: memory)
         if let disk = manifest?.diskLimitMiB { policy.fileSizeLimitMiB = disk }
+        // Its siblings' TMPDIRs and launched extensions' are out of its reach.
+        policy.hiddenTemporaryRoots = PrivateTemporaryDirectory.roots(base: base)
         // Made now, while it may: confined, a writable role writes there
         // and a read-only one cannot even read it.
         if let secrets = try? identity.group.preparedSecretsPath(), secrets != identity.group.path { policy.secrets = secrets }
@@ -41,7 +44,8 @@ enum SelfConfinement {
         // re-attaches); a read-only keyboard attached already, if it could.
         let readOnlyKeyboard = isReadOnlyKeyboard(identity, manifest: manifest)
         policy.unixSockets = !readOnlyKeyboard
-        // It removes its own TMPDIR at exit, from inside the sandbox.
+        // It removes its own TMPDIR at exit, from inside the sandbox: it
+        // may remove empty directories in the parent, never read it.
         if temporary != nil { policy.removesTemporaryDirectoryIn = parent }
         // Landlock binds this thread and what it starts: any thread already
         // running would stay free (none should: the loop has made none yet).

@@ -126,6 +126,7 @@ final class ExtensionSandbox {
         var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: groupPath,
                                    temporaryDirectory: temporaryDirectory, memoryLimitMiB: manifest.memoryLimitMiB)
         policy.fileSizeLimitMiB = manifest.diskLimitMiB
+        policy.hiddenTemporaryRoots = PrivateTemporaryDirectory.roots(base: temporaryBase)
         // Where the host could make it (it opens the store before any launch).
         let secrets = GroupDirectory.secretsPath(of: groupPath)
         var info = stat()

@@ -9,7 +9,9 @@ import Glibc
 /// process that applies it: the host before a launch (the spawn's child
 /// applies it just before exec), or an extension started by hand, to itself.
 ///
-/// Files: a Landlock ruleset that allows reading everywhere and writing
+/// Files: a Landlock ruleset that allows reading everywhere (but other
+/// extensions' temporary directories, and for a read-only role the
+/// secrets: `ReadGrants`) and writing
 /// only the private temporary directory, `/dev/null` and its kind, and the
 /// group when the policy says so. Network, when denied: the seccomp filter
 /// (every socket but `AF_UNIX`), plus Landlock's TCP rules where the kernel
@@ -43,13 +45,17 @@ public final class Confinement {
             let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
             switch Self.ruleset(policy, abi: abi, support: support, writableZero: !boundsSharedMemory) {
             case .success(let made):
-                (ruleset, secretsHidden) = made
-                secretsHidden = secretsHidden && policy.secrets != nil
+                let hidden: Bool
+                (ruleset, hidden) = made
+                secretsHidden = hidden && policy.secrets != nil && !policy.groupWritable
                 filesBy = "landlock ABI \(abi)"
                 if !policy.groupWritable && !secretsHidden {
                     missing.append(policy.secrets == nil
                         ? "secrets (kept in the group: no secrets directory beside it, its parent not writable)"
                         : "secrets (a directory on the way to them cannot be listed, or descriptors ran out)")
+                }
+                if !hidden && !policy.hiddenTemporaryRoots.isEmpty {
+                    missing.append("temporary directories (others' readable: a directory on the way cannot be listed, or descriptors ran out)")
                 }
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")
@@ -118,11 +124,13 @@ public final class Confinement {
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
         let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
         guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
-        // Access: 0 read, 1 write, 2 read and remove empty directories.
+        // Access: 0 read, 1 write, 2 remove empty directories (no read).
         var rules: [(String, access: Int32, required: Bool)] = []
         // Every group's secrets this user has, wherever the group lives.
-        let hiding = (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
-        let hidden = !policy.groupWritable && !hiding.isEmpty && ReadGrants.add(to: made, abi: Int32(abi), hiding: hiding)
+        let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
+        // Every other extension's TMPDIR too, for every role (its own is granted below).
+        let hidden = !(secrets.isEmpty && policy.hiddenTemporaryRoots.isEmpty)
+            && ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets)
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {
             rules.append((policy.group, 1, true))

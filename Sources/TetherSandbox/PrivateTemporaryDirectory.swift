@@ -66,6 +66,13 @@ public enum PrivateTemporaryDirectory {
         try ownedDirectory(ownedDirectory(userDirectory(base: base)) + "/by-hand")
     }
 
+    /// Every `BASE/tether-UID` an extension's temporary directory may be in:
+    /// `base`'s and /tmp's (an extension started by hand without TMPDIR).
+    public static func roots(base: String?) -> [String] {
+        let roots = [userDirectory(base: base), userDirectory(base: nil)]
+        return roots[0] == roots[1] ? [roots[0]] : roots
+    }
+
     private static func userDirectory(base: String?) -> String {
         let root = base.flatMap { $0.hasPrefix("/") && $0.count > 1 ? $0 : nil } ?? "/tmp"
         return (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/tether-\(geteuid())"

@@ -7,9 +7,12 @@ import Glibc
 /// Read access to the whole file system but some paths, as Landlock rules.
 /// Landlock has no deny rule and a grant covers everything beneath it, so
 /// instead of "/" this grants, at "/" and at each directory on the way to a
-/// hidden path, every entry but the one on the way. Beside a hidden path,
+/// hidden path, every entry but the one on the way. Beside hidden secrets,
 /// other groups' secrets (`.NAME.secrets`) stay out too. Several paths
-/// may be hidden at once (every group's secrets this user has made). Symbolic links
+/// may be hidden at once (the extensions' temporary directories, every
+/// group's secrets this user has made). The directories on the way get no
+/// rule of their own, so they cannot be listed: a rule on a directory
+/// covers everything beneath it, the hidden path included. Symbolic links
 /// are not granted (what they name is reached by its own path). An entry
 /// made in one of those directories after the rules are built is not
 /// covered: it stays unreadable.
@@ -23,10 +26,12 @@ import Glibc
 /// `/tmp` of thousands) is listed each time, each entry closed once its
 /// rule is added, so it never runs the process out of descriptors.
 enum ReadGrants {
-    /// Adds the grants to `ruleset`; false (nothing useful added) if a
-    /// directory on the way cannot be listed, or descriptors ran out.
-    static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String]) -> Bool {
-        let hidden = Set(hidden.map(canonical))
+    /// Adds the grants to `ruleset`, hiding `hidden` and `secrets` (and
+    /// any `.NAME.secrets` beside the latter); false (nothing useful added)
+    /// if a directory on the way cannot be listed, or descriptors ran out.
+    static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String], secrets: [String] = []) -> Bool {
+        let secrets = Set(secrets.map(canonical))
+        let hidden = Set(hidden.map(canonical)).union(secrets)
         var onTheWay: Set<String> = ["/"]
         var besideHidden: Set<String> = []
         for path in hidden {
@@ -35,7 +40,7 @@ enum ReadGrants {
                 prefix += "/" + component
                 onTheWay.insert(prefix)
             }
-            besideHidden.insert(prefix.isEmpty ? "/" : prefix)
+            if secrets.contains(path) { besideHidden.insert(prefix.isEmpty ? "/" : prefix) }
         }
         // By identity too: on a case-insensitive file system another
         // spelling of a name on the way is the same directory.

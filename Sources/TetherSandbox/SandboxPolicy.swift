@@ -3,8 +3,8 @@ import TetherManifest
 /// What one extension may do, by its role, as iOS decides it for an
 /// extension point: the table in the README's "Sandbox" section.
 ///
-/// Every role reads the whole file system (as a user's program does) and
-/// writes only its private temporary directory, plus the group directory
+/// Every role reads the whole file system (as a user's program does) but
+/// other extensions' temporary directories, and writes only its private temporary directory, plus the group directory
 /// unless it is a keyboard without open access, which also gets no network.
 /// No role may signal or trace a process outside its own sandbox.
 public struct SandboxPolicy: Sendable, Equatable {
@@ -31,6 +31,11 @@ public struct SandboxPolicy: Sendable, Equatable {
     /// Other groups' secrets directories (`SecretsIndex`): where the group
     /// is read-only, not readable either.
     public var otherSecrets: [String] = []
+    /// Where private temporary directories live (`BASE/tether-UID`, the
+    /// host's BASE and /tmp): hidden from every role, even to read, but for
+    /// its own `temporaryDirectory`. A neighbour's TMPDIR may hold what a
+    /// keyboard was typed; a widget could send it away.
+    public var hiddenTemporaryRoots: [String] = PrivateTemporaryDirectory.roots(base: nil)
     /// Unix sockets of its own: only for a process started by hand, which
     /// reaches hosts by the socket's path (a launch has its link instead).
     public var unixSockets = false

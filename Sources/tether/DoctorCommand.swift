@@ -64,6 +64,7 @@ struct Doctor: ParsableCommand {
         var policy = SandboxPolicy(role: manifest.role, openAccess: manifest.openAccess, group: group,
                                    temporaryDirectory: nil, memoryLimitMiB: manifest.memoryLimitMiB)
         policy.secrets = GroupDirectory.secretsPath(of: group)
+        policy.hiddenTemporaryRoots = PrivateTemporaryDirectory.roots(base: ProcessEnvironment.value("TMPDIR"))
         var missing = Confinement(policy: policy).missing
         if manifest.memoryLimitMiB != nil, findings.first(where: { $0.mechanism == "memory" })?.enforced == false {
             missing.append("memory (RLIMIT_DATA alone does not count memfd or shared mappings)")

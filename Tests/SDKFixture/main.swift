@@ -180,14 +180,35 @@ struct UserDataKeyboard: Keyboard {
     }
 }
 
-/// Its "rmdir PATH" key removes a directory, as hostile code in a keyboard
-/// started by hand could try once the SDK has confined it; says what the
+/// Its "rmdir PATH" key removes a directory and "list PATH" lists one, as
+/// hostile code in a keyboard started by hand could try once the SDK has
+/// confined it; "own" writes, reads and lists its TMPDIR. Says what the
 /// kernel answered.
 struct RmdirKeyboard: Keyboard {
     func keyPressed(_ text: String, in context: ExtensionContext) async throws {
-        guard text.hasPrefix("rmdir ") else { return context.log("typed: \(text)") }
-        let removed = rmdir(String(text.dropFirst("rmdir ".count))) == 0
-        context.log(removed ? "rmdir: removed" : "rmdir: refused (\(String(cString: strerror(errno))))")
+        func refused(_ what: String) -> String { "\(what): refused (\(String(cString: strerror(errno))))" }
+        if text.hasPrefix("rmdir ") {
+            let removed = rmdir(String(text.dropFirst("rmdir ".count))) == 0
+            context.log(removed ? "rmdir: removed" : refused("rmdir"))
+        } else if text.hasPrefix("list ") {
+            guard let stream = opendir(String(text.dropFirst("list ".count))) else { return context.log(refused("list")) }
+            closedir(stream)
+            context.log("list: ok")
+        } else if text == "own" {
+            let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/nonexistent"
+            let file = directory + "/own"
+            let written = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard written >= 0 else { return context.log(refused("own")) }
+            close(written)
+            let read = open(file, O_RDONLY | O_CLOEXEC)
+            guard read >= 0 else { return context.log(refused("own")) }
+            close(read)
+            guard let stream = opendir(directory) else { return context.log(refused("own")) }
+            closedir(stream)
+            context.log("own: ok \(directory)")
+        } else {
+            context.log("typed: \(text)")
+        }
     }
 }
 
