@@ -24,7 +24,12 @@ public enum ByHandTemporaryDirectory {
             let path = try PrivateTemporaryDirectory.make(in: parent, prefix: prefix)
             let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }  // another start removed it before we held it
-            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            // Never waited for: a lock taken already is another start's
+            // sweep removing it; make another.
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                continue
+            }
             // Never empty while it lives: every confined extension started
             // by hand may remove empty directories here (its own at exit),
             // and so could remove another's empty one. None of them may
@@ -40,7 +45,8 @@ public enum ByHandTemporaryDirectory {
     }
 
     /// Removes every directory in `parent` whose holder is gone (its lock
-    /// can be taken), within 5 s each.
+    /// can be taken), within 2 s in all: what is left waits for the next
+    /// start, never holding this one up.
     static func removeAbandoned(in parent: String) {
         let directory = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard directory >= 0 else { return }
@@ -56,11 +62,12 @@ public enum ByHandTemporaryDirectory {
             if name != ".", name != ".." { names.append(name) }
         }
         closedir(stream)
-        for name in names {
+        let deadline = MonotonicClock.seconds() + 2
+        for name in names where MonotonicClock.seconds() < deadline {
             let held = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard held >= 0 else { continue }
             if flock(held, LOCK_EX | LOCK_NB) == 0 {
-                try? PrivateTemporaryDirectory.remove(parent + "/" + name, deadline: MonotonicClock.seconds() + 5)
+                try? PrivateTemporaryDirectory.remove(parent + "/" + name, deadline: deadline)
             }
             close(held)
         }

@@ -46,7 +46,9 @@ import TetherTestSupport
         #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
                                      "host.status.under-spam", "host.cpu.under-spam", "host.rss.after-abuse",
                                      "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput", "push.cold", "push.warm",
-                                     "launch.confined"])
+                                     "launch.confined", "sandbox.syscall"])
+        let syscall = try #require(byName["sandbox.syscall"]?["baselines"] as? [String: [String: Double]])
+        #expect(syscall["the same calls without a filter"]?["p50"] ?? 0 > 0, "\(syscall)")
         let launch = try #require(byName["launch.confined"]?["baselines"] as? [String: [String: Double]])
         #expect(launch["the same launch unconfined"]?["p50"] ?? 0 > 0)
         #expect((byName["launch.confined"]?["p50"] as? Double ?? 0) > 0)
