@@ -189,12 +189,10 @@ public final class ExtensionContext {
     }
 
     /// Starts watching for a host. False if the extension cannot run.
-    /// `early`: attached before confinement (a keyboard without open
-    /// access started by hand), which then connects to no host.
-    func start(hello: JSONValue, early: EarlyAttachment.Outcome? = nil) -> Bool {
+    func start(hello: JSONValue) -> Bool {
         let link = HostLink(loop: loop, socketPath: identity.socketPath,
                             hostLockPath: identity.group.lockPath(for: .host), inherited: identity.hostLink,
-                            hello: hello, early: early) { [unowned self] event in
+                            hello: hello) { [unowned self] event in
             self.hostEvent(event)
         }
         self.link = link
@@ -221,8 +219,7 @@ public final class ExtensionContext {
                 onHostEvent?(event)
                 return finish(exitCode: link?.hostIsStopping == false ? 1 : 0)
             }
-            let note = link?.attachesOnlyAtStart == true ? " (\(HostLink.attachesOnlyAtStart))" : ""
-            log("\(reason); carrying on without a host\(note)")
+            log("\(reason); carrying on without a host")
         case .incompatible(let reason):
             printFailure(reason)
             return finish(exitCode: 3)
