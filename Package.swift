@@ -54,7 +54,7 @@ let package = Package(
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
-            dependencies: ["CTetherSystem", "CSeccomp", "TetherLoop", "TetherManifest",
+            dependencies: ["CTetherSystem", "CSeccomp", "TetherGroup", "TetherLoop", "TetherManifest",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The only module that touches libuv handles or unmanaged pointers.

@@ -23,7 +23,7 @@ public enum SecretsIndex {
             prefix += "/" + component
             if mkdir(prefix, 0o700) != 0, errno != EEXIST { return }
         }
-        let link = index + "/" + hash(secrets)
+        let link = index + "/" + PathHash.hex(secrets)
         if symlink(secrets, link) == 0 || errno != EEXIST { return }
         // Refreshed, so that the most recently used come first.
         _ = utimensat(AT_FDCWD, link, nil, AT_SYMLINK_NOFOLLOW)
@@ -67,16 +67,5 @@ public enum SecretsIndex {
         if let xdg = variable("XDG_STATE_HOME"), xdg.hasPrefix("/") { return xdg + "/tether/.secrets-index" }
         if let home = variable("HOME"), home.hasPrefix("/") { return home + "/.local/state/tether/.secrets-index" }
         return nil
-    }
-
-    /// FNV-1a, 64 bits, in hex: a stable name for a path.
-    private static func hash(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -1,3 +1,4 @@
+import TetherGroup
 import CTetherSystem
 import SystemPackage
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import TetherGroup
 import SystemPackage
 #if canImport(Glibc)
 import Glibc

@@ -16,12 +16,7 @@ struct DiskLimitTests {
             """)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        var last: [String: Any] = [:]
-        try waitFor("the filler's exit in the host's status", timeout: 20) {
-            let list = (try? fixture.status()["extensions"] as? [[String: Any]]) ?? nil
-            last = list?.first { $0["name"] as? String == "filler" }?["lastExit"] as? [String: Any] ?? [:]
-            return !last.isEmpty
-        }
+        let last = try lastExit(of: "filler", in: fixture)
         #expect(last["reason"] as? String == "disk", "\(last)")
         #expect(last["signal"] as? Int == Int(SIGXFSZ), "\(last)")
         #expect(try host.stop() == 0)
@@ -44,16 +39,22 @@ struct DiskLimitTests {
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(fixture.extensions)/hoarder.extension.json"))
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        var last: [String: Any] = [:]
-        try waitFor("the hoarder's exit in the host's status", timeout: 30) {
-            let list = (try? fixture.status()["extensions"] as? [[String: Any]]) ?? nil
-            last = list?.first { $0["name"] as? String == "hoarder" }?["lastExit"] as? [String: Any] ?? [:]
-            return !last.isEmpty
-        }
+        let last = try lastExit(of: "hoarder", in: fixture)
         #expect(last["reason"] as? String == "disk", "\(last)")
         #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
         #expect(try host.stop() == 0)
         let errors = try host.standardError()
         #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
+    }
+
+    /// The extension's `lastExit` in the host's status, once it has one.
+    func lastExit(of name: String, in fixture: HostFixture) throws -> [String: Any] {
+        var last: [String: Any] = [:]
+        try waitFor("\(name)'s exit in the host's status", timeout: 30) {
+            let list = (try? fixture.status()["extensions"] as? [[String: Any]]) ?? nil
+            last = list?.first { $0["name"] as? String == name }?["lastExit"] as? [String: Any] ?? [:]
+            return !last.isEmpty
+        }
+        return last
     }
 }

@@ -49,11 +49,8 @@ import TetherTestSupport
     }
 
     @Test func aConnectionsPushesInFlightAreCapped() throws {
-        let fixture = try HostFixture()
-        try addMuteNotificationExtension(fixture)
-        let host = try fixture.startHost()
+        let (fixture, host) = try hostWithMute()
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("extension 'mute' attached")
         let client = try fixture.rawClient()
         defer { client.close() }
         for id in 1...8 { client.send(push("n\(id)", id: id)) }
@@ -63,11 +60,8 @@ import TetherTestSupport
     }
 
     @Test func aConnectionsPayloadBytesInFlightAreCapped() throws {
-        let fixture = try HostFixture()
-        try addMuteNotificationExtension(fixture)
-        let host = try fixture.startHost()
+        let (fixture, host) = try hostWithMute()
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("extension 'mute' attached")
         let client = try fixture.rawClient()
         defer { client.close() }
         // 900 KB each: the fifth would hold 4.5 MB, over 4 MiB.
@@ -164,5 +158,19 @@ import TetherTestSupport
         let delivered = try #require((try fixture.group.json(user)["delivered"] as? [[String: Any]])?.first)
         #expect(delivered["modified"] as? Bool == false, "\(delivered)")
         try host.waitForError(containing: "push: 'hostile' has 8 pushes unanswered, its limit; the original content was delivered")
+    }
+
+    /// A host with the notification extension that never answers attached.
+    func hostWithMute() throws -> (HostFixture, TestProcess) {
+        let fixture = try HostFixture()
+        try addMuteNotificationExtension(fixture)
+        let host = try fixture.startHost()
+        do {
+            _ = try host.expectLineStarting("extension 'mute' attached")
+        } catch {
+            host.signal(SIGTERM)
+            throw error
+        }
+        return (fixture, host)
     }
 }
