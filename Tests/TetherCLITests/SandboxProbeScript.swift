@@ -147,6 +147,14 @@ extension SandboxTests {
             try: os.pwrite(fd, b"x", 256 << 20)
             finally: os.close(fd)
         attempt("bigFile", big_file)
+        # Limits it may not raise: descriptors (each may hold a socket's
+        # buffers) and a stack of 8 MiB (the host runs with none).
+        r["descriptorLimit"] = "%d/%d" % resource.getrlimit(resource.RLIMIT_NOFILE)
+        def raise_descriptors():
+            try: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 4096))
+            except ValueError: raise OSError(errno.EPERM, "setrlimit")  # Python's word for EPERM here
+        attempt("raiseDescriptors", raise_descriptors)
+        r["stackLimit"] = str(resource.getrlimit(resource.RLIMIT_STACK)[0])
         link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
         c = (link, link.makefile("r", encoding="utf-8", newline="\\n"))
         def call(c, id, method, params):

@@ -38,6 +38,7 @@ struct SandboxTests {
         "setxattr": "EPERM",
         "datagramPair": "EPERM", "userNamespace": "EPERM", "cloneParent": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
+        "descriptorLimit": "1024/1024", "raiseDescriptors": "EPERM", "stackLimit": "8388608",
     ]
 
     static let cases = [
@@ -90,7 +91,8 @@ struct SandboxTests {
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
         // The host inherits descriptor 7 without close-on-exec (as from a
         // careless launcher): no extension may get it.
-        let host = try TestProcess("/bin/sh", ["-c", #"exec 7>>"$0"; exec "$@""#, outside + "/leak", tetherExecutable,
+        // ... and a stack limit of 64 MiB, where it may raise it.
+        let host = try TestProcess("/bin/sh", ["-c", #"ulimit -s 65536 2>/dev/null; exec 7>>"$0"; exec "$@""#, outside + "/leak", tetherExecutable,
                                                "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions])
         defer { host.signal(SIGTERM) }
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
