@@ -17,12 +17,10 @@ final class DemoDay {
     /// Expiry rounds, and who asks for a token in each besides the host and
     /// the extensions: this many `example-token-storm` processes of this many tasks.
     static let expiries = 3
-    static let stormProcesses = 4
-    static let stormTasks = 16
+    static let stormProcesses = 4, stormTasks = 16
     /// Token lifetimes: long enough for the morning's steps at login, then
     /// short, so the expiries come quickly.
-    static let loginTTL = 10.0
-    static let shortTTL = 3.0
+    static let loginTTL = 10.0, shortTTL = 3.0
     /// The notification extension's idle timeout: short, so the demo sees it end.
     static let idleTimeout = 2.0
 
@@ -87,8 +85,7 @@ final class DemoDay {
         try writeSecretFile(secretFile, "demo-client-\(UUID().uuidString)\n")
         try writeSecretFile(usersFile, "alice:\(password)\n")
         let server = try stage.start("auth-server", authServer, [
-            "--port", "0", "--access-ttl", String(Self.loginTTL),
-            "--client-secret-file", secretFile, "--users-file", usersFile,
+            "--port", "0", "--access-ttl", String(Self.loginTTL), "--client-secret-file", secretFile, "--users-file", usersFile,
         ])
         self.server = server
         let line = try server.line("its address", timeout: 30) { $0.hasPrefix("listening on ") }
@@ -335,19 +332,20 @@ final class DemoDay {
     }
 
     private func hostReturns() throws {
-        say.step("A new host starts; the keyboard re-attaches, and the session is intact")
-        guard let keyboard else { return }
-        let mark = keyboard.mark
+        say.step("A new host starts; the keyboard says it cannot attach, started again it attaches, and the session is intact")
+        guard let old = keyboard else { return }
         let host = try stage.start("host-2", tether, ["host", "--group", group, "--extensions-dir", extensionsDir])
         self.host = host
         say.detail(try host.line("its readiness line", timeout: 30) { $0.hasPrefix("tether host ready") })
-        let attached = try keyboard.line("the keyboard to re-attach", since: mark, timeout: 30) { $0.contains("attached to host pid") }
-        say.detail("keyboard: \(attached)")
-        say.check("the keyboard re-attached to the new host", attached.contains("pid \(host.pid)"), attached)
+        say.detail("keyboard: " + (try old.line("the keyboard to say so", timeout: 30) { $0.contains("cannot attach to it") }))
+        old.closeInput()
+        _ = try old.outcome()
+        keyboard = try stage.start("keyboard-2", bin + "/example-keyboard", ["--group", group, "--name", "example-keyboard"], input: true)
+        let attached = try keyboard?.line("the keyboard to attach", timeout: 30) { $0.contains("attached to host pid") } ?? ""
+        say.check("the keyboard started again attached to the new host", attached.contains("pid \(host.pid)"), attached)
         let state = (try? CredentialStore(group: GroupDirectory(path: group)).snapshot().state)
         loggedOut = state != .userAuthenticated
-        say.check("alice is still logged in: no refresh token was ever reused", state == .userAuthenticated,
-                  state?.rawValue ?? "unreadable")
+        say.check("alice is still logged in: no refresh token was ever reused", state == .userAuthenticated, state?.rawValue ?? "unreadable")
         counters = (try? admin.counters()) ?? [:]
     }
 
@@ -368,23 +366,24 @@ final class DemoDay {
         return answer["delivered"]?.arrayValue?.first
     }
 
-    /// One extension as `tether status --json` lists it.
-    private func extensionEntry(_ name: String) throws -> JSONValue? {
+    /// The extensions `tether status --json` lists.
+    private func listedExtensions() throws -> [JSONValue] {
         let status = try run(["status", "--json"])
         guard let answer = try? JSONCodec.parse(Array(status.text.utf8)) else {
             throw DemoFailure("`tether status --json` failed: \(status.reason)")
         }
-        return answer["extensions"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+        return answer["extensions"]?.arrayValue ?? []
     }
 
-    /// The pids of the extensions the host started, by name, from `tether status --json`.
+    /// One extension as `tether status --json` lists it.
+    private func extensionEntry(_ name: String) throws -> JSONValue? {
+        try listedExtensions().first { $0["name"]?.stringValue == name }
+    }
+
+    /// The pids of the extensions the host started, by name.
     private func extensionPIDs() throws -> [String: pid_t] {
-        let status = try run(["status", "--json"])
-        guard let answer = try? JSONCodec.parse(Array(status.text.utf8)) else {
-            throw DemoFailure("`tether status --json` failed: \(status.reason)")
-        }
         var pids: [String: pid_t] = [:]
-        for entry in answer["extensions"]?.arrayValue ?? [] {
+        for entry in try listedExtensions() {
             // Only the host's children: the keyboard started by hand is listed too.
             guard entry["managed"]?.boolValue == true else { continue }
             if let name = entry["name"]?.stringValue, let pid = entry["pid"]?.intValue.flatMap({ pid_t(exactly: $0) }) { pids[name] = pid }

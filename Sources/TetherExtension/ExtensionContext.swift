@@ -189,10 +189,12 @@ public final class ExtensionContext {
     }
 
     /// Starts watching for a host. False if the extension cannot run.
-    func start(hello: JSONValue) -> Bool {
+    /// `early`: attached before confinement (a keyboard without open
+    /// access started by hand), which then connects to no host.
+    func start(hello: JSONValue, early: EarlyAttachment.Outcome? = nil) -> Bool {
         let link = HostLink(loop: loop, socketPath: identity.socketPath,
                             hostLockPath: identity.group.lockPath(for: .host), inherited: identity.hostLink,
-                            hello: hello) { [unowned self] event in
+                            hello: hello, early: early) { [unowned self] event in
             self.hostEvent(event)
         }
         self.link = link
@@ -219,7 +221,8 @@ public final class ExtensionContext {
                 onHostEvent?(event)
                 return finish(exitCode: link?.hostIsStopping == false ? 1 : 0)
             }
-            log("\(reason); carrying on without a host")
+            let note = link?.attachesOnlyAtStart == true ? " (\(HostLink.attachesOnlyAtStart))" : ""
+            log("\(reason); carrying on without a host\(note)")
         case .incompatible(let reason):
             printFailure(reason)
             return finish(exitCode: 3)

@@ -80,9 +80,21 @@ enum ExtensionMain {
         let context = ExtensionContext(identity: identity, loop: loop)
         context.onFinish = onFinish
         guard context.claimInstance() else { return }
+        var hello: [String: JSONValue] = [
+            "name": .string(identity.name), "role": .string(identity.role.rawValue),
+            "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
+            "protocol": .integer(HostProtocol.current), "sdk": .string(HostProtocol.release),
+        ]
+        var early: EarlyAttachment.Outcome?
         // Started by hand: confined by the same rules a host would apply,
-        // before any of the author's code (the driver makes their type).
+        // before any of the author's code (the driver makes their type). A
+        // keyboard without open access says hello first (a keyboard adds no
+        // fields to it): confined, it may make no socket.
         if !identity.isManaged {
+            if SelfConfinement.isReadOnlyKeyboard(identity, manifest: manifest) {
+                early = EarlyAttachment.attach(socketPath: identity.socketPath,
+                                               hostLockPath: identity.group.lockPath(for: .host), hello: .object(hello))
+            }
             let temporary = SelfConfinement.apply(identity: identity, manifest: manifest, tool: tool)
             temporaryDirectory.withLock { $0 = temporary }
         }
@@ -95,14 +107,9 @@ enum ExtensionMain {
                 ExtensionActor.assumeIsolated { context.finish() }
             }
         }
-        var hello: [String: JSONValue] = [
-            "name": .string(identity.name), "role": .string(identity.role.rawValue),
-            "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
-            "protocol": .integer(HostProtocol.current), "sdk": .string(HostProtocol.release),
-        ]
         hello.merge(driver.helloFields) { _, new in new }
         context.onHostEvent = { [driver] event in driver.hostEvent(event) }
-        guard context.start(hello: .object(hello)) else { return }
+        guard context.start(hello: .object(hello), early: early) else { return }
         driver.begin()
     }
 }

@@ -14,6 +14,11 @@ import TetherLoop
 /// A launched extension instead speaks through the link its host handed it
 /// at spawn (`LaunchLink`): no watching, no socket; when that link closes,
 /// the host that launched it is gone.
+///
+/// A keyboard without open access started by hand attached before it
+/// confined itself (`EarlyAttachment`) and may make no socket since: it
+/// keeps that connection, and when it closes it says once that it cannot
+/// attach to another host (the watcher only tells it one is back).
 final class HostLink {
     enum Event {
         case attached(hostPID: Int32, openAccess: Bool)
@@ -47,13 +52,23 @@ final class HostLink {
     /// Calls made while a connection is being set up wait for its outcome.
     private var queued: [(method: String, params: JSONValue?, completion: (Result<JSONValue, ExtensionError>) -> Void)] = []
     private var queueTimer: LoopTimer?
+    /// Attached before confinement, with no sockets after it: never connects.
+    private var early: EarlyAttachment.Outcome?
+    private let connects: Bool
+    private var toldHostIsBack = false
+
+    /// Why such a keyboard does not attach to a host it did not start with.
+    static let attachesOnlyAtStart = "a keyboard without open access started by hand is confined without Unix sockets, "
+        + "so it attaches only when it starts: start it again to attach to a new host"
 
     /// How long a call waits for a host that holds its lock but does not answer yet.
     static let queueTimeout: UInt64 = 5_000
 
     init(loop: EventLoop, socketPath: String, hostLockPath: String, inherited: Int32? = nil, hello: JSONValue,
-         onEvent: @escaping (Event) -> Void) {
+         early: EarlyAttachment.Outcome? = nil, onEvent: @escaping (Event) -> Void) {
         self.loop = loop
+        self.early = early
+        connects = early == nil
         self.inherited = inherited
         self.socketPath = socketPath
         self.hostLockPath = hostLockPath
@@ -62,6 +77,8 @@ final class HostLink {
     }
 
     var isAttached: Bool { attachedTo != nil }
+    /// Attaches only when it starts (a keyboard confined without sockets).
+    var attachesOnlyAtStart: Bool { !connects }
     /// The host said it is stopping (a detach after that is expected).
     var hostIsStopping: Bool { hostStopping }
     var hostPID: Int32? { attachedTo }
@@ -79,7 +96,28 @@ final class HostLink {
             self.hostLockChanged(running: status.running)
         }
         self.watcher = watcher
+        if let early {
+            self.early = nil
+            return startEarly(early)
+        }
         if watcher.status.running { connect() } else { onEvent(.detached(reason: "no host is running")) }
+    }
+
+    private func startEarly(_ outcome: EarlyAttachment.Outcome) {
+        switch outcome {
+        case .attached(let descriptor, let pid, let openAccess):
+            do throws(Errno) {
+                listen(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)))
+            } catch {
+                return onEvent(.detached(reason: "the connection to host pid \(pid) failed (\(error))"))
+            }
+            attachedTo = pid
+            onEvent(.attached(hostPID: pid, openAccess: openAccess))
+        case .unattached(let reason):
+            onEvent(.detached(reason: reason))
+        case .incompatible(let reason):
+            onEvent(.incompatible(reason: reason))
+        }
     }
 
     /// True while a host holds the lock and the link is on its way to it.
@@ -135,6 +173,12 @@ final class HostLink {
 
     private func hostLockChanged(running: Bool) {
         guard running else { return }  // the connection's end reports the loss
+        guard connects else {
+            // Said once: it would otherwise repeat with every host.
+            guard connection == nil, !toldHostIsBack else { return }
+            toldHostIsBack = true
+            return onEvent(.detached(reason: "a host is running, but this keyboard cannot attach to it"))
+        }
         refused = false
         if connection == nil && !connecting {
             retry.reset()
@@ -158,6 +202,12 @@ final class HostLink {
     }
 
     private func attach(_ connection: RPCConnection) {
+        listen(connection)
+        sayHello(on: connection)
+    }
+
+    /// Serves the host's requests on `connection` (its pings first).
+    private func listen(_ connection: RPCConnection) {
         self.connection = connection
         hostStopping = false
         connection.start(handler: { [unowned self] _, method, params, respond in
@@ -169,6 +219,9 @@ final class HostLink {
         }, onClose: { [unowned self] _ in
             self.connectionClosed()
         })
+    }
+
+    private func sayHello(on connection: RPCConnection) {
         connection.call(HostMethod.hello, hello) { [unowned self] result in
             switch result {
             case .success(let answer):
@@ -197,7 +250,9 @@ final class HostLink {
         guard !closed else { return }
         if let pid = attachedTo {
             attachedTo = nil
-            onEvent(.detached(reason: hostStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"))
+            let reason = hostStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"
+            onEvent(.detached(reason: reason))
+            guard connects else { return flushQueue() }
         } else if watcher == nil, !refused {
             // The launch link, closed before a hello was answered.
             refused = true

@@ -14,7 +14,15 @@ import Glibc
 /// its own under the one it was given. Runs before the loop has made any
 /// thread, so Landlock binds the whole process.
 enum SelfConfinement {
+    /// A keyboard without open access passes nothing on (invariant 25): it
+    /// attaches before confining itself and keeps no `socket(AF_UNIX)`
+    /// (see `EarlyAttachment`), and it never runs unconfined.
+    static func isReadOnlyKeyboard(_ identity: ExtensionIdentity, manifest: EmbeddedManifest?) -> Bool {
+        identity.role == .keyboard && !(identity.openAccess || (manifest?.openAccess ?? false))
+    }
+
     /// Returns the temporary directory to remove at exit, if one was made.
+    /// A keyboard without open access that cannot confine itself exits (3).
     static func apply(identity: ExtensionIdentity, manifest: EmbeddedManifest?, tool: String) -> String? {
         // BASE/tether-UID/by-hand: ours alone, and the only place it may remove (its own) directory.
         // Held while it lives; those of killed ones are removed first.
@@ -32,8 +40,10 @@ enum SelfConfinement {
         // and a read-only one cannot even read it.
         if let secrets = try? identity.group.preparedSecretsPath(), secrets != identity.group.path { policy.secrets = secrets }
         if !policy.groupWritable { policy.otherSecrets = SecretsIndex.known().filter { $0 != policy.secrets } }
-        // No link: it reaches hosts by the socket's path.
-        policy.unixSockets = true
+        // No link: a writable role reaches hosts by the socket's path (and
+        // re-attaches); a read-only keyboard attached already, if it could.
+        let readOnlyKeyboard = isReadOnlyKeyboard(identity, manifest: manifest)
+        policy.unixSockets = !readOnlyKeyboard
         // It removes its own TMPDIR at exit, from inside the sandbox: it
         // may remove empty directories in the parent, never read it.
         if temporary != nil { policy.removesTemporaryDirectoryIn = parent }
@@ -52,6 +62,11 @@ enum SelfConfinement {
         do {
             try confinement.applyToSelf()
         } catch {
+            guard !readOnlyKeyboard else {
+                if let temporary { try? PrivateTemporaryDirectory.remove(temporary) }
+                ExtensionMain.fail(tool, "cannot confine itself (\(error)); a keyboard without open access does not run unconfined",
+                                   code: 3)
+            }
             LogOutput.standardError.write("\(tool): cannot confine itself (\(error)); running unconfined")
         }
         Confinement.releaseCaches()

@@ -15,9 +15,10 @@ case "fetch-widget": FetchWidget.main()
 case "user-data-keyboard": UserDataKeyboard.main()
 case "logging-widget": LoggingWidget.main()
 case "rmdir-keyboard": RmdirKeyboard.main()
+case "socket-keyboard": SocketKeyboard.main()
 case "upsert-stress": UpsertStress.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|upsert-stress [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress [--name N --group DIR ...]")
     exit(2)
 }
 
