@@ -25,7 +25,7 @@ enum EarlyAttachment {
     }
 
     /// The most it waits for a host: its socket while it starts, then the hello's answer.
-    static let timeoutMilliseconds = 5_000
+    static let timeoutMilliseconds = 10_000
     private static let helloID = JSONValue.string("hello-before-confinement")
 
     static func attach(socketPath: String, hostLockPath: String, hello: JSONValue) -> Outcome {

@@ -32,7 +32,8 @@ import TetherTestSupport
         defer { otherHost.signal(SIGTERM) }
         let keyboard = try startKeyboard(own.group)
         defer { keyboard.signal(SIGKILL) }
-        try keyboard.expectLine("attached to host pid \(ownHost.pid) (started by hand)")
+        // A loaded machine may take a while to start it.
+        try keyboard.expectLine("attached to host pid \(ownHost.pid) (started by hand)", timeout: 30)
 
         for fixture in [own, other] {
             let socket = fixture.group.path + "/host.sock"
