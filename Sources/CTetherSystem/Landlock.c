@@ -19,7 +19,9 @@
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
 #define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
 #define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_REG (1ULL << 8)
 #define LL_FS_MAKE_SOCK (1ULL << 9)
 #define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_TRUNCATE (1ULL << 14)    /* ABI 3 */
@@ -99,6 +101,11 @@ int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     /* Removing empty directories and nothing else: not even reading, since
        beside its own are other extensions' private directories. */
     if (access == 2) rights = LL_FS_REMOVE_DIR;
+    /* Regular files in a directory: made, written, replaced, removed;
+       no directories, links, FIFOs or devices. */
+    if (access == 3) rights |= LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_MAKE_REG | LL_FS_REMOVE_FILE;
+    /* Existing files written in place (lock files): nothing made or removed. */
+    if (access == 4) rights |= LL_FS_WRITE_FILE;
     if (!S_ISDIR(status.st_mode)) rights &= file_rights;
     rights &= handled_fs(abi);
     struct ll_path_beneath_attr rule = {rights, fd};

@@ -53,8 +53,10 @@ enum SelfConfinement {
         if threads > 1 {
             LogOutput.standardError.write("\(tool): \(threads - 1) thread(s) started before confinement stay unconfined by Landlock")
         }
-        // Read-only, it could not create the host's lock file to watch it later.
+        // Read-only, it could not create the host's lock file to watch it
+        // later; writable, it makes nothing at the group's top level.
         _ = try? identity.group.createdLockPath(for: .host)
+        if policy.groupWritable { try? identity.group.prepareForExtensions() }
         let confinement = Confinement(policy: policy)
         if !confinement.missing.isEmpty {
             LogOutput.standardError.write("\(tool): this kernel cannot confine it fully; running without: \(confinement.missing.joined(separator: "; "))")

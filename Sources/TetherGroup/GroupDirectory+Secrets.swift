@@ -37,7 +37,7 @@ extension GroupDirectory {
         }
         // So that hosts of any group hide it from read-only keyboards.
         SecretsIndex.register(secrets)
-        let old = storePath("credentials")
+        let old = "\(path)/credentials.json"
         try Self.moveNewer(old, to: secrets + "/credentials.json")
         // An earlier version's crashed writers left copies beside the old store.
         AtomicFile.removeTemporaryFiles(of: old, .deadWriters)
@@ -45,7 +45,7 @@ extension GroupDirectory {
     }
 
     /// `from` becomes `to` unless `to` is newer, in which case `from` goes.
-    private static func moveNewer(_ from: String, to: String) throws(GroupError) {
+    static func moveNewer(_ from: String, to: String) throws(GroupError) {
         var moved = tether_renameat2(AT_FDCWD, from, AT_FDCWD, to, TETHER_RENAME_NOREPLACE) == 0
         // File systems without RENAME_NOREPLACE: a link fails the same way.
         if !moved, errno == EINVAL || errno == ENOSYS {
@@ -60,10 +60,10 @@ extension GroupDirectory {
             guard lstat(from, &old) == 0, lstat(to, &new) == 0 else { return }
             let newer = (old.st_mtim.tv_sec, old.st_mtim.tv_nsec) > (new.st_mtim.tv_sec, new.st_mtim.tv_nsec)
             if newer ? rename(from, to) != 0 : unlink(from) != 0, errno != ENOENT {
-                throw .system("move the credential store to", path: to, Errno(rawValue: errno))
+                throw .system("move a store to", path: to, Errno(rawValue: errno))
             }
         case let error:
-            throw .system("move the credential store to", path: to, error)
+            throw .system("move a store to", path: to, error)
         }
     }
 }

@@ -16,14 +16,18 @@ import Darwin
 /// DIR/locks/extensions/NAME.lock   held while an instance of extension NAME runs
 /// DIR/locks/stores/NAME.lock       serializes writers of store NAME
 /// DIR/locks/refresh.lock           held while a process refreshes tokens
-/// DIR/defaults.json                the defaults store (0600)
+/// DIR/stores/defaults.json         the defaults store (0600)
+/// DIR/stores/user-scoped.json      what belongs to the logged-in user (`UserScopedData`)
+/// DIR/shared/NAME                  extensions' shared files (`SharedContainer`)
 /// DIR/host.sock                    the host's JSON-RPC socket (0600)
 /// DIR/tallies/NAME                 append-only counts (`TallyFile`)
 /// PARENT/.NAME.secrets/credentials.json  the credential store (0700 directory, 0600 file)
 /// ```
 /// Lock files are created once and never unlinked. Secrets live beside the
-/// group, not in it, so a sandbox can grant the whole group (files in it
-/// are replaced, new inodes, on every write) and leave them out.
+/// group, not in it, so a sandbox can grant parts of the group (files in
+/// it are replaced, new inodes, on every write) and leave them out. What a
+/// confined extension may write is `extensionWrites`: never the group's
+/// top level, so no extension renames or unlinks `locks/` or the socket.
 public struct GroupDirectory: Sendable {
     public let path: String
 
@@ -89,8 +93,22 @@ public struct GroupDirectory: Sendable {
         return path
     }
 
-    /// The store file named `name` (`defaults`, `credentials`).
-    public func storePath(_ name: String) -> String { "\(path)/\(name).json" }
+    /// The store file named `name` (`defaults`, `user-scoped`).
+    public func storePath(_ name: String) -> String { "\(path)/stores/\(name).json" }
+
+    /// The store file named `name`, its directory made; a store an earlier
+    /// version kept at the group's top level is moved in (the newer copy
+    /// kept), with its crashed writers' leftovers removed.
+    public func preparedStorePath(_ name: String) throws(GroupError) -> String {
+        let store = storePath(name)
+        // The common case, moved already, costs one lstat.
+        if (try? Syscall.lstat(store)) != nil { return store }
+        try Self.ensureDirectory("\(path)/stores")
+        let old = "\(path)/\(name).json"
+        try Self.moveNewer(old, to: store)
+        AtomicFile.removeTemporaryFiles(of: old, .deadWriters)
+        return store
+    }
 
     /// The lock that serializes writers of store `name`, directories created.
     public func preparedStoreLockPath(_ name: String) throws(GroupError) -> String {

@@ -35,7 +35,7 @@ public final class SharedStore: Sendable {
 
     /// The defaults store: app settings every extension may read.
     public static func defaults(in group: GroupDirectory) throws(GroupError) -> SharedStore {
-        SharedStore(path: group.storePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"))
+        SharedStore(path: try group.preparedStorePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"))
     }
 
     /// The credential store: token sets, readable by this user only.

@@ -5,7 +5,7 @@ import TetherJSON
 
 /// Shared data that belongs to the user logged in when it was written:
 /// the defaults keys and `shared/` files an app marks user-scoped, listed
-/// in `GROUP/user-scoped.json`. When a different user logs in, `clear()`
+/// in `GROUP/stores/user-scoped.json`. When a different user logs in, `clear()`
 /// removes them, so one user never sees another's orders or messages.
 /// The marks stay: they say what kind of data a key is, not whose.
 public struct UserScopedData: Sendable {
@@ -13,7 +13,7 @@ public struct UserScopedData: Sendable {
     let group: GroupDirectory
 
     public init(group: GroupDirectory) throws(GroupError) {
-        store = SharedStore(path: group.storePath("user-scoped"), lockPath: try group.preparedStoreLockPath("user-scoped"))
+        store = SharedStore(path: try group.preparedStorePath("user-scoped"), lockPath: try group.preparedStoreLockPath("user-scoped"))
         self.group = group
     }
 

@@ -161,6 +161,13 @@ public final class Host: @unchecked Sendable {
         sandbox.removeLeftovers(of: configuration.manifests)
         sandbox.removeOrphans()
         self.sandbox = sandbox
+        // What extensions may write, made now: confined, they make nothing
+        // at the group's top level (invariant 21).
+        do throws(GroupError) {
+            try group.prepareForExtensions()
+        } catch {
+            logger.warning("extensions will not be able to write the group: \(error)")
+        }
         for manifest in configuration.manifests {
             let lockPath: String
             do {

@@ -1,5 +1,6 @@
 import CTetherSystem
 import SystemPackage
+import TetherGroup
 import TetherLoop
 #if canImport(Glibc)
 import Glibc
@@ -124,7 +125,8 @@ public final class Confinement {
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
         let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
         guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
-        // Access: 0 read, 1 write, 2 remove empty directories (no read).
+        // Access: 0 read, 1 write, 2 remove empty directories (no read), 3
+        // files in a directory, 4 existing files in place.
         var rules: [(String, access: Int32, required: Bool)] = []
         // Every group's secrets this user has, wherever the group lives.
         let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
@@ -133,7 +135,16 @@ public final class Confinement {
             && ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets)
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {
-            rules.append((policy.group, 1, true))
+            // Parts of the group, never its top level (invariant 21); a
+            // part the host could not make is not written.
+            for (path, access) in GroupDirectory.extensionWrites(in: policy.group) {
+                let code: Int32 = switch access {
+                case .tree: 1
+                case .files: 3
+                case .existingFiles: 4
+                }
+                rules.append((path, code, false))
+            }
             if let secrets = policy.secrets { rules.append((secrets, 1, false)) }
         }
         if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }

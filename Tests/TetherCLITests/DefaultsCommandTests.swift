@@ -23,11 +23,11 @@ import TetherTestSupport
     @Test func aCorruptStoreIsReportedAndKept() throws {
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "k", "1"]).status == 0)
-        try writeFile(group.path + "/defaults.json", "{not json", mode: 0o600)
+        try writeFile(group.path + "/stores/defaults.json", "{not json", mode: 0o600)
         let result = try group.run(["defaults", "list"])
         #expect(result.status == 3)
         #expect(result.stderr.contains("moved aside"))
-        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path).filter { $0.contains(".corrupt-") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path + "/stores").filter { $0.contains(".corrupt-") }
         #expect(aside.count == 1)
     }
 

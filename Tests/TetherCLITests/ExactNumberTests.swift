@@ -27,7 +27,7 @@ import TetherTestSupport
         for (index, number) in Self.numbers.enumerated() {
             #expect(list.contains("n\(index) = \(number.back)\n"), "\(number.sent) in: \(list)")
         }
-        let file = try String(contentsOfFile: group.path + "/defaults.json", encoding: .utf8)
+        let file = try String(contentsOfFile: group.path + "/stores/defaults.json", encoding: .utf8)
         #expect(file.contains(#""n0":9007199254740993"#) && file.contains(#""n2":18446744073709551615"#), "\(file)")
     }
 

@@ -236,13 +236,13 @@ import TetherTestSupport
     @Test func aCorruptStoreIsToldAsAnEvent() throws {
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "theme", #""dark""#]).status == 0)
-        try writeFile(group.path + "/defaults.json", "{not json", mode: 0o600)
+        try writeFile(group.path + "/stores/defaults.json", "{not json", mode: 0o600)
         let read = try tether(group.withGroup(["defaults", "get", "theme"]),
                                  environment: ["TETHER_LOG_LEVEL": "info", "TETHER_LOG_FORMAT": "json"])
         #expect(read.status == 3)
         let event = try #require(Self.records(read.stderr).first { $0["event"] as? String == "store.corrupt" }, "\(read.stderr)")
         let kept = try #require(event["keptAs"] as? String)
-        let path = group.path + "/defaults.json"
+        let path = group.path + "/stores/defaults.json"
         #expect(event["path"] as? String == path && kept.hasPrefix(path + ".corrupt-"))
         #expect(FileManager.default.fileExists(atPath: kept))
     }

@@ -2,21 +2,26 @@ import Foundation
 import Testing
 import TetherTestSupport
 
-/// One host per group, by the kernel: a confined widget may write the
-/// group, and so rename the host lock away, but the host's claim on the
-/// group directory itself still refuses a second host.
+/// One host per group, by the kernel: no confined role may rename or
+/// unlink the host's lock or socket (Landlock grants none of the group's
+/// top level or `locks/`), and should the user rename the lock away, the
+/// host's claim on the group directory itself still refuses a second host.
 @Suite(.timed)
 struct OneHostPerGroupTests {
-    @Test func aSecondHostIsRefusedAfterAWidgetRenamesTheHostLock() throws {
+    @Test func noWidgetMovesTheHostLockAndASecondHostIsRefusedEvenAfterTheUserDoes() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("mover", script: #"""
-            mv "$TETHER_GROUP/locks/host.lock" "$TETHER_GROUP/locks/moved" && echo "moved the host lock"
+            mv "$TETHER_GROUP/locks/host.lock" "$TETHER_GROUP/locks/moved" 2>/dev/null || echo "lock: refused"
+            rm -f "$TETHER_GROUP/host.sock" 2>/dev/null || echo "socket: refused"
             exec cat
             """#)
         let host = try fixture.startHost()
         defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[mover] moved the host lock")
-        #expect(FileManager.default.fileExists(atPath: fixture.group.path + "/locks/moved"))
+        _ = try host.expectLineStarting("[mover] lock: refused")
+        _ = try host.expectLineStarting("[mover] socket: refused")
+        #expect(FileManager.default.fileExists(atPath: fixture.group.path + "/locks/host.lock"))
+        // The user may: the claim is what is left.
+        #expect(rename(fixture.group.path + "/locks/host.lock", fixture.group.path + "/locks/moved") == 0)
 
         // A probe still finds it running, by its claim.
         let probe = try fixture.group.run(["probe", "host", "--json"])

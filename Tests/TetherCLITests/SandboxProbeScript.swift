@@ -124,6 +124,23 @@ extension SandboxTests {
             try: a.bind(os.path.join(os.environ["TMPDIR"], "fake.sock"))
             finally: a.close(); b.close()
         attempt("socketFile", socket_file)
+        # One host per group (invariant 21): the socket and the lock files
+        # keep their names, and nothing is made at the group's top level.
+        attempt("unlinkSocket", lambda: os.unlink(os.path.join(group, "host.sock")))
+        attempt("renameHostLock", lambda: os.rename(os.path.join(group, "locks", "host.lock"), os.path.join(group, "locks", "x")))
+        attempt("renameLocks", lambda: os.rename(os.path.join(group, "locks"), os.path.join(group, "shared", "locks")))
+        stores_lock = os.path.join(group, "locks", "stores", "defaults.lock")
+        attempt("renameStoreLock", lambda: os.rename(stores_lock, stores_lock + ".x"))
+        attempt("topLevelFile", lambda: write(os.path.join(group, "x")))
+        def store_write():
+            # As the SDK writes a store: under its lock, a new file renamed over.
+            fd = os.open(stores_lock, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                write(os.path.join(group, "stores", "probe.json.tmp"))
+                os.rename(os.path.join(group, "stores", "probe.json.tmp"), os.path.join(group, "stores", "probe.json"))
+            finally: os.close(fd)
+        attempt("storeWrite", store_write)
         attempt("datagramPair", lambda: [end.close() for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)])
         attempt("userNamespace", lambda: raw("unshare", 0x10000000))
         def clone_parent():
@@ -173,7 +190,7 @@ extension SandboxTests {
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
         # Then a store the host replaced after the launch (a new inode).
         with open(sys.argv[4]) as gate: gate.readline()
-        attempt("later", lambda: open(os.path.join(group, "defaults.json")).read())
+        attempt("later", lambda: open(os.path.join(group, "stores", "defaults.json")).read())
         print("LATER " + r["later"], flush=True)
         for line in c[1]: pass
         """

@@ -39,6 +39,8 @@ struct SandboxTests {
         "datagramPair": "EPERM", "userNamespace": "EPERM", "cloneParent": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
         "descriptorLimit": "1024/1024", "raiseDescriptors": "EPERM", "stackLimit": "8388608",
+        "unlinkSocket": "EACCES", "renameHostLock": "EACCES", "renameLocks": "EACCES", "renameStoreLock": "EACCES",
+        "topLevelFile": "EACCES", "storeWrite": "ok",
     ]
 
     static let cases = [
@@ -49,6 +51,7 @@ struct SandboxTests {
             "stopAfterHello": "error", "unixSocket": "EPERM", "socketPair": "ok", "ioUring": "ENOSYS", "lockHighBits": "EPERM",
             "groupRead": "ok", "secrets": "EACCES", "secretsList": "EACCES", "secretsByLink": "EACCES", "otherSecrets": "EACCES",
             "secretsHardLink": "EXDEV", "touch": "EPERM", "chmodTmp": "EPERM", "utimeExplicit": "EPERM",
+            "storeWrite": "EACCES",
         ]) { $1 }),
         Case(role: "keyboard", openAccess: true, expected: everyRole.merging([
             "group": "ok", "outside": "EACCES", "tmp": "ok", "tcp": "ok", "udp": "ok", "killHost": "EPERM", "ptraceHost": "EPERM",

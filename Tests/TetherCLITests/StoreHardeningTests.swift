@@ -6,12 +6,12 @@ import TetherTestSupport
 /// file (a full copy of the store, secrets included) outlives the next write.
 @Suite(.timed) struct StoreHardeningTests {
     func temporaryFiles(_ group: TestGroup) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: group.path)) ?? []).filter { $0.hasSuffix(".tmp") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: group.path + "/stores")) ?? []).filter { $0.hasSuffix(".tmp") }
     }
 
     /// The store parses and holds one of the values ever written.
     func expectWhole(_ group: TestGroup, values: Set<String>) throws {
-        let path = group.path + "/defaults.json"
+        let path = group.path + "/stores/defaults.json"
         let data = try #require(FileManager.default.contents(atPath: path), "the store vanished")
         let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let value = try #require(object?["big"] as? String, "torn or empty store: \(data.count) bytes")
@@ -22,7 +22,7 @@ import TetherTestSupport
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "big", #""seed""#]).status == 0)
         var written: Set<String> = ["seed"]
-        let watcher = try DirectoryWatcher(path: group.path)
+        let watcher = try DirectoryWatcher(path: group.path + "/stores")
         var generator = SystemRandomNumberGenerator()
         let deadline = Date().addingTimeInterval(150)
         var caughtMidWrite = 0
@@ -83,7 +83,7 @@ import TetherTestSupport
         #expect(refused.status == 2)
         #expect(try group.run(["defaults", "get", "deeper"]).status == 1)
         #expect(temporaryFiles(group).isEmpty)
-        #expect(!(((try? FileManager.default.contentsOfDirectory(atPath: group.path)) ?? []).contains { $0.contains("corrupt") }))
+        #expect(!(((try? FileManager.default.contentsOfDirectory(atPath: group.path + "/stores")) ?? []).contains { $0.contains("corrupt") }))
     }
 }
 

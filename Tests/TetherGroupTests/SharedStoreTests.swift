@@ -68,7 +68,7 @@ import TetherTestSupport
         let (group, store) = (fixture.group, fixture.store)
         try writeFile(group.storePath("defaults"), "[1,2]", mode: 0o600)
         #expect(throws: GroupError.self) { try store.set(1, forKey: "k") }
-        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path).filter { $0.hasPrefix("defaults.json.corrupt-") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path + "/stores").filter { $0.hasPrefix("defaults.json.corrupt-") }
         #expect(aside.count == 1)
     }
 

@@ -97,7 +97,8 @@ int tether_landlock_ruleset(int abi, int deny_tcp, int scopes);
 /// Allows, beneath `path` (or on it, if it is not a directory), `access`:
 /// 0 reading and executing; 1 every access the ruleset handles but making
 /// sockets and devices; 2 removing
-/// empty directories only (no reading). Follows symlinks in `path`, as the rule
+/// empty directories only (no reading); 3 reading, and making, writing and
+/// removing regular files; 4 reading, and writing existing files. Follows symlinks in `path`, as the rule
 /// applies to what it names. 0 or -errno.
 int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
 
