@@ -96,9 +96,9 @@ public struct GroupDirectory: Sendable {
     /// The store file named `name` (`defaults`, `user-scoped`).
     public func storePath(_ name: String) -> String { "\(path)/stores/\(name).json" }
 
-    /// The store file named `name`, its directory made; a store an earlier
-    /// version kept at the group's top level is moved in (the newer copy
-    /// kept), with its crashed writers' leftovers removed.
+    /// The store file named `name`, its directory made; while it does not
+    /// exist, a store an earlier version kept at the group's top level is
+    /// moved in, and its crashed writers' leftovers removed.
     public func preparedStorePath(_ name: String) throws(GroupError) -> String {
         let store = storePath(name)
         // The common case, moved already, costs one lstat.

@@ -31,6 +31,18 @@ import TetherTestSupport
         #expect(throws: GroupError.invalidKey("")) { try store.set(1, forKey: "") }
     }
 
+    /// An earlier version kept the stores at the group's top level: the
+    /// first process that opens one moves it in.
+    @Test func aStoreAtTheTopLevelIsMovedIn() throws {
+        let dir = try TemporaryDirectory()
+        let group = try GroupDirectory(path: dir.group)
+        try writeFile(group.path + "/defaults.json", #"{"k": 1}"#, mode: 0o600)
+        try writeFile(group.path + "/user-scoped.json", #"{"keys": ["k"]}"#, mode: 0o600)
+        #expect(try SharedStore.defaults(in: group).value(forKey: "k") == 1)
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/defaults.json"))
+        #expect(try UserScopedData(group: group).store.value(forKey: "keys") == ["k"])
+    }
+
     @Test func aCachedReaderSeesAnotherWritersChange() throws {
         let fixture = try Fixture()
         let (group, store) = (fixture.group, fixture.store)
