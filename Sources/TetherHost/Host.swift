@@ -27,6 +27,9 @@ public final class Host: @unchecked Sendable {
         /// (it fails with exit 3; the others run). Off: run it with what
         /// the kernel has, and say once what is missing.
         public var requireSandbox: Bool
+        /// The group's socket, bound and listening already: passed by a
+        /// service manager (`SocketActivation`), which owns its file.
+        public var listeningSocket: Int32?
 
         public static let defaultMaximumFeatures = 256
 
@@ -122,8 +125,9 @@ public final class Host: @unchecked Sendable {
         }
         hostLock = lock
         if let note = lock.displacementNote { logger.warning("\(note)") }
-        // Holding the host lock, any socket file left here is a dead host's.
-        unlink(socketPath)
+        // Holding the host lock, any socket file left here is a dead host's
+        // (unless a service manager listens there for us).
+        if configuration.listeningSocket == nil { unlink(socketPath) }
         effectiveLimits = configuration.limits
         effectiveLimits.maximumConnections = DescriptorLimit.connectionCeiling(
             configuration.limits.maximumConnections, softLimit: DescriptorLimit.raise(),
@@ -136,7 +140,8 @@ public final class Host: @unchecked Sendable {
         let logger = self.logger
         CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
         do {
-            server = try RPCServer(loop: loop, path: socketPath, limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
+            server = try RPCServer(loop: loop, path: socketPath, adopting: configuration.listeningSocket,
+                                   limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
                 self.handle(connection, method: method, params: params, respond: respond)
             }, onDisconnect: { [unowned self] connection in
                 self.detach(connection)
@@ -238,8 +243,8 @@ public final class Host: @unchecked Sendable {
         // TMPDIR: each launch gets its own. The addresses of the session's
         // Unix-socket services are not passed on: a confined extension
         // should not be pointed at a door out (the README's sandbox limits).
-        let withheld: Set = ["NOTIFY_SOCKET", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY",
-                             "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]
+        let withheld = Set(["NOTIFY_SOCKET", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY",
+                            "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"] + SocketActivation.variables + ServiceWatchdog.variables)
         for key in environment.keys where key.hasPrefix("TETHER_") || withheld.contains(key) {
             environment.removeValue(forKey: key)
         }

@@ -40,6 +40,8 @@ public final class RPCServer: @unchecked Sendable {
     public let limits: Limits
     public private(set) var connections: [ObjectIdentifier: RPCConnection] = [:]
     private let listener: UnixListener
+    /// The socket file is this server's to remove (not a service manager's).
+    private let ownsPath: Bool
     private let handler: RPCConnection.Handler
     private var onDisconnect: ((RPCConnection) -> Void)?
     /// Peers refused for running as another user, for tests and status.
@@ -51,20 +53,28 @@ public final class RPCServer: @unchecked Sendable {
     /// Queues below this are not worth adding up on every send.
     static let budgetCheckThreshold = 64 << 10
 
-    /// Binds `path`, which must not exist. Throws `.fileNameTooLong` for a
-    /// path longer than a socket address can hold.
-    public init(loop: EventLoop, path: String, limits: Limits = Limits(), handler: @escaping RPCConnection.Handler,
+    /// Binds `path`, which must not exist, or serves `adopting`, a socket
+    /// already bound there (passed by a service manager, which owns the
+    /// file: it is left in place at close). Throws `.fileNameTooLong` for
+    /// a path longer than a socket address can hold.
+    public init(loop: EventLoop, path: String, adopting: Int32? = nil, limits: Limits = Limits(),
+                handler: @escaping RPCConnection.Handler,
                 onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
         self.loop = loop
         self.path = path
         self.limits = limits
         self.handler = handler
         self.onDisconnect = onDisconnect
+        ownsPath = adopting == nil
         listener = UnixListener(loop: loop)
         do throws(Errno) {
-            try listener.bind(path: path)
-            // Only the owner may connect; the group directory is 0700 too.
-            guard chmod(path, 0o600) == 0 else { throw Errno(rawValue: errno) }
+            if let adopting {
+                try listener.adopt(fileDescriptor: adopting)
+            } else {
+                try listener.bind(path: path)
+                // Only the owner may connect; the group directory is 0700 too.
+                guard chmod(path, 0o600) == 0 else { throw Errno(rawValue: errno) }
+            }
             try listener.listen(backlog: 512) { [weak self] result in
                 guard let self else { return }
                 switch result {
@@ -172,13 +182,14 @@ public final class RPCServer: @unchecked Sendable {
         for connection in connections.values { connection.notify(method, params) }
     }
 
-    /// Stops listening, closes every connection, and removes the socket file.
+    /// Stops listening, closes every connection, and removes the socket
+    /// file (unless a service manager passed it).
     public func close() {
         listener.close()
         trimTimer?.close()
         onDisconnect = nil
         for connection in connections.values { connection.close() }
         connections.removeAll()
-        unlink(path)
+        if ownsPath { unlink(path) }
     }
 }

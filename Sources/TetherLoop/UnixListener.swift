@@ -18,6 +18,13 @@ public final class UnixListener: LoopHandle, @unchecked Sendable {
         try uvCheck(uv_pipe_bind(raw(uv_pipe_t.self), path))
     }
 
+    /// Takes over `fd`, a bound Unix stream socket (one a service manager
+    /// passed: socket activation); `listen` then serves it.
+    public func adopt(fileDescriptor fd: Int32) throws(Errno) {
+        loop.assertInLoop()
+        try uvCheck(uv_pipe_open(raw(uv_pipe_t.self), fd))
+    }
+
     /// The listening socket's fd.
     public var fileDescriptor: Int32? {
         guard !isClosed else { return nil }

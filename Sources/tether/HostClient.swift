@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 import TetherIPC
 
@@ -37,19 +40,26 @@ struct HostClient {
     func metrics() throws -> JSONValue { try call(HostMethod.metrics) }
 
     private func call(_ method: String, _ params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
-        guard try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running else {
-            throw CLIError.refused("host is not running")
-        }
+        let running = try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running
+        // With no host, a socket unit may listen there: connecting starts one.
+        guard running || Self.isSocket(group.socketPath) else { throw CLIError.refused("host is not running") }
         switch RPCCall.perform(socketPath: group.socketPath, method: method, params: params,
                                timeoutMilliseconds: timeoutMilliseconds) {
         case .success(let value):
             return value
         case .failure(.remote(let error)):
             throw CLIError.refused(error.message)
+        case .failure(.unreachable) where !running:
+            throw CLIError.refused("host is not running")
         case .failure(.unreachable), .failure(.closed):
             throw CLIError.refused("host is not running (its socket \(group.socketPath) does not answer)")
         case .failure(.timedOut):
             throw CLIError.environment("the host did not answer within \(timeoutMilliseconds / 1000) seconds")
         }
+    }
+
+    private static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
     }
 }

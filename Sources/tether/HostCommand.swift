@@ -17,9 +17,11 @@ struct HostCommand: ParsableCommand {
         discussion: """
             Holds the host lock (a second host on the same group exits 1), listens on \
             DIR/host.sock, starts each extension from its manifest, prefixes their output \
-            with their names and restarts them by their policy. Prints one readiness line \
-            and sends READY=1 to $NOTIFY_SOCKET when set (systemd Type=notify). SIGINT or \
-            SIGTERM stops everything cleanly and exits 0.
+            with their names and restarts them by their policy. Prints one readiness line. \
+            Under systemd: sends READY=1, STATUS= and STOPPING=1 to $NOTIFY_SOCKET \
+            (Type=notify), WATCHDOG=1 at half of $WATCHDOG_USEC (WatchdogSec=), and serves \
+            the socket a socket unit passes ($LISTEN_FDS). SIGINT or SIGTERM stops \
+            everything cleanly and exits 0.
             """
     )
 

@@ -18,6 +18,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
     private let skipped: [String]
     private let requireSandbox: Bool
     private var host: TetherHost.Host?
+    private var watchdog: ServiceWatchdog?
 
     init(group: GroupDirectory, manifests: [ExtensionManifest], skipped: [String], grace: Seconds,
          format: LogFormat, level: Logger.Level, limits: RPCServer.Limits, requireSandbox: Bool = false) throws {
@@ -41,9 +42,15 @@ final class HostSession: LoopSession, @unchecked Sendable {
         LogOutput.standardOutput.attach(to: loop, renderNotice: render)
         LogOutput.standardError.attach(to: loop, sharing: .standardOutput, renderNotice: render)
         for problem in skipped { logger.error("tether: skipping \(problem)") }
-        let host = TetherHost.Host(loop: loop, configuration: TetherHost.Host.Configuration(
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = TetherHost.Host.Configuration(
             group: group, manifests: manifests, graceMilliseconds: grace.milliseconds,
-            logger: logger, limits: limits, requireSandbox: requireSandbox))
+            logger: logger, limits: limits, requireSandbox: requireSandbox)
+        switch SocketActivation.listeningSocket(at: group.socketPath, environment: environment) {
+        case .success(let socket): configuration.listeningSocket = socket
+        case .failure(let mismatch): return finish(.failure(.environment(mismatch.description)))
+        }
+        let host = TetherHost.Host(loop: loop, configuration: configuration)
         do {
             try host.start()
         } catch .alreadyRunning(let pid) {
@@ -53,6 +60,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
         }
         self.host = host
         guard handleSignals([SIGINT, SIGTERM], { [unowned self] _ in
+            SystemdNotifier.notify("STOPPING=1\nSTATUS=stopping", environment: environment)
             self.host?.shutdown { self.finish(.success(0)) }
         }) else { return }
         // A closed terminal is a closed output, not a reason to stop serving.
@@ -62,6 +70,10 @@ final class HostSession: LoopSession, @unchecked Sendable {
         logger.event(.hostStarted, level: .notice,
                      "tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
                      ["pid": .number(host.pid), "group": .string(group.path), "extensions": .number(manifests.count)])
-        SystemdNotifier.notify("READY=1\nMAINPID=\(host.pid)", environment: ProcessInfo.processInfo.environment)
+        let activated = configuration.listeningSocket == nil ? "" : ", started by its socket"
+        SystemdNotifier.notify("READY=1\nMAINPID=\(host.pid)\nSTATUS=serving \(group.path): \(manifests.count) extension(s)\(activated)",
+                               environment: environment)
+        // Pings from this loop: a stuck loop is what stops them.
+        watchdog = ServiceWatchdog(loop: loop, environment: environment)
     }
 }

@@ -22,7 +22,7 @@ struct Tether: ParsableCommand {
             """,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, ExtensionCommand.self, Feature.self, Push.self, Reload.self,
                       Defaults.self, Login.self, Logout.self, Token.self, Metrics.self,
-                      NewExtension.self, Doctor.self, Demo.self, Bench.self]
+                      NewExtension.self, Doctor.self, ServiceCommand.self, Demo.self, Bench.self]
     )
 }
 

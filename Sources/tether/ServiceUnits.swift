@@ -1,0 +1,78 @@
+/// The two user units `tether service install` writes, generated here
+/// only: `tether.socket` listens on the group's socket, so the first
+/// client starts `tether.service`, the host (Type=notify, its watchdog
+/// pinged from the host's loop, its cgroup delegated for memory and pids).
+struct ServiceUnits {
+    static let socketName = "tether.socket"
+    static let serviceName = "tether.service"
+    /// The host pings at half of it (`ServiceWatchdog`).
+    static let watchdogSeconds = 30
+
+    let executable: String
+    let groupPath: String
+    /// `--extensions-dir` and `--extension` as given to install.
+    let hostArguments: [String]
+
+    var socket: String {
+        """
+        # Written by tether service install: the group's socket. The first
+        # client (tether status, push, an extension) starts tether.service.
+        [Unit]
+        Description=Tether host socket for \(Self.specifiers(groupPath))
+
+        [Socket]
+        ListenStream=\(Self.specifiers(groupPath))/host.sock
+        SocketMode=0600
+        DirectoryMode=0700
+
+        [Install]
+        WantedBy=sockets.target
+
+        """
+    }
+
+    var service: String {
+        let command = ([executable, "host", "--group", groupPath] + hostArguments).map(Self.quoted).joined(separator: " ")
+        return """
+            # Written by tether service install: the host of one group.
+            [Unit]
+            Description=Tether host for \(Self.specifiers(groupPath))
+            Requires=\(Self.socketName)
+            After=\(Self.socketName)
+
+            [Service]
+            Type=notify
+            NotifyAccess=main
+            ExecStart=\(command)
+            # Its own cgroup, delegated: memory.max and pids.max per extension.
+            Delegate=memory pids
+            WatchdogSec=\(Self.watchdogSeconds)
+            Restart=on-failure
+            # SIGTERM to the host alone: it stops its extensions itself.
+            KillMode=mixed
+            TimeoutStopSec=30
+
+            [Install]
+            WantedBy=default.target
+
+            """
+    }
+
+    /// `%` starts a specifier in every unit setting.
+    static func specifiers(_ text: String) -> String { text.replacing("%", with: "%%") }
+
+    /// One word of `ExecStart=`: quoted, with `\`, `"`, `%` and `$` escaped.
+    static func quoted(_ word: String) -> String {
+        var escaped = ""
+        for character in word {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "%": escaped += "%%"
+            case "$": escaped += "$$"
+            default: escaped.append(character)
+            }
+        }
+        return "\"\(escaped)\""
+    }
+}

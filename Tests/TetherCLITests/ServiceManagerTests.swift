@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// The host under a service manager, with what systemd itself hands a
+/// service: a notify socket the test binds (`Type=notify`, `WatchdogSec=`),
+/// and systemd's own `systemd-socket-activate` for a socket unit.
+@Suite(.timed) struct ServiceManagerTests {
+    /// The `NOTIFY_SOCKET` a service manager listens on: one datagram per message.
+    final class NotifySocket {
+        let path: String
+        private let fd: Int32
+
+        init(in directory: String) throws {
+            path = directory + "/notify.sock"
+            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            }
+            let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            guard fd >= 0, bound == 0 else { throw TestTimeout(what: "a notify socket at \(path): errno \(errno)") }
+        }
+
+        deinit { close(fd) }
+
+        /// The next message, or nil after `timeout` seconds.
+        func next(timeout: Double) -> String? {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(timeout * TestTimeout.scale * 1_000)) == 1 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let read = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return read < 0 ? nil : String(decoding: buffer[..<read], as: UTF8.self)
+        }
+
+        /// The first message that contains `text`, within `timeout` seconds.
+        func expect(_ text: String, timeout: Double = 10) throws -> String {
+            let deadline = TestTimeout.deadline(after: timeout)
+            var seen: [String] = []
+            while deadline.timeIntervalSinceNow > 0, let message = next(timeout: deadline.timeIntervalSinceNow) {
+                if message.contains(text) { return message }
+                seen.append(message)
+            }
+            throw TestTimeout(what: "'\(text)' on the notify socket (saw \(seen))")
+        }
+
+        /// What has arrived already, dropped.
+        func drain() { while next(timeout: 0) != nil {} }
+    }
+
+    @Test func theHostPingsTheWatchdogFromItsLoopAndSaysWhenItStops() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("env", script: #"echo "inherited ${WATCHDOG_USEC:-none} ${NOTIFY_SOCKET:-none}"; exec cat"#)
+        let notify = try NotifySocket(in: fixture.group.dir.path)
+        let host = try fixture.startHost(environment: fixture.group.environment.merging(
+            ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "300000"]) { $1 })
+        defer { host.signal(SIGKILL) }
+        let ready = try notify.expect("READY=1")
+        #expect(ready.contains("MAINPID=\(host.pid)") && ready.contains("STATUS=serving \(fixture.group.path): 1 extension(s)"),
+                "\(ready)")
+        _ = try host.expectLineStarting("[env] inherited none none")
+        _ = try notify.expect("WATCHDOG=1", timeout: 2)
+        // Stopped, it pings no more: three intervals without one.
+        host.signal(SIGSTOP)
+        try waitFor("the host to stop", timeout: 5) {
+            let stat = (try? String(contentsOfFile: "/proc/\(host.pid)/stat", encoding: .utf8)) ?? ""
+            return stat.split(separator: ")").last?.split(separator: " ").first == "T"
+        }
+        notify.drain()
+        #expect(notify.next(timeout: 0.9) == nil, "a stopped host pinged")
+        host.signal(SIGCONT)
+        _ = try notify.expect("WATCHDOG=1", timeout: 2)
+        host.signal(SIGTERM)
+        _ = try notify.expect("STOPPING=1")
+        #expect(try host.waitForExit() == 0)
+    }
+
+    /// `WATCHDOG_PID` names the process the manager watches: another's, no pings.
+    @Test func aWatchdogForAnotherProcessIsNotPinged() throws {
+        let fixture = try HostFixture()
+        let notify = try NotifySocket(in: fixture.group.dir.path)
+        let host = try fixture.startHost(environment: fixture.group.environment.merging(
+            ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"]) { $1 })
+        defer { host.signal(SIGKILL) }
+        _ = try notify.expect("READY=1")
+        #expect(notify.next(timeout: 0.6) == nil)
+    }
+
+    /// A socket unit listens; the first client starts the host, which
+    /// serves that client on the socket it was passed.
+    @Test func theFirstClientOfASocketUnitStartsTheHostAndIsAnswered() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("env", script: #"echo "inherited ${LISTEN_FDS:-none} ${LISTEN_PID:-none}"; exec cat"#)
+        #expect(mkdir(fixture.group.path, 0o700) == 0)
+        let socketPath = fixture.group.path + "/host.sock"
+        let manager = try TestProcess("/usr/bin/systemd-socket-activate",
+                                      ["-l", socketPath, tetherExecutable, "host", "--group", fixture.group.path,
+                                       "--extensions-dir", fixture.extensions, "--grace", "2"],
+                                      environment: fixture.group.environment)
+        defer { manager.signal(SIGKILL) }
+        try manager.waitForError(containing: "Listening on")
+        // Nothing holds the lock yet: no host runs.
+        #expect(try fixture.group.run(["probe", "host"]).status == 1)
+        let status = try fixture.group.run(["status", "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(try fixture.group.json(status)["pid"] as? Int == Int(manager.pid), "it runs in the manager's child")
+        #expect(try fixture.group.run(["probe", "host"]).status == 0)
+        _ = try manager.expectLineStarting("[env] inherited none none")
+        manager.signal(SIGTERM)
+        #expect(try manager.waitForExit() == 0)
+        // The manager's socket stays where it listens.
+        var info = stat()
+        #expect(lstat(socketPath, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK)
+    }
+
+    /// A socket passed for another path is refused with the fix, not served.
+    @Test func aSocketAtAnotherPathIsRefused() throws {
+        let fixture = try HostFixture()
+        #expect(mkdir(fixture.group.path, 0o700) == 0)
+        let elsewhere = fixture.group.dir.path + "/other.sock"
+        let manager = try TestProcess("/usr/bin/systemd-socket-activate",
+                                      ["-l", elsewhere, tetherExecutable, "host", "--group", fixture.group.path],
+                                      environment: fixture.group.environment)
+        defer { manager.signal(SIGKILL) }
+        try manager.waitForError(containing: "Listening on")
+        let client = try RawClient(path: elsewhere)
+        defer { client.close() }
+        #expect(try manager.waitForExit() == 3)
+        #expect(try manager.standardError().contains("none a listening Unix socket at \(fixture.group.path)/host.sock"))
+        #expect(try fixture.group.run(["probe", "host"]).status == 1)
+    }
+
+    /// Where no user manager answers, each service command says so in one
+    /// line, exits 3 and writes nothing.
+    @Test func withoutAUserManagerTheServiceCommandsChangeNothing() throws {
+        let group = try TestGroup()
+        let config = group.dir.path + "/config"
+        let environment = group.environment.merging(["XDG_CONFIG_HOME": config, "XDG_RUNTIME_DIR": group.dir.path + "/no-runtime"]) { $1 }
+        for arguments in [["service", "install"], ["service", "status"], ["service", "uninstall"]] {
+            let result = try tether(arguments, environment: environment)
+            #expect(result.status == 3, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("no systemd user manager answers") && result.stderr.contains("nothing was changed"),
+                    "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: config))
+    }
+}
