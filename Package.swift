@@ -51,6 +51,8 @@ let package = Package(
         .target(name: "CTetherCurl", linkerSettings: [.linkedLibrary("dl")]),
         // The keyring: libsecret, loaded at first use (dlopen), like libcurl.
         .target(name: "CTetherSecret", linkerSettings: [.linkedLibrary("dl")]),
+        // D-Bus through GDBus, loaded at run time: the systemd manager.
+        .target(name: "CTetherBus", linkerSettings: [.linkedLibrary("dl")]),
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
             name: "TetherSandbox",
@@ -108,7 +110,7 @@ let package = Package(
         .target(
             name: "TetherHost",
             dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherLog", "CTetherSystem",
-                           "TetherManifest", "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
+                           "CTetherBus", "TetherManifest", "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
                            .product(name: "CoreMetrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus")]
         ),

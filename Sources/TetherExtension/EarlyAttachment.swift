@@ -46,9 +46,12 @@ enum EarlyAttachment {
         let bytes = Array(path.utf8)
         guard bytes.count < 108 else { return nil }
         var wait: Int32 = 5
+        // A socket unit may listen with no host yet: one try starts it.
+        var activates = SocketFile.exists(at: path)
         while true {
             let held = (try? LockProbe.status(ofLockAt: hostLockPath, identifyHolder: false).running) ?? false
-            guard held else { return nil }
+            guard held || activates else { return nil }
+            activates = false
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { return nil }
             var address = sockaddr_un()

@@ -100,7 +100,14 @@ final class HostLink {
             self.early = nil
             return startEarly(early)
         }
-        if watcher.status.running { connect() } else { onEvent(.detached(reason: "no host is running")) }
+        if watcher.status.running {
+            connect()
+        } else if SocketFile.exists(at: socketPath) {
+            // A socket unit may listen there: the connection starts a host.
+            connect(unreachable: "no host is running")
+        } else {
+            onEvent(.detached(reason: "no host is running"))
+        }
     }
 
     private func startEarly(_ outcome: EarlyAttachment.Outcome) {
@@ -186,13 +193,16 @@ final class HostLink {
         }
     }
 
-    private func connect() {
+    /// `unreachable`: said if the connection fails while no host holds the lock.
+    private func connect(unreachable: String? = nil) {
         guard !closed, !refused else { return }
         connecting = true
         PipeStream.connect(loop: loop, path: socketPath) { [unowned self] result in
             self.connecting = false
             switch result {
             case .failure:
+                let held = (try? LockProbe.status(ofLockAt: self.hostLockPath, identifyHolder: false).running) ?? false
+                if let unreachable, !held { return self.onEvent(.detached(reason: unreachable)) }
                 self.retryIfHostHeld()
             case .success(let stream):
                 guard !self.closed else { return stream.close() }

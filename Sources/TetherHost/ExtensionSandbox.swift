@@ -56,7 +56,7 @@ final class ExtensionSandbox {
     /// A cgroup v2 subtree delegated to the host (systemd `Delegate=yes`):
     /// each launch gets a cgroup of its own there. Anywhere else, none.
     static func claimCgroups(group: String, logger: Logger) -> DelegatedCgroup? {
-        switch DelegatedCgroup.claim(group: group) {
+        switch DelegatedCgroup.claim(group: group, authority: ServiceManagerDelegation.delegates) {
         case .success(let cgroups):
             let controllers = cgroups.controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA"
                 : cgroups.controllers.sorted().joined(separator: ", ")

@@ -61,9 +61,12 @@ public final class DelegatedCgroup {
     /// Call it before starting any other process, which would stay behind
     /// in the delegated cgroup and keep controllers off. `group`: the
     /// group directory whose host lock the caller holds.
-    public static func claim(group: String) -> Result<DelegatedCgroup, Unavailable> {
+    /// `authority`: asked, for a cgroup no mark or owner says is delegated,
+    /// whether the manager that runs this process delegates it (the user's
+    /// systemd, which marks nothing: `ServiceManagerDelegation`).
+    public static func claim(group: String, authority: (String) -> Bool = { _ in false }) -> Result<DelegatedCgroup, Unavailable> {
         let (mount, delegatedPath): (String, String)
-        switch candidate() {
+        switch candidate(authority: authority) {
         case .success(let found): (mount, delegatedPath) = found
         case .failure(let unavailable): return .failure(unavailable)
         }
@@ -146,14 +149,22 @@ public final class DelegatedCgroup {
     /// The delegated cgroup this process is in (its own, or the one above
     /// where it already moved into `host/`): the hierarchy's mount point and
     /// the path there. `claim` takes it; `tether doctor` only looks.
-    static func candidate(in found: (mount: String, path: String)? = ownCgroup()) -> Result<(mount: String, path: String), Unavailable> {
+    static func candidate(in found: (mount: String, path: String)? = ownCgroup(),
+                          authority: (String) -> Bool = { _ in false }) -> Result<(mount: String, path: String), Unavailable> {
         guard let (mount, own) = found else { return .failure(.noHierarchy) }
         let path = own.hasSuffix("/" + hostLeaf) ? String(own.dropLast(hostLeaf.count + 1)) : own
         // Outside its cgroup namespace's root a process sees "/../x": never
         // a path that leads out of the mount.
-        guard path != "/", !path.isEmpty, !path.split(separator: "/").contains(".."),
-              isDelegated(mount + path) else { return .failure(.notDelegated(path)) }
+        guard path != "/", !path.isEmpty, !path.split(separator: "/").contains(".."), isCgroup2(mount + path),
+              isDelegated(mount + path) || (isUnit(path) && authority(path)) else { return .failure(.notDelegated(path)) }
         return .success((mount, path))
+    }
+
+    /// A unit's own cgroup (a service's or a scope's): only a unit is ever
+    /// delegated, so only then is its manager asked.
+    static func isUnit(_ path: String) -> Bool {
+        guard let last = path.split(separator: "/").last else { return false }
+        return last.hasSuffix(".service") || last.hasSuffix(".scope")
     }
 
     /// The calling process's cgroup v2: the hierarchy's mount point and

@@ -15,17 +15,19 @@ public enum MachineEnforcement {
         public let fix: String?
     }
 
-    /// Run under systemd with a cgroup of its own, delegated. A user
-    /// manager marks it (`user.delegate`) from systemd 251; before, only a
-    /// system unit with `User=` chowns it to the user.
-    public static let delegationFix = "run the host in a delegated cgroup: systemd-run --user -p Delegate=yes tether host … (systemd 251+), "
-        + "or a system unit with User= and Delegate=yes"
+    /// Run under systemd with a cgroup of its own, delegated: a user
+    /// manager's unit (found by asking the manager), or a system unit with
+    /// `User=` (marked, and chowned to the user).
+    public static let delegationFix = "run the host in a delegated cgroup: tether service install (a user service), "
+        + "or systemd-run --user --scope -p Delegate=yes tether host …"
 
-    public static func findings(support: KernelSupport = .current) -> [Finding] {
+    /// `authority`: as `DelegatedCgroup.claim` asks the service manager.
+    public static func findings(support: KernelSupport = .current,
+                                authority: (String) -> Bool = { _ in false }) -> [Finding] {
         var findings: [Finding] = []
         var offered: Set<String> = []
         let own = DelegatedCgroup.ownCgroup()
-        switch DelegatedCgroup.candidate(in: own) {
+        switch DelegatedCgroup.candidate(in: own, authority: authority) {
         case .success(let (mount, path)):
             offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))

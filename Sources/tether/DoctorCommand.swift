@@ -26,7 +26,7 @@ struct Doctor: ParsableCommand {
     var json = false
 
     func run() throws {
-        let findings = MachineEnforcement.findings()
+        let findings = MachineEnforcement.findings(authority: ServiceManagerDelegation.delegates)
         let (loaded, errors) = manifests.load()
         for error in errors { printError(error.description) }
         if !errors.isEmpty { throw ExitCode(2) }

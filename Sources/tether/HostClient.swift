@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import TetherGroup
 import TetherIPC
 
@@ -42,7 +39,7 @@ struct HostClient {
     private func call(_ method: String, _ params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
         let running = try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running
         // With no host, a socket unit may listen there: connecting starts one.
-        guard running || Self.isSocket(group.socketPath) else { throw CLIError.refused("host is not running") }
+        guard running || SocketFile.exists(at: group.socketPath) else { throw CLIError.refused("host is not running") }
         switch RPCCall.perform(socketPath: group.socketPath, method: method, params: params,
                                timeoutMilliseconds: timeoutMilliseconds) {
         case .success(let value):
@@ -56,10 +53,5 @@ struct HostClient {
         case .failure(.timedOut):
             throw CLIError.environment("the host did not answer within \(timeoutMilliseconds / 1000) seconds")
         }
-    }
-
-    private static func isSocket(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
     }
 }

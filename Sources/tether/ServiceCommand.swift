@@ -26,6 +26,12 @@ struct ServiceCommand: ParsableCommand {
             commandName: "install", abstract: "Write, enable and start tether.socket and tether.service.")
         @OptionGroup var group: GroupOptions
         @OptionGroup var manifests: ManifestOptions
+        @Option(help: ArgumentHelp("The service's WatchdogSec= (0: none); the host pings at half of it.", valueName: "SECONDS"))
+        var watchdog = ServiceUnits.defaultWatchdogSeconds
+
+        func validate() throws {
+            guard (0...86_400).contains(watchdog) else { throw ValidationError("--watchdog takes 0 to 86400 seconds") }
+        }
 
         func run() throws {
             try SystemctlUser.reachable()
@@ -33,7 +39,8 @@ struct ServiceCommand: ParsableCommand {
             let units = ServiceUnits(
                 executable: ownExecutable(), groupPath: directory.path,
                 hostArguments: manifests.extensionsDir.flatMap { ["--extensions-dir", absolutePath($0)] }
-                    + manifests.files.flatMap { ["--extension", absolutePath($0)] })
+                    + manifests.files.flatMap { ["--extension", absolutePath($0)] },
+                watchdogSeconds: watchdog)
             let unitDirectory = try SystemctlUser.unitDirectory()
             for (name, text) in [(ServiceUnits.socketName, units.socket), (ServiceUnits.serviceName, units.service)] {
                 do throws(GroupError) {

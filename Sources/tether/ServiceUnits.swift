@@ -5,13 +5,15 @@
 struct ServiceUnits {
     static let socketName = "tether.socket"
     static let serviceName = "tether.service"
-    /// The host pings at half of it (`ServiceWatchdog`).
-    static let watchdogSeconds = 30
+    /// The default `WatchdogSec=`: the host pings at half of it (`ServiceWatchdog`).
+    static let defaultWatchdogSeconds = 30
 
     let executable: String
     let groupPath: String
     /// `--extensions-dir` and `--extension` as given to install.
     let hostArguments: [String]
+    /// `WatchdogSec=`; 0: none.
+    var watchdogSeconds = defaultWatchdogSeconds
 
     var socket: String {
         """
@@ -46,7 +48,7 @@ struct ServiceUnits {
             ExecStart=\(command)
             # Its own cgroup, delegated: memory.max and pids.max per extension.
             Delegate=memory pids
-            WatchdogSec=\(Self.watchdogSeconds)
+            WatchdogSec=\(watchdogSeconds)
             Restart=on-failure
             # SIGTERM to the host alone: it stops its extensions itself.
             KillMode=mixed

@@ -118,6 +118,24 @@ import TetherTestSupport
         #expect(lstat(socketPath, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK)
     }
 
+    /// An extension started by hand is a first client too: it starts the
+    /// host through the socket unit and attaches (a keyboard without open
+    /// access too, which attaches before it confines itself).
+    @Test(arguments: ["example-widget", "example-keyboard"])
+    func anExtensionStartedByHandStartsTheHostThroughItsSocket(_ example: String) throws {
+        let group = try TestGroup()
+        #expect(mkdir(group.path, 0o700) == 0)
+        let manager = try TestProcess("/usr/bin/systemd-socket-activate",
+                                      ["-l", group.path + "/host.sock", tetherExecutable, "host", "--group", group.path],
+                                      environment: group.environment)
+        defer { manager.signal(SIGKILL) }
+        try manager.waitForError(containing: "Listening on")
+        let byHand = try TestProcess(exampleExecutable(example), ["--group", group.path], environment: group.environment)
+        defer { byHand.signal(SIGKILL) }
+        try byHand.expectLine("attached to host pid \(manager.pid) (started by hand)")
+        #expect(try group.run(["probe", "host"]).status == 0)
+    }
+
     /// A socket passed for another path is refused with the fix, not served.
     @Test func aSocketAtAnotherPathIsRefused() throws {
         let fixture = try HostFixture()

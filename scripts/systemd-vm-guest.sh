@@ -1,0 +1,92 @@
+#!/bin/bash
+# The systemd tier's guest (see systemd-vm-tests.sh): runs as root once
+# the guest has booted, acts as the lingering user "tether" under its own
+# systemd --user, prints "CHECK NAME ok" or "CHECK NAME FAILED (why)" per
+# case and "VM-TEST-DONE" at the end. Every wait is bounded.
+set -u
+export PATH=/usr/local/bin:/usr/bin:/bin
+user() {
+    runuser -u tether -- env HOME=/home/tether XDG_RUNTIME_DIR=/run/user/1000 \
+        DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus "$@"
+}
+check() { # NAME COMMAND...: ok when the command succeeds
+    local name=$1; shift
+    local out
+    if out=$("$@" 2>&1); then echo "CHECK $name ok"; else echo "CHECK $name FAILED ($(echo "$out" | tail -3 | tr '\n' ' '))"; fi
+}
+# Up to $1 tenths of a second until the rest succeeds (state another
+# process owns, which no event of ours announces).
+within() {
+    local tenths=$1; shift
+    for _ in $(seq "$tenths"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    "$@"
+}
+show() { user systemctl --user show -p "$2" --value "$1"; }
+# doctor --json on stdin: whether each mechanism named holds (or, with !, does not).
+holds() {
+    python3 -c 'import json, sys
+found = {m["mechanism"]: m["enforced"] for m in json.load(sys.stdin)["mechanisms"]}
+sys.exit(0 if all(found.get(n.lstrip("!")) == (not n.startswith("!")) for n in sys.argv[1:]) else 1)' "$@"
+}
+export -f user show holds
+
+timeout 120 systemctl is-system-running --wait >/dev/null 2>&1
+echo "systemd-vm: $(systemctl --version | head -1), Linux $(uname -r)"
+within 600 user systemctl --user is-system-running
+
+# The user's extensions: a memory hog, a fork bomb, and one that says where it runs.
+ext=/home/tether/extensions
+mkdir -p $ext
+cat > $ext/hog.extension.json <<'JSON'
+{"name": "hog", "role": "widget", "executable": "/usr/bin/python3", "activation": "on-demand", "restart": "never",
+ "memoryLimitMiB": 64, "arguments": ["-c", "import time\nchunks = []\nwhile True: chunks.append(bytearray(8 << 20)); time.sleep(0.01)"]}
+JSON
+cat > $ext/bomb.extension.json <<'JSON'
+{"name": "bomb", "role": "widget", "executable": "/bin/sh", "activation": "on-demand", "restart": "never",
+ "arguments": ["-c", "while :; do sleep 1000 & done"]}
+JSON
+chown -R tether:tether $ext
+
+check install user tether service install --extensions-dir $ext --watchdog 6
+check serviceActive within 300 bash -c '[ "$(show tether.service ActiveState)" = active ]'
+check statusAnswers user tether status
+check delegated bash -c "user tether service status --json | grep -q '\"delegated\":true'"
+check doctorInService bash -c "user systemd-run --user --wait --pipe -q -p Delegate=yes tether doctor --json | holds cgroup memory pids"
+
+# A hog is killed at memory.max, and status says so.
+user tether extension start hog >/dev/null 2>&1
+check memoryKill within 600 bash -c "user tether status --json | grep -q '\"reason\":\"memory\"'"
+check memoryByCgroup bash -c "user tether status --json | grep -q '\"memoryBy\":\"cgroup\"'"
+
+# A fork bomb stops at pids.max, and status still answers.
+user tether extension start bomb >/dev/null 2>&1
+check bombBounded within 300 bash -c "[ \$(pgrep -c -u tether sleep) -ge 500 ]"
+check statusDuringBomb timeout 20 runuser -u tether -- env HOME=/home/tether tether status
+check bombCapped bash -c "[ \$(pgrep -c -u tether sleep) -le 512 ]"
+user tether extension stop bomb >/dev/null 2>&1
+
+# A stopped host is killed by the watchdog (6 s) and restarted.
+pid=$(show tether.service MainPID)
+kill -STOP "$pid"
+check watchdogRestart within 600 bash -c "p=\$(show tether.service MainPID); [ \"\$p\" != 0 ] && [ \"\$p\" != $pid ]"
+check watchdogResult bash -c '[ "$(show tether.service NRestarts)" -ge 1 ]'
+
+# Stopped, the first client starts it through the socket.
+user systemctl --user stop tether.service
+check probeStopped bash -c "! runuser -u tether -- env HOME=/home/tether tether probe host"
+check activatedByClient user tether status
+check activeAgain test "$(show tether.service ActiveState)" = active
+
+# Stopped for good: no process, no cgroup left.
+cgroup=/sys/fs/cgroup$(show tether.service ControlGroup)
+user systemctl --user stop tether.service tether.socket
+check noProcessLeft bash -c "! pgrep -u tether -f 'tether host'"
+check noCgroupLeft test ! -e "$cgroup"
+
+# A scope with Delegate=yes is found delegated; a plain shell's cgroup is not.
+check scopeDelegated bash -c "user systemd-run --user --scope -q -p Delegate=yes tether doctor --json | holds cgroup"
+check plainNotDelegated bash -c "user tether doctor --json | holds '!cgroup'"
+
+check uninstall user tether service uninstall
+check unitsRemoved test ! -e /home/tether/.config/systemd/user/tether.service
+echo VM-TEST-DONE

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The systemd tier: the host as a user service where users run it. Debian
+# 12 with systemd 252 as PID 1 and a lingering user (tether, uid 1000),
+# booted under qemu (software emulation, no KVM) from a root built once per
+# build folder with mmdebstrap. The tether this tree built, and the
+# libraries it loads, are copied in on each run; scripts/systemd-vm-guest.sh
+# runs as root once the guest has booted, acts as the user, prints one
+# "CHECK NAME ok|FAILED ..." line per case, then powers the guest off.
+#
+# Usage: scripts/systemd-vm-tests.sh   (build first: swift build)
+# Exits 0 when every check held, 1 when one failed, 3 when it cannot run here.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/.ci/ensure-system-libraries" --systemd-vm
+tether="$root/.build/debug/tether"
+[ -x "$tether" ] || { echo "systemd-vm-tests: build first: swift build" >&2; exit 3; }
+work="$root/.build/systemd-vm"
+mkdir -p "$work"
+
+# The root, once: systemd, the user's bus, python3 for test extensions, and
+# what tether loads at run time (libuv, libseccomp, GIO for D-Bus).
+if [ ! -f "$work/root.done" ]; then
+    rm -rf "$work/root"
+    mmdebstrap --variant=minbase --mode=root \
+      --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libuv1,libseccomp2,libglib2.0-0,libcurl4 \
+      --customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tether' \
+      --customize-hook='mkdir -p "$1/var/lib/systemd/linger" && touch "$1/var/lib/systemd/linger/tether"' \
+      --customize-hook='systemd-machine-id-setup --root "$1"' \
+      --customize-hook='echo tether-vm > "$1/etc/hostname"' \
+      --customize-hook='cat > "$1/etc/systemd/system/vm-test.service" <<UNIT
+[Unit]
+Description=The systemd tier: runs /usr/local/bin/vm-test once booted, then powers off
+After=user@1000.service
+[Service]
+Type=simple
+ExecStart=/usr/local/bin/vm-test
+ExecStopPost=/bin/systemctl poweroff --no-block
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+[Install]
+WantedBy=multi-user.target
+UNIT
+chroot "$1" systemctl enable vm-test.service' \
+      --customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service' \
+      --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
+      bookworm "$work/root" 2>&1 | tail -1
+    touch "$work/root.done"
+fi
+
+# This run's binary, at the same path as here (its run path finds the Swift
+# runtime where the toolchain has it), and the test.
+lib="$work/root/opt/swift/usr/lib/swift/linux"
+mkdir -p "$lib" "$work/root/usr/local/bin"
+ldd "$tether" | awk '$3 ~ /^\/opt\/swift\// { print $3 }' | xargs -r cp -t "$lib"
+install -m 0755 "$tether" "$work/root/usr/local/bin/tether"
+install -m 0755 "$root/scripts/systemd-vm-guest.sh" "$work/root/usr/local/bin/vm-test"
+size_mb=$(( $(du -sm "$work/root" | cut -f1) * 13 / 10 + 64 ))
+rm -f "$work/root.img"
+mke2fs -q -t ext4 -L vm-root -d "$work/root" "$work/root.img" "${size_mb}M"
+
+kernel=$(ls /boot/vmlinuz-* | tail -1)
+initrd=/boot/initrd.img-${kernel#/boot/vmlinuz-}
+# Modules udev would load for q35's devices: under TCG they cost boot time.
+blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i801,i2c_smbus,lpc_ich,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,pcspkr,evdev,serio_raw,aesni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,sha512_generic,ghash_clmulni_intel,crc32_pclmul,crct10dif_pclmul,crc32c_intel,cryptd,crypto_simd,qemu_fw_cfg,sg,button,scsi_mod,drm
+log="$work/console.log"
+exec </dev/null
+set +e -o pipefail
+timeout --kill-after=15 "${VM_TIMEOUT:-600}" qemu-system-x86_64 \
+    -machine q35 -accel tcg -cpu max -smp "$(nproc)" -m "${VM_MEMORY:-2G}" \
+    -display none -monitor none -serial stdio -no-reboot \
+    -kernel "$kernel" -initrd "$initrd" \
+    -drive file="$work/root.img",if=virtio,format=raw,snapshot=on \
+    -append "root=/dev/vda rw console=ttyS0 quiet loglevel=1 systemd.show_status=0 module_blacklist=$blacklist" \
+    2>&1 | tr -d '\000' | tee "$log"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 124 ] && { echo "systemd-vm-tests: the guest did not finish within ${VM_TIMEOUT:-600} s" >&2; exit 1; }
+grep -q "^VM-TEST-DONE" "$log" || { echo "systemd-vm-tests: the guest's test did not finish" >&2; exit 1; }
+if grep -q "^CHECK .* FAILED" "$log"; then exit 1; fi
+echo "systemd-vm-tests: $(grep -c '^CHECK .* ok' "$log") checks held"
