@@ -72,9 +72,9 @@ timeout --kill-after=15 "${VM_TIMEOUT:-600}" qemu-system-x86_64 \
     -kernel "$kernel" -initrd "$initrd" \
     -drive file="$work/root.img",if=virtio,format=raw,snapshot=on \
     -append "root=/dev/vda rw console=ttyS0 quiet loglevel=1 systemd.show_status=0 module_blacklist=$blacklist" \
-    2>&1 | tr -d '\000' | tee "$log"
+    2>&1 | stdbuf -o0 tr -d '\000' | tee "$log"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 124 ] && { echo "systemd-vm-tests: the guest did not finish within ${VM_TIMEOUT:-600} s" >&2; exit 1; }
 grep -q "^VM-TEST-DONE" "$log" || { echo "systemd-vm-tests: the guest's test did not finish" >&2; exit 1; }
 if grep -q "^CHECK .* FAILED" "$log"; then exit 1; fi
-echo "systemd-vm-tests: $(grep -c '^CHECK .* ok' "$log") checks held"
+echo "systemd-vm-tests: $(grep -c "^CHECK .* ok" "$log") checks held in $SECONDS s"

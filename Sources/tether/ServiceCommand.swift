@@ -137,7 +137,7 @@ enum SystemctlUser {
         return properties
     }
 
-    /// `${XDG_CONFIG_HOME:-~/.config}/systemd/user`, made 0700 where missing.
+    /// `${XDG_CONFIG_HOME:-~/.config}/systemd/user`, each level made 0700 where missing.
     static func unitDirectory() throws -> String {
         let base: String
         if let config = ProcessEnvironment.value("XDG_CONFIG_HOME"), config.hasPrefix("/") {
@@ -147,9 +147,9 @@ enum SystemctlUser {
         } else {
             throw CLIError.environment("neither XDG_CONFIG_HOME nor HOME is set: no place for user units")
         }
-        var path = base
-        for component in ["systemd", "user"] {
-            path += "/" + component
+        var path = ""
+        for component in [base, "systemd", "user"] {
+            path += path.isEmpty ? component : "/" + component
             if mkdir(path, 0o700) != 0, errno != EEXIST {
                 throw CLIError.environment("cannot make \(path): \(Errno(rawValue: errno))")
             }
