@@ -8,7 +8,9 @@
 # "CHECK NAME ok|FAILED ..." line per case, then powers the guest off.
 #
 # Usage: scripts/systemd-vm-tests.sh   (build first: swift build)
-# Exits 0 when every check held, 1 when one failed, 3 when it cannot run here.
+# VM_CPUS (default: all), VM_MEMORY (2G), VM_TIMEOUT (600 s).
+# Exits 0 when every check held, 1 when one failed, 3 when it cannot run
+# here (no Debian mirror to build the root from).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/.ci/ensure-system-libraries" --systemd-vm
@@ -20,7 +22,9 @@ mkdir -p "$work"
 # The root, once: systemd, the user's bus, python3 for test extensions, and
 # what tether loads at run time (libuv, libseccomp, GIO for D-Bus).
 if [ ! -f "$work/root.done" ]; then
+    [ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: building the guest's root (mmdebstrap --mode=root) needs root" >&2; exit 3; }
     rm -rf "$work/root"
+    set +e
     mmdebstrap --variant=minbase --mode=root \
       --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libuv1,libseccomp2,libglib2.0-0,libcurl4 \
       --customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tether' \
@@ -44,7 +48,13 @@ UNIT
 chroot "$1" systemctl enable vm-test.service' \
       --customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service' \
       --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
-      bookworm "$work/root" 2>&1 | tail -1
+      bookworm "$work/root" > "$work/mmdebstrap.log" 2>&1
+    built=$?
+    set -e
+    if [ "$built" -ne 0 ]; then
+        echo "systemd-vm-tests: cannot build the guest's root (mmdebstrap failed: no Debian mirror reachable?): $(tail -1 "$work/mmdebstrap.log")" >&2
+        exit 3
+    fi
     touch "$work/root.done"
 fi
 
@@ -67,7 +77,7 @@ log="$work/console.log"
 exec </dev/null
 set +e -o pipefail
 timeout --kill-after=15 "${VM_TIMEOUT:-600}" qemu-system-x86_64 \
-    -machine q35 -accel tcg -cpu max -smp "$(nproc)" -m "${VM_MEMORY:-2G}" \
+    -machine q35 -accel tcg -cpu max -smp "${VM_CPUS:-$(nproc)}" -m "${VM_MEMORY:-2G}" \
     -display none -monitor none -serial stdio -no-reboot \
     -kernel "$kernel" -initrd "$initrd" \
     -drive file="$work/root.img",if=virtio,format=raw,snapshot=on \
