@@ -17,7 +17,7 @@ struct TemporaryRemovalRaceTests {
     /// it can; what the sweep removed is made again. Bounded by SECONDS
     /// and a count of exchanges; prints what it did.
     static let swapper = #"""
-        import ctypes, os, stat, sys, time
+        import ctypes, os, select, stat, sys, time
         top, outside_file, outside_dir, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
         libc = ctypes.CDLL(None, use_errno=True)
         AT_FDCWD, RENAME_EXCHANGE = -100, 2
@@ -48,7 +48,12 @@ struct TemporaryRemovalRaceTests {
         print("ready", flush=True)
         flips = remade = 0
         deadline = time.monotonic() + seconds
+        rounds = 0
         while flips < 50_000_000 and time.monotonic() < deadline:
+            # Until the test closes its input: the sweep has run by then.
+            rounds += 1
+            if rounds % 256 == 0 and select.select([sys.stdin], [], [], 0)[0]:
+                break
             for a, b, target in pairs:
                 if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0:
                     flips += 1
@@ -85,13 +90,16 @@ struct TemporaryRemovalRaceTests {
         _ = try first.waitForExit(timeout: 10)
 
         let swapper = try asNobody(["/usr/bin/python3", scratch + "/swapper.py", leftover, outside + "/file",
-                                    outside + "/dir", "3"])
+                                    outside + "/dir", "60"])
         _ = try swapper.expectLine("ready", timeout: 20)
         let next = try asNobody(hostArguments)
         defer { next.signal(SIGTERM) }
+        // Its sweep of the dead host's directories comes before its ready
+        // line: the swapper swaps until then, however long a start takes.
+        _ = try next.expectLineStarting("tether host ready: pid \(next.pid)", timeout: 60)
+        swapper.closeStdin()
         let done = try #require(try swapper.readLine(timeout: 30))
         #expect(try swapper.waitForExit(timeout: 10) == 0)
-        _ = try next.expectLineStarting("tether host ready: pid \(next.pid)", timeout: 60)
         // The sweep ran while it swapped: it removed what was made again.
         let remade = Int(done.split(separator: " ").last ?? "") ?? 0
         #expect(done.hasPrefix("flips ") && remade > 0, "\(done)")
