@@ -2,6 +2,9 @@ import Glibc
 
 /// `sd_notify` for `Type=notify` units: one datagram to `$NOTIFY_SOCKET`
 /// (a path, or '@' for the abstract namespace). Without the variable, nothing.
+/// Never blocks: it is sent from the host's loop, and a manager that stops
+/// reading costs a lost message (the watchdog then does its job), not a
+/// frozen host.
 public enum SystemdNotifier {
     @discardableResult
     public static func notify(_ state: String, environment: [String: String]) -> Bool {
@@ -21,7 +24,7 @@ public enum SystemdNotifier {
         let message = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length) }
+                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), socketAddress, length) }
             }
         }
         return sent == message.count

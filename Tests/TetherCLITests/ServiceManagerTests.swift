@@ -80,6 +80,20 @@ import TetherTestSupport
         #expect(try host.waitForExit() == 0)
     }
 
+    /// A notify socket nobody reads: its queue fills with pings, and the
+    /// host's loop goes on answering (the pings are dropped, not waited on).
+    @Test func aNotifySocketNobodyReadsNeverStallsTheHost() throws {
+        let fixture = try HostFixture()
+        let notify = try NotifySocket(in: fixture.group.dir.path)
+        let host = try fixture.startHost(environment: fixture.group.environment.merging(
+            ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000"]) { $1 })
+        defer { host.signal(SIGKILL) }
+        // A ping a millisecond: the queue (at most 512 datagrams) is full
+        // well within the many status calls below.
+        for _ in 0..<20 { #expect(try fixture.group.run(["status"], timeout: 10).status == 0) }
+        #expect(try host.stop() == 0)
+    }
+
     /// `WATCHDOG_PID` names the process the manager watches: another's, no pings.
     @Test func aWatchdogForAnotherProcessIsNotPinged() throws {
         let fixture = try HostFixture()
