@@ -210,7 +210,7 @@ public final class ExtensionContext {
 
     private func hostEvent(_ event: HostLink.Event) {
         switch event {
-        case .attached(let pid, let openAccess):
+        case .attached(let pid, let openAccess, _):
             hasOpenAccess = openAccess
             log(identity.isManaged ? "attached to host pid \(pid)" : "attached to host pid \(pid) (started by hand)")
         case .detached(let reason):

@@ -21,7 +21,8 @@ import TetherLoop
 /// attach to another host (the watcher only tells it one is back).
 final class HostLink {
     enum Event {
-        case attached(hostPID: Int32, openAccess: Bool)
+        /// `events`: what the host agreed to tell it unasked (the hello's `events`).
+        case attached(hostPID: Int32, openAccess: Bool, events: [String])
         case detached(reason: String)
         /// The host speaks no protocol version this SDK does: the sentence
         /// naming the versions it speaks.
@@ -119,7 +120,7 @@ final class HostLink {
                 return onEvent(.detached(reason: "the connection to host pid \(pid) failed (\(error))"))
             }
             attachedTo = pid
-            onEvent(.attached(hostPID: pid, openAccess: openAccess))
+            onEvent(.attached(hostPID: pid, openAccess: openAccess, events: []))
         case .unattached(let reason):
             onEvent(.detached(reason: reason))
         case .incompatible(let reason):
@@ -238,7 +239,8 @@ final class HostLink {
                 guard let pid = answer["hostPid"]?.intValue.flatMap({ Int32(exactly: $0) }) else { return connection.close() }
                 self.retry.reset()
                 self.attachedTo = pid
-                self.onEvent(.attached(hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false))
+                let events = (answer["events"]?.arrayValue ?? []).compactMap(\.stringValue)
+                self.onEvent(.attached(hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false, events: events))
                 self.flushQueue()
             case .failure(let error):
                 guard !connection.isClosed else { return }

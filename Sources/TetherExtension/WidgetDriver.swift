@@ -36,6 +36,13 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var defaults: [String: JSONValue] = [:]
     private var authState: AuthState = .notAuthenticated
 
+    /// A widget the host launched hears of store changes from the host
+    /// (`store.changed`), which watches them once for all its widgets: it
+    /// opens no inotify instance of its own (the user has 128).
+    var helloFields: [String: JSONValue] {
+        context.identity.isManaged ? ["events": [.string(HostNotification.storeChanged)]] : [:]
+    }
+
     init(widget: W, context: ExtensionContext) {
         self.widget = widget
         self.context = context
@@ -46,22 +53,25 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         reloadTimer = LoopTimer(loop: context.loop)
         retryTimer = LoopTimer(loop: context.loop)
         context.onReloadRequest = { [unowned self] in self.reload(.content) }
-        watchStores()
+        defaults = (try? context.defaults.values()) ?? [:]
+        authState = context.authState()
+        // Launched: the host's answer to the hello says whether it relays.
+        if !context.identity.isManaged { watchStores() }
         reload(.start)
     }
 
     /// Defaults and sign-in changes reach the widget straight from the
-    /// files (inotify), host or no host, from any process that wrote them.
+    /// files (inotify, one instance for the process), from any process that
+    /// wrote them: for a widget started by hand, or under a host that does
+    /// not relay them. A watch that cannot be set says what stops updating.
     private func watchStores() {
         let group = context.identity.group
-        defaults = (try? context.defaults.values()) ?? [:]
-        authState = context.authState()
         do {
             storeWatcher = try StoreWatcher(loop: context.loop, paths: [group.storePath("defaults")]) {
                 [unowned self] _ in self.defaultsChanged()
             }
         } catch {
-            context.log("cannot watch the group's defaults: \(error)")
+            context.log("warning: cannot watch the group's defaults; this widget will not reload when they change: \(error)")
         }
         // Beside the group (`GroupDirectory.secretsPath`).
         do {
@@ -69,7 +79,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
                 [unowned self] _ in self.credentialsChanged()
             }
         } catch {
-            context.log("cannot watch the group's sign-in: \(error)")
+            context.log("warning: cannot watch the group's sign-in; this widget will not reload on a sign-in or sign-out: \(error)")
         }
     }
 
@@ -88,8 +98,23 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     }
 
     func hostEvent(_ event: HostLink.Event) {
+        if case .attached(_, _, let events) = event, context.identity.isManaged, storeWatcher == nil {
+            if events.contains(HostNotification.storeChanged) {
+                // Whatever changed before the host started telling.
+                defaultsChanged()
+                credentialsChanged()
+            } else {
+                watchStores()
+            }
+        }
         guard case .message(let method, let params, let respond) = event else { return }
         switch method {
+        case HostNotification.storeChanged:
+            switch params?["store"]?.stringValue {
+            case "defaults": defaultsChanged()
+            case "credentials": credentialsChanged()
+            default: break
+            }
         case HostNotification.reload:
             reload(.host)
         case HostNotification.defaultsChanged:

@@ -10,9 +10,11 @@ import Glibc
 /// (F_OFD_GETLK takes nothing; only an exclusive lock is a holder, a
 /// foreign read lock is not). Only if no OFD lock is held does it look for
 /// holders that only use flock (util-linux flock(1), Darwin's O_EXLOCK on a
-/// shared volume, older tools): an exclusive flock in `/proc/locks`. It
-/// takes no lock, so a storm of probes can never make an acquisition fail,
-/// and a confined role (which may take none) probes too.
+/// shared volume, older tools): a shared flock, taken and given back at
+/// once, is refused only while such a holder has its exclusive one. A
+/// Tether holder's flock is shared, so a storm of probes can never make its
+/// acquisition fail. A confined role that may take no lock reads the
+/// kernel's table (`/proc/locks`) instead.
 ///
 /// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
 /// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.
@@ -72,17 +74,28 @@ public final class LockProbe: @unchecked Sendable {
         #if os(Linux)
         // A foreign read lock is no holder: ignored.
         if try OFDLock.conflict(fd)?.exclusive == true { return .heldByTether }
-        // An exclusive flock (flock(1), O_EXLOCK) from the kernel's table,
-        // taking nothing: a confined role may take no lock, and a probe
-        // never disturbs anyone. Without /proc, a trial lock instead.
-        if let holder = FlockTable.lookUp(device: file.st_dev, inode: file.st_ino) {
-            return holder == nil ? .free : .heldByFlock
-        }
         #endif
-        guard try Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return .heldByFlock }
+        // The cheap check for an exclusive flock (flock(1), O_EXLOCK): a
+        // shared flock is refused only while one is held. A Tether holder's
+        // flock is shared too, so its acquisition never fails for this
+        // (invariant 3); the lock is given back at once.
+        do {
+            guard try Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return .heldByFlock }
+        } catch {
+            // A role that may take no lock (its filter says EPERM) reads
+            // the kernel's table instead, taking nothing: the one cost that
+            // grows with the machine's locks, paid only where nothing else
+            // can decide.
+            #if os(Linux)
+            if let holder = FlockTable.lookUp(device: file.st_dev, inode: file.st_ino) {
+                return holder == nil ? .free : .heldByFlock
+            }
+            #endif
+            throw error
+        }
         // A descriptor about to be closed drops the lock anyway; a kept one
         // must give it back now.
-        if keepsDescriptor { _ = try Syscall.flock(fd, LOCK_UN) }
+        if keepsDescriptor { _ = try? Syscall.flock(fd, LOCK_UN) }
         return .free
     }
 

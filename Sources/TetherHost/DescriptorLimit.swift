@@ -22,9 +22,10 @@ public enum DescriptorLimit {
         return limit.rlim_cur > rlim_t(Int32.max) ? Int(Int32.max) : Int(limit.rlim_cur)
     }
 
-    /// Descriptors an extension costs the host besides its connection:
-    /// stdout and stderr pipes, its instance lock, a lock watcher.
-    public static let perExtension = 4
+    /// Descriptors an extension costs the host: its link (no client
+    /// connection, outside the client limit), stdout and stderr pipes, its
+    /// instance lock, its pidfd.
+    public static let perExtension = 5
 
     /// Connections allowed: the configured number, less what would eat into
     /// the reserve once every feature and extension has its descriptors,

@@ -23,12 +23,10 @@ extension Host {
         // The process first, whatever the connection said: a second
         // connection's hello under another name changes nothing.
         if let pid = connection.peer?.pid {
-            if let supervisor = supervisors.first(where: {
-                $0.manifest.role == .keyboard && !$0.manifest.openAccess && $0.owns(pid: pid)
-            }) {
+            if let supervisor = readOnlyKeyboards.first(where: { $0.owns(pid: pid) }) {
                 return supervisor.manifest.name
             }
-            if let entry = attached.values.first(where: { $0.role == .keyboard && !$0.openAccess && $0.pid == pid }) {
+            if let entry = readOnlyAttached.values.first(where: { $0.pid == pid }) {
                 return entry.name
             }
         }
@@ -72,7 +70,7 @@ extension Host {
             return .failure(.refused("this connection already said hello, as '\(existing.name)'"))
         }
         if let refusal = linkRefusal(connection, name: name, pid: peer.pid) { return .failure(refusal) }
-        if let other = attached.first(where: { $0.key != key && $0.value.name == name })?.value {
+        if let otherKey = attachedNames[name], otherKey != key, let other = attached[otherKey] {
             // Its launch's link outranks whatever took the name on the socket.
             guard links[key] != nil, links[ObjectIdentifier(other.connection)] == nil else {
                 return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
@@ -81,7 +79,7 @@ extension Host {
             detach(other.connection)
             other.connection.close()
         }
-        let supervisor = supervisors.first { $0.manifest.name == name }
+        let supervisor = supervisor(named: name)
         // Open access comes from the host's manifest where it has one: a
         // claim beyond it is refused, not quietly narrowed.
         if let manifest = supervisor?.manifest, params?["openAccess"]?.boolValue == true, !manifest.openAccess {
@@ -113,15 +111,23 @@ extension Host {
                 (speak protocol 2, or set "watchdog": 0 in its manifest)
                 """)
         }
-        attached[key] = entry
-        // An extension's connection is never evicted to make room for others.
-        connection.isPinned = true
+        if !managed, byHandAttached >= effectiveLimits.maximumConnections {
+            return .failure(.refused("the host already has \(byHandAttached) extensions attached by hand, its limit "
+                                     + "(start it with --max-connections to allow more)"))
+        }
+        addAttached(entry, key)
+        // Asked in the hello: what it hears without asking again.
+        let events = (params?["events"]?.arrayValue ?? []).compactMap(\.stringValue).filter(Self.subscribable.contains)
+        for event in events { subscribers[event, default: [:]][key] = connection }
+        // An extension's connection is no client: it never counts toward
+        // the client limit and is never evicted to make room for others.
+        server?.pin(connection)
         metrics.extensionAttached(metricLabel(name), managed: managed)
         logger.event(.extensionAttached, "extension '\(name)' attached (pid \(peer.pid)\(managed ? "" : ", started by hand"))",
                      ["extension": .string(name), "pid": .number(peer.pid), "role": .string(entry.role.rawValue),
                       "managed": .bool(managed),
                       "protocol": .number(version)])
-        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
+        publish(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
         if managed { supervisor?.noteActivity() }
         answerHelloWaiters(name, with: entry)
         return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
@@ -129,6 +135,7 @@ extension Host {
                          "timeBudgetMilliseconds": budget.map { .integer($0) } ?? .null,
                          "protocol": .integer(version),
                          "capabilities": .array(capabilities(for: entry).map { .string($0) }),
+                         "events": .array(events.map { .string($0) }),
                          "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
     }
 
@@ -177,13 +184,14 @@ extension Host {
         do {
             let connection = try server.adopt(descriptor: descriptor, peer: PeerCredentials(pid: pid, uid: geteuid(), gid: getegid()))
             links[ObjectIdentifier(connection)] = (name, connection)
+            linkKeys[name, default: []].insert(ObjectIdentifier(connection))
         } catch {
             logger.warning("extension '\(name)' cannot reach the host: its link failed (\(error))")
         }
     }
 
     func closeLinks(of name: String) {
-        for (_, link) in links where link.name == name { link.connection.close() }
+        for key in linkKeys[name] ?? [] { links[key]?.connection.close() }
     }
 
     /// A ping went unanswered for a whole period. The host's own child is
@@ -216,11 +224,29 @@ extension Host {
     }
 
     func supervisor(named name: String) -> ExtensionSupervisor? {
-        supervisors.first { $0.manifest.name == name }
+        supervisorsByName[name]
     }
 
     func attachedEntry(named name: String) -> AttachedExtension? {
-        attached.values.first { $0.name == name }
+        attachedNames[name].flatMap { attached[$0] }
+    }
+
+    /// `attached` and its indexes, kept together: no lookup walks them all.
+    func addAttached(_ entry: AttachedExtension, _ key: ObjectIdentifier) {
+        attached[key] = entry
+        attachedNames[entry.name] = key
+        if !entry.managed { byHandAttached += 1 }
+        if entry.role == .keyboard, !entry.openAccess { readOnlyAttached[key] = entry }
+        if entry.role == .notification { attachedNotifications[key] = entry }
+    }
+
+    func removeAttached(_ key: ObjectIdentifier) -> AttachedExtension? {
+        guard let entry = attached.removeValue(forKey: key) else { return nil }
+        if attachedNames[entry.name] == key { attachedNames[entry.name] = nil }
+        if !entry.managed { byHandAttached -= 1 }
+        readOnlyAttached[key] = nil
+        attachedNotifications[key] = nil
+        return entry
     }
 
     /// Calls `answer` with the extension once it has said hello (at once if

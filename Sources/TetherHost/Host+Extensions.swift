@@ -77,13 +77,19 @@ extension Host {
     }
 
     func detach(_ connection: RPCConnection) {
-        links.removeValue(forKey: ObjectIdentifier(connection))
+        if let link = links.removeValue(forKey: ObjectIdentifier(connection)) {
+            linkKeys[link.name]?.remove(ObjectIdentifier(connection))
+            if linkKeys[link.name]?.isEmpty == true { linkKeys[link.name] = nil }
+            // An extension ended: what its launch cost goes back soon after.
+            server?.scheduleTrim()
+        }
         // Nobody is left to answer: what its pushes hold goes now.
         endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
-        guard let entry = attached.removeValue(forKey: ObjectIdentifier(connection)) else { return }
+        unsubscribe(connection)
+        guard let entry = removeAttached(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
-        server?.broadcast(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
+        publish(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
     }
 
     func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {

@@ -34,7 +34,7 @@ extension Host {
             features[name.rawValue] = lock
             if let note = lock.displacementNote { logger.warning("\(note)") }
             logger.event(.featureStarted, "feature '\(name)' started", ["feature": .string(name.rawValue)])
-            server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
+            publish(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
             return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])
         } catch {
             return .failure(.internalError(error.description))
@@ -48,7 +48,7 @@ extension Host {
         }
         lock.release()
         logger.event(.featureStopped, "feature '\(name)' stopped", ["feature": .string(name.rawValue)])
-        server?.broadcast(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
+        publish(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
         return .success(["name": .string(name.rawValue), "stopped": true])
     }
 

@@ -55,9 +55,9 @@ extension Host {
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
-        var names = Set(attached.values.filter { $0.role == .notification && isUsable($0) }.map(\.name))
+        var names = Set(attachedNotifications.values.filter(isUsable).map(\.name))
         if !shuttingDown {
-            for supervisor in supervisors where supervisor.manifest.role == .notification && supervisor.isOnDemand
+            for supervisor in notificationSupervisors where supervisor.isOnDemand
                 && !names.contains(supervisor.manifest.name) && supervisor.demand() {
                 names.insert(supervisor.manifest.name)
             }

@@ -51,7 +51,7 @@ extension Host {
     /// or stopped, a feature stopped). docs/security.md lists each.
     static let readOnlyMethods: Set<String> = [
         HostMethod.ping, HostMethod.status, HostMethod.hello, HostMethod.featureStart, HostMethod.featureList,
-        HostMethod.extensionList, HostMethod.tokenGet, HostMethod.metrics,
+        HostMethod.extensionList, HostMethod.tokenGet, HostMethod.metrics, HostMethod.subscribe,
     ]
 
     func handle(_ connection: RPCConnection, method: String, params: JSONValue?,
@@ -122,6 +122,8 @@ extension Host {
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
             respond(.success(.array(extensionList())))
+        case HostMethod.subscribe:
+            respond(subscribe(connection, params))
         case HostMethod.metrics:
             respond(.success(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())]))
         default:

@@ -23,6 +23,8 @@ extension Host {
                      ["extensions": .number(supervisors.count), "features": .number(features.count)])
         defaultsWatcher?.close()
         defaultsWatcher = nil
+        credentialsWatcher?.close()
+        credentialsWatcher = nil
         for (_, lock) in features { lock.release() }
         features.removeAll()
         server?.broadcast(HostNotification.stopping)

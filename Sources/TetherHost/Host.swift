@@ -58,11 +58,26 @@ public final class Host: @unchecked Sendable {
     /// The extension that asked for each feature it started: the only
     /// extension that may stop it.
     var featureStarters: [String: String] = [:]
-    /// Extensions that said hello, by connection.
+    /// Extensions that said hello, by connection (`addAttached`), and the
+    /// same by name, the by-hand count and the read-only keyboards.
     var attached: [ObjectIdentifier: AttachedExtension] = [:]
+    var attachedNames: [String: ObjectIdentifier] = [:]
+    var byHandAttached = 0
+    var readOnlyAttached: [ObjectIdentifier: AttachedExtension] = [:]
+    /// Notification extensions, attached and in the manifests: a push
+    /// looks at these, not at every extension.
+    var attachedNotifications: [ObjectIdentifier: AttachedExtension] = [:]
+    var notificationSupervisors: [ExtensionSupervisor] = []
+    /// Supervisors by name, and those of keyboards without open access.
+    var supervisorsByName: [String: ExtensionSupervisor] = [:]
+    var readOnlyKeyboards: [ExtensionSupervisor] = []
+    /// Connections that asked for each event (`host.subscribe`, a hello's
+    /// `events`): the only ones told of it.
+    var subscribers: [String: [ObjectIdentifier: RPCConnection]] = [:]
     /// The host's ends of launch links (`LaunchLink`), by connection: whose
     /// launch holds the other end.
     var links: [ObjectIdentifier: (name: String, connection: RPCConnection)] = [:]
+    var linkKeys: [String: Set<ObjectIdentifier>] = [:]
     /// Work waiting for an extension's hello (a push, `extension.start`), by name.
     var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
     var nextWaiterID = 0
@@ -190,6 +205,9 @@ public final class Host: @unchecked Sendable {
                 reaper: reaper, sandbox: sandbox, graceMilliseconds: configuration.graceMilliseconds, logger: logger,
                 metrics: metrics)
             supervisors.append(supervisor)
+            supervisorsByName[manifest.name] = supervisor
+            if manifest.role == .keyboard, !manifest.openAccess { readOnlyKeyboards.append(supervisor) }
+            if manifest.role == .notification { notificationSupervisors.append(supervisor) }
             supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
                 // Version 1 knows no such notice; SIGTERM tells it.
                 guard let entry = self.attachedEntry(named: supervisor.manifest.name), entry.protocolVersion >= 2 else { return }
@@ -214,28 +232,16 @@ public final class Host: @unchecked Sendable {
             guard !self.shuttingDown else { return }
             for supervisor in self.supervisors { supervisor.begin() }
         }
-        watchDefaultsForIdleWidgets()
+        watchStores()
     }
 
-    /// A defaults change launches idle on-demand widgets (they show what
-    /// changed); running ones hear of it by their own watcher.
+    /// The group's stores, watched for widgets (`watchStores`).
     var defaultsWatcher: StoreWatcher?
+    var credentialsWatcher: StoreWatcher?
 
     /// The host's broker, made on first use: it refreshes for every
     /// host-brokered extension, one refresh at a time like any process.
     var broker: TokenBroker?
-
-    func watchDefaultsForIdleWidgets() {
-        guard supervisors.contains(where: { $0.manifest.role == .widget && $0.isOnDemand }) else { return }
-        do {
-            let path = configuration.group.storePath("defaults")
-            defaultsWatcher = try StoreWatcher(loop: loop, paths: [path]) { [unowned self] _ in
-                _ = self.launchIdleWidgets(named: nil)
-            }
-        } catch {
-            logger.warning("cannot watch the shared defaults (on-demand widgets will not launch on a change): \(error)")
-        }
-    }
 
     /// The host's environment for its children: the group and socket, never a secret.
     func childEnvironment() -> [String] {

@@ -16,7 +16,8 @@ public enum HostProtocol {
     public static let release = "0.14.0"
     /// What a host speaking `current` offers, as hello's answer lists it.
     public static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
-                                      "extension.start", "extension.ping", "extension.willTerminate", "host.metrics"]
+                                      "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
+                                      "host.subscribe", "store.changed"]
 }
 
 /// The methods and notifications spoken on the host's socket, in one place
@@ -50,22 +51,30 @@ public enum HostMethod {
     public static let tokenGet = "token.get"
     /// The host's metrics as Prometheus text: {} → {"contentType", "text"}.
     public static let metrics = "host.metrics"
+    /// Hear events (`HostNotification`'s extension.changed, feature.changed,
+    /// store.changed) from now on: {events} → {events}. A hello may carry
+    /// the same `events`. Nothing else is sent unasked, but host.stopping.
+    public static let subscribe = "host.subscribe"
 
     /// Every request method: what metrics count by name (any other is
     /// counted as "other", so a peer cannot grow the label set).
     public static let all: Set<String> = [
         ping, status, featureStart, featureStop, featureList, hello, extensionStart, extensionStop,
-        extensionList, push, reload, defaultsChanged, tokenGet, metrics,
+        extensionList, push, reload, defaultsChanged, tokenGet, metrics, subscribe,
     ]
 }
 
 public enum HostNotification {
     /// The host is shutting down; extensions it started will be stopped.
+    /// To every connection, once.
     public static let stopping = "host.stopping"
-    /// {name, running}
+    /// To subscribers: {name, running}
     public static let featureChanged = "feature.changed"
-    /// {name, role, attached, pid}
+    /// To subscribers: {name, role, attached, pid}
     public static let extensionChanged = "extension.changed"
+    /// To subscribers: a store of the group was replaced, {store:
+    /// "defaults"|"credentials"}. How a launched widget hears of changes.
+    public static let storeChanged = "store.changed"
     /// To widgets: reload now. {reason}
     public static let reload = "widget.reload"
     /// To every extension: {keys}

@@ -16,6 +16,11 @@ public enum RPCCallError: Error, Sendable, Equatable {
 /// runs its own event loop on the calling thread until the answer arrives or
 /// `timeoutMilliseconds` passes.
 public enum RPCCall {
+    /// The largest answer taken: a host's status and metrics for thousands
+    /// of extensions (1.5 MB for a thousand) pass; the host still holds
+    /// what its peers send it to `LineFramer.defaultMaximumFrameSize`.
+    public static let maximumAnswerSize = 32 << 20
+
     public static func perform(
         socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000
     ) -> Result<JSONValue, RPCCallError> {
@@ -34,7 +39,7 @@ public enum RPCCall {
                 case .failure(let error):
                     finish(.failure(.unreachable(error)))
                 case .success(let stream):
-                    let connection = RPCConnection(stream: stream)
+                    let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize)
                     connection.start(handler: { _, _, _, respond in
                         respond(.failure(.methodNotFound("client")))
                     }, onClose: { _ in finish(.failure(.closed)) })

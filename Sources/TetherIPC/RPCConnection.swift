@@ -1,3 +1,4 @@
+import SystemPackage
 import TetherLoop
 
 /// A JSON-RPC 2.0 peer over a stream: newline-delimited frames, bounded in
@@ -5,8 +6,14 @@ import TetherLoop
 ///
 /// Bad input never stalls or crashes the loop: a frame that is not JSON-RPC
 /// gets an error response; a peer that sends mostly garbage (more than half
-/// of its last 16 frames), sends an oversized frame, or stops reading its
-/// responses is disconnected.
+/// of its last 16 frames), sends an oversized frame, or lets its responses
+/// pile up past `maximumWriteQueue` is disconnected.
+///
+/// Work in flight is bounded (backpressure): while the peer has
+/// `maximumInFlight` requests unanswered, or `pauseQueuedBytes` of answers
+/// it has not read, nothing more of its input is read or run. The kernel's
+/// socket buffer then fills and the peer's writes block; the host's loop
+/// serves everyone else meanwhile.
 public final class RPCConnection: @unchecked Sendable {
     public typealias Respond = (Result<JSONValue, RPCError>) -> Void
     /// Handles a request or notification. `respond` is a no-op for
@@ -26,6 +33,16 @@ public final class RPCConnection: @unchecked Sendable {
     private var nextID = 1
     /// The last 16 frames, newest in bit 0: 1 for a frame that was not JSON-RPC.
     private var recentFrames: UInt16 = 0
+    /// Frames read but not run yet: held while the peer is over its bounds.
+    private var waiting: [[UInt8]] = []
+    private var waitingBytes = 0
+    /// Reading is stopped until the peer's work in flight goes down.
+    private var paused = false
+    /// `pump` is running: an answer given inside it needs no second one.
+    private var pumping = false
+    /// Why the peer is closing on us, if it said (a refusal with a null id,
+    /// `host.disconnecting`): what calls still waiting fail with.
+    private var closingReason: RPCError?
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
@@ -33,22 +50,34 @@ public final class RPCConnection: @unchecked Sendable {
     /// a response, and the whole batch is one frame.
     public static let maximumBatchMembers = 128
     public static let maximumWriteQueue = 4 << 20
+    /// Requests of one peer run at once, at most: past it, its input waits.
+    public static let maximumInFlight = 64
+    /// Answers queued for one peer past which its input waits, until it reads.
+    public static let pauseQueuedBytes = 256 << 10
+    /// The notification a server sends before it closes a connection: {reason}.
+    public static let disconnecting = "host.disconnecting"
 
     /// Monotonic time (ns: no ties) of the last bytes received: the least
     /// recently active peer is the first to go when the server is full.
     public private(set) var lastActivity: UInt64 = 0
-    /// Exempt from eviction: an extension that said hello.
-    public var isPinned = false
+    /// An extension's (`RPCServer.pin`): no client, never evicted.
+    public internal(set) var isPinned = false
     /// Requests from the peer not answered yet (a push waiting on its
     /// extensions, a token waiting on a refresh): such a peer is busy, not idle.
     public private(set) var unansweredRequests = 0
     /// The most bytes ever queued for this peer: a big one's end is worth
     /// giving memory back for.
     public private(set) var peakQueuedBytes = 0
-    /// Bytes of an incomplete frame held for this peer.
-    public var bufferedBytes: Int { framer.bufferedCount }
-    /// Told after each send, with the bytes now queued: the server's budget.
-    var onQueued: ((RPCConnection) -> Void)?
+    /// Bytes of input held for this peer: an incomplete frame, and frames
+    /// waiting for its work in flight to go down.
+    public var bufferedBytes: Int { framer.bufferedCount + waitingBytes }
+    /// Whether its input waits (backpressure), for tests and status.
+    public var isPaused: Bool { paused }
+    /// Told when the bytes held for this peer may have changed (a send, a
+    /// write done, input held): the server keeps its running total.
+    var onHeldChanged: ((RPCConnection) -> Void)?
+    /// What the server last counted of this peer's bytes.
+    var accountedBytes = 0
 
     public init(stream: PipeStream, peer: PeerCredentials? = nil,
                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
@@ -62,11 +91,26 @@ public final class RPCConnection: @unchecked Sendable {
         self.handler = handler
         self.onClose = onClose
         lastActivity = MonotonicClock.nanoseconds()
+        stream.onWritten = { [weak self] error in self?.written(error) }
         do {
             try stream.startReading { [weak self] event in self?.received(event) }
         } catch {
             close()
         }
+    }
+
+    /// A write left the queue: a peer that stopped reading may be below its
+    /// bound again. A failed write means the peer is gone: one we still
+    /// read from tells us so itself (after what it sent last, a refusal
+    /// say); one we stopped reading from is closed here.
+    private func written(_ error: Errno?) {
+        guard !isClosed else { return }
+        if error != nil {
+            if paused { close() }
+            return
+        }
+        onHeldChanged?(self)
+        if paused { pump() }
     }
 
     /// Calls `method` on the peer. The returned id cancels the call
@@ -108,19 +152,24 @@ public final class RPCConnection: @unchecked Sendable {
         stream.write(frame)
         let queued = stream.writeQueueSize
         peakQueuedBytes = max(peakQueuedBytes, queued)
-        if queued > Self.maximumWriteQueue { return close() }
-        onQueued?(self)
+        // One large answer (metrics of a thousand extensions) goes out
+        // whole; answers piling up behind it do not.
+        if queued > Self.maximumWriteQueue, queued - frame.count > Self.pauseQueuedBytes { return close() }
+        onHeldChanged?(self)
     }
 
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        let waiting = pending
+        let calls = pending
         pending.removeAll()
+        waiting.removeAll()
+        waitingBytes = 0
         handler = nil
-        onQueued = nil
+        onHeldChanged = nil
         stream.close()
-        for (_, respond) in waiting { respond(.failure(.internalError("connection closed"))) }
+        let reason = closingReason ?? .internalError("connection closed")
+        for (_, respond) in calls { respond(.failure(reason)) }
         let onClose = self.onClose
         self.onClose = nil
         onClose?(self)
@@ -134,16 +183,51 @@ public final class RPCConnection: @unchecked Sendable {
             do {
                 frames = try framer.append(bytes)
             } catch {
-                send(.response(id: .null, result: .failure(.invalidRequest(
-                    "frame larger than \(framer.maximumFrameSize) bytes"))))
+                let limit = "a message larger than \(framer.maximumFrameSize >> 20) MiB"
+                send(.response(id: .null, result: .failure(.invalidRequest(limit))))
+                closingReason = RPCError(code: -32603, message: "the answer was \(limit), the most taken")
                 close()
                 return
             }
-            for frame in frames where !isClosed { dispatch(frame) }
-            // A large partial frame counts against the server's budget too.
-            if !isClosed, framer.bufferedCount >= 64 << 10 { onQueued?(self) }
+            for frame in frames {
+                waiting.append(frame)
+                waitingBytes += frame.count
+            }
+            pump()
+            // What is held for this peer counts against the server's budget.
+            if !isClosed { onHeldChanged?(self) }
         case .end, .failed:
             close()
+        }
+    }
+
+    /// Whether the peer has as much work in flight as it may.
+    private var isOverBound: Bool {
+        unansweredRequests >= Self.maximumInFlight || stream.writeQueueSize >= Self.pauseQueuedBytes
+    }
+
+    /// Runs waiting frames while the peer is within its bounds; stops
+    /// reading when it is not, and reads again once it is.
+    private func pump() {
+        guard !pumping else { return }
+        pumping = true
+        defer { pumping = false }
+        var next = 0
+        while next < waiting.count, !isClosed, !isOverBound {
+            let frame = waiting[next]
+            next += 1
+            waitingBytes -= frame.count
+            dispatch(frame)
+        }
+        guard !isClosed else { return }
+        if next == waiting.count { waiting = [] } else if next > 0 { waiting.removeFirst(next) }
+        let over = !waiting.isEmpty || isOverBound
+        if over, !paused {
+            paused = true
+            stream.stopReading()
+        } else if !over, paused {
+            paused = false
+            do { try stream.resumeReading() } catch { close() }
         }
     }
 
@@ -163,8 +247,12 @@ public final class RPCConnection: @unchecked Sendable {
         case .request(let id, let method, let params):
             handle(id: id, method: method, params: params) { [weak self] response in self?.send(response) }
         case .notification(let method, let params):
+            if method == Self.disconnecting, let reason = params?["reason"]?.stringValue {
+                closingReason = .refused(reason)
+            }
             handler?(self, method, params) { _ in }
         case .response(let id, let result):
+            if id == .null, case .failure(let error) = result { closingReason = error }
             pending.removeValue(forKey: id)?(result)
         }
     }
@@ -188,10 +276,12 @@ public final class RPCConnection: @unchecked Sendable {
         var answered = false
         unansweredRequests += 1
         handler?(self, method, params) { [weak self] result in
-            guard !answered else { return }
+            guard !answered, let self else { return }
             answered = true
-            self?.unansweredRequests -= 1
+            self.unansweredRequests -= 1
             reply(.response(id: id, result: result))
+            // Perhaps below its bound again: what waits may run.
+            if self.paused { self.pump() }
         }
     }
 

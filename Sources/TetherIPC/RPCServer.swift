@@ -9,13 +9,16 @@ import Glibc
 /// another user are disconnected on accept (`SO_PEERCRED`).
 ///
 /// Ceilings, so no peer is served at the cost of the others:
-/// - at most `limits.maximumConnections` connections. When full, the least
-///   recently active idle connection (not an extension's, no request in
-///   flight) makes room for the newcomer: idle connections cannot lock
-///   everyone out, and the newest request (`tether status`) is answered;
-/// - at most `limits.replyBudget` bytes of replies and partial frames held
-///   across every connection; past it, the peers holding the most are
-///   disconnected first. Memory freed that way is handed back to the system.
+/// - at most `limits.maximumConnections` client connections. Pinned ones
+///   (an extension's link) are not clients: they never count, and are never
+///   closed to make room. When full, the least recently active idle client
+///   (no request in flight) makes room for the newcomer: idle clients cannot
+///   lock everyone out, and the newest request (`tether status`) is answered;
+/// - at most `limits.replyBudget` bytes of replies and input held across
+///   every connection, kept as a running total (no message costs a walk of
+///   the connections); past it, the clients holding the most are
+///   disconnected first. Memory freed that way is handed back to the system;
+/// - each connection's work in flight (`RPCConnection`, backpressure).
 ///
 /// The ceiling is set below the descriptor limit (see the host's
 /// `DescriptorLimit`), because at EMFILE libuv accepts and closes waiting
@@ -39,6 +42,11 @@ public final class RPCServer: @unchecked Sendable {
     public let loop: EventLoop
     public let limits: Limits
     public private(set) var connections: [ObjectIdentifier: RPCConnection] = [:]
+    /// Connections that are pinned (`pin`): the rest are clients.
+    public private(set) var pinnedCount = 0
+    public var clientCount: Int { connections.count - pinnedCount }
+    /// Bytes held for every connection (replies queued, input waiting).
+    public private(set) var heldBytes = 0
     private let listener: UnixListener
     /// The socket file is this server's to remove (not a service manager's).
     private let ownsPath: Bool
@@ -50,8 +58,8 @@ public final class RPCServer: @unchecked Sendable {
     public private(set) var evictedPeers = 0
     private var trimTimer: LoopTimer?
 
-    /// Queues below this are not worth adding up on every send.
-    static let budgetCheckThreshold = 64 << 10
+    /// A peer that held this much is worth giving memory back for at its end.
+    static let trimThreshold = 64 << 10
 
     /// Binds `path`, which must not exist, or serves `adopting`, a socket
     /// already bound there (passed by a service manager, which owns the
@@ -101,16 +109,28 @@ public final class RPCServer: @unchecked Sendable {
             stream.close()
             return
         }
-        if connections.count >= limits.maximumConnections,
-           !evictLeastActive(reason: "the host is at its limit of \(limits.maximumConnections) connections") {
-            // Every connection is an extension's or busy: the newcomer is refused.
+        if clientCount >= limits.maximumConnections, !evictLeastActive(reason: limitReason) {
+            // Every client is busy: the newcomer is refused, and told why.
             refusedPeers += 1
-            let refusal = RPCMessage.response(id: .null, result: .failure(.refused(
-                "the host is at its limit of \(limits.maximumConnections) connections")))
+            let refusal = RPCMessage.response(id: .null, result: .failure(.refused(limitReason)))
             stream.write(refusal.encoded()) { _ in stream.close() }
             return
         }
         serve(RPCConnection(stream: stream, peer: peer))
+    }
+
+    /// Why a client was refused or closed at the limit, with the way out.
+    private var limitReason: String {
+        "the host is at its limit of \(limits.maximumConnections) client connections "
+            + "(start it with --max-connections to allow more)"
+    }
+
+    /// Makes `connection` an extension's: outside the client limit and
+    /// never closed to make room.
+    public func pin(_ connection: RPCConnection) {
+        guard !connection.isPinned, connections[ObjectIdentifier(connection)] != nil else { return }
+        connection.isPinned = true
+        pinnedCount += 1
     }
 
     /// Serves the host's end of a `LaunchLink` like an accepted connection,
@@ -120,56 +140,60 @@ public final class RPCServer: @unchecked Sendable {
     /// from here on, whether this succeeds or not.
     public func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
         let connection = RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor), peer: peer)
-        connection.isPinned = true
         serve(connection)
+        pin(connection)
         return connection
     }
 
     private func serve(_ connection: RPCConnection) {
         connections[ObjectIdentifier(connection)] = connection
-        connection.onQueued = { [unowned self] connection in self.checkBudget(after: connection) }
+        connection.onHeldChanged = { [unowned self] connection in self.account(connection) }
         connection.start(handler: handler) { [weak self] connection in
             guard let self else { return }
-            self.connections.removeValue(forKey: ObjectIdentifier(connection))
-            if connection.peakQueuedBytes >= Self.budgetCheckThreshold { self.scheduleTrim() }
+            guard self.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+            if connection.isPinned { self.pinnedCount -= 1 }
+            self.heldBytes -= connection.accountedBytes
+            connection.accountedBytes = 0
+            if connection.peakQueuedBytes >= Self.trimThreshold { self.scheduleTrim() }
             self.onDisconnect?(connection)
         }
     }
 
-    /// Closes the least recently active connection that is not pinned,
-    /// telling it why; false if every connection is pinned.
+    /// Closes the least recently active client, telling it why; false if
+    /// every client has a request in flight. Only when full: the walk is
+    /// the price of a connection refused, not of a message.
     private func evictLeastActive(reason: String) -> Bool {
-        let idle = connections.values.filter { !$0.isPinned && $0.unansweredRequests == 0 }
-        guard let victim = idle.min(by: { $0.lastActivity < $1.lastActivity }) else { return false }
-        evict(victim, reason: reason + "; closing the least recently active connection")
+        var victim: RPCConnection?
+        for connection in connections.values where !connection.isPinned && connection.unansweredRequests == 0 {
+            if victim.map({ connection.lastActivity < $0.lastActivity }) ?? true { victim = connection }
+        }
+        guard let victim else { return false }
+        evictedPeers += 1
+        victim.notify(RPCConnection.disconnecting, ["reason": .string(reason + "; closing the least recently active connection")])
+        victim.close()
         return true
     }
 
-    private func evict(_ connection: RPCConnection, reason: String) {
-        evictedPeers += 1
-        connection.notify("host.disconnecting", ["reason": .string(reason)])
-        connection.close()
-    }
-
-    /// Past the reply budget, the peers holding the most unread replies go
-    /// first; never a pinned one (an extension's, whose launch link cannot
-    /// be replaced), which its own queue's ceiling bounds.
-    private func checkBudget(after connection: RPCConnection) {
-        func held(_ connection: RPCConnection) -> Int { connection.queuedBytes + connection.bufferedBytes }
-        guard held(connection) >= Self.budgetCheckThreshold else { return }
-        var total = connections.values.reduce(0) { $0 + held($1) }
-        guard total > limits.replyBudget else { return }
-        for candidate in connections.values.filter({ !$0.isPinned }).sorted(by: { held($0) > held($1) }) {
-            guard total > limits.replyBudget else { break }
-            total -= held(candidate)
+    /// Keeps the running total of what is held for every connection; past
+    /// the budget, the clients holding the most go first. Never a pinned
+    /// one (an extension's, whose launch link cannot be replaced), which its
+    /// own bounds limit.
+    private func account(_ connection: RPCConnection) {
+        let held = connection.queuedBytes + connection.bufferedBytes
+        heldBytes += held - connection.accountedBytes
+        connection.accountedBytes = held
+        guard heldBytes > limits.replyBudget else { return }
+        for candidate in connections.values.filter({ !$0.isPinned }).sorted(by: { $0.accountedBytes > $1.accountedBytes }) {
+            guard heldBytes > limits.replyBudget else { break }
             evictedPeers += 1
             candidate.close()
         }
     }
 
-    /// glibc keeps freed memory for reuse; after a burst of abuse, give it
-    /// back so the host returns to near its idle size. Once per second at most.
-    private func scheduleTrim() {
+    /// glibc keeps freed memory for reuse; after a burst (abuse, a thousand
+    /// extensions ending), give it back so the host returns to near its
+    /// idle size. Once per second at most.
+    public func scheduleTrim() {
         let timer = trimTimer ?? LoopTimer(loop: loop)
         trimTimer = timer
         guard !timer.isActive else { return }
@@ -177,7 +201,8 @@ public final class RPCServer: @unchecked Sendable {
         timer.start(afterMilliseconds: 1_000) { _ = tether_release_free_memory() }
     }
 
-    /// Sends a notification to every connected peer.
+    /// Sends a notification to every connected peer: for what each must
+    /// hear once (the host stopping), never per event.
     public func broadcast(_ method: String, _ params: JSONValue? = nil) {
         for connection in connections.values { connection.notify(method, params) }
     }

@@ -146,6 +146,11 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         uv_read_stop(stream)
     }
 
+    /// Told after each write leaves the queue (nil, or why it failed): the
+    /// queue shrank. One hook per stream, so a caller that watches its
+    /// queue pays no closure per write.
+    public var onWritten: ((Errno?) -> Void)?
+
     /// Queues `bytes` for writing; `completion` reports the outcome.
     public func write(_ bytes: [UInt8], _ completion: ((Errno?) -> Void)? = nil) {
         loop.assertInLoop()
@@ -159,8 +164,13 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         let rc = uv_write(req, stream, &buf, 1) { req, status in
             guard let req, let data = req.pointee.data else { return }
             let request = Unmanaged<WriteRequest>.fromOpaque(data).takeRetainedValue()
+            let handle = req.pointee.handle
             req.deallocate()
-            request.completion?(status < 0 ? uvErrno(status) : nil)
+            let error = status < 0 ? uvErrno(status) : nil
+            request.completion?(error)
+            if let handle, let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? PipeStream {
+                me.onWritten?(error)
+            }
         }
         if rc < 0 {
             token.release()
@@ -184,6 +194,7 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
 
     override func willClose() {
         onRead = nil
+        onWritten = nil
         isReading = false
     }
 }

@@ -39,7 +39,7 @@ struct HostCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The least severe records written.", valueName: Logger.Level.names))
     var logLevel: LogLevelOption = LogLevelOption(.info)
 
-    @Option(help: ArgumentHelp("Connections served at once; when full, the least recently active one makes room.",
+    @Option(help: ArgumentHelp("Client connections served at once (extensions' links are not counted); when full, the least recently active idle one makes room.",
                                valueName: "N"))
     var maxConnections: Int = RPCServer.Limits.defaultMaximumConnections
 

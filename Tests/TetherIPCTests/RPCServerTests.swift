@@ -14,9 +14,13 @@ final class EchoServer: @unchecked Sendable {
 
     final class Box: @unchecked Sendable {
         var server: RPCServer?
+        /// "hang" requests received, never answered.
+        var hung = 0
     }
 
-    init() throws {
+    /// Methods: echo, uid, hang (never answered), big (a string of
+    /// `params` bytes).
+    init(limits: RPCServer.Limits = .init()) throws {
         thread = try EventLoopThread()
         dir = try TemporaryDirectory("tether-ipc")
         path = dir.path + "/s.sock"
@@ -26,10 +30,12 @@ final class EchoServer: @unchecked Sendable {
         nonisolated(unsafe) var failure: Error?
         loop.execute {
             do {
-                box.server = try RPCServer(loop: loop, path: path) { _, method, params, respond in
+                box.server = try RPCServer(loop: loop, path: path, limits: limits) { _, method, params, respond in
                     switch method {
                     case "echo": respond(.success(params ?? .null))
                     case "uid": respond(.success(.integer(geteuid())))
+                    case "hang": box.hung += 1
+                    case "big": respond(.success(.string(String(repeating: "x", count: params?.arrayValue?.first?.intValue ?? 0))))
                     default: respond(.failure(.methodNotFound(method)))
                     }
                 }
@@ -43,14 +49,22 @@ final class EchoServer: @unchecked Sendable {
     }
 
     var refusedPeers: Int {
-        get throws {
-            let box = self.box
-            let done = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var value = -1
-            thread.loop.execute { value = box.server?.refusedPeers ?? -1; done.signal() }
-            guard done.wait(timeout: .now() + 10) == .success else { throw TestTimeout(what: "the server loop") }
-            return value
-        }
+        get throws { try onLoop { $0.server?.refusedPeers ?? -1 } }
+    }
+
+    var hung: Int {
+        get throws { try onLoop { $0.hung } }
+    }
+
+    /// `body` on the server's loop, waited for.
+    func onLoop<T>(_ body: @escaping (Box) -> T) throws -> T {
+        let box = self.box
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var value: T?
+        nonisolated(unsafe) let body = body
+        thread.loop.execute { value = body(box); done.signal() }
+        guard done.wait(timeout: .now() + 10) == .success, let value else { throw TestTimeout(what: "the server loop") }
+        return value
     }
 
     deinit { thread.shutdown() }

@@ -50,6 +50,34 @@ public struct RawClient {
         }
     }
 
+    /// Sends `bytes` up to `atMost` times, while the socket takes them
+    /// without waiting (a peer that never reads); the bytes it took, which
+    /// may end inside a copy.
+    public func sendWhileTaken(_ bytes: [UInt8], atMost: Int) -> Int {
+        var total = 0
+        for _ in 0..<atMost {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if n > 0 { total += n }
+            if n < bytes.count { break }
+        }
+        return total
+    }
+
+    /// Reads until `lines` newlines came, end of stream, or `timeout` ms
+    /// without data; the newlines read.
+    public func countLines(_ lines: Int, timeout: Int32 = 10_000) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var seen = 0
+        while seen < lines {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, timeout) == 1 else { return seen }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { return seen }
+            for index in 0..<n where buffer[index] == 0x0a { seen += 1 }
+        }
+        return seen
+    }
+
     public func close() { Glibc.close(fd) }
 }
 

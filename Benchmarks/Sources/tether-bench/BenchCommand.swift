@@ -36,15 +36,25 @@ struct TetherBench: ParsableCommand {
             example-widget from spawn until its hello reaches the socket), footprint (the sizes and shared \
             libraries of tether and example-widget against flock(1); the widget's threads and RSS once \
             idle after one fetch with a refreshed token, against the same widget fetching nothing). \
-            With no NAME, runs them all. Times are in \
+            scale, only when named: --extensions N (1000) on-demand example widgets under one \
+            host with default flags: ready, launches one by one (first and last tenth) and in a \
+            burst, status and metrics, the host's peak and later memory, the stop and what it \
+            left, and host.status under a flood of 100 clients that never read; each against \
+            the same host with none or a CLI start. \
+            With no NAME, runs them all but scale. Times are in \
             microseconds; for rates, p99 is the slow end.
             """
     )
 
     static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli", "footprint"]
+    /// Run only when named: minutes, and a thousand processes.
+    static let named = ["scale"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli, footprint); all by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli, footprint, scale); all but scale by default.", valueName: "NAME"))
     var names: [String] = []
+
+    @Option(help: ArgumentHelp("Extensions the scale benchmark runs.", valueName: "N"))
+    var extensions = 1_000
 
     @Flag(help: "Print one JSON object: {machine, benchmarks: [{name, unit, p50, p99, baselines}]}.")
     var json = false
@@ -60,9 +70,10 @@ struct TetherBench: ParsableCommand {
     var authServer: String?
 
     func validate() throws {
-        for name in names where !Self.all.contains(name) {
-            throw ValidationError("Unknown benchmark '\(name)'; choose from \(Self.all.joined(separator: ", ")).")
+        for name in names where !(Self.all + Self.named).contains(name) {
+            throw ValidationError("Unknown benchmark '\(name)'; choose from \((Self.all + Self.named).joined(separator: ", ")).")
         }
+        guard (1...10_000).contains(extensions) else { throw ValidationError("--extensions must be from 1 to 10000.") }
         guard scale > 0, scale <= 100 else { throw ValidationError("--scale must be above 0 and at most 100.") }
     }
 
@@ -117,6 +128,7 @@ struct TetherBench: ParsableCommand {
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()
             case "cli": results += try CLIBenchmark(scratch: scratch, scale: scale).run()
             case "footprint": results += try FootprintBenchmark(scratch: scratch, scale: scale).run()
+            case "scale": results += try ScaleBenchmark(scratch: scratch, count: extensions).run()
             default: break
             }
         }

@@ -136,6 +136,15 @@ final class LineSocket {
         return true
     }
 
+    /// Sends `bytes` up to `atMost` times, as long as the socket takes them
+    /// without waiting: a flooding peer that never reads.
+    func sendWhileTaken(_ bytes: [UInt8], atMost: Int) {
+        for _ in 0..<atMost {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            guard n == bytes.count else { return }
+        }
+    }
+
     /// Sends `bytes` and returns the first line that comes back.
     func readReply(to bytes: [UInt8]) throws -> String {
         guard sendOnly(bytes) else { throw BenchError.environment("the socket closed mid-benchmark") }

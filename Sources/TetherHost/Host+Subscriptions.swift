@@ -1,0 +1,66 @@
+import TetherGroup
+import TetherIPC
+
+/// Events go to the connections that asked for them (`host.subscribe`, or
+/// a hello's `events`), never to all: a change costs the host one message
+/// per subscriber, and no extension is woken by another's change.
+extension Host {
+    /// What a connection may subscribe to.
+    static let subscribable: Set<String> = [
+        HostNotification.extensionChanged, HostNotification.featureChanged, HostNotification.storeChanged,
+    ]
+
+    /// {events: [name]} → {events: [every event this connection now hears]}.
+    func subscribe(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        guard let asked = params?["events"]?.arrayValue else {
+            return .failure(.invalidParams("\"events\" must be an array of event names"))
+        }
+        var names: [String] = []
+        for value in asked {
+            guard let name = value.stringValue, Self.subscribable.contains(name) else {
+                return .failure(.invalidParams("unknown event \(value); events are "
+                                               + Self.subscribable.sorted().joined(separator: ", ")))
+            }
+            names.append(name)
+        }
+        let key = ObjectIdentifier(connection)
+        for name in names { subscribers[name, default: [:]][key] = connection }
+        let hears = Self.subscribable.filter { subscribers[$0]?[key] != nil }.sorted()
+        return .success(["events": .array(hears.map { .string($0) })])
+    }
+
+    func unsubscribe(_ connection: RPCConnection) {
+        let key = ObjectIdentifier(connection)
+        for name in Self.subscribable { subscribers[name]?[key] = nil }
+    }
+
+    /// Tells `event` to its subscribers only.
+    func publish(_ event: String, _ params: JSONValue) {
+        for connection in subscribers[event]?.values ?? [:].values { connection.notify(event, params) }
+    }
+
+    /// The group's defaults and sign-in, watched once for every launched
+    /// widget (`store.changed` to those that asked): a widget the host
+    /// launched opens no inotify instance of its own, so a thousand fit in
+    /// the user's 128. A change also launches idle on-demand widgets.
+    func watchStores() {
+        guard supervisors.contains(where: { $0.manifest.role == .widget }) else { return }
+        let group = configuration.group
+        do {
+            defaultsWatcher = try StoreWatcher(loop: loop, paths: [group.storePath("defaults")]) { [unowned self] _ in
+                self.publish(HostNotification.storeChanged, ["store": "defaults"])
+                _ = self.launchIdleWidgets(named: nil)
+            }
+        } catch {
+            logger.warning("cannot watch the shared defaults: widgets will not see changes to them, and on-demand widgets will not launch on one (\(error))")
+        }
+        let secrets = (try? group.preparedSecretsPath()) ?? group.secretsPath
+        do {
+            credentialsWatcher = try StoreWatcher(loop: loop, paths: [secrets + "/credentials.json"]) { [unowned self] _ in
+                self.publish(HostNotification.storeChanged, ["store": "credentials"])
+            }
+        } catch {
+            logger.warning("cannot watch the group's sign-in: widgets will not see a sign-in or sign-out (\(error))")
+        }
+    }
+}

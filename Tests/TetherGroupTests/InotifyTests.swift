@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import TetherGroup
+import TetherLoop
+import TetherTestSupport
+
+/// One inotify instance per loop, shared by every watch on it (issue 43):
+/// the user has 128 instances in all, and a thousand widgets must fit.
+@Suite(.timed) struct InotifyTests {
+    /// The inotify descriptors of this process that watch `inode`: read
+    /// from each one's fdinfo ("inotify wd:1 ino:HEX sdev:..."), so other
+    /// tests' instances running meanwhile do not count.
+    static func instances(watching inode: UInt64) -> Set<String> {
+        let wanted = "ino:" + String(inode, radix: 16) + " "
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(fds.filter { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) == "anon_inode:inotify"
+                && ((try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? "").contains(wanted)
+        })
+    }
+
+    static func inode(_ path: String) -> UInt64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : 0
+    }
+
+    @Test func everyWatchOnALoopSharesOneInstanceClosedWithTheLast() async throws {
+        let dir = try TemporaryDirectory()
+        let group = try GroupDirectory(path: dir.group)
+        let lock = try group.preparedLockPath(for: .feature(FeatureName("shared")))
+        let stores = dir.path + "/stores"
+        let other = dir.path + "/other"
+        for directory in [stores, other] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        let (open, closed): ([Set<String>], [Set<String>]) = try await onLoop { loop, finish in
+            let watcher = try LockWatcher(loop: loop, path: lock) { _ in }
+            // The watcher makes the lock file.
+            let inodes = [Self.inode(lock), Self.inode(stores), Self.inode(other)]
+            let first = try StoreWatcher(loop: loop, paths: [stores + "/defaults.json"]) { _ in }
+            let second = try StoreWatcher(loop: loop, paths: [other + "/credentials.json"]) { _ in }
+            let open = inodes.map(Self.instances(watching:))
+            watcher.close()
+            first.close()
+            second.close()
+            finish((open, inodes.map(Self.instances(watching:))))
+        }
+        #expect(open.allSatisfy { $0.count == 1 }, "\(open)")
+        #expect(Set(open.flatMap { $0 }).count == 1, "one instance watches all three: \(open)")
+        #expect(closed.allSatisfy { $0.isEmpty }, "closed with the last watch: \(closed)")
+    }
+
+    /// Two users of one directory: each hears what it asked for, and one
+    /// closing leaves the other's watch in place.
+    @Test func usersOfOneDirectoryKeepTheirOwnEvents() async throws {
+        let dir = try TemporaryDirectory()
+        let stores = dir.path + "/stores"
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        let heard: [String] = try await onLoop { loop, finish in
+            var heard: [String] = []
+            let leaving = try StoreWatcher(loop: loop, paths: [stores + "/a.json"]) { heard.append("leaving " + $0) }
+            var staying: StoreWatcher?
+            staying = try StoreWatcher(loop: loop, paths: [stores + "/b.json"]) { path in
+                heard.append("staying " + path)
+                staying?.close()
+                finish(heard)
+            }
+            leaving.close()
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: stores + "/a.json"))
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: stores + "/b.json"))
+        }
+        #expect(heard == ["staying \(stores)/b.json"])
+    }
+}

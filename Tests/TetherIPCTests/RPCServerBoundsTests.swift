@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import TetherIPC
+import TetherLoop
+import TetherTestSupport
+
+/// What one peer may hold of a server (issue 43): work in flight, client
+/// slots, answer sizes.
+@Suite(.timed) struct RPCServerBoundsTests {
+    static func request(_ id: Int, _ method: String) -> [UInt8] {
+        Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)"}"#.utf8) + [0x0a]
+    }
+
+    /// Past `maximumInFlight` unanswered requests, nothing more of the
+    /// peer's input is run: not the 65th request, nor a quick one after it.
+    @Test func aPeersRequestsInFlightAreBounded() throws {
+        let server = try EchoServer()
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        client.send((1...100).flatMap { Self.request($0, "hang") } + Self.request(101, "echo"))
+        // The echo waits behind the bound: no answer comes.
+        #expect(client.readLine(timeout: 500) == nil)
+        #expect(try server.hung == RPCConnection.maximumInFlight)
+    }
+
+    /// An extension's connections (pinned) are not clients: three of them
+    /// leave the one client slot free. A busy client in that slot makes
+    /// the next one refused, and told why.
+    @Test func pinnedConnectionsAreNoClientsAndARefusalSaysWhy() throws {
+        let server = try EchoServer(limits: RPCServer.Limits(maximumConnections: 1))
+        var mine: [Int32] = []
+        defer { mine.forEach { close($0) } }
+        for _ in 0..<3 {
+            var pair: [Int32] = [-1, -1]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+            mine.append(pair[0])
+            let theirs = pair[1]
+            try server.onLoop { box in
+                _ = try? box.server?.adopt(descriptor: theirs, peer: PeerCredentials(pid: getpid(), uid: geteuid(), gid: getegid()))
+            }
+        }
+        #expect(try server.onLoop { $0.server?.pinnedCount } == 3)
+        for _ in 0..<2 {
+            #expect(RPCCall.perform(socketPath: server.path, method: "echo", params: [1]) == .success([1]))
+        }
+        let busy = try RawClient(path: server.path)
+        defer { busy.close() }
+        // Its echo answered means its hang, sent first, is in flight.
+        busy.send(Self.request(1, "hang") + Self.request(2, "echo"))
+        #expect(busy.readLine()?.contains(#""id":2"#) == true)
+        let refused = RPCCall.perform(socketPath: server.path, method: "echo", params: [2])
+        #expect(refused == .failure(.remote(.refused(
+            "the host is at its limit of 1 client connections (start it with --max-connections to allow more)"))))
+    }
+
+    /// An answer over the peer's 1 MiB frame limit reaches a one-shot
+    /// caller (status and metrics of a thousand extensions); one over
+    /// `RPCCall.maximumAnswerSize` is a clear error, not "connection closed".
+    @Test func largeAnswersPassAndTooLargeOnesSaySo() throws {
+        let server = try EchoServer()
+        let size = (1 << 20) + (1 << 19)
+        let large = RPCCall.perform(socketPath: server.path, method: "big", params: [.integer(size)], timeoutMilliseconds: 60_000)
+        #expect((try? large.get())?.stringValue?.utf8.count == size, "\(large)")
+
+        // A peer that answers with more than that, without a newline.
+        let dir = try TemporaryDirectory("tether-ipc")
+        let path = dir.path + "/huge.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 1) == 0)
+        let answerer = Thread {
+            let peer = accept(listener, nil, nil)
+            guard peer >= 0 else { return }
+            let chunk = [UInt8](repeating: 0x78, count: 1 << 20)
+            for _ in 0..<((RPCCall.maximumAnswerSize >> 20) + 2) {
+                guard chunk.withUnsafeBytes({ send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 else { break }
+            }
+            close(peer)
+        }
+        answerer.start()
+        let huge = RPCCall.perform(socketPath: path, method: "big", timeoutMilliseconds: 60_000)
+        guard case .failure(.remote(let error)) = huge else {
+            Issue.record("an answer over the limit: \(huge)")
+            return
+        }
+        #expect(error.message == "the answer was a message larger than 32 MiB, the most taken")
+    }
+}
