@@ -112,4 +112,25 @@ import TetherTestSupport
         #expect(status.status == 0, "\(status.stderr)")
         #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")
     }
+
+    /// A widget the host launched watches nothing itself: the host tells
+    /// it when the group's defaults are replaced (`store.changed`), and it
+    /// reloads as one started by hand does.
+    @Test func aLaunchedWidgetHearsOfDefaultsFromTheHost() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/clock.extension.json", #"""
+            {"name":"clock","role":"widget","executable":"\#(exampleExecutable("example-widget"))","arguments":["--entries","1","--policy","never"],"activation":"always"}
+            """#)
+        let host = try fixture.startHost()
+        defer { host.signal(SIGTERM) }
+        // Attached (so it asked for store.changed) and shown, in either order.
+        var seen: Set<String> = []
+        while seen.count < 2, let line = try host.readLine(timeout: 20) {
+            if line.hasPrefix("[clock] timeline (start)") { seen.insert("start") }
+            if line == "[clock] attached to host pid \(host.pid)" { seen.insert("attached") }
+        }
+        #expect(seen.count == 2)
+        #expect(try fixture.group.run(["defaults", "set", "orders.url", #""http://127.0.0.1:9/orders""#]).status == 0)
+        _ = try host.expectLineStarting("[clock] timeline (defaults)")
+    }
 }
