@@ -106,8 +106,8 @@ import TetherTestSupport
         let request = Self.request(1, "host.metrics")
         let batch = (0..<64).flatMap { _ in request }
         // Whole requests: the last one may be cut short, and never answered.
-        let sent = flooder.sendWhileTaken(batch, atMost: 5_000) / request.count
-        #expect(sent > 1_000, "the socket took \(sent) requests")
+        let sent = flooder.sendWhileTaken(batch, atMost: 3_000) / request.count
+        #expect(sent > 1_000 && sent < 3_000 * 64, "the socket took \(sent) requests")
         let status = try fixture.group.run(["status"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")

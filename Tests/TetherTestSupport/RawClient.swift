@@ -50,15 +50,25 @@ public struct RawClient {
         }
     }
 
-    /// Sends `bytes` up to `atMost` times, while the socket takes them
-    /// without waiting (a peer that never reads); the bytes it took, which
-    /// may end inside a copy.
-    public func sendWhileTaken(_ bytes: [UInt8], atMost: Int) -> Int {
+    /// Sends `bytes` up to `atMost` times, as fast as the socket takes
+    /// them, until it takes nothing for `stall` ms (a peer that never reads,
+    /// against a server that stopped reading); the bytes it took, which may
+    /// end inside a copy.
+    public func sendWhileTaken(_ bytes: [UInt8], atMost: Int, stall: Int32 = 1_000) -> Int {
         var total = 0
         for _ in 0..<atMost {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if n > 0 { total += n }
-            if n < bytes.count { break }
+            var offset = 0
+            while offset < bytes.count {
+                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                guard poll(&pfd, 1, stall) == 1 else { return total }
+                let n = bytes[offset...].withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
+                if n < 0, errno == EAGAIN || errno == EINTR { continue }
+                guard n > 0 else { return total }
+                offset += n
+                total += n
+            }
         }
         return total
     }
