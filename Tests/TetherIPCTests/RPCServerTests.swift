@@ -21,6 +21,8 @@ final class EchoServer: @unchecked Sendable {
     /// Methods: echo, uid, hang (never answered), big (a string of
     /// `params` bytes).
     init(limits: RPCServer.Limits = .init()) throws {
+        // As the host does: a peer gone mid-answer is an error, not a signal.
+        signal(SIGPIPE, SIG_IGN)
         thread = try EventLoopThread()
         dir = try TemporaryDirectory("tether-ipc")
         path = dir.path + "/s.sock"
