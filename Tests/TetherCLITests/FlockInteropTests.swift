@@ -33,4 +33,28 @@ import TetherTestSupport
         #expect(try holder.waitForExit() == 0)
         #expect(try runCommand("/usr/bin/flock", ["-n", group.featureLock("rec"), "true"]).status == 0)
     }
+
+    /// A keyboard without open access may take no lock (seccomp), not even
+    /// the probe's shared trial flock: it reads the kernel's table instead,
+    /// and still sees a flock(1) holder come and go.
+    @Test func aReadOnlyKeyboardSeesAFlockHolderWithoutTakingALock() throws {
+        let group = try TestGroup()
+        #expect(try group.run(["probe", "feature", "rec"]).status == 1)  // creates the layout
+        let flock = try TestProcess("/usr/bin/flock", [group.featureLock("rec"), "sh", "-c", "echo ready; exec cat"])
+        try flock.expectLine("ready")
+        let keyboard = try TestProcess(exampleExecutable("example-keyboard"), ["--group", group.path],
+                                       environment: group.environment)
+        defer { keyboard.signal(SIGKILL) }
+        func answer(_ question: String) throws -> String {
+            keyboard.writeStdin(question + "\n")
+            while let line = try keyboard.readLine() {
+                if line.hasPrefix("rec ") || line.hasPrefix("cannot tell") { return line }
+            }
+            return "(no answer)"
+        }
+        #expect(try answer("is rec running?") == "rec is running (pid \(flock.pid))")
+        flock.closeStdin()
+        #expect(try flock.waitForExit() == 0)
+        #expect(try answer("is rec running?") == "rec is not running")
+    }
 }
