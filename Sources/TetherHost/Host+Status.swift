@@ -23,7 +23,9 @@ extension Host {
             "socket": .string(socketPath),
             "extensions": .array(extensionList()),
             "features": .array(features.keys.sorted().map { .string($0) }),
-            "connections": .integer(server?.connections.count ?? 0),
+            // Clients, as `maximumConnections` counts them; extensions' links apart.
+            "connections": .integer(server?.clientCount ?? 0),
+            "extensionLinks": .integer(server?.pinnedCount ?? 0),
             "limits": [
                 "maximumConnections": .integer(effectiveLimits.maximumConnections),
                 "replyBudgetBytes": .integer(effectiveLimits.replyBudget),

@@ -81,7 +81,9 @@ struct HostLoadBenchmark {
         var clients: [LineSocket] = []
         for _ in 0..<100 {
             let client = try LineSocket(connectingTo: group + "/host.sock")
-            for _ in 0..<20 where client.sendOnly(request) {}
+            // Without waiting: the host stops reading a peer whose answers
+            // pile up (backpressure), so a blocking send would wait forever.
+            client.sendWhileTaken(request, atMost: 20)
             clients.append(client)
             peak = max(peak, residentMemory(of: host.pid))
         }
