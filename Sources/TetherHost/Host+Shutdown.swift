@@ -43,6 +43,8 @@ extension Host {
             // reaper's to end now.
             self.reaper?.close()
             self.reaper = nil
+            self.inotifyAnchor?.close()
+            self.inotifyAnchor = nil
             completion()
         }
         let finish = { [unowned self] in

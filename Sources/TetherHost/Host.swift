@@ -89,6 +89,8 @@ public final class Host: @unchecked Sendable {
     var startedAt: UInt64 = 0
     var shuttingDown = false
     var reaper: GroupReaper?
+    /// Keeps the loop's inotify instance from before the locks (`start`).
+    var inotifyAnchor: Inotify?
     let metrics = HostMetrics()
 
     public init(loop: EventLoop, configuration: Configuration) {
@@ -105,6 +107,12 @@ public final class Host: @unchecked Sendable {
     /// Takes the host lock, opens the socket and starts the extensions.
     public func start() throws(HostError) {
         let group = configuration.group
+        // The loop's inotify instance before any lock: at a kill -9 the
+        // kernel releases a process's files newest first, and an inotify
+        // instance's release waits out an SRCU grace period (4–13 ms seen).
+        // Opened after the locks, it would hold them past the moment the
+        // host's sockets close; opened first, it goes last.
+        inotifyAnchor = try? Inotify(loop: loop)
         // The group first: a host lock renamed away by an extension leaves
         // the group itself claimed.
         let outcome: GroupClaim.Outcome
