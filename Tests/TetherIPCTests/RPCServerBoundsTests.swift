@@ -53,6 +53,20 @@ import TetherTestSupport
             "the host is at its limit of 1 client connections (start it with --max-connections to allow more)"))))
     }
 
+    /// What is held for all peers together is a running total: past the
+    /// budget, the peers holding the most are closed, whoever sent last.
+    @Test func pastTheReplyBudgetThePeersHoldingTheMostAreClosed() throws {
+        let server = try EchoServer(limits: RPCServer.Limits(replyBudget: 1 << 20))
+        let big = Array(#"{"jsonrpc":"2.0","id":1,"method":"big","params":[600000]}"#.utf8) + [0x0a]
+        let readers = try (0..<4).map { _ in try RawClient(path: server.path) }
+        defer { readers.forEach { $0.close() } }
+        for reader in readers { reader.send(big) }
+        // Four answers of 600 KB that nobody reads: more than 1 MiB held.
+        #expect(readers.contains { $0.isClosedByPeer(timeout: 10_000) })
+        #expect(try server.onLoop { $0.server?.evictedPeers ?? 0 } > 0)
+        #expect(RPCCall.perform(socketPath: server.path, method: "echo", params: [1]) == .success([1]))
+    }
+
     /// An answer over the peer's 1 MiB frame limit reaches a one-shot
     /// caller (status and metrics of a thousand extensions); one over
     /// `RPCCall.maximumAnswerSize` is a clear error, not "connection closed".
