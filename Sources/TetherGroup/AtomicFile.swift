@@ -69,9 +69,7 @@ public enum AtomicFile {
         defer { closedir(stream) }
         var leftovers: [String] = []
         while let entry = readdir(stream) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let entryName = DirectoryEntry.name(entry)
             guard let pid = writerPID(ofTemporary: entryName, for: name) else { continue }
             if sweep == .deadWriters, pid == getpid() || Syscall.processExists(pid) { continue }
             leftovers.append(entryName)

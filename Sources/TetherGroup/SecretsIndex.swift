@@ -43,7 +43,7 @@ public enum SecretsIndex {
         defer { closedir(stream) }
         var found: [(path: String, since: Int)] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             guard name.utf8.count == 16 else { continue }
             var target = [CChar](repeating: 0, count: 4097)
             let length = readlinkat(fd, name, &target, 4096)

@@ -27,6 +27,7 @@ final class ExtensionSandbox {
     private let loop: EventLoop
     private let logger: Logger
     private var reported: Set<String> = []
+    private var expectedReports: [(policy: SandboxPolicy, report: SandboxReport)] = []
     /// What launches' temporary directories hold (made at the first launch).
     private var diskUsage: DiskUsageWatcher?
     /// Ended launches' cgroups not yet empty, each with what to do once
@@ -135,10 +136,15 @@ final class ExtensionSandbox {
         return policy
     }
 
-    /// What would confine it, before it first runs.
+    /// What would confine it, before it first runs. One report per distinct
+    /// policy: a thousand manifests of one kind build one ruleset, not a
+    /// thousand (each lists the temporary directory's parents).
     func expectedReport(for manifest: ExtensionManifest) -> SandboxReport {
-        var report = Confinement(policy: policy(for: manifest, temporaryDirectory: nil), support: support).report
+        let policy = policy(for: manifest, temporaryDirectory: nil)
+        if let known = expectedReports.first(where: { $0.policy == policy }) { return known.report }
+        var report = Confinement(policy: policy, support: support).report
         report.memoryByCgroup = cgroups?.controllers.contains("memory") == true
+        expectedReports.append((policy, report))
         return report
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemPackage
+import TetherGroup
 import TetherLoop
 
 /// The private TMPDIR of an extension started by hand,
@@ -58,7 +59,7 @@ public enum ByHandTemporaryDirectory {
         }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name != ".", name != ".." { names.append(name) }
         }
         closedir(stream)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TetherGroup
 
 /// The entries of an open directory, "." and ".." left out, read through
 /// a duplicate of its descriptor: the caller's stays open. The duplicate
@@ -20,7 +21,7 @@ enum DirectoryEntries {
         defer { closedir(stream) }
         var entries: [(name: String, isDirectory: Bool)] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name == "." || name == ".." { continue }
             entries.append((name, entry.pointee.d_type == DT_DIR))
         }

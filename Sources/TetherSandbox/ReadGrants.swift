@@ -1,5 +1,6 @@
 import CTetherSystem
 import Synchronization
+import TetherGroup
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -126,14 +127,11 @@ enum ReadGrants {
         var kept: [Int32] = []
         var keepsAll = true
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             guard name != ".", name != ".." else { continue }
             if skipping(directory == "/" ? "/" + name : directory + "/" + name, name) { continue }
             // The name's own bytes (it need not be UTF-8).
-            let child = withUnsafeBytes(of: entry.pointee.d_name) { bytes -> Int32 in
-                guard let raw = bytes.baseAddress else { return -1 }
-                return openat(fd, raw.assumingMemoryBound(to: CChar.self), pathOnly | O_NOFOLLOW | O_CLOEXEC)
-            }
+            let child = DirectoryEntry.withName(entry) { openat(fd, $0, pathOnly | O_NOFOLLOW | O_CLOEXEC) }
             guard child >= 0 else {
                 // Gone since the listing: nothing to grant. Out of
                 // descriptors: the grants would be short of what they say.

@@ -148,7 +148,7 @@ public struct Scaffold {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name.hasPrefix("Package@swift-"), name.hasSuffix(".swift") { return name }
         }
         return nil
