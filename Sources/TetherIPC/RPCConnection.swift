@@ -40,6 +40,8 @@ public final class RPCConnection: @unchecked Sendable {
     private var paused = false
     /// `pump` is running: an answer given inside it needs no second one.
     private var pumping = false
+    /// A `pump` is due on the loop's next turn (`framesPerTurn`).
+    private var continuing = false
     /// Why the peer is closing on us, if it said (a refusal with a null id,
     /// `host.disconnecting`): what calls still waiting fail with.
     private var closingReason: RPCError?
@@ -53,7 +55,11 @@ public final class RPCConnection: @unchecked Sendable {
     /// Requests of one peer run at once, at most: past it, its input waits.
     public static let maximumInFlight = 64
     /// Answers queued for one peer past which its input waits, until it reads.
-    public static let pauseQueuedBytes = 256 << 10
+    public static let pauseQueuedBytes = 64 << 10
+    /// Frames of one peer run in one turn of the loop, at most: the rest
+    /// wait for the next turn, so a peer pipelining thousands of small
+    /// requests delays the others' answers by a turn, not by its backlog.
+    public static let framesPerTurn = 16
     /// The notification a server sends before it closes a connection: {reason}.
     public static let disconnecting = "host.disconnecting"
 
@@ -213,7 +219,7 @@ public final class RPCConnection: @unchecked Sendable {
         pumping = true
         defer { pumping = false }
         var next = 0
-        while next < waiting.count, !isClosed, !isOverBound {
+        while next < waiting.count, next < Self.framesPerTurn, !isClosed, !isOverBound {
             let frame = waiting[next]
             next += 1
             waitingBytes -= frame.count
@@ -221,6 +227,14 @@ public final class RPCConnection: @unchecked Sendable {
         }
         guard !isClosed else { return }
         if next == waiting.count { waiting = [] } else if next > 0 { waiting.removeFirst(next) }
+        // Stopped by the turn's quota, not by a bound: the rest next turn.
+        if !waiting.isEmpty, !isOverBound, !continuing {
+            continuing = true
+            _ = loop.execute { [self] in
+                continuing = false
+                pump()
+            }
+        }
         let over = !waiting.isEmpty || isOverBound
         if over, !paused {
             paused = true

@@ -23,6 +23,12 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     let uv: UnsafeMutablePointer<uv_loop_t>
+    /// The one buffer every stream on this loop reads into: libuv asks for
+    /// it and hands it back full, one read at a time, and each read's
+    /// bytes are copied out before the next (`PipeStream`). One per stream
+    /// kept 64 KiB per connection and pipe: megabytes for a thousand
+    /// extensions.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     /// Work handed over from other threads. `uv_async_send` coalesces
     /// wake-ups, so one wake-up drains everything queued so far.
@@ -62,6 +68,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         uv.deallocate()
         wakeup.deallocate()
+        readBuffer.deallocate()
     }
 
     /// True on the thread currently running this loop.

@@ -20,8 +20,6 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     private var onRead: ((ReadEvent) -> Void)?
     /// True between `startReading` and `stopReading` / close.
     public private(set) var isReading = false
-    private var readBuffer: UnsafeMutableRawBufferPointer?
-    private static let readBufferSize = 64 * 1024
 
     public override init(loop: EventLoop) {
         super.init(loop: loop)
@@ -30,7 +28,6 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         adopt()
     }
 
-    deinit { readBuffer?.deallocate() }
 
     var stream: UnsafeMutablePointer<uv_stream_t> { raw(uv_stream_t.self) }
 
@@ -110,13 +107,11 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
         precondition(!isClosed, "stream is closed")
         self.onRead = onRead
         isReading = true
-        if readBuffer == nil {
-            readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
-        }
         try uvCheck(uv_read_start(stream, { handle, _, buf in
-            // One read is outstanding per stream at a time, so one buffer serves.
-            guard let buf, let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? PipeStream,
-                  let buffer = me.readBuffer else { return }
+            // One read at a time on the loop, copied out before the next:
+            // the loop's one buffer serves every stream.
+            guard let buf, let me = LoopHandle.object(UnsafeMutableRawPointer(handle)) as? PipeStream else { return }
+            let buffer = me.loop.readBuffer
             buf.pointee = uv_buf_init(buffer.baseAddress?.assumingMemoryBound(to: CChar.self),
                                       UInt32(buffer.count))
         }, { handle, nread, buf in
