@@ -56,10 +56,11 @@ public final class RPCConnection: @unchecked Sendable {
     public static let maximumInFlight = 64
     /// Answers queued for one peer past which its input waits, until it reads.
     public static let pauseQueuedBytes = 64 << 10
-    /// Frames of one peer run in one turn of the loop, at most: the rest
+    /// Frames of one peer run in one turn of the loop, at most (4: a turn
+    /// of 100 flooding peers then costs tens of ms, not hundreds): the rest
     /// wait for the next turn, so a peer pipelining thousands of small
     /// requests delays the others' answers by a turn, not by its backlog.
-    public static let framesPerTurn = 16
+    public static let framesPerTurn = 4
     /// The notification a server sends before it closes a connection: {reason}.
     public static let disconnecting = "host.disconnecting"
 
