@@ -1,4 +1,5 @@
 import Glibc
+import TetherSandbox
 
 /// The host's descriptor budget. At start it raises its soft limit to the
 /// hard limit (as systemd services do), and it keeps a reserve that
@@ -31,7 +32,9 @@ public enum DescriptorLimit {
     /// the reserve once every feature and extension has its descriptors,
     /// under `softLimit` (what `raise()` returned).
     public static func connectionCeiling(_ configured: Int, softLimit: Int, features: Int, extensions: Int) -> Int {
-        max(1, min(configured, softLimit - reserve - features - perExtension * extensions))
+        // The sandbox's read-grant listings keep descriptors open between launches too.
+        let listings = ReadGrants.descriptorBudget(softLimit: softLimit)
+        return max(1, min(configured, softLimit - reserve - listings - features - perExtension * extensions))
     }
 
     /// What an extension starts with: the conventional 1024 soft limit

@@ -26,7 +26,7 @@ import Glibc
 /// descriptors are bounded (`keptAtMost`): a directory past the bound (a
 /// `/tmp` of thousands) is listed each time, each entry closed once its
 /// rule is added, so it never runs the process out of descriptors.
-enum ReadGrants {
+public enum ReadGrants {
     /// Adds the grants to `ruleset`, hiding `hidden` and `secrets` (and
     /// any `.NAME.secrets` beside the latter); false (nothing useful added)
     /// if a directory on the way cannot be listed, or descriptors ran out.
@@ -202,8 +202,12 @@ enum ReadGrants {
     private static var keptAtMost: Int {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return Int(min(limit.rlim_cur / 4, 8_192))
+        return descriptorBudget(softLimit: Int(clamping: limit.rlim_cur))
     }
+
+    /// What the listings may keep under `softLimit`: the host sets it
+    /// aside from its connections (`DescriptorLimit`).
+    public static func descriptorBudget(softLimit: Int) -> Int { min(softLimit / 4, 8_192) }
 
     /// O_PATH (GNU, so not in Glibc's module): x86-64 and arm64 alike.
     /// Opens nothing: no FIFO blocks, no device wakes.
