@@ -193,6 +193,8 @@ let package = Package(
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox",
                                                          "TetherIPC", "TetherManifest"]),
+        // The command line's readers in-process (the CLI module itself).
+        .testTarget(name: "TetherCommandTests", dependencies: ["tether"]),
         // Scaffolds, builds and runs an extension in a package of its own that depends on this one.
         .testTarget(name: "TetherPluginTests", dependencies: ["TetherTestSupport"]),
         .testTarget(name: "DocumentationTests", dependencies: ["TetherTestSupport"]),

@@ -10,8 +10,8 @@ import TetherGroup
 /// source of their grammar and help: this reader accepts only lines that
 /// mean exactly one thing to them (targets, their long options, `--`) and
 /// hands everything else (help, a typo, an unusual order) to ArgumentParser,
-/// whose errors are the ones users see. The CLI tests run the same lines
-/// both ways and compare.
+/// whose errors are the ones users see. Both readers produce a
+/// `LivenessLine`; a test reads the same lines both ways and compares.
 ///
 /// It keeps to arrays: the first `Set<String>` or `[String: String]` a
 /// process builds costs the runtime a scan of every protocol conformance in
@@ -25,7 +25,7 @@ enum FastCommandLine {
     }
 
     /// The command to run, or nil to parse with ArgumentParser.
-    static func parse(_ arguments: [String]) -> (() throws -> Int32)? {
+    static func parse(_ arguments: [String]) -> LivenessLine? {
         guard let command = arguments.first else { return nil }
         var positionals: [String] = []
         var trailing: [String]?
@@ -78,8 +78,7 @@ enum FastCommandLine {
         switch command {
         case "probe":
             guard trailing == nil else { return nil }
-            let json = seenFlags != 0
-            return { try Probe.execute(target: target, group: group, json: json) }
+            return .probe(target: target, group: group, json: seenFlags != 0)
         case "hold":
             guard let trailing, !trailing.isEmpty else { return nil }
             var wait: Seconds?
@@ -87,7 +86,7 @@ enum FastCommandLine {
                 guard let seconds = Seconds(argument: text) else { return nil }
                 wait = seconds
             }
-            return { [wait] in try Hold.execute(target: target, group: group, wait: wait, command: trailing) }
+            return .hold(target: target, group: group, wait: wait, command: trailing)
         default:
             guard trailing == nil else { return nil }
             var until: WatchUntil?
@@ -100,8 +99,7 @@ enum FastCommandLine {
                 guard let seconds = Seconds(argument: text) else { return nil }
                 timeout = seconds
             }
-            let json = seenFlags != 0
-            return { [until, timeout] in try Watch.execute(target: target, group: group, until: until, timeout: timeout, json: json) }
+            return .watch(target: target, group: group, until: until, timeout: timeout, json: seenFlags != 0)
         }
     }
 

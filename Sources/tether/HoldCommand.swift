@@ -34,8 +34,10 @@ struct Hold: ParsableCommand {
         if command.isEmpty { throw ValidationError("Give the command to run after '--'.") }
     }
 
+    func line() throws -> LivenessLine { .hold(target: try what.target(), group: group.path, wait: wait, command: command) }
+
     func run() throws {
-        throw ExitCode(try Self.execute(target: try what.target(), group: group.path, wait: wait, command: command))
+        throw ExitCode(try line().run())
     }
 
     static let forwardedSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]

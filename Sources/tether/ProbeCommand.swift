@@ -16,12 +16,14 @@ struct Probe: ParsableCommand {
     @Flag(help: "Print one JSON object: target, name, running, lock, pid, since.")
     var json = false
 
+    func line() throws -> LivenessLine { .probe(target: try what.target(), group: group.path, json: json) }
+
     func run() throws {
-        let code = try Self.execute(target: try what.target(), group: group.path, json: json)
+        let code = try line().run()
         if code != 0 { throw ExitCode(code) }
     }
 
-    /// The probe itself, for `run()` and the fast path (`FastCommandLine`);
+    /// The probe itself, as either reader parsed it (`LivenessLine`);
     /// returns the exit code.
     static func execute(target: LockTarget, group: String?, json: Bool) throws -> Int32 {
         let (path, status) = try LockProbe.status(of: target, in: GroupOptions.open(group), identifyHolder: json)

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// A non-negative, finite number of seconds from the command line.
-struct Seconds: ExpressibleByArgument {
+struct Seconds: ExpressibleByArgument, Equatable {
     let value: Double
 
     init(_ value: Double) { self.value = value }

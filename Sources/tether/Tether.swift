@@ -38,14 +38,12 @@ enum TetherMain {
         let code: Int32
         do {
             // Plain liveness commands skip ArgumentParser's reflection (see
-            // FastCommandLine); TETHER_ARGUMENT_PARSER=1 turns that off, so
-            // the tests can run the same lines both ways.
+            // FastCommandLine).
             let arguments = FastCommandLine.arguments()
-            if ProcessEnvironment.value("TETHER_ARGUMENT_PARSER") != "1",
-                      let fast = FastCommandLine.parse(arguments) {
+            if let fast = FastCommandLine.parse(arguments) {
                 // An exit code, not a thrown ExitCode: ArgumentParser's types
                 // stay off this path.
-                code = try fast()
+                code = try fast.run()
             } else {
                 // Anything that logs through swift-log writes as Tether does:
                 // never trapping on a closed output, secrets redacted. (The

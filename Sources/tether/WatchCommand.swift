@@ -30,8 +30,12 @@ struct Watch: ParsableCommand {
     @Flag(help: "Print JSON objects (as 'probe --json') instead of text.")
     var json = false
 
+    func line() throws -> LivenessLine {
+        .watch(target: try what.target(), group: group.path, until: until, timeout: timeout, json: json)
+    }
+
     func run() throws {
-        let code = try Self.execute(target: try what.target(), group: group.path, until: until, timeout: timeout, json: json)
+        let code = try line().run()
         if code != 0 { throw ExitCode(code) }
     }
 

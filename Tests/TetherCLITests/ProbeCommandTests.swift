@@ -25,11 +25,10 @@ import TetherTestSupport
     }
 
     /// Without --group or $TETHER_GROUP: $XDG_STATE_HOME (when absolute),
-    /// else $HOME/.local/state; read the same way on the fast path (one
-    /// variable at a time) and through ArgumentParser.
-    @Test(arguments: ["0", "1"]) func groupFallsBackToXDGStateHomeThenHome(argumentParser: String) throws {
+    /// else $HOME/.local/state.
+    @Test func groupFallsBackToXDGStateHomeThenHome() throws {
         let dir = try TemporaryDirectory()
-        let base = ["TETHER_GROUP": "", "TETHER_ARGUMENT_PARSER": argumentParser]
+        let base = ["TETHER_GROUP": ""]
         func lock(_ result: CommandResult) throws -> String? {
             (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["lock"] as? String
         }
