@@ -62,8 +62,6 @@ final class DemoStage: @unchecked Sendable {
         }
     }
 
-    var interruptedBy: Int32? { condition.withLock { interruption } }
-
     /// Waits on the script thread until `ready` holds (checked under the
     /// lock after every event), for at most `timeout` seconds. Throws
     /// `DemoInterrupted` on a signal when `interruptible`, and `DemoFailure`

@@ -60,8 +60,6 @@ public final class ExtensionContext {
         SharedContainer(group: identity.group, owner: name, readOnly: !hasOpenAccess)
     }
 
-    /// Writes one line to standard output at once. Under a host, the line
-    /// appears in the host's output prefixed with this extension's name.
     /// Asks a widget to reload its timeline now (reason `content`).
     public func reloadTimeline() {
         onReloadRequest?()

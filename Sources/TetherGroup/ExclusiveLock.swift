@@ -83,11 +83,7 @@ public final class ExclusiveLock: @unchecked Sendable {
         throw .system("lock", path: path, .resourceBusy)
     }
 
-    /// Takes the OFD lock on `fd`, waiting for the holder's close until
-    /// `deadline`; `.readLocked` at once when only a read lock keeps it. The descriptor stays open all along,
-    /// so our own tries raise no events. After an event that did not free the
-    /// lock (the kernel reports a dying holder's close a moment before it
-    /// drops its locks) it looks again at 1 ms doubling to 128 ms.
+    /// How a wait for the lock ended.
     enum Outcome {
         case locked
         case timedOut
@@ -95,6 +91,11 @@ public final class ExclusiveLock: @unchecked Sendable {
         case readLocked
     }
 
+    /// Takes the OFD lock on `fd`, waiting for the holder's close until
+    /// `deadline`; `.readLocked` at once when only a read lock keeps it. The
+    /// descriptor stays open all along, so our own tries raise no events.
+    /// After an event that did not free the lock it looks again on
+    /// `LockRecheck`'s schedule.
     private static func wait(fd: Int32, path: String, deadline: UInt64) throws(Errno) -> Outcome {
         func attempt() throws(Errno) -> Outcome? {
             if try OFDLock.tryLockExclusive(fd) { return .locked }
@@ -104,30 +105,29 @@ public final class ExclusiveLock: @unchecked Sendable {
         guard MonotonicClock.nanoseconds() < deadline else { return .timedOut }
         // Without an inotify instance (the per-user limit, 128 by default, is
         // easy to reach in a storm of waiters), the same schedule runs on
-        // timeouts alone, capped at 128 ms: slower to notice, still bounded.
+        // timeouts alone, capped at its longest wait: slower to notice, still bounded.
         let notify = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
         defer { if notify >= 0 { Glibc.close(notify) } }
         let mask = UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF) | UInt32(IN_DONT_FOLLOW)
         let watching = notify >= 0 && inotify_add_watch(notify, path, mask) >= 0
-        let rechecks: [Int32] = [1, 2, 4, 8, 16, 32, 64, 128]
-        var step = rechecks.count
+        var recheck = LockRecheck()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             // The holder may have let go before the watch was in place.
             if let outcome = try attempt() { return outcome }
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { return .timedOut }
-            var timeout = Int32(clamping: (deadline - now) / 1_000_000 + 1)
-            if step < rechecks.count { timeout = min(timeout, rechecks[step]) }
-            if !watching { timeout = min(timeout, rechecks[min(step, rechecks.count - 1)]) }
+            var timeout = (deadline - now) / 1_000_000 + 1
+            if let delay = recheck.delay { timeout = min(timeout, delay) }
+            if !watching { timeout = min(timeout, LockRecheck.maximum) }
             var pfd = pollfd(fd: watching ? notify : -1, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, timeout)
+            let ready = poll(&pfd, 1, Int32(clamping: timeout))
             if ready > 0 {
                 while read(notify, &buffer, buffer.count) > 0 {}
-                step = 0
-            } else if ready == 0, step < rechecks.count {
-                step += 1
-            } else if ready < 0, errno != EINTR {
+                recheck.eventSeen()
+            } else if ready == 0 {
+                recheck.lookedAgain()
+            } else if errno != EINTR {
                 throw Errno(rawValue: errno)
             }
         }

@@ -124,8 +124,6 @@ public final class LivenessLock: @unchecked Sendable {
         }
     }
 
-    public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
-
     /// One sentence for the holder to report when a foreign read lock was
     /// displaced; nil otherwise.
     public var displacementNote: String? {

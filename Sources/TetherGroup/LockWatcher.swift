@@ -25,14 +25,13 @@ public final class LockWatcher: @unchecked Sendable {
     private var inotify: Inotify?
     private let recheck: LoopTimer
     /// The short look-again schedule after an event that changed nothing.
-    private var recheckBackoff = Backoff(first: 1, maximum: 128)
+    private var rechecks = LockRecheck()
     private var onChange: ((LockStatus) -> Void)?
     private var closed = false
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
 
-    private static let rechecks = 8
     private static let eventMask: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB | IN_OPEN | IN_CLOSE_WRITE
         | IN_CLOSE_NOWRITE | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -111,13 +110,14 @@ public final class LockWatcher: @unchecked Sendable {
     }
 
     private func armRecheck() {
-        recheckBackoff.reset()
+        rechecks.eventSeen()
         scheduleRecheck()
     }
 
     private func scheduleRecheck() {
-        guard recheckBackoff.failures < Self.rechecks else { return }
-        recheck.start(afterMilliseconds: recheckBackoff.next()) { [unowned self] in
+        guard let delay = rechecks.delay else { return }
+        rechecks.lookedAgain()
+        recheck.start(afterMilliseconds: delay) { [unowned self] in
             if !self.reprobe() { self.scheduleRecheck() }
         }
     }

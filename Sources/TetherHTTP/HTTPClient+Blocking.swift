@@ -1,4 +1,3 @@
-import Synchronization
 import TetherLoop
 
 extension HTTPClient {
@@ -8,22 +7,13 @@ extension HTTPClient {
     /// pool; it must not block (it would hold the loop). Throws the body's
     /// error, or the loop's `Errno` if it cannot start.
     public static func withLoop<T: Sendable>(_ body: @escaping @Sendable (HTTPClient) async throws -> T) throws -> T {
-        let loop = try EventLoop()
-        let http = HTTPClient(loop: loop)
-        let result = Outcome<T>()
-        Task(executorPreference: loop.taskExecutor) {
-            let outcome: Result<T, any Error>
-            do { outcome = .success(try await body(http)) } catch { outcome = .failure(error) }
-            result.value.withLock { $0 = outcome }
-            loop.stop()
+        let outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<T, any Error>>) in
+            let http = HTTPClient(loop: loop)
+            Task(executorPreference: loop.taskExecutor) {
+                do { done.finish(.success(try await body(http))) } catch { done.finish(.failure(error)) }
+            }
         }
-        loop.run()
-        guard let outcome = result.value.withLock({ $0 }) else { throw HTTPFailure.cancelled }
+        guard let outcome else { throw HTTPFailure.cancelled }
         return try outcome.get()
     }
-}
-
-/// Where `withLoop`'s task leaves its result.
-private final class Outcome<T: Sendable>: Sendable {
-    let value = Mutex<Result<T, any Error>?>(nil)
 }

@@ -24,40 +24,32 @@ public enum RPCCall {
     public static func perform(
         socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000
     ) -> Result<JSONValue, RPCCallError> {
-        let loop: EventLoop
-        do { loop = try EventLoop() } catch { return .failure(.unreachable(error)) }
-        let box = ResultBox()
-        loop.execute {
-            let finish: (Result<JSONValue, RPCCallError>) -> Void = { result in
-                guard box.result == nil else { return }
-                box.result = result
-                loop.stop()
-            }
-            LoopTimer(loop: loop).start(afterMilliseconds: timeoutMilliseconds) { finish(.failure(.timedOut)) }
-            PipeStream.connect(loop: loop, path: socketPath) { connected in
-                switch connected {
-                case .failure(let error):
-                    finish(.failure(.unreachable(error)))
-                case .success(let stream):
-                    let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize)
-                    connection.start(handler: { _, _, _, respond in
-                        respond(.failure(.methodNotFound("client")))
-                    }, onClose: { _ in finish(.failure(.closed)) })
-                    connection.call(method, params) { result in
-                        switch result {
-                        case .success(let value): finish(.success(value))
-                        case .failure(let error): finish(.failure(.remote(error)))
+        let outcome: Result<JSONValue, RPCCallError>?
+        do {
+            outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<JSONValue, RPCCallError>>) in
+                LoopTimer(loop: loop).start(afterMilliseconds: timeoutMilliseconds) { done.finish(.failure(.timedOut)) }
+                PipeStream.connect(loop: loop, path: socketPath) { connected in
+                    switch connected {
+                    case .failure(let error):
+                        done.finish(.failure(.unreachable(error)))
+                    case .success(let stream):
+                        let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize)
+                        connection.start(handler: { _, _, _, respond in
+                            respond(.failure(.methodNotFound("client")))
+                        }, onClose: { _ in done.finish(.failure(.closed)) })
+                        connection.call(method, params) { result in
+                            switch result {
+                            case .success(let value): done.finish(.success(value))
+                            case .failure(let error): done.finish(.failure(.remote(error)))
+                            }
+                            connection.close()
                         }
-                        connection.close()
                     }
                 }
             }
+        } catch {
+            return .failure(.unreachable(error))
         }
-        loop.run()
-        return box.result ?? .failure(.closed)
-    }
-
-    private final class ResultBox: @unchecked Sendable {
-        var result: Result<JSONValue, RPCCallError>?
+        return outcome ?? .failure(.closed)
     }
 }

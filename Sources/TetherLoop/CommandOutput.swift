@@ -16,12 +16,14 @@ public struct CommandOutput: Sendable {
     public static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
                            environment: [String]? = nil) throws(Errno) -> CommandOutput {
         StandardDescriptors.ensureOpen()
-        let loop = try EventLoop()
-        let collected = Collected()
-        loop.execute {
+        let outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<CommandOutput, Errno>>) in
+            let collected = Collected()
             func finishIfDone() {
-                let done = collected.state.withLock { $0.status != nil && $0.ends == 2 }
-                if done { loop.stop() }
+                let output = collected.state.withLock { state in
+                    state.status.flatMap { state.ends == 2
+                        ? CommandOutput(status: $0, standardOutput: state.out, standardError: state.err) : nil }
+                }
+                if let output { done.finish(.success(output)) }
             }
             do throws(Errno) {
                 let options = ProcessOptions(executable: executable, arguments: arguments,
@@ -44,22 +46,17 @@ public struct CommandOutput: Sendable {
                     }
                 }
             } catch {
-                collected.state.withLock { $0.error = error }
-                loop.stop()
+                done.finish(.failure(error))
             }
         }
-        loop.run()
-        return try collected.state.withLock { state throws(Errno) in
-            if let error = state.error { throw error }
-            return CommandOutput(status: state.status ?? .signaled(0), standardOutput: state.out, standardError: state.err)
-        }
+        // The loop stops only with a result; nil would be a loop gone early.
+        return try (outcome ?? .failure(Errno.interrupted)).get()
     }
 
-    public var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
     public var errorText: String { String(decoding: standardError, as: UTF8.self) }
 }
 
 /// What the loop gathers for `CommandOutput.run`.
 private final class Collected: Sendable {
-    let state = Mutex<(status: TerminationStatus?, out: [UInt8], err: [UInt8], ends: Int, error: Errno?)>((nil, [], [], 0, nil))
+    let state = Mutex<(status: TerminationStatus?, out: [UInt8], err: [UInt8], ends: Int)>((nil, [], [], 0))
 }

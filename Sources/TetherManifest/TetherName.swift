@@ -12,9 +12,3 @@ public enum TetherName {
         return bytes.dropFirst().allSatisfy { isAlphanumeric($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }
     }
 }
-
-extension ExtensionManifest {
-    /// Whether `name` may name an extension: `TetherName`'s rule.
-    @available(*, deprecated, renamed: "TetherName.isValid")
-    public static func isValidName(_ name: String) -> Bool { TetherName.isValid(name) }
-}

@@ -1,6 +1,6 @@
 import TetherGroup
 
-/// A failure with its exit code from the contract in DESIGN.md:
+/// A failure with its exit code from the contract in docs/commands.md:
 /// 1 not running / refused / timed out, 2 bad usage or input, 3 environment
 /// or I/O. The message is one sentence, printed to stderr.
 struct CLIError: Error {

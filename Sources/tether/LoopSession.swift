@@ -5,22 +5,21 @@ import TetherLoop
 /// an outcome: an exit status, or an error to report.
 class LoopSession: @unchecked Sendable {
     let loop: EventLoop
-    private var finished = false
-    private var outcome: Result<Int32, CLIError> = .failure(.environment("the event loop stopped early"))
+    private let completion: LoopCompletion<Result<Int32, CLIError>>
 
     init() throws {
         do { loop = try EventLoop() } catch { throw CLIError.environment("cannot start the event loop: \(error)") }
+        completion = LoopCompletion(loop: loop)
     }
 
     /// Runs `start()` on the loop and returns the first outcome reported.
     func run() -> Result<Int32, CLIError> {
-        loop.execute { self.start() }
-        loop.run()
+        let outcome = loop.run(until: completion) { self.start() }
         // What the loop had not written yet, boundedly: a stalled reader
         // cannot hold the exit.
         LogOutput.standardOutput.finish()
         LogOutput.standardError.finish()
-        return outcome
+        return outcome ?? .failure(.environment("the event loop stopped early"))
     }
 
     /// Subclasses set up their handles here, on the loop.
@@ -29,14 +28,9 @@ class LoopSession: @unchecked Sendable {
     /// Subclasses release what they hold here, once, before the loop stops.
     func willFinish() {}
 
-    /// The first outcome stands: a timer or signal racing an error must not
-    /// overwrite it while the loop winds down.
+    /// The first outcome stands (`LoopCompletion`); the loop stops after it.
     func finish(_ result: Result<Int32, CLIError>) {
-        guard !finished else { return }
-        finished = true
-        outcome = result
-        willFinish()
-        loop.stop()
+        if completion.finish(result) { willFinish() }
     }
 
     /// Output for a command that prints a stream of lines: written without

@@ -5,7 +5,7 @@ import Glibc
 import TetherGroup
 import TetherJSON
 
-/// The JSON form of a probe or watch answer (DESIGN.md contract): `target`,
+/// The JSON form of a probe or watch answer (the contract in docs/commands.md): `target`,
 /// `name`, `running`, `lock`, and when known `pid` and `since`.
 struct StatusReport {
     let target: String

@@ -32,7 +32,7 @@ struct Percentiles: Encodable {
     func scaled(by factor: Double) -> Percentiles { Percentiles(p50: p50 * factor, p99: p99 * factor) }
 }
 
-/// One benchmark and its baselines, measured in the same run (DESIGN.md contract).
+/// One benchmark and its baselines, measured in the same run (the contract in docs/performance.md).
 struct BenchResult: Encodable {
     let name: String
     let unit: String
