@@ -89,10 +89,10 @@ enum EarlyAttachment {
             guard case .response(let id, let result)? = try? RPCMessage.parse(line), id == helloID else { continue }
             switch result {
             case .success(let answer):
-                guard let pid = answer["hostPid"]?.intValue.flatMap({ Int32(exactly: $0) }) else {
+                guard let answer = HelloAnswer(json: answer) else {
                     return .unattached(reason: "the host's answer to the hello named no pid")
                 }
-                return .attached(descriptor: fd, hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false)
+                return .attached(descriptor: fd, hostPID: answer.hostPID, openAccess: answer.openAccess)
             case .failure(let error) where error.code == RPCError.unsupportedProtocolCode:
                 return .incompatible(reason: "the host refused this extension: \(error.message) "
                                      + "(this SDK speaks version \(HostProtocol.current))")

@@ -61,11 +61,11 @@ extension ExtensionContext {
         if case .hostBrokered(let strict) = refreshPolicy {
             if isHostAttached {
                 do throws(ExtensionError) {
-                    let params: JSONValue? = rejected.map { ["rejected": .string($0)] }
-                    guard let token = try await call(HostMethod.tokenGet, params)["accessToken"]?.stringValue else {
+                    let params = TokenRequest(rejected: rejected).json
+                    guard let grant = TokenGrant(json: try await call(HostMethod.tokenGet, params)) else {
                         throw .environment("the host's token answer had no token")
                     }
-                    return token
+                    return grant.accessToken
                 } catch .hostNotRunning where !strict {
                     // The host went away meanwhile: refresh here, coordinated.
                 } catch {

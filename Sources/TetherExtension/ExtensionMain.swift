@@ -80,11 +80,8 @@ enum ExtensionMain {
         let context = ExtensionContext(identity: identity, loop: loop)
         context.onFinish = onFinish
         guard context.claimInstance() else { return }
-        var hello: [String: JSONValue] = [
-            "name": .string(identity.name), "role": .string(identity.role.rawValue),
-            "pid": .integer(getpid()), "openAccess": .bool(identity.openAccess),
-            "protocol": .integer(HostProtocol.current), "sdk": .string(HostProtocol.release),
-        ]
+        var hello = ExtensionHello(name: identity.name, role: identity.role.rawValue, pid: getpid(),
+                                   openAccess: identity.openAccess)
         var early: EarlyAttachment.Outcome?
         // Started by hand: confined by the same rules a host would apply,
         // before any of the author's code (the driver makes their type). A
@@ -93,7 +90,7 @@ enum ExtensionMain {
         if !identity.isManaged {
             if SelfConfinement.isReadOnlyKeyboard(identity, manifest: manifest) {
                 early = EarlyAttachment.attach(socketPath: identity.socketPath,
-                                               hostLockPath: identity.group.lockPath(for: .host), hello: .object(hello))
+                                               hostLockPath: identity.group.lockPath(for: .host), hello: hello.json)
             }
             let temporary = SelfConfinement.apply(identity: identity, manifest: manifest, tool: tool)
             temporaryDirectory.withLock { $0 = temporary }
@@ -107,9 +104,9 @@ enum ExtensionMain {
                 ExtensionActor.assumeIsolated { context.finish() }
             }
         }
-        hello.merge(driver.helloFields) { _, new in new }
+        driver.describe(&hello)
         context.onHostEvent = { [driver] event in driver.hostEvent(event) }
-        guard context.start(hello: .object(hello), early: early) else { return }
+        guard context.start(hello: hello.json, early: early) else { return }
         driver.begin()
     }
 }

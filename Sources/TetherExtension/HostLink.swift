@@ -236,11 +236,10 @@ final class HostLink {
         connection.call(HostMethod.hello, hello) { [unowned self] result in
             switch result {
             case .success(let answer):
-                guard let pid = answer["hostPid"]?.intValue.flatMap({ Int32(exactly: $0) }) else { return connection.close() }
+                guard let answer = HelloAnswer(json: answer) else { return connection.close() }
                 self.retry.reset()
-                self.attachedTo = pid
-                let events = (answer["events"]?.arrayValue ?? []).compactMap(\.stringValue)
-                self.onEvent(.attached(hostPID: pid, openAccess: answer["openAccess"]?.boolValue ?? false, events: events))
+                self.attachedTo = answer.hostPID
+                self.onEvent(.attached(hostPID: answer.hostPID, openAccess: answer.openAccess, events: answer.events))
                 self.flushQueue()
             case .failure(let error):
                 guard !connection.isClosed else { return }

@@ -22,7 +22,7 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
         budgetMilliseconds = UInt64(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))  // 10^15 as per ms
     }
 
-    var helloFields: [String: JSONValue] { ["timeBudgetMilliseconds": .integer(budgetMilliseconds)] }
+    func describe(_ hello: inout ExtensionHello) { hello.timeBudgetMilliseconds = budgetMilliseconds }
 
     func begin() {}
 
@@ -32,11 +32,10 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
             if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
             return
         }
-        guard case .object(let payload) = params?["payload"] ?? .null else {
-            return respond(.failure(.invalidParams("\"payload\" must be a JSON object")))
-        }
-        let budget = params?["budgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil } ?? budgetMilliseconds
-        receive(NotificationRequest(content: NotificationContent(payload), budget: .milliseconds(budget)),
+        let push: PushReceive
+        do throws(RPCError) { push = try PushReceive(receivedParams: params) } catch { return respond(.failure(error)) }
+        let budget = push.budgetMilliseconds ?? budgetMilliseconds
+        receive(NotificationRequest(content: NotificationContent(push.payload), budget: .milliseconds(budget)),
                 budgetMilliseconds: budget, respond: respond)
     }
 
@@ -98,7 +97,6 @@ private final class PendingPush {
         warningTimer.close()
         budgetTimer.close()
         task?.cancel()
-        respond(.success(["content": .object(content.fields), "modified": .bool(content != original),
-                          "timedOut": .bool(timedOut)]))
+        respond(.success(DeliveredPush(content: content.fields, modified: content != original, timedOut: timedOut).json))
     }
 }

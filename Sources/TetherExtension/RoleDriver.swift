@@ -4,12 +4,12 @@ import TetherIPC
 /// with what the host sends.
 @ExtensionActor
 protocol RoleDriver: AnyObject {
-    /// Extra fields for the hello message.
-    var helloFields: [String: JSONValue] { get }
+    /// What the role adds to the hello (a budget, events to hear).
+    func describe(_ hello: inout ExtensionHello)
     func begin()
     func hostEvent(_ event: HostLink.Event)
 }
 
 extension RoleDriver {
-    var helloFields: [String: JSONValue] { [:] }
+    func describe(_ hello: inout ExtensionHello) {}
 }

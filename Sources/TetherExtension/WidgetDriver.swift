@@ -39,8 +39,8 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     /// A widget the host launched hears of store changes from the host
     /// (`store.changed`), which watches them once for all its widgets: it
     /// opens no inotify instance of its own (the user has 128).
-    var helloFields: [String: JSONValue] {
-        context.identity.isManaged ? ["events": [.string(HostNotification.storeChanged)]] : [:]
+    func describe(_ hello: inout ExtensionHello) {
+        if context.identity.isManaged { hello.events = [HostNotification.storeChanged] }
     }
 
     init(widget: W, context: ExtensionContext) {
@@ -110,18 +110,17 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         guard case .message(let method, let params, let respond) = event else { return }
         switch method {
         case HostNotification.storeChanged:
-            switch params?["store"]?.stringValue {
-            case "defaults": defaultsChanged()
-            case "credentials": credentialsChanged()
-            default: break
+            switch StoreChange(params: params) {
+            case .defaults: defaultsChanged()
+            case .credentials: credentialsChanged()
+            case nil: break
             }
         case HostNotification.reload:
             reload(.host)
         case HostNotification.defaultsChanged:
             // Changes to the defaults file arrive through the watcher; this
             // relay carries keys an extension announced for data it keeps elsewhere.
-            let keys = (params?["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
-            if widget.reloads(forChangedDefaults: keys) { reload(.defaults) }
+            if widget.reloads(forChangedDefaults: DefaultsChange(params: params).keys) { reload(.defaults) }
         default:
             respond(.failure(.methodNotFound(method)))
         }

@@ -48,22 +48,11 @@ extension Host {
     func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
         // A hello without a version is version 1: shell and Python
         // extensions written before versions keep working.
-        var version = 1
-        if let requested = params?["protocol"], requested != .null {
-            guard let number = requested.intValue else {
-                return .failure(.invalidParams("\"protocol\" must be an integer"))
-            }
-            guard HostProtocol.supported.contains(number) else {
-                return .failure(.unsupportedProtocol(requested, supported: HostProtocol.supported))
-            }
-            version = number
-        }
-        guard let name = params?["name"]?.stringValue, FeatureName.isValid(name) else {
-            return .failure(.invalidParams("\"name\" must be an extension name"))
-        }
-        guard let roleText = params?["role"]?.stringValue, let role = ExtensionRole(rawValue: roleText) else {
-            return .failure(.invalidParams("\"role\" must be widget, keyboard or notification"))
-        }
+        let hello: ExtensionHello
+        do throws(RPCError) { hello = try ExtensionHello(params: params) } catch { return .failure(error) }
+        let (name, version) = (hello.name, hello.protocolVersion)
+        guard FeatureName.isValid(name) else { return .failure(ExtensionHello.invalidName) }
+        guard let role = ExtensionRole(rawValue: hello.role) else { return .failure(ExtensionHello.invalidRole) }
         guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
         let key = ObjectIdentifier(connection)
         if let existing = attached[key] {
@@ -82,14 +71,14 @@ extension Host {
         let supervisor = supervisor(named: name)
         // Open access comes from the host's manifest where it has one: a
         // claim beyond it is refused, not quietly narrowed.
-        if let manifest = supervisor?.manifest, params?["openAccess"]?.boolValue == true, !manifest.openAccess {
+        if let manifest = supervisor?.manifest, hello.openAccess == true, !manifest.openAccess {
             logger.warning("pid \(peer.pid) said hello as '\(name)' claiming open access, which its manifest does not grant; refused")
             return .failure(.refused("extension '\(name)' has no open access in the host's manifest"))
         }
         // Its launch's link: whichever of its processes speaks on it.
         let managed = links[key] != nil
         // Its own budget, up to the host's ceiling: a push is held no longer.
-        let asked = params?["timeBudgetMilliseconds"]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+        let asked = hello.timeBudgetMilliseconds
         let ceiling = UInt64(HostProtocol.maximumPushBudgetMilliseconds)
         let budget = asked.map { min($0, ceiling) }
         if let asked, asked > ceiling {
@@ -97,7 +86,7 @@ extension Host {
         }
         var entry = AttachedExtension(
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
-            openAccess: supervisor?.manifest.openAccess ?? params?["openAccess"]?.boolValue ?? false,
+            openAccess: supervisor?.manifest.openAccess ?? hello.openAccess ?? false,
             timeBudgetMilliseconds: budget, protocolVersion: version, connection: connection)
         // Only protocol 2 answers pings; version 1 would never be seen alive.
         let period = supervisor?.manifest.watchdogMilliseconds ?? ExtensionManifest.defaultWatchdogMilliseconds
@@ -117,7 +106,7 @@ extension Host {
         }
         addAttached(entry, key)
         // Asked in the hello: what it hears without asking again.
-        let events = (params?["events"]?.arrayValue ?? []).compactMap(\.stringValue).filter(Self.subscribable.contains)
+        let events = hello.events.filter(Self.subscribable.contains)
         for event in events { subscribers[event, default: [:]][key] = connection }
         // An extension's connection is no client: it never counts toward
         // the client limit and is never evicted to make room for others.
@@ -130,13 +119,9 @@ extension Host {
         publish(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
         if managed { supervisor?.noteActivity() }
         answerHelloWaiters(name, with: entry)
-        return .success(["hostPid": .integer(pid), "group": .string(configuration.group.path),
-                         "managed": .bool(managed), "openAccess": .bool(entry.openAccess),
-                         "timeBudgetMilliseconds": budget.map { .integer($0) } ?? .null,
-                         "protocol": .integer(version),
-                         "capabilities": .array(capabilities(for: entry).map { .string($0) }),
-                         "events": .array(events.map { .string($0) }),
-                         "host": ["pid": .integer(pid), "version": .string(HostProtocol.release)]])
+        return .success(HelloAnswer(hostPID: pid, group: configuration.group.path, managed: managed,
+                                    openAccess: entry.openAccess, timeBudgetMilliseconds: budget, protocolVersion: version,
+                                    capabilities: capabilities(for: entry), events: events).json)
     }
 
     /// What hello's answer offers: a keyboard without open access is not

@@ -15,20 +15,11 @@ import TetherManifest
 /// launched on demand, within its time budget.
 extension Host {
     func push(from connection: RPCConnection, _ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
-        guard let payload = params?["payload"], case .object = payload else {
-            return respond(.failure(.invalidParams("\"payload\" must be a JSON object")))
-        }
-        var budget: UInt64?
-        if let value = params?["budgetMilliseconds"] {
-            let maximum = HostProtocol.maximumPushBudgetMilliseconds
-            guard let milliseconds = value.intValue, milliseconds > 0, milliseconds <= maximum else {
-                return respond(.failure(.invalidParams(
-                    "\"budgetMilliseconds\" must be a positive integer of at most \(maximum) (\(maximum / 1000) s)")))
-            }
-            budget = UInt64(milliseconds)
-        }
+        let request: PushRequest
+        do throws(RPCError) { request = try PushRequest(params: params) } catch { return respond(.failure(error)) }
+        let budget = request.budgetMilliseconds
         // What it holds is counted as it travels on to each extension.
-        let bytes = JSONCodec.serialize(payload).count
+        let bytes = JSONCodec.serialize(.object(request.payload)).count
         let sender = ObjectIdentifier(connection)
         if let refusal = pushLedger.refusal(sender, bytes: bytes) {
             logger.warning("push refused (pid \(connection.peer?.pid ?? 0)): \(refusal.message)")
@@ -79,7 +70,7 @@ extension Host {
             })
         }
         let logger = self.logger
-        delivery = PushDelivery.start(loop: loop, payload: payload, budgetMilliseconds: budget, routes: routes,
+        delivery = PushDelivery.start(loop: loop, payload: request.payload, budgetMilliseconds: budget, routes: routes,
                            report: { [unowned self] name, outcome, milliseconds, modified in
             self.metrics.push(self.metricLabel(name), outcome: outcome.rawValue, milliseconds: milliseconds)
             let metadata: Logger.Metadata = ["extension": .string(name), "outcome": .string(outcome.rawValue),

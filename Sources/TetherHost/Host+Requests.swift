@@ -15,8 +15,9 @@ import TetherManifest
 /// host's broker.
 extension Host {
     func token(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
-        let kind = params?["kind"]?.stringValue.flatMap(TokenKind.init(rawValue:))
-        let rejected = params?["rejected"]?.stringValue
+        let request = TokenRequest(params: params)
+        let kind = request.kind.flatMap(TokenKind.init(rawValue:))
+        let rejected = request.rejected
         if broker == nil {
             let logger = self.logger
             do {
@@ -35,9 +36,7 @@ extension Host {
             do throws(AuthError) {
                 // `rejected`: a server refused that token early; one coordinated refresh.
                 let set = try await broker.tokenSet(kind, rejecting: rejected)
-                var answer: [String: JSONValue] = ["accessToken": .string(set.accessToken)]
-                if let expiry = set.expiry { answer["expiresAt"] = .number(expiry) }
-                result = .success(.object(answer))
+                result = .success(TokenGrant(accessToken: set.accessToken, expiresAt: set.expiry).json)
             } catch {
                 result = .failure(.refused(error.description))
             }
@@ -102,10 +101,10 @@ extension Host {
         case HostMethod.tokenGet:
             token(params, respond: respond)
         case HostMethod.defaultsChanged:
-            let keys = params?["keys"] ?? .array([])
+            let change = DefaultsChange(params: params).json
             var notified = 0
             for peer in attached.values where peer.connection !== connection {
-                peer.connection.notify(HostNotification.defaultsChanged, ["keys": keys])
+                peer.connection.notify(HostNotification.defaultsChanged, change)
                 supervisor(named: peer.name)?.noteActivity()
                 notified += 1
             }

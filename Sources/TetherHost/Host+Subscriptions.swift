@@ -6,27 +6,19 @@ import TetherIPC
 /// per subscriber, and no extension is woken by another's change.
 extension Host {
     /// What a connection may subscribe to.
-    static let subscribable: Set<String> = [
-        HostNotification.extensionChanged, HostNotification.featureChanged, HostNotification.storeChanged,
-    ]
+    static let subscribable = Set(HostNotification.subscribable)
 
     /// {events: [name]} → {events: [every event this connection now hears]}.
     func subscribe(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
-        guard let asked = params?["events"]?.arrayValue else {
-            return .failure(.invalidParams("\"events\" must be an array of event names"))
-        }
-        var names: [String] = []
-        for value in asked {
-            guard let name = value.stringValue, Self.subscribable.contains(name) else {
-                return .failure(.invalidParams("unknown event \(value); events are "
-                                               + Self.subscribable.sorted().joined(separator: ", ")))
-            }
-            names.append(name)
+        let names: [String]
+        do throws(RPCError) { names = try Subscription(params: params).events } catch { return .failure(error) }
+        if let unknown = names.first(where: { !Self.subscribable.contains($0) }) {
+            return .failure(Subscription.unknownEvent(.string(unknown)))
         }
         let key = ObjectIdentifier(connection)
         for name in names { subscribers[name, default: [:]][key] = connection }
         let hears = Self.subscribable.filter { subscribers[$0]?[key] != nil }.sorted()
-        return .success(["events": .array(hears.map { .string($0) })])
+        return .success(Subscription(events: hears).json)
     }
 
     func unsubscribe(_ connection: RPCConnection) {
@@ -48,7 +40,7 @@ extension Host {
         let group = configuration.group
         do {
             defaultsWatcher = try StoreWatcher(loop: loop, paths: [group.storePath("defaults")]) { [unowned self] _ in
-                self.publish(HostNotification.storeChanged, ["store": "defaults"])
+                self.publish(HostNotification.storeChanged, StoreChange.defaults.json)
                 _ = self.launchIdleWidgets(named: nil)
             }
         } catch {
@@ -57,7 +49,7 @@ extension Host {
         let secrets = (try? group.preparedSecretsPath()) ?? group.secretsPath
         do {
             credentialsWatcher = try StoreWatcher(loop: loop, paths: [secrets + "/credentials.json"]) { [unowned self] _ in
-                self.publish(HostNotification.storeChanged, ["store": "credentials"])
+                self.publish(HostNotification.storeChanged, StoreChange.credentials.json)
             }
         } catch {
             logger.warning("cannot watch the group's sign-in: widgets will not see a sign-in or sign-out (\(error))")

@@ -39,10 +39,10 @@ final class PushDelivery {
     }
 
     private let loop: EventLoop
-    private let payload: JSONValue
+    private let payload: [String: JSONValue]
     private let budget: UInt64?
     private let startedAt: UInt64
-    private var results: [JSONValue?]
+    private var results: [DeliveredPush?]
     private var remaining: Int
     private var timers: [LoopTimer] = []
     /// The call to each extension, cancelled when its budget runs out: an
@@ -53,7 +53,7 @@ final class PushDelivery {
     private let routes: [Route]
     private let report: Report
 
-    private init(loop: EventLoop, payload: JSONValue, budget: UInt64?, routes: [Route], report: @escaping Report,
+    private init(loop: EventLoop, payload: [String: JSONValue], budget: UInt64?, routes: [Route], report: @escaping Report,
                  respond: @escaping RPCConnection.Respond) {
         self.report = report
         self.loop = loop
@@ -72,13 +72,12 @@ final class PushDelivery {
     /// `{"delivered": [{extension, content, modified, timedOut}]}`. The
     /// delivery, while it has routes to wait for (`end` ends it early).
     @discardableResult
-    static func start(loop: EventLoop, payload: JSONValue, budgetMilliseconds: UInt64?,
+    static func start(loop: EventLoop, payload: [String: JSONValue], budgetMilliseconds: UInt64?,
                       routes: [Route], report: @escaping Report,
                       respond: @escaping RPCConnection.Respond) -> PushDelivery? {
         guard !routes.isEmpty else {
             // No service extension: the original is what gets delivered.
-            respond(.success(["delivered": [["extension": nil, "content": payload,
-                                             "modified": false, "timedOut": false]]]))
+            respond(.success(DeliveredPush.answer([DeliveredPush(content: payload, modified: false, timedOut: false)])))
             return nil
         }
         let delivery = PushDelivery(loop: loop, payload: payload, budget: budgetMilliseconds,
@@ -127,13 +126,13 @@ final class PushDelivery {
         let elapsed = loop.now - startedAt
         let left = max(1, budget > elapsed ? budget - elapsed : 1)
         let id = target.connection.call(ExtensionMethod.receivePush,
-                                        ["payload": payload, "budgetMilliseconds": .integer(left)]) { [self] result in
+                                        PushReceive(payload: payload, budgetMilliseconds: left).json) { [self] result in
             switch result {
             case .success(let answer):
-                let content = answer["content"].flatMap { if case .object = $0 { $0 } else { nil } }
+                let answer = DeliveredPush(json: answer)
                 // Its own timer may have run out first: that is a timeout too.
-                let timedOut = answer["timedOut"]?.boolValue ?? false
-                self.finish(index, content: content, timedOut: timedOut, outcome: timedOut ? .timedOut : .answered)
+                self.finish(index, content: answer.content, timedOut: answer.timedOut,
+                            outcome: answer.timedOut ? .timedOut : .answered)
             case .failure:
                 self.finish(index, content: nil, timedOut: false, outcome: .failed)
             }
@@ -141,7 +140,7 @@ final class PushDelivery {
         if results[index] == nil { calls[index] = (target.connection, id) }
     }
 
-    private func finish(_ index: Int, content: JSONValue?, timedOut: Bool, outcome: Outcome) {
+    private func finish(_ index: Int, content: [String: JSONValue]?, timedOut: Bool, outcome: Outcome) {
         guard results[index] == nil else { return }
         timers[index].close()
         if let call = calls[index] { call.connection.cancel(call.id) }
@@ -149,13 +148,13 @@ final class PushDelivery {
         cancels[index]?()
         cancels[index] = nil
         let delivered = content ?? payload
-        results[index] = ["extension": .string(routes[index].name), "content": delivered,
-                          "modified": .bool(delivered != payload), "timedOut": .bool(timedOut)]
+        results[index] = DeliveredPush(extensionName: routes[index].name, content: delivered,
+                                       modified: delivered != payload, timedOut: timedOut)
         routes[index].settled()
         report(routes[index].name, outcome, loop.now - startedAt, delivered != payload)
         remaining -= 1
         guard remaining == 0, let respond else { return }
         self.respond = nil
-        respond(.success(["delivered": .array(results.compactMap { $0 })]))
+        respond(.success(DeliveredPush.answer(results.compactMap { $0 })))
     }
 }

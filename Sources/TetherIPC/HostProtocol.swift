@@ -79,6 +79,9 @@ public enum HostNotification {
     public static let reload = "widget.reload"
     /// To every extension: {keys}
     public static let defaultsChanged = "defaults.changed"
+
+    /// What a connection may subscribe to (`Subscription`).
+    public static let subscribable = [extensionChanged, featureChanged, storeChanged]
     /// To an extension (protocol 2) the host is about to end because it is
     /// idle: {reason}. SIGTERM follows within a second.
     public static let willTerminate = "extension.willTerminate"

@@ -27,8 +27,8 @@ struct HostClient {
 
     func extensions() throws -> JSONValue { try call(HostMethod.extensionList) }
 
-    func push(_ params: [String: JSONValue], waitingAtMost milliseconds: UInt64) throws -> JSONValue {
-        try call(HostMethod.push, .object(params), timeoutMilliseconds: milliseconds)
+    func push(_ request: PushRequest, waitingAtMost milliseconds: UInt64) throws -> JSONValue {
+        try call(HostMethod.push, request.json, timeoutMilliseconds: milliseconds)
     }
 
     /// Every attached widget, or the one named.

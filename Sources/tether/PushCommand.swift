@@ -32,10 +32,10 @@ struct Push: ParsableCommand {
 
     func run() throws {
         let text = payload == "-" ? try readStandardInput(limit: 1 << 20, what: "the payload") : payload
-        guard let value = try? JSONCodec.parse(Array(text.utf8)), case .object = value else {
+        guard let value = try? JSONCodec.parse(Array(text.utf8)), case .object(let payload) = value else {
             throw CLIError.badInput("the payload must be a JSON object, such as '{\"title\":\"Hello\",\"body\":\"...\"}'")
         }
-        var params: [String: JSONValue] = ["payload": value]
+        var request = PushRequest(payload: payload)
         var wait = PushDeliveryTimeout.defaultMilliseconds
         if let budget {
             guard budget.milliseconds > 0 else { throw CLIError.badInput("--budget must be above 0 seconds") }
@@ -43,21 +43,21 @@ struct Push: ParsableCommand {
             guard budget.milliseconds <= maximum else {
                 throw CLIError.badInput("--budget may be at most \(maximum / 1000) seconds")
             }
-            params["budgetMilliseconds"] = .integer(budget.milliseconds)
+            request.budgetMilliseconds = budget.milliseconds
             wait = budget.milliseconds + PushDeliveryTimeout.slackMilliseconds
         }
-        let answer = try group.host().push(params, waitingAtMost: wait)
+        let answer = try group.host().push(request, waitingAtMost: wait)
         if json { return try printJSON(answer) }
-        for delivery in answer["delivered"]?.arrayValue ?? [] {
-            let content = delivery["content"].map(\.description) ?? "{}"
-            guard let name = delivery["extension"]?.stringValue else {
+        for delivery in DeliveredPush.deliveries(in: answer) {
+            let content = delivery.content.map { JSONValue.object($0).description } ?? "{}"
+            guard let name = delivery.extensionName else {
                 output("delivered as sent (no notification extension attached): \(content)")
                 continue
             }
-            if delivery["timedOut"]?.boolValue == true {
+            if delivery.timedOut {
                 output("delivered the original (\(name) ran out of its time budget): \(content)")
             } else {
-                output("delivered by \(name)\(delivery["modified"]?.boolValue == true ? "" : " unchanged"): \(content)")
+                output("delivered by \(name)\(delivery.modified ? "" : " unchanged"): \(content)")
             }
         }
     }

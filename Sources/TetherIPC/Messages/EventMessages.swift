@@ -1,0 +1,65 @@
+import TetherJSON
+
+/// `host.subscribe`'s params and answer, and a hello's `events`: the
+/// events a connection hears.
+public struct Subscription: Sendable, Equatable {
+    public var events: [String]
+
+    public init(events: [String]) {
+        self.events = events
+    }
+
+    private enum Field { static let events = "events" }
+
+    /// Read from a request's params; the host checks each name.
+    public init(params: JSONValue?) throws(RPCError) {
+        guard let asked = params?[Field.events]?.arrayValue else {
+            throw .invalidParams("\"\(Field.events)\" must be an array of event names")
+        }
+        var names: [String] = []
+        for value in asked {
+            guard let name = value.stringValue else { throw Self.unknownEvent(value) }
+            names.append(name)
+        }
+        self.init(events: names)
+    }
+
+    public var json: JSONValue { [Field.events: .array(events.map(JSONValue.string))] }
+
+    /// An event no host sends on subscription.
+    public static func unknownEvent(_ value: JSONValue) -> RPCError {
+        .invalidParams("unknown event \(value); events are " + HostNotification.subscribable.joined(separator: ", "))
+    }
+}
+
+/// `store.changed`: a store of the group was replaced.
+public enum StoreChange: String, Sendable {
+    case defaults
+    case credentials
+
+    private enum Field { static let store = "store" }
+
+    public init?(params: JSONValue?) {
+        guard let value = params?[Field.store]?.stringValue.flatMap(StoreChange.init(rawValue:)) else { return nil }
+        self = value
+    }
+
+    public var json: JSONValue { [Field.store: .string(rawValue)] }
+}
+
+/// `defaults.changed`: keys an extension announced, relayed to the others.
+public struct DefaultsChange: Sendable, Equatable {
+    public var keys: [String]
+
+    public init(keys: [String]) {
+        self.keys = keys
+    }
+
+    private enum Field { static let keys = "keys" }
+
+    public init(params: JSONValue?) {
+        self.init(keys: (params?[Field.keys]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    public var json: JSONValue { [Field.keys: .array(keys.map(JSONValue.string))] }
+}

@@ -1,0 +1,75 @@
+import TetherJSON
+
+/// `extension.hello`: an extension introduces itself on its connection.
+/// The SDK sends it, the host reads it; shell and Python extensions write
+/// the same object by hand (docs/protocol.md).
+public struct ExtensionHello: Sendable, Equatable {
+    public var name: String
+    /// widget, keyboard or notification; the host checks the word.
+    public var role: String
+    public var pid: Int32?
+    /// Claimed open access; the host's manifest decides where it has one.
+    public var openAccess: Bool?
+    /// 1 when the hello says none: the protocol before versions.
+    public var protocolVersion: Int
+    /// The SDK's release, informational.
+    public var sdk: String?
+    /// A notification extension's own push budget (positive; the host caps it).
+    public var timeBudgetMilliseconds: UInt64?
+    /// Events it hears from now on without asking again (`host.subscribe`'s).
+    public var events: [String]
+
+    public init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
+                protocolVersion: Int = HostProtocol.current, sdk: String? = HostProtocol.release,
+                timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
+        self.name = name
+        self.role = role
+        self.pid = pid
+        self.openAccess = openAccess
+        self.protocolVersion = protocolVersion
+        self.sdk = sdk
+        self.timeBudgetMilliseconds = timeBudgetMilliseconds
+        self.events = events
+    }
+
+    private enum Field {
+        static let name = "name", role = "role", pid = "pid", openAccess = "openAccess", protocolVersion = "protocol"
+        static let sdk = "sdk", timeBudgetMilliseconds = "timeBudgetMilliseconds", events = "events"
+    }
+
+    /// Read from a request's params: the version first (a host that cannot
+    /// speak it says which it can), then the name and role.
+    public init(params: JSONValue?) throws(RPCError) {
+        var version = 1
+        if let requested = params?[Field.protocolVersion], requested != .null {
+            guard let number = requested.intValue else { throw .invalidParams("\"\(Field.protocolVersion)\" must be an integer") }
+            guard HostProtocol.supported.contains(number) else {
+                throw .unsupportedProtocol(requested, supported: HostProtocol.supported)
+            }
+            version = number
+        }
+        guard let name = params?[Field.name]?.stringValue else { throw Self.invalidName }
+        guard let role = params?[Field.role]?.stringValue else { throw Self.invalidRole }
+        self.init(name: name, role: role, pid: params?[Field.pid]?.intValue.map { Int32(clamping: $0) },
+                  openAccess: params?[Field.openAccess]?.boolValue, protocolVersion: version,
+                  sdk: params?[Field.sdk]?.stringValue,
+                  timeBudgetMilliseconds: params?[Field.timeBudgetMilliseconds]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil },
+                  events: (params?[Field.events]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [Field.name: .string(name), Field.role: .string(role),
+                                           Field.protocolVersion: .integer(protocolVersion)]
+        if let pid { object[Field.pid] = .integer(Int(pid)) }
+        if let openAccess { object[Field.openAccess] = .bool(openAccess) }
+        if let sdk { object[Field.sdk] = .string(sdk) }
+        if let timeBudgetMilliseconds { object[Field.timeBudgetMilliseconds] = .integer(timeBudgetMilliseconds) }
+        if !events.isEmpty { object[Field.events] = .array(events.map(JSONValue.string)) }
+        return .object(object)
+    }
+
+    /// A name that is no string, or not an extension's name.
+    public static let invalidName = RPCError.invalidParams("\"\(Field.name)\" must be an extension name")
+    /// A role that is no string, or not one of the three.
+    public static let invalidRole = RPCError.invalidParams("\"\(Field.role)\" must be widget, keyboard or notification")
+}

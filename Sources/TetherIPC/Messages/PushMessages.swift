@@ -1,0 +1,107 @@
+import TetherJSON
+
+/// `push.send`: a payload for the notification extensions, and the time
+/// budget a client gives them.
+public struct PushRequest: Sendable, Equatable {
+    public var payload: [String: JSONValue]
+    public var budgetMilliseconds: UInt64?
+
+    public init(payload: [String: JSONValue], budgetMilliseconds: UInt64? = nil) {
+        self.payload = payload
+        self.budgetMilliseconds = budgetMilliseconds
+    }
+
+    enum Field {
+        static let payload = "payload", budgetMilliseconds = "budgetMilliseconds"
+        static let extensionName = "extension", content = "content", modified = "modified", timedOut = "timedOut"
+        static let delivered = "delivered"
+    }
+
+    /// Read from a request's params: a budget, when given, is a positive
+    /// integer within the host's ceiling.
+    public init(params: JSONValue?) throws(RPCError) {
+        guard case .object(let payload) = params?[Field.payload] ?? .null else { throw Self.payloadNotAnObject }
+        var budget: UInt64?
+        if let value = params?[Field.budgetMilliseconds] {
+            let maximum = HostProtocol.maximumPushBudgetMilliseconds
+            guard let milliseconds = value.intValue, milliseconds > 0, milliseconds <= maximum else {
+                throw .invalidParams("\"\(Field.budgetMilliseconds)\" must be a positive integer of at most \(maximum) "
+                                     + "(\(maximum / 1000) s)")
+            }
+            budget = UInt64(milliseconds)
+        }
+        self.init(payload: payload, budgetMilliseconds: budget)
+    }
+
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [Field.payload: .object(payload)]
+        if let budgetMilliseconds { object[Field.budgetMilliseconds] = .integer(budgetMilliseconds) }
+        return .object(object)
+    }
+
+    /// The one sentence for a payload that is no JSON object, wherever it is read.
+    public static let payloadNotAnObject = RPCError.invalidParams("\"\(Field.payload)\" must be a JSON object")
+}
+
+/// `notification.receive`, from the host to one notification extension: the
+/// payload and what is left of the budget (the same fields as a push).
+public typealias PushReceive = PushRequest
+
+extension PushReceive {
+    /// As the extension reads it: a budget that is not positive is none.
+    public init(receivedParams params: JSONValue?) throws(RPCError) {
+        guard case .object(let payload) = params?[Field.payload] ?? .null else { throw Self.payloadNotAnObject }
+        self.init(payload: payload,
+                  budgetMilliseconds: params?[Field.budgetMilliseconds]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil })
+    }
+}
+
+/// What one notification extension made of a push: `notification.receive`'s
+/// answer, and one entry of `push.send`'s.
+public struct DeliveredPush: Sendable, Equatable {
+    /// The extension that delivered it; nil when none was there to.
+    public var extensionName: String?
+    /// The content delivered: rewritten, or the original.
+    public var content: [String: JSONValue]?
+    public var modified: Bool
+    public var timedOut: Bool
+
+    public init(extensionName: String? = nil, content: [String: JSONValue]?, modified: Bool, timedOut: Bool) {
+        self.extensionName = extensionName
+        self.content = content
+        self.modified = modified
+        self.timedOut = timedOut
+    }
+
+    private typealias Field = PushRequest.Field
+
+    /// Read leniently: a content that is no object is none (the host then
+    /// delivers the original), a missing flag is false.
+    public init(json: JSONValue) {
+        let content: [String: JSONValue]? = if case .object(let object) = json[Field.content] ?? .null { object } else { nil }
+        self.init(extensionName: json[Field.extensionName]?.stringValue, content: content,
+                  modified: json[Field.modified]?.boolValue ?? false, timedOut: json[Field.timedOut]?.boolValue ?? false)
+    }
+
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [Field.modified: .bool(modified), Field.timedOut: .bool(timedOut),
+                                           Field.content: content.map(JSONValue.object) ?? .null]
+        if let extensionName { object[Field.extensionName] = .string(extensionName) }
+        return .object(object)
+    }
+
+    /// `push.send`'s answer: `{"delivered": [...]}`.
+    public static func answer(_ deliveries: [DeliveredPush]) -> JSONValue {
+        // An entry no extension delivered names none: `"extension": null`.
+        [Field.delivered: .array(deliveries.map { delivery in
+            guard delivery.extensionName == nil, case .object(var object) = delivery.json else { return delivery.json }
+            object[Field.extensionName] = .null
+            return .object(object)
+        })]
+    }
+
+    /// The deliveries in `push.send`'s answer.
+    public static func deliveries(in answer: JSONValue) -> [DeliveredPush] {
+        (answer[Field.delivered]?.arrayValue ?? []).map(DeliveredPush.init(json:))
+    }
+}
