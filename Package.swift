@@ -126,8 +126,11 @@ let package = Package(
         .executableTarget(name: "TetherManifestTool", dependencies: ["TetherManifest", "TetherJSON"]),
         .plugin(name: "TetherManifestPlugin", capability: .buildTool(), dependencies: ["TetherManifestTool"]),
         // A new extension in an author's package, through the toolchain's
-        // own package editing: `tether new-extension`, which the plugin runs.
+        // own package editing: `tether new-extension`, and the plugin's tool.
         .target(name: "TetherScaffold", dependencies: ["TetherGroup", "TetherJSON", "TetherLoop", "TetherManifest"]),
+        // The plugin's tool: no product, so SwiftPM builds it only when the
+        // plugin runs, never in an author's `swift build`.
+        .executableTarget(name: "TetherScaffoldTool", dependencies: ["TetherScaffold"]),
         .plugin(
             name: "NewExtension",
             capability: .command(
@@ -135,7 +138,7 @@ let package = Package(
                                 description: "Scaffold an extension: Sources/NAME with its code and manifest, and its target"),
                 permissions: [.writeToPackageDirectory(reason: "It writes Sources/NAME/ and adds the target to Package.swift.")]
             ),
-            dependencies: []
+            dependencies: ["TetherScaffoldTool"]
         ),
         // The example extensions; the manifests in examples/extensions run them.
         .executableTarget(name: "example-widget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),

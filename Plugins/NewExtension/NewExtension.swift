@@ -2,13 +2,14 @@ import Foundation
 import PackagePlugin
 
 /// `swift package --allow-writing-to-package-directory new-extension
-/// --role widget|keyboard|notification --name MyWidget`: runs
-/// `tether new-extension MyWidget --role widget` on this package, which
-/// writes Sources/MyWidget/ (the code and MyWidget.extension.json) and adds
-/// an executable target using the TetherExtension SDK and the TetherManifest
+/// --role widget|keyboard|notification --name MyWidget` writes
+/// Sources/MyWidget/ (the code and MyWidget.extension.json) and adds an
+/// executable target using the TetherExtension SDK and the TetherManifest
 /// build plugin to Package.swift, with the toolchain's own package editing.
-/// The plugin has no tool of its own to build: an author's `swift build`
-/// compiles nothing for it. Without `tether` on PATH it says how to get it.
+/// It runs TetherScaffoldTool, this package's own small tool (the scaffolder
+/// `tether new-extension` runs), which SwiftPM builds when the plugin runs:
+/// nothing needs to be installed, and an author's `swift build` compiles
+/// nothing for it.
 @main
 struct NewExtension: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) throws {
@@ -24,15 +25,7 @@ struct NewExtension: CommandPlugin {
         guard let role = roles.last else { throw ScaffoldError("--role is required: widget, keyboard or notification") }
         guard let name = names.last else { throw ScaffoldError("--name is required, such as --name MyWidget") }
 
-        let command = "tether new-extension \(name) --role \(role)"
-        guard let tether = Self.executable(named: "tether") else {
-            throw ScaffoldError("""
-                this plugin runs the tether command, which is not on PATH: install it (scripts/install.sh in \
-                Tether's checkout), or build it there (swift build) and add its .build/debug to PATH; then run \
-                \(command) here, or this plugin again
-                """)
-        }
-        var toolArguments = ["new-extension", name, "--role", role, "--package-path", context.package.directoryURL.path]
+        var toolArguments = [name, "--role", role, "--package-path", context.package.directoryURL.path]
         // The package's name for Tether, as SwiftPM resolved it (a path
         // dependency is named after its directory).
         if let dependency = context.package.dependencies.first(where: { dependency in
@@ -40,27 +33,24 @@ struct NewExtension: CommandPlugin {
         }) {
             toolArguments += ["--tether-package", dependency.package.id]
         }
+        // The toolchain running this plugin edits the package, whatever PATH says.
+        if let swift = try? context.tool(named: "swift") {
+            toolArguments += ["--swift", swift.url.path]
+        }
         let process = Process()
-        process.executableURL = tether
+        process.executableURL = try context.tool(named: "TetherScaffoldTool").url
         process.arguments = toolArguments
         process.standardInput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors
         try process.run()
-        // Its first line, without ArgumentParser's "Error: " and usage.
+        // The tool says why in one line.
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").first.map { String($0.hasPrefix("Error: ") ? $0.dropFirst(7) : $0[...]) } ?? ""
+            .split(separator: "\n").first.map(String.init) ?? ""
         process.waitUntilExit()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw ScaffoldError(said.isEmpty ? "\(command) failed (status \(process.terminationStatus))" : said)
+            throw ScaffoldError(said.isEmpty ? "the scaffolder failed (status \(process.terminationStatus))" : said)
         }
-    }
-
-    /// `name` in PATH, as a shell finds it.
-    static func executable(named name: String) -> URL? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
     static let help = """
@@ -73,10 +63,11 @@ struct NewExtension: CommandPlugin {
           --name <Name>   The Swift type and target name, such as MyWidget; the manifest's
                           name is its kebab-case form (my-widget).
 
-        Runs `tether new-extension <Name> --role <role>` (the tether command must be on PATH),
-        which writes Sources/<Name>/<Name>.swift and Sources/<Name>/<Name>.extension.json, and
-        adds an executable target that uses the TetherExtension SDK and the TetherManifest build
-        plugin (which checks and embeds the manifest at every build) to Package.swift.
+        Writes Sources/<Name>/<Name>.swift and Sources/<Name>/<Name>.extension.json, and adds
+        an executable target that uses the TetherExtension SDK and the TetherManifest build
+        plugin (which checks and embeds the manifest at every build) to Package.swift. It needs
+        nothing installed: SwiftPM builds the plugin's small tool (the scaffolder of
+        `tether new-extension`) the first time it runs.
         """
 }
 

@@ -14,6 +14,18 @@ public struct ExtensionTemplate: Sendable {
         self.role = role
     }
 
+    /// The template for a name and a role as a person typed them, or why
+    /// not in one sentence: the CLI and the plugin's tool say the same.
+    public init(typeName: String, roleName: String) throws(ScaffoldError) {
+        guard let role = ExtensionRole(rawValue: roleName) else {
+            throw ScaffoldError("'\(roleName)' is not a role; use widget, keyboard or notification")
+        }
+        guard Self.isTypeName(typeName) else {
+            throw ScaffoldError("'\(typeName)' cannot name a Swift type and target; use letters and digits, starting with a letter")
+        }
+        self.init(typeName: typeName, role: role)
+    }
+
     /// A Swift type and target name: an ASCII letter, then letters and
     /// digits, at most 64 (so the manifest's name fits its rule too).
     public static func isTypeName(_ name: String) -> Bool {

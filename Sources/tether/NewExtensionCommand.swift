@@ -1,5 +1,4 @@
 import ArgumentParser
-import TetherManifest
 import TetherScaffold
 
 struct NewExtension: ParsableCommand {
@@ -27,18 +26,22 @@ struct NewExtension: ParsableCommand {
     var tetherPackage: String?
 
     func validate() throws {
-        guard ExtensionRole(rawValue: role) != nil else {
-            throw ValidationError("'\(role)' is not a role; use widget, keyboard or notification")
-        }
-        guard ExtensionTemplate.isTypeName(name) else {
-            throw ValidationError("'\(name)' cannot name a Swift type and target; use letters and digits, starting with a letter")
+        do {
+            _ = try ExtensionTemplate(typeName: name, roleName: role)
+        } catch {
+            throw ValidationError(error.description)
         }
     }
 
     func run() throws {
-        guard let role = ExtensionRole(rawValue: role) else { throw CLIError.badInput("'\(self.role)' is not a role") }
-        let scaffold = Scaffold(template: ExtensionTemplate(typeName: name, role: role), packagePath: packagePath,
-                                tetherPackage: tetherPackage)
+        // The same scaffolder as the new-extension plugin's tool (TetherScaffoldTool).
+        let template: ExtensionTemplate
+        do {
+            template = try ExtensionTemplate(typeName: name, roleName: role)
+        } catch {
+            throw CLIError.badInput(error.description)
+        }
+        let scaffold = Scaffold(template: template, packagePath: packagePath, tetherPackage: tetherPackage)
         do {
             for line in try scaffold.run() { output(line) }
         } catch {

@@ -24,8 +24,9 @@ import TetherTestSupport
     /// folder at every run: ours is inside the scratch, removed with it.
     static var environment: [String: String] { ["TMPDIR": root + "/tmp"] }
     /// The executable package with LeanWidget scaffolded by `tether
-    /// new-extension` and built, once; the output of that first build.
-    static let lean: Result<(package: String, output: String), any Error> = Result {
+    /// new-extension` and built, once; the output of that first build and
+    /// the modules it compiled (before any plugin run builds its tool there).
+    static let lean: Result<(package: String, output: String, compiled: [String]), any Error> = Result {
         let package = try consumer(type: "executable", name: "Lean")
         // With standard input closed, as some tools start it: its pipes to
         // `swift package` must not take descriptor 0 (libuv aborts closing it).
@@ -36,7 +37,12 @@ import TetherTestSupport
         }
         let build = try swift(["build", "--package-path", package, "--scratch-path", Self.build], timeout: 170)
         guard build.status == 0 else { throw TestTimeout(what: "the first build: \(build.stdout)\n\(build.stderr)") }
-        return (package, build.stdout + build.stderr)
+        // A module is compiled if its NAME.build holds objects: SwiftPM makes
+        // the directory (not the objects) of every target it plans, the
+        // new-extension plugin's tool and its modules too.
+        let compiled = try runCommand("/usr/bin/find", [Self.build, "-type", "f", "-name", "*.o"]).stdout
+            .split(separator: "\n").compactMap { $0.split(separator: "/").last { $0.hasSuffix(".build") }.map(String.init) }
+        return (package, build.stdout + build.stderr, Array(Set(compiled)).sorted())
     }
 
     /// `executable --manifest` prints the manifest the plugin embedded: `name`, run from `bin`.
@@ -50,11 +56,12 @@ import TetherTestSupport
 
     /// What the issue asked for: the package uses TetherExtension and the
     /// manifest plugin, resolves and builds none of the heavy packages,
-    /// compiles nothing of the host, and `--manifest` prints the embedded
-    /// manifest with no opt-in line in the code.
+    /// compiles nothing of the host nor of the new-extension plugin's tool,
+    /// and `--manifest` prints the embedded manifest with no opt-in line in
+    /// the code.
     @Test
     func theSDKAloneBuildsOnlyWhatItUses() throws {
-        let (package, output) = try Self.lean.get()
+        let (package, output, compiled) = try Self.lean.get()
         #expect(!output.contains(package + "/Sources/"), "no diagnostics in the package's code: \(output)")
         let source = try String(contentsOfFile: "\(package)/Sources/LeanWidget/LeanWidget.swift", encoding: .utf8)
         #expect(!source.contains("EmbeddedManifest") && !source.contains("static let manifest"), "no opt-in line: \(source)")
@@ -62,23 +69,27 @@ import TetherTestSupport
         let heavy = ["swift-nio", "async-http-client", "swift-syntax", "hummingbird", "jwt-kit", "swift-crypto",
                      "swift-certificates", "swift-asn1"]
         #expect(checkouts.filter { name in heavy.contains { name.lowercased().hasPrefix($0) } }.isEmpty, "\(checkouts)")
-        let compiled = try runCommand("/usr/bin/find", [Self.build, "-type", "d", "-name", "*.build"]).stdout
-            .split(separator: "\n").map { String($0.split(separator: "/").last ?? "") }
         for module in ["TetherHost.build", "Prometheus.build", "CoreMetrics.build", "NIOCore.build", "tether.build",
                        "ArgumentParser.build", "TetherScaffold.build"] {
             #expect(!compiled.contains(module), "\(module) was built")
         }
+        // Nothing of the new-extension plugin's tool, for the target or the
+        // host (`-tool`): built for the host are the manifest plugin's tool
+        // and its modules alone.
+        #expect(!compiled.contains { $0.hasPrefix("TetherScaffold") }, "\(compiled)")
+        #expect(compiled.filter { $0.hasSuffix("-tool.build") }
+                == ["TetherJSON-tool.build", "TetherManifest-tool.build", "TetherManifestTool-tool.build"], "\(compiled)")
         #expect(compiled.contains("TetherExtension.build"))
 
         try expectEmbeddedManifest(in: try binPath(package), executable: "LeanWidget", named: "lean-widget")
     }
 
-    /// The plugin (which runs tether) adds the other roles, refuses what it
-    /// should, and everything runs under a host; the README's example,
-    /// copied as it is, prints its manifest.
+    /// The plugin (with no tether on PATH: it builds its own tool) adds the
+    /// other roles, refuses what it should, and everything runs under a
+    /// host; the README's example, copied as it is, prints its manifest.
     @Test
     func thePluginScaffoldsEachRoleAndTheyRunUnderAHost() throws {
-        let (package, _) = try Self.lean.get()
+        let (package, _, _) = try Self.lean.get()
         for (role, name) in [("notification", "MyNotifications"), ("keyboard", "MyKeyboard")] {
             try scaffoldWithPlugin(role: role, name: name, in: package)
         }
@@ -133,7 +144,7 @@ import TetherTestSupport
     /// the file and the field; the good one builds again.
     @Test
     func aManifestIsCheckedAtEveryBuild() throws {
-        let (package, _) = try Self.lean.get()
+        let (package, _, _) = try Self.lean.get()
         let manifestPath = "\(package)/Sources/LeanWidget/LeanWidget.extension.json"
         let good = try String(contentsOfFile: manifestPath, encoding: .utf8)
         defer { try? writeFile(manifestPath, good) }
@@ -206,15 +217,23 @@ import TetherTestSupport
         return package
     }
 
-    /// `swift package` on `package`, with the built tether first on PATH
-    /// (the new-extension plugin runs it).
+    /// `swift package` on `package` as an author who has only added the
+    /// package runs it: PATH is the toolchain's directory and the system's
+    /// (the linker, pkg-config), with no `tether` in any.
     private func swiftPackage(_ package: String, _ arguments: [String], scratch: String = build) throws -> CommandResult {
-        let bin = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path
-        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        return try runCommand("swift", ["package", "--package-path", package, "--scratch-path", scratch,
-                                        "--allow-writing-to-package-directory"] + arguments,
-                              environment: Self.environment.merging(["PATH": path]) { $1 }, timeout: 150)
+        let path = Self.toolchainPath
+        let tether = path.split(separator: ":").map { "\($0)/tether" }.filter { FileManager.default.isExecutableFile(atPath: $0) }
+        try #require(tether.isEmpty, "an installed tether on the toolchain's PATH would hide what the plugin needs: \(tether)")
+        return try Self.swift(["package", "--package-path", package, "--scratch-path", scratch,
+                               "--allow-writing-to-package-directory"] + arguments, path: path, timeout: 150)
     }
+
+    /// The directory of the `swift` found on PATH, then /usr/bin and /bin.
+    static let toolchainPath: String = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let swift = path.split(separator: ":").map(String.init).first { FileManager.default.isExecutableFile(atPath: $0 + "/swift") }
+        return ((swift.map { [$0] } ?? []) + ["/usr/bin", "/bin"]).joined(separator: ":")
+    }()
 
     private func scaffoldWithPlugin(role: String, name: String, in package: String) throws {
         let made = try swiftPackage(package, ["new-extension", "--role", role, "--name", name])
@@ -237,14 +256,16 @@ import TetherTestSupport
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Runs `swift`; a build that the toolchain itself crashes in (swift-build's
-    /// libdispatch event loop segfaults now and then on Linux,
-    /// swiftlang/swift#87033, seen once in this test's CI) runs again, at most
-    /// twice: builds are idempotent, and the crash says nothing about Tether.
-    private static func swift(_ arguments: [String], timeout: Double = 120) throws -> CommandResult {
+    /// Runs `swift`, with `path` as PATH if given; a build that the toolchain
+    /// itself crashes in (swift-build's libdispatch event loop segfaults now
+    /// and then on Linux, swiftlang/swift#87033, seen once in this test's CI)
+    /// runs again, at most twice: builds are idempotent, and the crash says
+    /// nothing about Tether. A plugin run builds the plugin's tool first.
+    private static func swift(_ arguments: [String], path: String? = nil, timeout: Double = 120) throws -> CommandResult {
+        let environment = path.map { Self.environment.merging(["PATH": $0]) { $1 } } ?? Self.environment
         var result = try runCommand("swift", arguments, environment: environment, timeout: timeout)
         var retries = 0
-        while arguments.first == "build", retries < 2, result.status > 128,
+        while arguments.first == "build" || arguments.contains("new-extension"), retries < 2, result.status > 128,
               (result.stdout + result.stderr).contains("*** Program crashed") {
             print("swift-build crashed (status \(result.status)); building again")
             retries += 1

@@ -46,4 +46,13 @@ import Testing
         #expect(ExtensionTemplate.kebabCase("HTTPClient") == "http-client")
         #expect(ExtensionTemplate.kebabCase("Orders2Widget") == "orders2-widget")
     }
+
+    /// The sentences `tether new-extension` and the plugin's tool both print.
+    @Test func aBadRoleOrNameIsSaidInOneSentence() throws {
+        #expect(try ExtensionTemplate(typeName: "MyWidget", roleName: "keyboard").role == .keyboard)
+        let role = #expect(throws: ScaffoldError.self) { try ExtensionTemplate(typeName: "MyWidget", roleName: "gadget") }
+        #expect(role?.description == "'gadget' is not a role; use widget, keyboard or notification")
+        let name = #expect(throws: ScaffoldError.self) { try ExtensionTemplate(typeName: "my-widget", roleName: "widget") }
+        #expect(name?.description.hasPrefix("'my-widget' cannot name a Swift type and target") == true)
+    }
 }
