@@ -1,0 +1,76 @@
+import Testing
+import TetherIPC
+import TetherJSON
+
+/// The socket's messages read back what they write, and refuse what no
+/// peer may send with the one sentence each refusal has.
+@Suite struct MessagesTests {
+    @Test func aHelloReadsBackWhatItWrites() throws {
+        let hello = ExtensionHello(name: "clock", role: "widget", pid: 42, openAccess: false,
+                                   timeBudgetMilliseconds: 900, events: [HostNotification.storeChanged])
+        #expect(try ExtensionHello(params: hello.json) == hello)
+        let json = hello.json
+        #expect(json["protocol"] == .integer(HostProtocol.current))
+        #expect(json["sdk"] == .string(HostProtocol.release))
+    }
+
+    /// A hello written by hand (a shell extension): no version is version 1.
+    @Test func aHandWrittenHelloWithoutAVersionSpeaksVersionOne() throws {
+        let hello = try ExtensionHello(params: ["name": "sh-widget", "role": "widget", "timeBudgetMilliseconds": -5])
+        #expect(hello.protocolVersion == 1)
+        #expect(hello.timeBudgetMilliseconds == nil)
+        #expect(hello.openAccess == nil)
+        #expect(hello.events.isEmpty)
+    }
+
+    @Test func aHelloOutsideTheProtocolIsRefusedWithItsSentence() {
+        #expect(throws: RPCError.unsupportedProtocol(99, supported: HostProtocol.supported)) {
+            try ExtensionHello(params: ["name": "x", "role": "widget", "protocol": 99])
+        }
+        #expect(throws: RPCError.invalidParams("\"protocol\" must be an integer")) {
+            try ExtensionHello(params: ["name": "x", "role": "widget", "protocol": "2"])
+        }
+        #expect(throws: ExtensionHello.invalidName) { try ExtensionHello(params: ["name": 7, "role": "widget"]) }
+        #expect(throws: ExtensionHello.invalidRole) { try ExtensionHello(params: ["name": "x"]) }
+    }
+
+    @Test func aPushNeedsAnObjectAndABudgetWithinTheCeiling() throws {
+        let push = PushRequest(payload: ["title": "Hi"], budgetMilliseconds: 2_000)
+        #expect(try PushRequest(params: push.json) == push)
+        #expect(throws: PushRequest.payloadNotAnObject) { try PushRequest(params: ["payload": "text"]) }
+        #expect(throws: PushRequest.payloadNotAnObject) { try PushReceive(receivedParams: ["payload": [1, 2]]) }
+        for budget: JSONValue in [0, -1, .integer(HostProtocol.maximumPushBudgetMilliseconds + 1), "5"] {
+            #expect(throws: RPCError.self) { try PushRequest(params: ["payload": [:], "budgetMilliseconds": budget]) }
+        }
+        // As an extension reads it, a budget that is not positive is none.
+        #expect(try PushReceive(receivedParams: ["payload": [:], "budgetMilliseconds": 0]).budgetMilliseconds == nil)
+    }
+
+    @Test func deliveriesNameTheirExtensionOrNull() {
+        let answer = DeliveredPush.answer([
+            DeliveredPush(content: ["title": "Hi"], modified: false, timedOut: false),
+            DeliveredPush(extensionName: "rewriter", content: ["title": "HI"], modified: true, timedOut: false),
+        ])
+        #expect(answer["delivered"]?.arrayValue?.first?["extension"] == .null)
+        let read = DeliveredPush.deliveries(in: answer)
+        #expect(read.map(\.extensionName) == [nil, "rewriter"])
+        #expect(read.last?.modified == true)
+        // An extension's answer whose content is no object delivers none.
+        #expect(DeliveredPush(json: ["content": "x", "timedOut": true]).content == nil)
+    }
+
+    @Test func helloAnswerTokenAndEventsReadBack() throws {
+        let answer = HelloAnswer(hostPID: 7, group: "/g", managed: true, openAccess: false, timeBudgetMilliseconds: nil,
+                                 protocolVersion: 2, capabilities: HostProtocol.capabilities, events: ["store.changed"])
+        #expect(HelloAnswer(json: answer.json) == answer)
+        #expect(HelloAnswer(json: ["group": "/g"]) == nil)
+        let grant = TokenGrant(accessToken: "a", expiresAt: JSONNumber(1_700_000_000))
+        #expect(TokenGrant(json: grant.json) == grant)
+        #expect(TokenRequest().json == nil)
+        #expect(TokenRequest(params: TokenRequest(kind: "client", rejected: "old").json) == TokenRequest(kind: "client", rejected: "old"))
+        #expect(StoreChange(params: StoreChange.credentials.json) == .credentials)
+        #expect(StoreChange(params: ["store": "other"]) == nil)
+        #expect(DefaultsChange(params: ["keys": ["a", 1, "b"]]).keys == ["a", "b"])
+        #expect(throws: Subscription.unknownEvent(3)) { try Subscription(params: ["events": [3]]) }
+    }
+}
