@@ -1,4 +1,4 @@
-// Extension authors ask for tokens and read auth state through the SDK.
-@_exported import TetherAuth
-// `context.logger` is a swift-log Logger.
-@_exported import Logging
+// What an author names comes from the SDK alone: the values it hands out
+// (JSONValue, LockStatus, AuthState, a swift-log Logger) are used through
+// their members, and nothing of TetherAuth's or swift-log's own API is
+// re-exported (docs/design-record.md, issue 44).

@@ -21,11 +21,11 @@ extension ExtensionContext {
         }
     }
 
-    /// The group's defaults (see `tether defaults`); one store per process,
-    /// so reads of an unchanged file cost one `lstat`.
-    public var defaults: SharedStore {
+    /// The group's defaults (see `tether defaults`):
+    /// `try context.defaults["greeting"]?.stringValue`.
+    public var defaults: SharedDefaults {
         get throws(ExtensionError) {
-            do { return try defaultsStore() } catch { throw .environment(error.description) }
+            do { return SharedDefaults(store: try defaultsStore()) } catch { throw .environment(error.description) }
         }
     }
 

@@ -17,10 +17,10 @@ public struct ExtensionIdentity: Sendable {
     /// The group directory it shares with the host and the other extensions.
     public let group: GroupDirectory
     /// The host's socket in the group, for an extension started by hand.
-    public let socketPath: String
+    let socketPath: String
     /// The link the host that launched this process handed it (descriptor
     /// 3, `TETHER_HOST_FD`), checked with the kernel; nil when started by hand.
-    public let hostLink: Int32?
+    let hostLink: Int32?
     /// The host that started this process, if one did. Such an extension
     /// ends with its host; one started by hand outlives hosts and re-attaches.
     public let parentHostPID: Int32?
@@ -37,14 +37,14 @@ public struct ExtensionIdentity: Sendable {
     /// `TETHER_HOST_FD`, `TETHER_EXTENSION`, `TETHER_ROLE`, `TETHER_HOST_PID`,
     /// `TETHER_OPEN_ACCESS`. The default name is `defaultName` (an embedded
     /// manifest's), else the executable's file name in lower case.
-    public static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
+    static func resolve(role: ExtensionRole, arguments: [String], environment: [String: String],
                                defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
         try resolve(role: role, arguments: arguments, variable: { environment[$0] }, defaultName: defaultName)
     }
 
     /// The same, reading variables one at a time (`ProcessEnvironment.value`
     /// at start-up, which then builds no dictionary of the environment).
-    public static func resolve(role: ExtensionRole, arguments: [String], variable: (String) -> String?,
+    static func resolve(role: ExtensionRole, arguments: [String], variable: (String) -> String?,
                                defaultName: String? = nil) throws(ExtensionError) -> ExtensionIdentity {
         var rest: [String] = []
         var groupOption: String?

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import TetherGroup
+import TetherAuth
 import TetherIPC
 import TetherLoop
 

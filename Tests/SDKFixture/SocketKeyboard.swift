@@ -18,7 +18,7 @@ struct SocketKeyboard: Keyboard {
             context.log("connect \(words[1]): \(Self.send(words[2], toSocketAt: words[1]))")
         case "link" where words.count >= 2:
             let line = words.dropFirst().joined(separator: " ")
-            guard let fd = Self.descriptor(connectedTo: context.identity.socketPath) else {
+            guard let fd = Self.descriptor(connectedTo: context.identity.group.socketPath) else {
                 return context.log("link: no connection to the host")
             }
             let bytes = Array((line + "\n").utf8)

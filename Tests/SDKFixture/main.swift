@@ -1,4 +1,5 @@
 import TetherExtension
+import TetherAuth
 import TetherGroup
 #if canImport(Glibc)
 import Glibc

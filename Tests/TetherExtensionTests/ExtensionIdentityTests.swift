@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherExtension
+@testable import TetherExtension
 import TetherIPC
 import TetherTestSupport
 
