@@ -78,7 +78,7 @@ public struct ExtensionTemplate: Sendable {
             @main
             struct \(typeName): Widget {
                 func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
-                    let greeting = (try? context.defaults.value(forKey: "greeting"))??.stringValue ?? "Hello"
+                    let greeting = (try? context.defaults["greeting"])?.stringValue ?? "Hello"
                     let entry = TimelineEntry(date: Date(), content: "\\(greeting) from \\(context.name)")
                     return Timeline(entries: [entry], policy: .never)
                 }

@@ -57,7 +57,7 @@ struct ExampleKeyboard: Keyboard {
     }
 
     private func showOrder(_ id: String, _ context: ExtensionContext) async {
-        guard let base = (try? context.defaults.value(forKey: "orders.url"))??.stringValue else {
+        guard let base = (try? context.defaults["orders.url"])?.stringValue else {
             return context.log("cannot fetch order \(id): no orders.url in the defaults")
         }
         // A keyboard without open access gets its token from the host.
@@ -81,7 +81,7 @@ struct ExampleKeyboard: Keyboard {
         } else {
             context.log("sandbox: writing the group: refused by the kernel (\(String(cString: strerror(errno))))")
         }
-        let url = (try? context.defaults.value(forKey: "orders.url"))??.stringValue ?? "http://127.0.0.1:80"
+        let url = (try? context.defaults["orders.url"])?.stringValue ?? "http://127.0.0.1:80"
         let port = url.split(separator: ":").last.flatMap { UInt16($0.prefix { $0.isNumber }) } ?? 80
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else {

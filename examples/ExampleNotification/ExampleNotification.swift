@@ -14,7 +14,7 @@ struct ExampleNotification: NotificationService {
         content["rewrittenBy"] = .string(context.name)
         context.log("rewriting \"\(request.content.title ?? "")\" (budget \(request.budget))")
         if let orderID = content["orderId"]?.stringValue,
-           let base = (try? context.defaults.value(forKey: "orders.url"))??.stringValue {
+           let base = (try? context.defaults["orders.url"])?.stringValue {
             do {
                 let order = try await context.fetchJSON("\(base)/\(orderID)")
                 content.body = "Order \(orderID): \(order["item"]?.stringValue ?? "?") is \(order["status"]?.stringValue ?? "?")"

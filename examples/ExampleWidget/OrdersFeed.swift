@@ -10,7 +10,7 @@ enum OrdersFeed {
 
     /// "orders: 1041 delivered, ...", or nil when there is no orders URL.
     static func summary(in context: ExtensionContext) async -> String? {
-        guard let url = (try? context.defaults.value(forKey: urlKey))??.stringValue else { return nil }
+        guard let url = (try? context.defaults[urlKey])?.stringValue else { return nil }
         guard context.authState() != .notAuthenticated else { return "orders: signed out" }
         do {
             let orders = try await context.fetchJSON(url)["orders"]?.arrayValue ?? []
