@@ -120,18 +120,27 @@ import TetherTestSupport
         #expect(try fixture.store.snapshot().configuration?.allowsInsecureHTTP == false, "allowed for this revocation only")
     }
 
-    /// A logout waits for a refresh in flight (the refresh lock) before it
-    /// ends the session: a refresh never saves over a logout, nor the reverse.
-    @Test func aLogoutWaitsForTheRefreshLock() async throws {
+    /// A logout and a login wait for a refresh in flight (the refresh lock):
+    /// a refresh never saves over either, nor either over a refresh.
+    @Test func aLogoutAndALoginWaitForTheRefreshLock() async throws {
         _ = try session.saveLogin(configuration, user: user("alice"), client: nil, in: .file)
+        let (session, configuration, bob) = (session, configuration, user("bob", "b1", refresh: "rb"))
         let lock = try ExclusiveLock.acquire(path: fixture.refreshLockPath)
         let watch = try LockAttemptWatch(fixture.refreshLockPath)
-        let session = session
         let logout = Task { try await offThePool { try session.logout() } }
         #expect(try await watch.attempted())
-        #expect(try fixture.stored() != nil, "the session stays while the lock is held")
+        #expect(try fixture.stored()?.subject == "alice", "the session stays while the lock is held")
         lock.release()
         #expect(try await logout.value.endedUser)
         #expect(try fixture.stored() == nil)
+
+        let held = try ExclusiveLock.acquire(path: fixture.refreshLockPath)
+        let loginWatch = try LockAttemptWatch(fixture.refreshLockPath)
+        let login = Task { try await offThePool { try session.saveLogin(configuration, user: bob, client: nil, in: .file) } }
+        #expect(try await loginWatch.attempted())
+        #expect(try fixture.stored() == nil, "nothing is saved while the lock is held")
+        held.release()
+        _ = try await login.value
+        #expect(try fixture.stored()?.subject == "bob")
     }
 }
