@@ -4,30 +4,30 @@ import TetherGroup
 /// another's data.
 extension AuthSession {
     /// What a login changed besides its own tokens.
-    public struct SavedLogin: Sendable {
+    package struct SavedLogin: Sendable {
         /// Set when the user is not the one before (or cannot be told apart).
-        public let userChange: UserChange?
+        package let userChange: UserChange?
         /// The previous login's keyring items, where removing them failed.
-        public let leftover: KeyringLeftover?
+        package let leftover: KeyringLeftover?
     }
 
     /// Another user logged in: the previous user's session ended in every
     /// process, then their user-scoped data went.
-    public struct UserChange: Sendable, Equatable {
+    package struct UserChange: Sendable, Equatable {
         /// The user-scoped defaults keys and shared files removed.
-        public let removedKeys: [String]
-        public let removedFiles: [String]
+        package let removedKeys: [String]
+        package let removedFiles: [String]
         /// The previous user's refresh token, where the keyring kept it.
-        public let leftover: KeyringLeftover?
+        package let leftover: KeyringLeftover?
     }
 
     /// Why a login was not saved, and the user change made before it
     /// failed (that one stands: the previous user's session has ended).
-    public struct LoginFailure: Error, Sendable, CustomStringConvertible {
-        public let error: AuthError
-        public let userChange: UserChange?
+    package struct LoginFailure: Error, Sendable, CustomStringConvertible {
+        package let error: AuthError
+        package let userChange: UserChange?
 
-        public var description: String { error.description }
+        package var description: String { error.description }
     }
 
     /// Where the last user's identity is kept, through logouts: a later
@@ -42,7 +42,7 @@ extension AuthSession {
     /// user's, or is unknown, first ends the previous user's session and
     /// removes their user-scoped data. Without a new client token, the
     /// stored one of the same server and client is kept.
-    public func saveLogin(_ configuration: AuthConfiguration, user: TokenSet?, client: TokenSet?,
+    package func saveLogin(_ configuration: AuthConfiguration, user: TokenSet?, client: TokenSet?,
                           in location: CredentialStore.SecretLocation) throws(LoginFailure) -> SavedLogin {
         var change: UserChange?
         do {

@@ -4,27 +4,27 @@ import TetherHTTP
 /// Ending the user session by choice: here first, then at the server.
 extension AuthSession {
     /// What a logout did, and what the server may be asked to revoke.
-    public struct LoggedOut: Sendable {
+    package struct LoggedOut: Sendable {
         /// False when no user was logged in.
-        public let endedUser: Bool
+        package let endedUser: Bool
         /// The group's auth state after it (the client token stays).
-        public let state: AuthState
+        package let state: AuthState
         /// The user's refresh token, where the keyring kept it.
-        public let leftover: KeyringLeftover?
+        package let leftover: KeyringLeftover?
         /// The ended session's token to revoke, when a revocation endpoint is known.
-        public let revocation: Revocation?
+        package let revocation: Revocation?
     }
 
     /// A token to revoke (RFC 7009), where, and as which client.
-    public struct Revocation: Sendable {
-        public let url: String
+    package struct Revocation: Sendable {
+        package let url: String
         /// The refresh token (revoking it revokes its grant) where it could
         /// be read, else the access token.
-        public let token: String
+        package let token: String
         /// RFC 7009's `token_type_hint`: `refresh_token` or `access_token`.
-        public let hint: String
+        package let hint: String
         /// The stored configuration (its client secret, if kept in the keyring, is read at `revoke`).
-        public let configuration: AuthConfiguration
+        package let configuration: AuthConfiguration
     }
 
     /// Ends the user session in every process of the group: under the
@@ -33,7 +33,7 @@ extension AuthSession {
     /// not asked here: `revocation` names the token to revoke at `url`
     /// (nil: the endpoint stored at login), without the lock.
     /// `allowingInsecureHTTP` allows plain http for that revocation only.
-    public func logout(revokingAt url: String? = nil, allowingInsecureHTTP: Bool = false) throws(AuthError) -> LoggedOut {
+    package func logout(revokingAt url: String? = nil, allowingInsecureHTTP: Bool = false) throws(AuthError) -> LoggedOut {
         let (removed, stored, read, leftover) = try withRefreshLock {
             () throws(AuthError) -> (TokenSet?, AuthConfiguration?, TokenSet?, KeyringLeftover?) in
             let before = try snapshot()
@@ -65,7 +65,7 @@ extension AuthSession {
 
     /// Asks the server to revoke a logout's token, waiting at most `timeout`
     /// seconds. The session has ended here whatever it answers.
-    public nonisolated(nonsending) func revoke(_ revocation: Revocation, timeout: Double,
+    package nonisolated(nonsending) func revoke(_ revocation: Revocation, timeout: Double,
                                                http: HTTPClient) async throws(TokenEndpointError) {
         var configuration = revocation.configuration
         if configuration.clientSecretInKeyring {

@@ -6,14 +6,15 @@ import TetherGroup
 /// session the server refused (`end(_:ifRefreshIdentity:)`, the broker's).
 /// Each change is made under the group's refresh lock, so it never
 /// interleaves with a refresh. Nothing here prints: each call returns what
-/// it did, for the caller to tell.
-public struct AuthSession: Sendable {
+/// it did, for the caller to tell. Package access: `tether`'s commands and
+/// the broker use it; an extension author's SDK does not show it.
+package struct AuthSession: Sendable {
     /// The group's credentials.
-    public let store: CredentialStore
+    package let store: CredentialStore
     /// Where the refresh lock and the user-scoped data are.
     let group: GroupDirectory
 
-    public init(group: GroupDirectory) throws(GroupError) {
+    package init(group: GroupDirectory) throws(GroupError) {
         self.init(group: group, store: try CredentialStore(group: group))
     }
 
@@ -24,13 +25,13 @@ public struct AuthSession: Sendable {
 
     /// A keyring item that should have gone and did not. The change it
     /// belonged to stands: the item's session has ended here already.
-    public enum KeyringLeftover: Sendable, Equatable, CustomStringConvertible {
+    package enum KeyringLeftover: Sendable, Equatable, CustomStringConvertible {
         /// The group's `secret` items (an old refresh token).
         case secret(Keyring.Secret, KeyringError)
         /// Every item a previous login filed under `group`.
         case previousGroup(String, KeyringError)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .secret(let secret, let error):
                 "the keyring still holds an old \(secret.rawValue) of this group (\(error)); 'tether logout' removes it"
