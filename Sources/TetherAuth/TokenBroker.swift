@@ -30,8 +30,12 @@ public final class TokenBroker: Sendable {
     /// Waits (ms) between tries of a failing token request, at most `attempts` tries.
     public let backoff: Backoff
     public static let attempts = 4
-    /// Carries the token requests, on its loop.
-    public let http: HTTPClient
+    /// Carries the token requests (an `HTTPClient`, on `loop`).
+    let transport: any TokenTransport
+    /// Where a refresh runs: the loop its requests are driven on.
+    let loop: EventLoop
+    /// Ends a session the server refused.
+    let session: AuthSession
     /// Seconds a token request may take in all; nil: the login's `--timeout`, else the default.
     public let requestTimeout: Double?
 
@@ -63,18 +67,29 @@ public final class TokenBroker: Sendable {
     /// be kept (a read-only extension).
     private let counts: RefreshCounts?
 
-    public init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60, backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true),
-                requestTimeout: Double? = nil,
-                logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
-                onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
+    public convenience init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60,
+                            backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true), requestTimeout: Double? = nil,
+                            logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
+                            onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
+        try self.init(group: group, transport: http, loop: http.loop, leeway: leeway, backoff: backoff,
+                      requestTimeout: requestTimeout, logger: logger, onWarning: onWarning)
+    }
+
+    /// A broker whose requests go through `transport`, its refreshes running on `loop`.
+    init(group: GroupDirectory, transport: any TokenTransport, loop: EventLoop, leeway: Double = 60,
+         backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true), requestTimeout: Double? = nil,
+         logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
+         onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         store = try CredentialStore(group: group)
+        session = AuthSession(group: group, store: store)
         refreshLockPath = try group.preparedRefreshLockPath()
         self.logger = logger
         // A read-only extension cannot make the tallies: it counts nothing.
         counts = try? RefreshCounts(group: group)
         self.leeway = leeway
         self.backoff = backoff
-        self.http = http
+        self.transport = transport
+        self.loop = loop
         self.requestTimeout = requestTimeout
         self.onWarning = onWarning
     }
@@ -166,7 +181,7 @@ public final class TokenBroker: Sendable {
         let task = flights.withLock { flights in
             if let running = flights[kind] { return running }
             // On the loop its requests run on: a refresh needs no other thread.
-            let task = Task(executorPreference: http.loop.taskExecutor) { () async throws -> TokenSet in
+            let task = Task(executorPreference: loop.taskExecutor) { () async throws -> TokenSet in
                 defer { self.flights.withLock { _ = $0.removeValue(forKey: kind) } }
                 return try await self.refreshAcrossProcesses(kind, stale: stale)
             }
@@ -297,7 +312,7 @@ public final class TokenBroker: Sendable {
             let unresolved = configuration, store = store
             configuration = try await Self.offLoop { () throws(AuthError) in try store.withClientSecret(unresolved) }
         }
-        var endpoint = TokenEndpoint(configuration: configuration, http: http, timeout: requestTimeout)
+        var endpoint = TokenEndpoint(configuration: configuration, transport: transport, timeout: requestTimeout)
         // One deadline for the whole refresh, retries included: the lock is
         // never held past it. A retry starts only with time left for an
         // answer: a refresh token sent with none could be rotated and lost.
@@ -356,7 +371,7 @@ public final class TokenBroker: Sendable {
                     current = latest
                     continue
                 }
-                try endSession(kind, refreshIdentity: current.refreshIdentity)
+                try session.end(kind, ifRefreshIdentity: current.refreshIdentity)
                 if let keyring = store.keyring(snapshot) {
                     // The refused token goes from the keyring too (if that fails, it is dead anyway).
                     let account = CredentialStore.account(of: current, as: kind, configuration: configuration)
@@ -376,19 +391,6 @@ public final class TokenBroker: Sendable {
             case .failure(let error):
                 throw .refused(error)
             }
-        }
-    }
-
-    /// Removes token set `kind` if its refresh token is still the one `refreshIdentity` names.
-    private func endSession(_ kind: TokenKind, refreshIdentity: String?) throws(AuthError) {
-        do {
-            try store.shared.update { values in
-                if TokenSet(values[kind.rawValue])?.refreshIdentity == refreshIdentity {
-                    values.removeValue(forKey: kind.rawValue)
-                }
-            }
-        } catch {
-            throw .store(error)
         }
     }
 }

@@ -6,7 +6,7 @@ import TetherLoop
 /// each request and classifies each refusal: RFC 6749 form posts
 /// (`OAuth2Requests`) or a JSON contract (`JSONContractRequests`). What
 /// they share is here: the transport rule, the request, and reading a
-/// token answer. An `HTTPClient` carries the requests.
+/// token answer. An `HTTPClient` carries the requests (`TokenTransport`).
 public struct TokenEndpoint: Sendable, CustomStringConvertible {
     public enum Grant: Sendable {
         case password(username: String, password: String)
@@ -26,14 +26,18 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     public let configuration: AuthConfiguration
-    public let http: HTTPClient
+    let transport: any TokenTransport
     /// Seconds a request may take in all before it counts as unreachable:
     /// given, else the login's `--timeout`, else 30.
     public var timeout: Double
 
     public init(configuration: AuthConfiguration, http: HTTPClient, timeout: Double? = nil) {
+        self.init(configuration: configuration, transport: http, timeout: timeout)
+    }
+
+    init(configuration: AuthConfiguration, transport: any TokenTransport, timeout: Double? = nil) {
         self.configuration = configuration
-        self.http = http
+        self.transport = transport
         self.timeout = timeout ?? configuration.requestTimeout ?? HTTPRequest.defaultTimeout
     }
 
@@ -110,8 +114,8 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             throw .badConfiguration(refusal)
         }
         do throws(HTTPFailure) {
-            return try await http.send("POST", request.url, headers: request.headers, body: request.body,
-                                       timeout: timeout.map { min($0, self.timeout) } ?? self.timeout)
+            return try await transport.post(request.url, headers: request.headers, body: request.body,
+                                            timeout: timeout.map { min($0, self.timeout) } ?? self.timeout)
         } catch .badURL {
             throw .badConfiguration("\(OAuth2Requests.printable(request.url)) is not an http(s) URL")
         } catch {

@@ -36,6 +36,14 @@ extension CLIError {
     }
 }
 
+extension AuthError {
+    /// What a command throws for a session's failure: one of the store as
+    /// the group error it is (told and coded as every command tells it).
+    var thrown: any Error {
+        if case .store(let error) = self { error } else { self }
+    }
+}
+
 extension AuthConfiguration.Style: ExpressibleByArgument {}
 
 struct Login: ParsableCommand {
@@ -214,8 +222,8 @@ struct Login: ParsableCommand {
             throw CLIError.badInput("no password on standard input: pipe it in, as in printf '%s\\n' \"$PASSWORD\" | tether login ...")
         }
         let directory = try group.open()
-        let store = try CredentialStore(group: directory)
-        let location = try secretLocation(store)
+        let session = try AuthSession(group: directory)
+        let location = try secretLocation(session.store)
         let login = self
         let (configuration, user, client) = try runAsync { http async throws -> (AuthConfiguration, TokenSet?, TokenSet?) in
             let configuration = try await login.configuration(secret: secret, http: http)
@@ -242,44 +250,16 @@ struct Login: ParsableCommand {
                 throw CLIError(error)
             }
         }
-        // Under the refresh lock, so a login never interleaves with a refresh.
-        let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
-        defer { lock.release() }
-        // Who the user is (server and subject); nil: not known, so treated
-        // as someone else, and remembered as unknown.
-        let identity = user.map { configuration.userIdentity(of: $0) ?? Self.unknownUser }
-        if let identity {
-            let snapshot = try store.snapshot()
-            let stored = snapshot.tokens(.user)
-            let previous = snapshot.values[Self.lastUserKey]?.stringValue
-                ?? stored.map { snapshot.configuration?.userIdentity(of: $0) ?? Self.unknownUser }
-            if let previous, previous != identity || identity == Self.unknownUser {
-                // Another user: the previous one's session ends everywhere
-                // first, then their user-scoped data goes, then the new session.
-                try store.shared.update { _ = $0.removeValue(forKey: TokenKind.user.rawValue) }
-                if let keyring = store.keyring(snapshot) { Self.clearing(keyring, .userRefreshToken) }
-                let cleared = try UserScopedData(group: directory).clear()
-                output("another user than before: removed \(cleared.keys.count) user-scoped key(s) and \(cleared.files.count) shared file(s)")
-                CommandLog.logger.event(.authUserChanged, level: .notice, "another user logged in; the previous one's data is removed",
-                                        ["removedKeys": .number(cleared.keys.count), "removedFiles": .number(cleared.files.count)])
-            }
+        // Saved under the refresh lock; another user's login first ends the previous one's session.
+        let saved: AuthSession.SavedLogin
+        do {
+            saved = try session.saveLogin(configuration, user: user, client: client, in: location)
+        } catch {
+            if let change = error.userChange { Self.tell(change) }
+            throw error.error.thrown
         }
-        // A client token of the same server and client is kept (with its
-        // secret, from wherever it was); another's could not be renewed here.
-        let before = try store.snapshot()
-        let sameClient = before.configuration.map { ($0.style, $0.tokenURL, $0.clientID)
-            == (configuration.style, configuration.tokenURL, configuration.clientID) } ?? false
-        let kept = client == nil && sameClient ? try before.tokens(.client).map { set throws(AuthError) in
-            try store.withRefreshToken(set, as: .client, configuration: before.configuration)
-        } : nil
-        let leftover = try store.saveLogin(configuration, user: user, client: client ?? kept, in: location) { values in
-            // Kept at logout, so a later login by someone else still clears.
-            if let identity { values[Self.lastUserKey] = .string(identity) }
-        }
-        if let leftover {
-            printError("warning: the keyring still holds this group's previous secrets (\(leftover.error)); "
-                       + "remove them with: secret-tool clear group \(leftover.group)")
-        }
+        if let change = saved.userChange { Self.tell(change) }
+        if let leftover = saved.leftover { printError("warning: \(leftover)") }
         let set = user ?? client
         let validity = set?.expiresAt.map { " (access token valid for \(Int(min(max(0, $0 - Date().timeIntervalSince1970), 1e12).rounded())) s)" } ?? ""
         if let user {
@@ -289,16 +269,14 @@ struct Login: ParsableCommand {
         }
     }
 
-    /// Removes the group's `secret` items from the keyring; a failure is a
-    /// warning (the session they belonged to has ended here already).
-    static func clearing(_ keyring: Keyring, _ secret: Keyring.Secret) {
-        do { try keyring.clear(secret) } catch {
-            printError("warning: the keyring still holds an old \(secret.rawValue) of this group (\(error)); 'tether logout' removes it")
-        }
+    /// Another user than before: the previous one's session ended
+    /// everywhere, then their user-scoped data went.
+    private static func tell(_ change: AuthSession.UserChange) {
+        if let leftover = change.leftover { printError("warning: \(leftover)") }
+        output("another user than before: removed \(change.removedKeys.count) user-scoped key(s) and \(change.removedFiles.count) shared file(s)")
+        CommandLog.logger.event(.authUserChanged, level: .notice, "another user logged in; the previous one's data is removed",
+                                ["removedKeys": .number(change.removedKeys.count), "removedFiles": .number(change.removedFiles.count)])
     }
-
-    static let lastUserKey = "lastUser"
-    static let unknownUser = "unknown"
 
     /// The options, with what `--issuer` discovery found where no URL was given.
     private func configuration(secret: String?, http: HTTPClient) async throws -> AuthConfiguration {

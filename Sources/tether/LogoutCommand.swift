@@ -33,46 +33,30 @@ struct Logout: ParsableCommand {
 
     func run() throws {
         let directory = try group.open()
-        let store = try CredentialStore(group: directory)
+        let session = try AuthSession(group: directory)
         // Bad usage ends nothing: the transport rule is checked before the
         // session is touched. Allowed at login counts (it is stored).
         if let revokeURL {
-            let allowedAtLogin = try store.snapshot().configuration?.allowsInsecureHTTP ?? false
+            let allowedAtLogin = try session.store.snapshot().configuration?.allowsInsecureHTTP ?? false
             if let refusal = TokenEndpoint.transportRefusal(revokeURL, allowsInsecureHTTP: insecureHTTP || allowedAtLogin) {
                 throw CLIError.badInput(refusal)
             }
         }
         // The local session ends first, under the refresh lock; the server is asked after, without it.
-        let lock = try ExclusiveLock.acquire(path: try directory.preparedRefreshLockPath())
-        let before = try store.snapshot()
-        // A keyring's refresh token and client secret, read for the revocation
-        // before they go (a locked keyring: the access token is revoked instead).
-        let secrets = before.tokens(.user).flatMap { try? store.withRefreshToken($0, as: .user, configuration: before.configuration) }
-        let (removed, stored) = try store.shared.update { values in
-            (TokenSet(values.removeValue(forKey: TokenKind.user.rawValue)), AuthConfiguration(values["configuration"]))
-        }
-        if let keyring = store.keyring(before) { Login.clearing(keyring, .userRefreshToken) }
-        lock.release()
-
-        let state = try store.snapshot().state
-        output(removed != nil ? "logged out: \(state.rawValue)" : "no user was logged in: \(state.rawValue)")
-        if removed != nil {
+        let loggedOut: AuthSession.LoggedOut
+        do { loggedOut = try session.logout(revokingAt: revokeURL, allowingInsecureHTTP: insecureHTTP) } catch { throw error.thrown }
+        if let leftover = loggedOut.leftover { printError("warning: \(leftover)") }
+        let state = loggedOut.state.rawValue
+        output(loggedOut.endedUser ? "logged out: \(state)" : "no user was logged in: \(state)")
+        if loggedOut.endedUser {
             CommandLog.logger.event(.authSessionEnded, level: .notice, "logged out",
                                     ["kind": "user", "reason": "logout"])
         }
-        guard let removed, let stored, let url = revokeURL ?? stored.revokeURL else { return }
-        // A keyring's client secret, for the revocation's client authentication.
-        var configuration = (try? store.withClientSecret(stored)) ?? stored
-        // For this revocation only: the stored configuration keeps what login allowed.
-        if insecureHTTP { configuration.allowsInsecureHTTP = true }
-        let refreshToken = removed.refreshToken ?? (secrets?.refreshIdentity == removed.refreshIdentity ? secrets?.refreshToken : nil)
-        let (token, hint) = refreshToken.map { ($0, "refresh_token") } ?? (removed.accessToken, "access_token")
+        guard let revocation = loggedOut.revocation else { return }
         let timeout = revokeTimeout.value
-        let revoking = configuration
         let outcome = try runAsync { http async -> TokenEndpointError? in
-            let endpoint = TokenEndpoint(configuration: revoking, http: http)
             do throws(TokenEndpointError) {
-                try await endpoint.revoke(token, hint: hint, at: url, timeout: timeout)
+                try await session.revoke(revocation, timeout: timeout, http: http)
                 return nil
             } catch {
                 return error
@@ -81,7 +65,8 @@ struct Logout: ParsableCommand {
         if let outcome {
             printError("warning: the server did not confirm the revocation (\(outcome)); the session ended here anyway")
         } else {
-            output("revoked the \(hint == "refresh_token" ? "refresh" : "access") token at \(URLOrigin(url)?.description ?? url)")
+            let url = revocation.url
+            output("revoked the \(revocation.hint == "refresh_token" ? "refresh" : "access") token at \(URLOrigin(url)?.description ?? url)")
         }
     }
 }
