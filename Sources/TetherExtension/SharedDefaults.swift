@@ -13,6 +13,7 @@ public struct SharedDefaults: Sendable {
         get throws(ExtensionError) { try value(forKey: key) }
     }
 
+    /// The value for `key`, nil when it has none (the subscript's long form).
     public func value(forKey key: String) throws(ExtensionError) -> JSONValue? {
         do { return try store.value(forKey: key) } catch { throw .environment(error.description) }
     }

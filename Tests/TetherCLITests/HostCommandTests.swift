@@ -229,15 +229,3 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         #expect(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("READY=1"))
     }
 }
-
-extension TestProcess {
-    /// Reads lines until one starts with `prefix`; returns all lines read.
-    func expectLineStarting(_ prefix: String, containing text: String = "", timeout: Double = 10) throws -> [String] {
-        var seen: [String] = []
-        while let line = try readLine(timeout: timeout) {
-            seen.append(line)
-            if line.hasPrefix(prefix) && (text.isEmpty || line.contains(text)) { return seen }
-        }
-        throw TestTimeout(what: "a line starting '\(prefix)' containing '\(text)' (saw \(seen))")
-    }
-}

@@ -133,12 +133,31 @@ public final class TestProcess: @unchecked Sendable {
     /// Reads lines until one equals `expected`.
     @discardableResult
     public func expectLine(_ expected: String, timeout: Double = 10) throws -> [String] {
-        var seen: [String] = []
-        while let line = try readLine(timeout: timeout) {
-            seen.append(line)
-            if line == expected { return seen }
+        try expect("line '\(expected)'", timeout: timeout) { $0 == expected }
+    }
+
+    /// Reads lines until one starts with `prefix` (and contains `text`);
+    /// returns all lines read.
+    @discardableResult
+    public func expectLineStarting(_ prefix: String, containing text: String = "", timeout: Double = 10) throws -> [String] {
+        try expect("a line starting '\(prefix)' containing '\(text)'", timeout: timeout) {
+            $0.hasPrefix(prefix) && (text.isEmpty || $0.contains(text))
         }
-        throw TestTimeout(what: "line '\(expected)' from \(name) (saw \(seen))")
+    }
+
+    /// Reads lines until one `matches`; a timeout or the end of output
+    /// says what was awaited and every line seen meanwhile.
+    private func expect(_ what: String, timeout: Double, matches: (String) -> Bool) throws -> [String] {
+        var seen: [String] = []
+        do {
+            while let line = try readLine(timeout: timeout) {
+                seen.append(line)
+                if matches(line) { return seen }
+            }
+        } catch let timeout as TestTimeout {
+            throw TestTimeout(what: "\(what) from \(name) (saw \(seen); \(timeout.what))")
+        }
+        throw TestTimeout(what: "\(what) from \(name) before its output ended (saw \(seen))")
     }
 
     public func writeStdin(_ text: String) {
