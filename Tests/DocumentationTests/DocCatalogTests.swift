@@ -11,24 +11,14 @@ import TetherTestSupport
 
     @Test func theExtensionCatalogBuildsAndEveryPublicSymbolIsDocumented() throws {
         let work = try TemporaryDirectory("tether-docc")
-        let graphs = work.path + "/symbols"
-        try FileManager.default.createDirectory(atPath: graphs, withIntermediateDirectories: true)
-        let extract = try runCommand("/usr/bin/env", ["swift", "symbolgraph-extract", "-module-name", "TetherExtension",
-                                                      "-I", Self.binaries + "/Modules", "-output-dir", graphs,
-                                                      "-minimum-access-level", "public"] + Self.moduleMaps(), timeout: 120)
-        #expect(extract.status == 0, "\(extract.stderr)")
-
-        let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: graphs + "/TetherExtension.symbols.json")))
-        let symbols = ((graph as? [String: Any])?["symbols"] as? [[String: Any]]) ?? []
-        #expect(symbols.count > 50)
-        // Those the compiler made (no source location) have nothing to say.
-        let undocumented = symbols.filter { $0["docComment"] == nil && $0["location"] != nil }
-            .map { (($0["pathComponents"] as? [String]) ?? []).joined(separator: ".") }
+        let graph = try SymbolGraph.extract("TetherExtension", into: work)
+        #expect(graph.declared.count > 50)
+        let undocumented = graph.declared.filter { !$0.documented }.map(\.path)
         #expect(undocumented.isEmpty, "undocumented: \(undocumented.sorted())")
 
         let convert = try runCommand("/usr/bin/env", ["docc", "convert",
                                                       Self.repository + "/Sources/TetherExtension/TetherExtension.docc",
-                                                      "--additional-symbol-graph-dir", graphs, "--output-path", work.path + "/out",
+                                                      "--additional-symbol-graph-dir", graph.directory, "--output-path", work.path + "/out",
                                                       "--fallback-display-name", "TetherExtension",
                                                       "--fallback-bundle-identifier", "tether.TetherExtension",
                                                       "--warnings-as-errors"], timeout: 120)
