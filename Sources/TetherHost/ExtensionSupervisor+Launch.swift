@@ -12,8 +12,23 @@ import TetherSandbox
 /// Spawning a launch: confined, in a process group (and cgroup) of its
 /// own, holding the instance lock; a resource shortage is retried, not failed.
 extension ExtensionSupervisor {
-    func spawn() {
-        state = .starting
+    /// Takes the instance lock and spawns a launch; the outcome, for the lifecycle.
+    func launch() -> Lifecycle.Event {
+        let lock: LivenessLock?
+        do {
+            lock = try LivenessLock.tryAcquire(path: lockPath, label: "extension \(manifest.name)")
+        } catch {
+            if case .system(_, _, let errno) = error, Self.isResourceShortage(errno) {
+                return .launchFailed(.shortage("cannot take its instance lock: \(error)"))
+            }
+            return .launchFailed(.broken("cannot take its instance lock: \(error)"))
+        }
+        guard let lock else { return .heldElsewhere }
+        if let note = lock.displacementNote { logger.warning("\(note)") }
+        return spawn(holding: lock)
+    }
+
+    private func spawn(holding lock: LivenessLock) -> Lifecycle.Event {
         // A session of its own: one signal to the group reaches everything
         // the extension started, and a terminal's Ctrl-C reaches the host only.
         // SIGTERM from the kernel when the host dies, even by kill -9 (the
@@ -27,87 +42,66 @@ extension ExtensionSupervisor {
         do {
             (confinement, temporary) = try sandbox.prepare(manifest)
         } catch {
-            releaseInstance()
+            lock.release()
             if case .noTemporaryDirectory(let cause) = error, Self.isResourceShortage(cause) {
-                return retryLater("\(error)")
+                return .launchFailed(.shortage("\(error)"))
             }
             if case .missing = error {
                 // As if it had exited with 3: it cannot run as configured here.
                 lastExit = ExtensionExit(status: .exited(3), intended: nil, memoryLimitMiB: manifest.memoryLimitMiB)
             }
-            return failNow("\(error)")
+            return .launchFailed(.broken("\(error)"))
         }
         sandboxReport = confinement.report
+        func failed(_ reason: String, _ error: Errno) -> Lifecycle.Event {
+            lock.release()
+            sandbox.removeTemporaryDirectory(temporary)
+            if let unused = confinement.cgroup { sandbox.retire(unused) }
+            return .launchFailed(Self.isResourceShortage(error) ? .shortage("\(reason): \(error)") : .broken("\(reason): \(error)"))
+        }
         let link: (host: Int32, child: Int32)
         do {
             link = try LaunchLink.pair()
         } catch {
-            releaseInstance()
-            sandbox.removeTemporaryDirectory(temporary)
-            if let unused = confinement.cgroup { sandbox.retire(unused) }
-            return Self.isResourceShortage(error) ? retryLater("cannot make its link: \(error)")
-                : failNow("cannot make its link: \(error)")
+            return failed("cannot make its link", error)
         }
         let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
                                      environment: environment + ["TMPDIR=\(temporary)"], stdin: .ignore,
                                      stdout: .pipe, stderr: .pipe, detached: true, parentDeathSignal: SIGTERM,
                                      descriptorSoftLimit: DescriptorLimit.childSoftLimit,
                                      confinement: confinement.spawnConfinement, passedDescriptor: link.child)
-        do throws(Errno) {
-            // Owns the ruleset, which the child has applied by the time spawn returns.
-            defer {
-                withExtendedLifetime(confinement) {}
-                confinement.cgroup?.closeProcs()
-                close(link.child)
-            }
-            let process: ChildProcess
-            do throws(Errno) {
-                process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
-            } catch {
-                close(link.host)
-                throw error
-            }
-            if let onLink { onLink(link.host, process.pid) } else { close(link.host) }
-            temporaryDirectory = temporary
-            diskUsage = sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() }
-            cgroup = confinement.cgroup
-            self.process = process
-            group = process.pid
-            reaper.guardGroup(group)
-            startedAt = loop.now
-            ending = nil
-            state = .running
-            metrics.extensionLaunched(manifest.name)
-            logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",
-                         ["pid": .number(process.pid), "role": .string(manifest.role.rawValue),
-                          "restarts": .number(restarts)])
-            // The idle clock starts at its hello (the host's noteActivity):
-            // a slow start is not idleness.
-            resourceBackoff = CrashLoopDetector.schedule
-            forward(process.stdout, stream: "stdout", level: .info)
-            forward(process.stderr, stream: "stderr", level: .error)
-        } catch {
-            releaseInstance()
-            sandbox.removeTemporaryDirectory(temporary)
-            if let unused = confinement.cgroup { sandbox.retire(unused) }
-            if Self.isResourceShortage(error) {
-                return retryLater("cannot start \(manifest.executable): \(error)")
-            }
-            failNow("cannot start \(manifest.executable): \(error)")
+        // Owns the ruleset, which the child has applied by the time spawn returns.
+        defer {
+            withExtendedLifetime(confinement) {}
+            confinement.cgroup?.closeProcs()
+            close(link.child)
         }
+        let process: ChildProcess
+        do throws(Errno) {
+            process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
+        } catch {
+            close(link.host)
+            return failed("cannot start \(manifest.executable)", error)
+        }
+        if let onNotice { onNotice(.link(descriptor: link.host, pid: process.pid)) } else { close(link.host) }
+        let launch = ExtensionLaunch(
+            process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,
+            diskUsage: sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() },
+            instanceLock: lock, startedAt: loop.now)
+        reaper.guardGroup(launch.group)
+        metrics.extensionLaunched(manifest.name)
+        logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",
+                     ["pid": .number(process.pid), "role": .string(manifest.role.rawValue),
+                      "restarts": .number(restarts)])
+        // The idle clock starts at its hello (the host's noteActivity):
+        // a slow start is not idleness.
+        forward(process.stdout, stream: "stdout", level: .info)
+        forward(process.stderr, stream: "stderr", level: .error)
+        return .launched(launch)
     }
 
     static func isResourceShortage(_ error: Errno) -> Bool {
         [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .resourceTemporarilyUnavailable, .noMemory,
          .noSpace].contains(error)
-    }
-
-    /// A resource ran out (EMFILE, EAGAIN, ENOMEM): not the extension's fault,
-    /// so it is not a failure. Try again later, on a backoff of its own.
-    func retryLater(_ reason: String) {
-        let delay = resourceBackoff.next()
-        state = .waiting
-        logger.warning("extension '\(manifest.name)' \(reason); retrying in \(delay) ms")
-        scheduleStart(after: delay, countsAsRestart: false)
     }
 }

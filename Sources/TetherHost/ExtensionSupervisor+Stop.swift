@@ -16,12 +16,13 @@ extension ExtensionSupervisor {
     /// (never spawned as one), the main process alone. Its cgroup's
     /// processes too: SIGKILL by `cgroup.kill`, the whole tree at once.
     func signal(_ signal: Int32) {
-        if group > 0 {
-            _ = kill(-group, signal)
+        guard let launch = lifecycle.launch else { return }
+        if launch.group > 0 {
+            _ = kill(-launch.group, signal)
         } else {
-            try? process?.signal(signal)
+            try? launch.process.signal(signal)
         }
-        if signal == SIGKILL { cgroup?.kill() } else { cgroup?.signalAll(signal) }
+        if signal == SIGKILL { launch.cgroup?.kill() } else { launch.cgroup?.signalAll(signal) }
     }
 
     /// The main process is gone; its group may not be. The group's id stays
@@ -32,16 +33,12 @@ extension ExtensionSupervisor {
     /// it adopted), or a moment after the SIGKILL if one cannot die
     /// (uninterruptible sleep), the cgroup is removed, then the TMPDIR, and
     /// then `whenGone` runs.
-    func endLeftovers(whenGone: (() -> Void)? = nil) {
-        let leftovers = group
-        group = 0
-        let cgroup = self.cgroup
-        self.cgroup = nil
+    func endLeftovers(of launch: ExtensionLaunch, whenGone: (() -> Void)? = nil) {
+        let leftovers = launch.group
+        let cgroup = launch.cgroup
         // Its TMPDIR goes once nothing of it can write there any more.
-        let temporary = temporaryDirectory
-        temporaryDirectory = nil
-        sandbox.unwatchDisk(diskUsage)
-        diskUsage = nil
+        let temporary: String? = launch.temporaryDirectory
+        sandbox.unwatchDisk(launch.diskUsage)
         leftoversPending += 1
         if leftovers > 0 { leftoverGroups.insert(leftovers) }
         let gone = { [weak self] in
@@ -92,31 +89,9 @@ extension ExtensionSupervisor {
         }
     }
 
-    func fail(_ reason: String) {
-        state = .failed
-        var metadata: Logger.Metadata = ["reason": .string(reason), "restarts": .number(restarts)]
-        if let lastExit { metadata["lastExit"] = .string(lastExit.reason.rawValue) }
-        logger.event(.extensionFailed, level: .error, "extension '\(manifest.name)' failed: \(reason)", metadata)
-    }
-
-    /// A failure outside an exit (the lock, the spawn): waiters hear now.
-    func failNow(_ reason: String) {
-        fail(reason)
-        onGone?(false)
-    }
-
-    func releaseInstance() {
-        instanceLock?.release()
-        instanceLock = nil
-    }
-
     /// SIGTERM to its whole process group, then SIGKILL after the grace;
     /// `completion` once it is gone.
     func stop(completion: @escaping () -> Void) {
-        restartTimer?.close()
-        restartTimer = nil
-        externalWatcher?.close()
-        externalWatcher = nil
         // Paused output would keep a dying extension blocked on its pipe, and
         // a paused pipe must still be read to its end.
         resumeTimer?.close()
@@ -124,21 +99,13 @@ extension ExtensionSupervisor {
         resume()
         idleTimer?.close()
         idleTimer = nil
-        relaunchAfterExit = false
-        guard let process, process.exitStatus == nil else {
-            ender.cancel()
-            if state != .failed { state = isOnDemand ? .idle : .stopped }
-            onGone?(false)
+        guard hasProcess else {
+            handle(.stop)
             // An ended launch still being cleared: answered once it is.
             guard leftoversPending == 0 else { return afterLeftovers.append(completion) }
             return completion()
         }
         stopping.append(completion)
-        // Already on its way out for a stop: wait with the others.
-        guard stopping.count == 1 || ending != .stopped else { return }
-        ending = .stopped
-        state = .stopping
-        // An idle end's pending SIGTERM included: a stop starts its own.
-        ender.begin(grace: graceMilliseconds) { [weak self] in self?.signal($0) }
+        handle(.stop)
     }
 }

@@ -244,7 +244,29 @@ extension Host {
         nextWaiterID += 1
         let id = nextWaiterID
         helloWaiters[name, default: []].append((id, answer))
-        return { [weak self] in self?.helloWaiters[name]?.removeAll { $0.id == id } }
+        supervisor(named: name)?.waitingForHello += 1
+        return { [weak self] in
+            guard let self, let index = self.helloWaiters[name]?.firstIndex(where: { $0.id == id }) else { return }
+            self.helloWaiters[name]?.remove(at: index)
+            self.supervisor(named: name)?.waitingForHello -= 1
+        }
+    }
+
+    /// What a supervisor tells: a launch's link to adopt, an idle end to
+    /// announce, a launch gone (what is left of it speaks no more).
+    func supervisor(_ supervisor: ExtensionSupervisor, told notice: SupervisorNotice) {
+        let name = supervisor.manifest.name
+        switch notice {
+        case .link(let descriptor, let pid):
+            adoptLink(descriptor, pid: pid, of: name)
+        case .willTerminate:
+            // Version 1 knows no such notice; SIGTERM tells it.
+            guard let entry = attachedEntry(named: name), entry.protocolVersion >= 2 else { return }
+            entry.connection.notify(HostNotification.willTerminate, ["reason": "idle"])
+        case .gone(let relaunching):
+            closeLinks(of: name)
+            if !relaunching { answerHelloWaiters(name, with: nil) }
+        }
     }
 
     /// Not on its way out: an instance being ended takes no new work (the
@@ -255,6 +277,7 @@ extension Host {
 
     func answerHelloWaiters(_ name: String, with entry: AttachedExtension?) {
         guard let waiters = helloWaiters.removeValue(forKey: name) else { return }
+        supervisor(named: name)?.waitingForHello -= waiters.count
         for waiter in waiters { waiter.answer(entry) }
     }
 }

@@ -22,7 +22,7 @@ extension Host {
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
         }
         guard !shuttingDown, supervisor.demand(explicitly: true) else {
-            return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.rawValue)")))
+            return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.name)")))
         }
         let timer = LoopTimer(loop: loop)
         var answered = false
@@ -32,7 +32,7 @@ extension Host {
             timer.close()
             var result = supervisor.statusJSON.merging(["attached": .bool(entry != nil)])
             if let entry { result = result.merging(["pid": .integer(entry.pid)]) }
-            if entry == nil, supervisor.state == .failed {
+            if entry == nil, supervisor.state.isFailed {
                 return respond(.failure(.refused("extension '\(name)' failed to start; see the host's log")))
             }
             respond(.success(result))
@@ -61,7 +61,7 @@ extension Host {
         let wasRunning = supervisor.hasProcess
         supervisor.stop {
             respond(.success(["name": .string(name), "stopped": .bool(wasRunning),
-                              "state": .string(supervisor.state.rawValue)]))
+                              "state": .string(supervisor.state.name)]))
         }
     }
 
@@ -70,7 +70,7 @@ extension Host {
         var launched: [String] = []
         guard !shuttingDown else { return [] }
         for supervisor in supervisors where supervisor.manifest.role == .widget && supervisor.isOnDemand
-            && (supervisor.state == .idle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
+            && (supervisor.state.isIdle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
             if supervisor.demand() { launched.append(supervisor.manifest.name) }
         }
         return launched

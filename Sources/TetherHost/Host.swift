@@ -216,21 +216,8 @@ public final class Host: @unchecked Sendable {
             supervisorsByName[manifest.name] = supervisor
             if manifest.role == .keyboard, !manifest.openAccess { readOnlyKeyboards.append(supervisor) }
             if manifest.role == .notification { notificationSupervisors.append(supervisor) }
-            supervisor.onWillTerminate = { [unowned self, unowned supervisor] in
-                // Version 1 knows no such notice; SIGTERM tells it.
-                guard let entry = self.attachedEntry(named: supervisor.manifest.name), entry.protocolVersion >= 2 else { return }
-                entry.connection.notify(HostNotification.willTerminate, ["reason": "idle"])
-            }
-            supervisor.hasWaiters = { [unowned self, unowned supervisor] in
-                self.helloWaiters[supervisor.manifest.name]?.isEmpty == false
-            }
-            supervisor.onGone = { [unowned self, unowned supervisor] relaunching in
-                // What is left of that launch speaks no more.
-                self.closeLinks(of: supervisor.manifest.name)
-                if !relaunching { self.answerHelloWaiters(supervisor.manifest.name, with: nil) }
-            }
-            supervisor.onLink = { [unowned self, unowned supervisor] descriptor, pid in
-                self.adoptLink(descriptor, pid: pid, of: supervisor.manifest.name)
+            supervisor.onNotice = { [unowned self, unowned supervisor] notice in
+                self.supervisor(supervisor, told: notice)
             }
         }
         // The extensions begin on the loop's next turn: whoever started the

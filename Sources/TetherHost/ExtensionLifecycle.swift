@@ -1,0 +1,316 @@
+import TetherLoop
+import TetherManifest
+
+/// One extension's lifecycle as a state machine: each event gives a new
+/// state and the actions for the supervisor to carry out, decided here
+/// without processes, timers or files (unit-tested as such). A state
+/// carries what belongs to it: a launch (`Launch`: the supervisor's
+/// process, group, cgroup, TMPDIR and lock) while it runs or is ended,
+/// why it is being ended, whether work asked for a new one meanwhile.
+struct ExtensionLifecycle<Launch> {
+    enum State {
+        /// Not running and not to run by itself (or ended by a stop).
+        case stopped
+        /// On demand, resting until work arrives.
+        case idle
+        /// Its launch is being made (the lock, the spawn): until the outcome.
+        case starting
+        /// An instance the host did not start holds its lock: the host's
+        /// own runs once it ends (on demand: rests until asked).
+        case external
+        /// A start is scheduled: a restart after a crash, or a retry after
+        /// a shortage of descriptors, processes or memory.
+        case waiting
+        /// `ending`: killed on the host's verdict (disk, watchdog), its exit due.
+        case running(Launch, ending: ExtensionExit.Reason?)
+        /// Being ended for `reason` (idle, stopped; or a verdict that came
+        /// meanwhile); `relaunch`: work arrived, launch again once it is gone.
+        case stopping(Launch, reason: ExtensionExit.Reason, relaunch: Bool)
+        /// It will not run again unless asked explicitly.
+        case failed
+
+        var isFailed: Bool { if case .failed = self { true } else { false } }
+        var isIdle: Bool { if case .idle = self { true } else { false } }
+
+        /// The name `status` shows.
+        var name: String {
+            switch self {
+            case .stopped: "stopped"
+            case .idle: "idle"
+            case .starting: "starting"
+            case .external: "external"
+            case .waiting: "waiting"
+            case .running: "running"
+            case .stopping: "stopping"
+            case .failed: "failed"
+            }
+        }
+    }
+
+    enum Event {
+        /// The host starts: run it, or rest until asked if on demand.
+        case begin
+        /// Work for it (a push, a reload, `extension start`); `explicitly`:
+        /// the user asked, which starts a failed or stopped one afresh.
+        case demand(explicitly: Bool)
+        /// The outcome of `.launch`.
+        case launched(Launch)
+        case launchFailed(LaunchFailure)
+        case heldElsewhere
+        /// The instance started by hand ended.
+        case externalEnded
+        /// A scheduled start is due.
+        case startDue
+        /// No work for its idle timeout.
+        case idleTimedOut
+        /// The host's verdicts: past its disk limit, or unresponsive.
+        case overDiskLimit
+        case unresponsive
+        /// `extension stop`, or the host stopping.
+        case stop
+        /// Its main process ended, after `ranFor` milliseconds.
+        case exited(ExtensionExit, ranFor: UInt64)
+    }
+
+    enum LaunchFailure {
+        /// Descriptors, processes, memory or space ran out: not its fault.
+        case shortage(String)
+        /// It cannot run as configured (or its lock cannot be taken).
+        case broken(String)
+    }
+
+    enum Action {
+        /// Take its instance lock and spawn it; report `.launched`,
+        /// `.launchFailed` or `.heldElsewhere`.
+        case launch
+        /// Watch the lock of the instance started by hand; `.externalEnded` when free.
+        case watchExternal
+        /// `.startDue` after `milliseconds`; a restart is counted and told.
+        case scheduleStart(afterMilliseconds: UInt64, restart: Bool)
+        /// Give up a scheduled start and the external watch.
+        case cancelWaits
+        /// The idle notice to the extension (`extension.willTerminate`).
+        case noticeIdleEnd
+        /// SIGTERM, the grace, SIGKILL, to its whole tree; after the idle
+        /// notice, SIGTERM comes a moment later.
+        case beginEnding(afterNotice: Bool)
+        case cancelEnding
+        /// SIGKILL to its whole tree now, on the host's verdict.
+        case kill(ExtensionExit.Reason)
+        /// After its exit: its leftovers, cgroup, TMPDIR and lock go.
+        case endLaunch(Launch)
+        /// The exit, told once, with what comes next where that adds to it.
+        case tellExit(ExtensionExit, ExitNote, ranFor: UInt64)
+        /// A retry after a shortage, with its delay.
+        case tellRetry(String, afterMilliseconds: UInt64)
+        /// Marked failed, for `reason`.
+        case fail(String)
+        /// Whatever waits for its hello: it comes (`relaunching`) or not.
+        case gone(relaunching: Bool)
+    }
+
+    enum ExitNote: Equatable {
+        case plain
+        case endedIdle
+        case restarting(afterMilliseconds: UInt64)
+    }
+
+    let onDemand: Bool
+    let restart: ExtensionManifest.RestartPolicy
+    let noRestartExitCodes: [Int32]
+    private(set) var state: State = .stopped
+    private var crashes = CrashLoopDetector()
+    /// Retries after shortages, on a schedule of their own.
+    private var shortages = CrashLoopDetector.schedule
+
+    init(onDemand: Bool, restart: ExtensionManifest.RestartPolicy, noRestartExitCodes: [Int32]) {
+        self.onDemand = onDemand
+        self.restart = restart
+        self.noRestartExitCodes = noRestartExitCodes
+    }
+
+    /// The launch running or being ended.
+    var launch: Launch? {
+        switch state {
+        case .running(let launch, _), .stopping(let launch, _, _): launch
+        default: nil
+        }
+    }
+
+    /// Why the host is ending its launch, if it is.
+    var ending: ExtensionExit.Reason? {
+        switch state {
+        case .running(_, let ending): ending
+        case .stopping(_, let reason, _): reason
+        default: nil
+        }
+    }
+
+    /// Where a stop leaves it: resting if on demand, else stopped.
+    private var rest: State { onDemand ? .idle : .stopped }
+
+    // MARK: - Transitions
+
+    mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .begin:
+            guard case .stopped = state else { return [] }
+            if onDemand {
+                state = .idle
+                return []
+            }
+            return startNow()
+        case .demand(let explicitly):
+            return demand(explicitly: explicitly)
+        case .launched(let launch):
+            state = .running(launch, ending: nil)
+            shortages = CrashLoopDetector.schedule
+            return []
+        case .launchFailed(.shortage(let reason)):
+            let delay = shortages.next()
+            state = .waiting
+            return [.tellRetry(reason, afterMilliseconds: delay), .scheduleStart(afterMilliseconds: delay, restart: false)]
+        case .launchFailed(.broken(let reason)):
+            state = .failed
+            return [.fail(reason), .gone(relaunching: false)]
+        case .heldElsewhere:
+            state = .external
+            return [.watchExternal]
+        case .externalEnded:
+            guard case .external = state else { return [] }
+            guard onDemand else { return startNow() }
+            // Its work went to the other instance; rest until asked.
+            state = .idle
+            return [.gone(relaunching: false)]
+        case .startDue:
+            guard case .waiting = state else { return [] }
+            return startNow()
+        case .idleTimedOut:
+            guard case .running(let launch, nil) = state else { return [] }
+            state = .stopping(launch, reason: .idle, relaunch: false)
+            return [.noticeIdleEnd, .beginEnding(afterNotice: true)]
+        case .overDiskLimit:
+            return verdict(.disk)
+        case .unresponsive:
+            return verdict(.unresponsive)
+        case .stop:
+            return stop()
+        case .exited(let exit, let ranFor):
+            return exited(exit, ranFor: ranFor)
+        }
+    }
+
+    private mutating func startNow() -> [Action] {
+        state = .starting
+        return [.launch]
+    }
+
+    private mutating func demand(explicitly: Bool) -> [Action] {
+        switch state {
+        case .running, .starting, .external:
+            return []
+        case .stopping(let launch, let reason, let relaunch):
+            // On its way out for idleness: let it go, then launch anew.
+            state = .stopping(launch, reason: reason, relaunch: relaunch || reason == .idle || explicitly)
+            return []
+        case .waiting:
+            return explicitly ? [.cancelWaits] + startNow() : []
+        case .idle:
+            return startNow()
+        case .stopped, .failed:
+            guard explicitly else { return [] }
+            crashes = CrashLoopDetector()
+            return startNow()
+        }
+    }
+
+    /// Killed on the host's verdict, unless it is being stopped already.
+    private mutating func verdict(_ reason: ExtensionExit.Reason) -> [Action] {
+        switch state {
+        case .running(let launch, nil):
+            state = .running(launch, ending: reason)
+        case .stopping(let launch, .idle, let relaunch):
+            state = .stopping(launch, reason: reason, relaunch: relaunch)
+        default:
+            return []
+        }
+        return [.kill(reason)]
+    }
+
+    private mutating func stop() -> [Action] {
+        switch state {
+        case .running(let launch, _):
+            state = .stopping(launch, reason: .stopped, relaunch: false)
+            return [.cancelWaits, .beginEnding(afterNotice: false)]
+        case .stopping(let launch, let reason, _):
+            state = .stopping(launch, reason: .stopped, relaunch: false)
+            // Already on its way out for a stop: it waits with the others.
+            // An idle end's pending SIGTERM included: a stop starts its own.
+            return reason == .stopped ? [] : [.cancelWaits, .beginEnding(afterNotice: false)]
+        case .failed:
+            return [.cancelWaits, .cancelEnding, .gone(relaunching: false)]
+        default:
+            state = rest
+            return [.cancelWaits, .cancelEnding, .gone(relaunching: false)]
+        }
+    }
+
+    private mutating func exited(_ exit: ExtensionExit, ranFor: UInt64) -> [Action] {
+        guard let launch else { return [] }
+        var relaunch = false
+        if case .stopping(_, _, let asked) = state { relaunch = asked }
+        // Whatever it left running goes with it; a restart starts from nothing.
+        var actions: [Action] = [.endLaunch(launch)]
+        if exit.reason == .stopped {
+            state = rest
+            return actions + [.tellExit(exit, .plain, ranFor: ranFor)] + relaunchIfAsked(relaunch)
+        }
+        if exit.reason == .idle {
+            state = .idle
+            crashes = CrashLoopDetector()  // it ran and did its work
+            return actions + [.tellExit(exit, .endedIdle, ranFor: ranFor)] + relaunchIfAsked(relaunch)
+        }
+        actions.append(.tellExit(exit, .plain, ranFor: ranFor))
+        if case .exited(let code) = exit.status, noRestartExitCodes.contains(code) {
+            state = .failed
+            return actions + [.fail("it exited with status \(code), which its manifest lists in noRestartExitCodes; "
+                                    + "not restarting it")] + relaunchIfAsked(relaunch)
+        }
+        let crashLoop = "\(exit.status) \(CrashLoopDetector.crashLoopLimit) times in a row, each within "
+            + "\(CrashLoopDetector.stableAfter / 1000) s of starting"
+        if onDemand {
+            // Launched for work; the next work launches it again. A crash
+            // loop still marks it failed.
+            if exit.status == .exited(0) { crashes = CrashLoopDetector() }  // it ran and ended well
+            if exit.status != .exited(0), crashes.delayAfterFailure(ranFor: ranFor) == nil {
+                state = .failed
+                return actions + [.fail(crashLoop + "; not launching it again")] + relaunchIfAsked(relaunch)
+            }
+            state = .idle
+            return actions + relaunchIfAsked(relaunch)
+        }
+        let wantsRestart = switch restart {
+        case .always: true
+        case .onFailure: exit.status != .exited(0)
+        case .never: false
+        }
+        guard wantsRestart else {
+            state = .stopped
+            return actions + relaunchIfAsked(relaunch)
+        }
+        guard let delay = crashes.delayAfterFailure(ranFor: ranFor) else {
+            state = .failed
+            return actions + [.fail(crashLoop + "; not restarting it")] + relaunchIfAsked(relaunch)
+        }
+        state = .waiting
+        actions[actions.count - 1] = .tellExit(exit, .restarting(afterMilliseconds: delay), ranFor: ranFor)
+        return actions + [.gone(relaunching: true), .scheduleStart(afterMilliseconds: delay, restart: true)]
+    }
+
+    /// After an exit: launch again if work arrived while it was ending;
+    /// else whatever waits for its hello hears that it will not come.
+    private mutating func relaunchIfAsked(_ relaunch: Bool) -> [Action] {
+        let again = relaunch && !state.isFailed
+        return [.gone(relaunching: again)] + (again ? startNow() : [])
+    }
+}

@@ -1,0 +1,169 @@
+import Testing
+import TetherLoop
+import TetherManifest
+@testable import TetherHost
+
+/// The lifecycle's decisions, without processes: a launch here is a number.
+@Suite struct ExtensionLifecycleTests {
+    typealias Lifecycle = ExtensionLifecycle<Int>
+
+    func exit(_ status: TerminationStatus, _ lifecycle: Lifecycle) -> Lifecycle.Event {
+        .exited(ExtensionExit(status: status, intended: lifecycle.ending, at: ""), ranFor: 50)
+    }
+
+    /// Kinds of actions, in order, for comparing.
+    func kinds(_ actions: [Lifecycle.Action]) -> [String] {
+        actions.map { action in
+            switch action {
+            case .launch: "launch"
+            case .watchExternal: "watchExternal"
+            case .scheduleStart(let delay, let restart): "scheduleStart(\(delay), restart: \(restart))"
+            case .cancelWaits: "cancelWaits"
+            case .noticeIdleEnd: "noticeIdleEnd"
+            case .beginEnding(let afterNotice): "beginEnding(afterNotice: \(afterNotice))"
+            case .cancelEnding: "cancelEnding"
+            case .kill(let reason): "kill(\(reason))"
+            case .endLaunch(let launch): "endLaunch(\(launch))"
+            case .tellExit(let exit, let note, _): "tellExit(\(exit.reason), \(note))"
+            case .tellRetry: "tellRetry"
+            case .fail: "fail"
+            case .gone(let relaunching): "gone(relaunching: \(relaunching))"
+            }
+        }
+    }
+
+    func running(onDemand: Bool = false, restart: ExtensionManifest.RestartPolicy = .onFailure,
+                 noRestart: [Int32] = []) -> Lifecycle {
+        var lifecycle = Lifecycle(onDemand: onDemand, restart: restart, noRestartExitCodes: noRestart)
+        _ = onDemand ? lifecycle.handle(.demand(explicitly: false)) : lifecycle.handle(.begin)
+        _ = lifecycle.handle(.launched(1))
+        return lifecycle
+    }
+
+    @Test func aServiceStartsAtBeginAndAnOnDemandOneRestsUntilAsked() {
+        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        #expect(kinds(service.handle(.begin)) == ["launch"])
+        #expect(service.state.name == "starting")
+        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [])
+        #expect(onDemand.handle(.begin).isEmpty)
+        #expect(onDemand.state.name == "idle")
+        #expect(kinds(onDemand.handle(.demand(explicitly: false))) == ["launch"])
+        _ = onDemand.handle(.launched(7))
+        #expect(onDemand.launch == 7)
+        #expect(onDemand.handle(.demand(explicitly: false)).isEmpty)
+    }
+
+    @Test func aCrashIsRestartedOnTheBackoffUntilTheCrashLoopLimit() {
+        var lifecycle = running()
+        var delays: [String] = []
+        for launch in 2...(CrashLoopDetector.crashLoopLimit + 1) {
+            let actions = kinds(lifecycle.handle(exit(.signaled(11), lifecycle)))
+            if lifecycle.state.isFailed {
+                #expect(actions == ["endLaunch(\(launch - 1))", "tellExit(crashed, plain)", "fail", "gone(relaunching: false)"])
+                break
+            }
+            #expect(lifecycle.state.name == "waiting")
+            delays.append(actions.last ?? "")
+            #expect(actions.contains("gone(relaunching: true)"))
+            #expect(kinds(lifecycle.handle(.startDue)) == ["launch"])
+            _ = lifecycle.handle(.launched(launch))
+        }
+        #expect(lifecycle.state.isFailed)
+        #expect(delays == ["scheduleStart(100, restart: true)", "scheduleStart(200, restart: true)",
+                           "scheduleStart(400, restart: true)", "scheduleStart(800, restart: true)"])
+        // Only the user starts it again, afresh.
+        #expect(lifecycle.handle(.demand(explicitly: false)).isEmpty)
+        #expect(kinds(lifecycle.handle(.demand(explicitly: true))) == ["launch"])
+    }
+
+    @Test func exitCodesTheManifestListsAreNotRestarted() {
+        var lifecycle = running(noRestart: [4])
+        #expect(kinds(lifecycle.handle(exit(.exited(4), lifecycle)))
+                == ["endLaunch(1)", "tellExit(exited, plain)", "fail", "gone(relaunching: false)"])
+        #expect(lifecycle.state.isFailed)
+        var clean = running()
+        _ = clean.handle(exit(.exited(0), clean))
+        #expect(clean.state.name == "stopped")
+    }
+
+    @Test func anIdleEndNoticesThenEndsAndWorkMeanwhileRelaunches() {
+        var lifecycle = running(onDemand: true)
+        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        #expect(lifecycle.state.name == "stopping")
+        // A push while it is on its way out: let it go, then launch anew.
+        #expect(lifecycle.handle(.demand(explicitly: false)).isEmpty)
+        #expect(kinds(lifecycle.handle(exit(.signaled(15), lifecycle)))
+                == ["endLaunch(1)", "tellExit(idle, endedIdle)", "gone(relaunching: true)", "launch"])
+        // Without work meanwhile, it rests; an idle end is no failure.
+        _ = lifecycle.handle(.launched(2))
+        _ = lifecycle.handle(.idleTimedOut)
+        #expect(kinds(lifecycle.handle(exit(.exited(0), lifecycle)))
+                == ["endLaunch(2)", "tellExit(idle, endedIdle)", "gone(relaunching: false)"])
+        #expect(lifecycle.state.isIdle)
+    }
+
+    @Test func aStopEndsItOnceAndWinsOverAnIdleEnd() {
+        var lifecycle = running(onDemand: true)
+        _ = lifecycle.handle(.idleTimedOut)
+        _ = lifecycle.handle(.demand(explicitly: false))
+        #expect(kinds(lifecycle.handle(.stop)) == ["cancelWaits", "beginEnding(afterNotice: false)"])
+        // A second stop waits with the first; nothing relaunches after it.
+        #expect(lifecycle.handle(.stop).isEmpty)
+        #expect(kinds(lifecycle.handle(exit(.signaled(15), lifecycle)))
+                == ["endLaunch(1)", "tellExit(stopped, plain)", "gone(relaunching: false)"])
+        #expect(lifecycle.state.isIdle)
+        var service = running()
+        _ = service.handle(.stop)
+        _ = service.handle(exit(.exited(0), service))
+        #expect(service.state.name == "stopped")
+    }
+
+    @Test func aVerdictKillsOnceAndIsTheExitsReason() {
+        var lifecycle = running()
+        #expect(kinds(lifecycle.handle(.overDiskLimit)) == ["kill(disk)"])
+        #expect(lifecycle.handle(.unresponsive).isEmpty)
+        #expect(lifecycle.ending == .disk)
+        let actions = kinds(lifecycle.handle(exit(.signaled(9), lifecycle)))
+        #expect(actions.contains("tellExit(disk, restarting(afterMilliseconds: 100))"))
+        // Being stopped, a verdict changes nothing.
+        var stopping = running()
+        _ = stopping.handle(.stop)
+        #expect(stopping.handle(.unresponsive).isEmpty)
+    }
+
+    @Test func aShortageIsRetriedNeverFailedAndABrokenLaunchFails() {
+        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        _ = lifecycle.handle(.begin)
+        #expect(kinds(lifecycle.handle(.launchFailed(.shortage("EMFILE"))))
+                == ["tellRetry", "scheduleStart(100, restart: false)"])
+        _ = lifecycle.handle(.startDue)
+        #expect(kinds(lifecycle.handle(.launchFailed(.shortage("EMFILE"))))
+                == ["tellRetry", "scheduleStart(200, restart: false)"])
+        _ = lifecycle.handle(.startDue)
+        #expect(kinds(lifecycle.handle(.launchFailed(.broken("no such file")))) == ["fail", "gone(relaunching: false)"])
+        #expect(lifecycle.state.isFailed)
+    }
+
+    @Test func anInstanceStartedByHandIsWaitedFor() {
+        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        _ = service.handle(.begin)
+        #expect(kinds(service.handle(.heldElsewhere)) == ["watchExternal"])
+        #expect(service.state.name == "external")
+        #expect(kinds(service.handle(.externalEnded)) == ["launch"])
+        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [])
+        _ = onDemand.handle(.demand(explicitly: false))
+        _ = onDemand.handle(.heldElsewhere)
+        // Its work went to the other instance: it rests until asked.
+        #expect(kinds(onDemand.handle(.externalEnded)) == ["gone(relaunching: false)"])
+        #expect(onDemand.state.isIdle)
+    }
+
+    @Test func aStopWithNothingRunningAnswersAtOnce() {
+        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        _ = lifecycle.handle(.begin)
+        _ = lifecycle.handle(.launchFailed(.shortage("EAGAIN")))
+        #expect(kinds(lifecycle.handle(.stop)) == ["cancelWaits", "cancelEnding", "gone(relaunching: false)"])
+        #expect(lifecycle.state.name == "stopped")
+        #expect(lifecycle.handle(.startDue).isEmpty)
+    }
+}
