@@ -179,7 +179,7 @@ let package = Package(
         .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension", "TetherAuth", "TetherGroup"], path: "Tests/SDKFixture"),
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
-        .target(name: "TetherTestSupport", dependencies: ["TetherLoop"], path: "Tests/TetherTestSupport"),
+        .target(name: "TetherTestSupport", dependencies: ["TetherLoop", "CTetherSystem"], path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport", "CTetherSystem"]),
         .testTarget(name: "TetherJSONTests", dependencies: ["TetherJSON"]),
         .testTarget(name: "TetherLogTests", dependencies: ["TetherLog", "TetherLoop", "TetherJSON", "TetherTestSupport",

@@ -70,49 +70,49 @@ import TetherTestSupport
                                      "arguments": ["budget-notification"], "activation": "always"]
         try JSONSerialization.data(withJSONObject: object)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/budget.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[budget] attached to host pid \(host.pid)")
+        try fixture.withHost { host in
+            _ = try host.expectLineStarting("[budget] attached to host pid \(host.pid)")
 
-        func push(_ budget: String, _ payload: String) throws -> [String: Any] {
-            let result = try fixture.group.run(["push", "--json", "--budget", budget, payload], timeout: 20)
-            #expect(result.status == 0, "\(result.stderr)")
-            let delivered = try fixture.group.json(result)["delivered"] as? [[String: Any]]
-            return try #require(delivered?.first)
+            func push(_ budget: String, _ payload: String) throws -> [String: Any] {
+                let result = try fixture.group.run(["push", "--json", "--budget", budget, payload], timeout: 20)
+                #expect(result.status == 0, "\(result.stderr)")
+                let delivered = try fixture.group.json(result)["delivered"] as? [[String: Any]]
+                return try #require(delivered?.first)
+            }
+            func title(_ delivery: [String: Any]) -> String? { (delivery["content"] as? [String: Any])?["title"] as? String }
+
+            let partial = try push("3", #"{"title":"Slow","sleepMs":10000,"partial":true}"#)
+            #expect(title(partial) == "partial" && partial["timedOut"] as? Bool == true, "\(partial)")
+            var seen = try host.expectLineStarting("[budget] didReceive cancelled")
+            #expect(seen.contains("[budget] timeWillExpire: partial"), "\(seen)")
+
+            let original = try push("3", #"{"title":"Slow","sleepMs":10000}"#)
+            #expect(title(original) == "Slow" && original["timedOut"] as? Bool == true && original["modified"] as? Bool == false)
+            seen = try host.expectLineStarting("[budget] didReceive cancelled")
+            #expect(seen.contains("[budget] timeWillExpire: nothing"), "\(seen)")
+            #expect(seen.contains("[budget] time budget of 3000 ms ran out; delivering the original"), "\(seen)")
+
+            let short = try push("0.5", #"{"title":"Slow","sleepMs":10000,"partial":true}"#)
+            #expect(title(short) == "partial" && short["timedOut"] as? Bool == true, "\(short)")
+            _ = try host.expectLineStarting("[budget] didReceive cancelled")
+
+            let thrown = try push("3", #"{"title":"Bad","throw":true}"#)
+            #expect(title(thrown) == "Bad" && thrown["timedOut"] as? Bool == false && thrown["modified"] as? Bool == false)
+            _ = try host.expectLineStarting("[budget] didReceive failed: could not rewrite; delivering the original")
+
+            let quick = try push("3", #"{"title":"Quick"}"#)
+            #expect(title(quick) == "rewritten" && quick["timedOut"] as? Bool == false)
+
+            // Cancellation reaches a fetch in flight: it ends with the budget,
+            // not when the (10 s) answer would have come.
+            let server = try DemoServer(in: fixture.group.dir)
+            #expect(try server.login(fixture.group).status == 0)
+            try server.post("/admin/settings", ["ordersLatencyMs": 10_000])
+            let fetching = try push("0.5", #"{"title":"Fetch","fetch":"\#(server.baseURL)/orders"}"#)
+            #expect(title(fetching) == "Fetch" && fetching["timedOut"] as? Bool == true)
+            seen = try host.expectLineStarting("[budget] didReceive fetch ended: ", timeout: 5)
+            #expect(seen.last == "[budget] didReceive fetch ended: cancelled", "\(seen)")
         }
-        func title(_ delivery: [String: Any]) -> String? { (delivery["content"] as? [String: Any])?["title"] as? String }
-
-        let partial = try push("3", #"{"title":"Slow","sleepMs":10000,"partial":true}"#)
-        #expect(title(partial) == "partial" && partial["timedOut"] as? Bool == true, "\(partial)")
-        var seen = try host.expectLineStarting("[budget] didReceive cancelled")
-        #expect(seen.contains("[budget] timeWillExpire: partial"), "\(seen)")
-
-        let original = try push("3", #"{"title":"Slow","sleepMs":10000}"#)
-        #expect(title(original) == "Slow" && original["timedOut"] as? Bool == true && original["modified"] as? Bool == false)
-        seen = try host.expectLineStarting("[budget] didReceive cancelled")
-        #expect(seen.contains("[budget] timeWillExpire: nothing"), "\(seen)")
-        #expect(seen.contains("[budget] time budget of 3000 ms ran out; delivering the original"), "\(seen)")
-
-        let short = try push("0.5", #"{"title":"Slow","sleepMs":10000,"partial":true}"#)
-        #expect(title(short) == "partial" && short["timedOut"] as? Bool == true, "\(short)")
-        _ = try host.expectLineStarting("[budget] didReceive cancelled")
-
-        let thrown = try push("3", #"{"title":"Bad","throw":true}"#)
-        #expect(title(thrown) == "Bad" && thrown["timedOut"] as? Bool == false && thrown["modified"] as? Bool == false)
-        _ = try host.expectLineStarting("[budget] didReceive failed: could not rewrite; delivering the original")
-
-        let quick = try push("3", #"{"title":"Quick"}"#)
-        #expect(title(quick) == "rewritten" && quick["timedOut"] as? Bool == false)
-
-        // Cancellation reaches a fetch in flight: it ends with the budget,
-        // not when the (10 s) answer would have come.
-        let server = try DemoServer(in: fixture.group.dir)
-        #expect(try server.login(fixture.group).status == 0)
-        try server.post("/admin/settings", ["ordersLatencyMs": 10_000])
-        let fetching = try push("0.5", #"{"title":"Fetch","fetch":"\#(server.baseURL)/orders"}"#)
-        #expect(title(fetching) == "Fetch" && fetching["timedOut"] as? Bool == true)
-        seen = try host.expectLineStarting("[budget] didReceive fetch ended: ", timeout: 5)
-        #expect(seen.last == "[budget] didReceive fetch ended: cancelled", "\(seen)")
     }
 
     /// An access token the server refuses early (401): each of two processes
@@ -199,16 +199,16 @@ import TetherTestSupport
                                      "arguments": ["slow-widget", "--url", server.baseURL + "/orders"]]
         try JSONSerialization.data(withJSONObject: object)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/slow.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[slow] shows: 3 orders", timeout: 20)
+        try fixture.withHost { host in
+            _ = try host.expectLineStarting("[slow] shows: 3 orders", timeout: 20)
 
-        try server.post("/admin/reject-access", [:])
-        let before = try server.counters()
-        #expect(try fixture.group.run(["reload", "slow"]).status == 0)
-        _ = try host.expectLineStarting("[slow] shows: 3 orders", timeout: 20)
-        let after = try server.counters()
-        #expect((after["refreshes"] ?? 0) - (before["refreshes"] ?? 0) == 1, "\(after)")
+            try server.post("/admin/reject-access", [:])
+            let before = try server.counters()
+            #expect(try fixture.group.run(["reload", "slow"]).status == 0)
+            _ = try host.expectLineStarting("[slow] shows: 3 orders", timeout: 20)
+            let after = try server.counters()
+            #expect((after["refreshes"] ?? 0) - (before["refreshes"] ?? 0) == 1, "\(after)")
+        }
     }
 
     /// A hundred fetches at once, after the token expired, all go through

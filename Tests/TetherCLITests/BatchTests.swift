@@ -14,11 +14,11 @@ import TetherTestSupport
 
     func withHost(_ body: (RawClient, TestProcess) throws -> Void) throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        try body(client, host)
+        try fixture.withHost { host in
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            try body(client, host)
+        }
     }
 
     func send(_ client: RawClient, _ text: String) { client.send(Array(text.utf8) + [0x0a]) }

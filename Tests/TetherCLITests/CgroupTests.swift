@@ -103,7 +103,7 @@ struct CgroupTests {
 
         #expect(try fixture.group.run(["extension", "stop", "w"]).status == 0)
         // Outside its process group and session, it went with its cgroup.
-        #expect(TestCgroup.waitForExit(of: escapee, timeout: 10), "pid \(escapee) outlived its extension")
+        #expect(processEnded(escapee, within: 10), "pid \(escapee) outlived its extension")
         withExtendedLifetime(escaped) {}
         try waitFor("its cgroup's removal", timeout: 10) {
             _ = try? fixture.status()
@@ -122,10 +122,10 @@ struct CgroupTests {
         host.signal(SIGKILL)
         _ = try host.waitForExit(timeout: 10)
         // The reaper ends the extension's process group; the escapee left it.
-        #expect(!TestCgroup.waitForExit(of: escapee, timeout: 3), "the test needs a process that outlives a killed host")
+        #expect(!processEnded(escapee, within: 3), "the test needs a process that outlives a killed host")
         let next = try startHost(fixture, in: cgroup)
         defer { next.signal(SIGTERM) }
-        #expect(TestCgroup.waitForExit(of: escapee, timeout: 10), "pid \(escapee) outlived the next host's start")
+        #expect(processEnded(escapee, within: 10), "pid \(escapee) outlived the next host's start")
         withExtendedLifetime(escaped) {}
         // The new launch is numbered past the old one's, never reusing its name.
         try waitFor("the old cgroup's removal and the widget's new cgroup", timeout: 10) {

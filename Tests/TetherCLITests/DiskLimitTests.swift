@@ -14,12 +14,12 @@ struct DiskLimitTests {
         try fixture.addExtension("filler", restart: "never", script: """
             exec head -c \(size) /dev/zero > "$TMPDIR/big"
             """)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let last = try lastExit(of: "filler", in: fixture)
-        #expect(last["reason"] as? String == "disk", "\(last)")
-        #expect(last["signal"] as? Int == Int(SIGXFSZ), "\(last)")
-        #expect(try host.stop() == 0)
+        try fixture.withHost { host in
+            let last = try lastExit(of: "filler", in: fixture)
+            #expect(last["reason"] as? String == "disk", "\(last)")
+            #expect(last["signal"] as? Int == Int(SIGXFSZ), "\(last)")
+            #expect(try host.stop() == 0)
+        }
     }
 
     /// Many files, each under the limit, in a directory made after the
@@ -37,14 +37,14 @@ struct DiskLimitTests {
         let manifest = #"{"name":"hoarder","role":"widget","executable":"hoarder.sh","restart":"never","#
             + #""activation":"always","diskLimitMiB":8}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(fixture.extensions)/hoarder.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let last = try lastExit(of: "hoarder", in: fixture)
-        #expect(last["reason"] as? String == "disk", "\(last)")
-        #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
-        #expect(try host.stop() == 0)
-        let errors = try host.standardError()
-        #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
+        try fixture.withHost { host in
+            let last = try lastExit(of: "hoarder", in: fixture)
+            #expect(last["reason"] as? String == "disk", "\(last)")
+            #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
+            #expect(try host.stop() == 0)
+            let errors = try host.standardError()
+            #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
+        }
     }
 
     /// The extension's `lastExit` in the host's status, once it has one.

@@ -48,14 +48,14 @@ import TetherTestSupport
 
     @Test func jsonRPCIdsComeBackAsSent() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        for number in Self.numbers + [("12345678901234567890", "12345678901234567890")] {
-            client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"host.ping"}"#.utf8) + [0x0a])
-            let line = try #require(client.readLine(timeout: 10_000))
-            #expect(line.hasPrefix(#"{"id":\#(number.1),"jsonrpc":"2.0","result":{"pid":"#), "\(number.0): \(line)")
+        try fixture.withHost { host in
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            for number in Self.numbers + [("12345678901234567890", "12345678901234567890")] {
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"host.ping"}"#.utf8) + [0x0a])
+                let line = try #require(client.readLine(timeout: 10_000))
+                #expect(line.hasPrefix(#"{"id":\#(number.1),"jsonrpc":"2.0","result":{"pid":"#), "\(number.0): \(line)")
+            }
         }
     }
 

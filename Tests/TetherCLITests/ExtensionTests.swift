@@ -70,21 +70,21 @@ import TetherTestSupport
                 "\(second.stderr)")
 
         // The host does not start a second copy; it waits for this one to end.
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
-        var clock = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
-        #expect(clock["state"] as? String == "external")
-        #expect(clock["pid"] as? Int == Int(byHand.pid))
+        try fixture.withHost { host in
+            try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
+            var clock = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            #expect(clock["state"] as? String == "external")
+            #expect(clock["pid"] as? Int == Int(byHand.pid))
 
-        byHand.signal(SIGTERM)
-        #expect(try byHand.waitForExit() == 0)
-        let lines = try host.expectLineStarting("[clock] attached to host pid \(host.pid)")
-        #expect(lines.last == "[clock] attached to host pid \(host.pid)", "the host's own copy, not one by hand")
-        clock = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
-        #expect(clock["state"] as? String == "running")
-        #expect(clock["managed"] as? Bool == true)
-        #expect(clock["pid"] as? Int != Int(byHand.pid))
+            byHand.signal(SIGTERM)
+            #expect(try byHand.waitForExit() == 0)
+            let lines = try host.expectLineStarting("[clock] attached to host pid \(host.pid)")
+            #expect(lines.last == "[clock] attached to host pid \(host.pid)", "the host's own copy, not one by hand")
+            clock = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            #expect(clock["state"] as? String == "running")
+            #expect(clock["managed"] as? Bool == true)
+            #expect(clock["pid"] as? Int != Int(byHand.pid))
+        }
     }
 
     @Test func theExampleManifestsRunAndTheirProcessesEndWithAKilledHost() throws {
@@ -149,35 +149,35 @@ import TetherTestSupport
     @Test func pushIsRewrittenWithinItsBudgetOrDeliveredAsSent() throws {
         let fixture = try HostFixture()
         try manifest(fixture, name: "notify", role: "notification", example: "example-notification")
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
+        try fixture.withHost { host in
+            _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
 
-        let rewritten = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi","body":"there"}"#]))
-        let first = try #require((rewritten["delivered"] as? [[String: Any]])?.first)
-        #expect(first["extension"] as? String == "notify")
-        #expect(first["modified"] as? Bool == true)
-        #expect(first["timedOut"] as? Bool == false)
-        let content = try #require(first["content"] as? [String: Any])
-        #expect(content["title"] as? String == "[notify] Hi")
-        #expect(content["body"] as? String == "there")
+            let rewritten = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi","body":"there"}"#]))
+            let first = try #require((rewritten["delivered"] as? [[String: Any]])?.first)
+            #expect(first["extension"] as? String == "notify")
+            #expect(first["modified"] as? Bool == true)
+            #expect(first["timedOut"] as? Bool == false)
+            let content = try #require(first["content"] as? [String: Any])
+            #expect(content["title"] as? String == "[notify] Hi")
+            #expect(content["body"] as? String == "there")
 
-        // Too slow for its budget: the original is delivered.
-        let slow = try fixture.group.run(["push", "--budget", "0.2", #"{"title":"Slow","delayMs":10000}"#])
-        #expect(slow.status == 0, "\(slow.stderr)")
-        #expect(slow.stdout == #"delivered the original (notify ran out of its time budget): {"delayMs":10000,"title":"Slow"}"# + "\n")
+            // Too slow for its budget: the original is delivered.
+            let slow = try fixture.group.run(["push", "--budget", "0.2", #"{"title":"Slow","delayMs":10000}"#])
+            #expect(slow.status == 0, "\(slow.stderr)")
+            #expect(slow.stdout == #"delivered the original (notify ran out of its time budget): {"delayMs":10000,"title":"Slow"}"# + "\n")
 
-        // From standard input.
-        let piped = try TestProcess(tetherExecutable, ["push", "-", "--group", fixture.group.path])
-        piped.writeStdin(#"{"title":"Piped"}"#)
-        piped.closeStdin()
-        #expect(try piped.waitForExit() == 0)
-        #expect(try piped.remainingOutput().contains(#""title":"[notify] Piped""#))
+            // From standard input.
+            let piped = try TestProcess(tetherExecutable, ["push", "-", "--group", fixture.group.path])
+            piped.writeStdin(#"{"title":"Piped"}"#)
+            piped.closeStdin()
+            #expect(try piped.waitForExit() == 0)
+            #expect(try piped.remainingOutput().contains(#""title":"[notify] Piped""#))
 
-        for bad in ["not json", "[1,2]", "\"text\""] {
-            let result = try fixture.group.run(["push", bad])
-            #expect(result.status == 2, "\(bad)")
-            #expect(result.stderr.contains("the payload must be a JSON object"))
+            for bad in ["not json", "[1,2]", "\"text\""] {
+                let result = try fixture.group.run(["push", bad])
+                #expect(result.status == 2, "\(bad)")
+                #expect(result.stderr.contains("the payload must be a JSON object"))
+            }
         }
     }
 
@@ -313,17 +313,11 @@ extension RawClient {
     }
 }
 
-/// Waits until every one of `pids` has ended, at most `seconds` in all.
+/// Expects every one of `pids` to end, at most `seconds` in all.
 func waitUntilGone(_ pids: [Int32], within seconds: Double) throws {
     let deadline = TestTimeout.deadline(after: seconds)
     for pid in pids {
-        // A pidfd becomes readable when the process ends: an event, not a poll.
-        let fd = tether_pidfd_open(pid)
-        guard fd >= 0 else { continue }  // already gone and reaped
-        defer { close(fd) }
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-        let ended = poll(&pfd, 1, remaining) == 1
+        let ended = processEnded(pid, within: max(0, deadline.timeIntervalSinceNow) / TestTimeout.scale)
         #expect(ended, "pid \(pid) outlived its host by over \(seconds) s: \(ended ? "" : processState(pid))")
     }
 }

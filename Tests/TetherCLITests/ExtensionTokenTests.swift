@@ -15,22 +15,22 @@ import TetherTestSupport
                                      "arguments": ["--entries", "1", "--policy", "never"]]
         try JSONSerialization.data(withJSONObject: object)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/orders.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let lines = try host.expectLineStarting("[orders] shows: ", containing: "orders: 1041 delivered, 1042 shipped, 1043 packing")
-        #expect(!lines.isEmpty)
-        #expect(try server.counters()["refreshes"] == 1, "the expired token was refreshed once, by the host")
+        try fixture.withHost { host in
+            let lines = try host.expectLineStarting("[orders] shows: ", containing: "orders: 1041 delivered, 1042 shipped, 1043 packing")
+            #expect(!lines.isEmpty)
+            #expect(try server.counters()["refreshes"] == 1, "the expired token was refreshed once, by the host")
 
-        #expect(try fixture.group.run(["logout"]).status == 0)
-        _ = try host.expectLineStarting("[orders] shows: ", containing: "orders: signed out")
+            #expect(try fixture.group.run(["logout"]).status == 0)
+            _ = try host.expectLineStarting("[orders] shows: ", containing: "orders: signed out")
 
-        // A notification extension fetches the order a push names.
-        #expect(try server.login(fixture.group).status == 0)
-        let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify-by-hand"])
-        defer { byHand.signal(SIGTERM) }
-        _ = try byHand.expectLineStarting("attached to host pid")
-        let push = try fixture.group.run(["push", "--json", #"{"title":"Order update","orderId":"1042"}"#])
-        #expect(push.status == 0, "\(push.stderr)")
-        #expect(push.stdout.contains("Order 1042: Pour-over kettle is shipped"), "\(push.stdout)")
+            // A notification extension fetches the order a push names.
+            #expect(try server.login(fixture.group).status == 0)
+            let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify-by-hand"])
+            defer { byHand.signal(SIGTERM) }
+            _ = try byHand.expectLineStarting("attached to host pid")
+            let push = try fixture.group.run(["push", "--json", #"{"title":"Order update","orderId":"1042"}"#])
+            #expect(push.status == 0, "\(push.stderr)")
+            #expect(push.stdout.contains("Order 1042: Pour-over kettle is shipped"), "\(push.stdout)")
+        }
     }
 }

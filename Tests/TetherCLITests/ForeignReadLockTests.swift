@@ -27,18 +27,18 @@ import TetherTestSupport
         #expect(try group.run(["hold", "host", "--", "true"]).status == 0)  // makes the lock file
         let reader = try readLock(group.path + "/locks/host.lock")
         #expect(try group.run(["probe", "host"]).status == 1, "a read lock is not a running host")
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        #expect(try group.run(["probe", "host"]).status == 0)
-        #expect(try group.run(["hold", "host", "--", "true"]).status == 1)
-        try host.waitForError(containing: "was read-locked by pid \(reader.pid), which keeps every holder out")
+        try fixture.withHost { host in
+            #expect(try group.run(["probe", "host"]).status == 0)
+            #expect(try group.run(["hold", "host", "--", "true"]).status == 1)
+            try host.waitForError(containing: "was read-locked by pid \(reader.pid), which keeps every holder out")
 
-        // A feature's lock, read-locked before the host starts it.
-        #expect(try group.run(["hold", "feature", "rec", "--", "true"]).status == 0)
-        let featureReader = try readLock(group.featureLock("rec"))
-        #expect(try group.run(["feature", "start", "rec"]).status == 0)
-        #expect(try group.run(["probe", "feature", "rec"]).status == 0)
-        withExtendedLifetime((reader, featureReader)) {}
+            // A feature's lock, read-locked before the host starts it.
+            #expect(try group.run(["hold", "feature", "rec", "--", "true"]).status == 0)
+            let featureReader = try readLock(group.featureLock("rec"))
+            #expect(try group.run(["feature", "start", "rec"]).status == 0)
+            #expect(try group.run(["probe", "feature", "rec"]).status == 0)
+            withExtendedLifetime((reader, featureReader)) {}
+        }
     }
 
     /// Eight holders at once on a read-locked file: exactly one holds.
@@ -95,11 +95,11 @@ import TetherTestSupport
             """)
         let manifest = #"{"name":"locker","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/locker.py","\#(tetherExecutable)"],"activation":"always","restart":"never"}"#
         try writeFile(fixture.extensions + "/locker.extension.json", manifest)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let lines = try host.expectLine("[locker] done", timeout: 30)
-        #expect(lines.contains("[locker] flock refused EPERM"), "\(lines)")
-        #expect(lines.contains("[locker] lockf refused EPERM"), "\(lines)")
-        #expect(lines.contains("[locker] probe 0 running"), "\(lines)")
+        try fixture.withHost { host in
+            let lines = try host.expectLine("[locker] done", timeout: 30)
+            #expect(lines.contains("[locker] flock refused EPERM"), "\(lines)")
+            #expect(lines.contains("[locker] lockf refused EPERM"), "\(lines)")
+            #expect(lines.contains("[locker] probe 0 running"), "\(lines)")
+        }
     }
 }

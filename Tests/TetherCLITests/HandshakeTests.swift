@@ -6,52 +6,52 @@ import TetherTestSupport
 @Suite(.timed) struct HandshakeTests {
     @Test func theHelloNegotiatesAVersion() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        func hello(_ name: String, _ version: String?) throws -> [String: Any] {
+        try fixture.withHost { host in
+            func hello(_ name: String, _ version: String?) throws -> [String: Any] {
+                let client = try fixture.rawClient()
+                defer { client.close() }
+                let field = version.map { #","protocol":\#($0)"# } ?? ""
+                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
+                // The host's notices (extension.changed) may come first.
+                for _ in 0..<10 {
+                    let line = try #require(client.readLine())
+                    let message = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    if message["id"] != nil { return message }
+                }
+                throw TestTimeout(what: "an answer to the hello")
+            }
+            let refused = try hello("future", "99")
+            let error = try #require(refused["error"] as? [String: Any])
+            #expect(error["code"] as? Int == -32002)
+            #expect(error["message"] as? String == "protocol version 99 is not supported; this host speaks versions 1 to 2")
+            #expect(((error["data"] as? [String: Any])?["supported"] as? [String: Any])?["max"] as? Int == 2)
+            #expect((try hello("odd", #""two""#)["error"] as? [String: Any])?["code"] as? Int == -32602)
+            #expect((try hello("null", "null")["result"] as? [String: Any])?["protocol"] as? Int == 1)
+
+            let oldAnswer = try hello("old", nil)
+            let old = try #require(oldAnswer["result"] as? [String: Any], "\(oldAnswer)")
+            #expect(old["protocol"] as? Int == 1, "a hello without a version is version 1")
+            let current = try #require(try hello("current", "2")["result"] as? [String: Any])
+            #expect(current["protocol"] as? Int == 2)
+            #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
+            #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
+
+            // One hello per connection: a second (which once left the first's
+            // watchdog running against a freed entry) is refused.
             let client = try fixture.rawClient()
             defer { client.close() }
-            let field = version.map { #","protocol":\#($0)"# } ?? ""
-            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
-            // The host's notices (extension.changed) may come first.
-            for _ in 0..<10 {
-                let line = try #require(client.readLine())
-                let message = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                if message["id"] != nil { return message }
+            for id in 1...2 {
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"extension.hello","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])
             }
-            throw TestTimeout(what: "an answer to the hello")
+            var answers: [String] = []
+            for _ in 0..<10 where answers.count < 2 {
+                guard let line = client.readLine() else { break }
+                if line.contains(#""id":"#) { answers.append(line) }
+            }
+            #expect(answers.count == 2)
+            #expect(answers.last?.contains("this connection already said hello, as 'twice1'") == true, "\(answers)")
+            #expect(try fixture.group.run(["status"]).status == 0)
         }
-        let refused = try hello("future", "99")
-        let error = try #require(refused["error"] as? [String: Any])
-        #expect(error["code"] as? Int == -32002)
-        #expect(error["message"] as? String == "protocol version 99 is not supported; this host speaks versions 1 to 2")
-        #expect(((error["data"] as? [String: Any])?["supported"] as? [String: Any])?["max"] as? Int == 2)
-        #expect((try hello("odd", #""two""#)["error"] as? [String: Any])?["code"] as? Int == -32602)
-        #expect((try hello("null", "null")["result"] as? [String: Any])?["protocol"] as? Int == 1)
-
-        let oldAnswer = try hello("old", nil)
-        let old = try #require(oldAnswer["result"] as? [String: Any], "\(oldAnswer)")
-        #expect(old["protocol"] as? Int == 1, "a hello without a version is version 1")
-        let current = try #require(try hello("current", "2")["result"] as? [String: Any])
-        #expect(current["protocol"] as? Int == 2)
-        #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
-        #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
-
-        // One hello per connection: a second (which once left the first's
-        // watchdog running against a freed entry) is refused.
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        for id in 1...2 {
-            client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"extension.hello","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])
-        }
-        var answers: [String] = []
-        for _ in 0..<10 where answers.count < 2 {
-            guard let line = client.readLine() else { break }
-            if line.contains(#""id":"#) { answers.append(line) }
-        }
-        #expect(answers.count == 2)
-        #expect(answers.last?.contains("this connection already said hello, as 'twice1'") == true, "\(answers)")
-        #expect(try fixture.group.run(["status"]).status == 0)
     }
 
     /// A host that speaks none of the SDK's versions: the extension exits 3

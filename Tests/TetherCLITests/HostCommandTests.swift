@@ -25,8 +25,8 @@ struct HostFixture {
     /// A raw connection to the group's host socket.
     func rawClient() throws -> RawClient { try RawClient(path: group.path + "/host.sock") }
 
-    func startHost(environment: [String: String]? = nil) throws -> TestProcess {
-        let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"]),
+    func startHost(arguments: [String] = [], environment: [String: String]? = nil) throws -> TestProcess {
+        let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"] + arguments),
                                    environment: environment)
         // Messages about manifests or instances may come first.
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
@@ -41,6 +41,15 @@ struct HostFixture {
         let host = try startHost()
         _ = try host.expectLineStarting("[notify] attached to host pid \(host.pid)")
         return host
+    }
+
+    /// Starts the host, runs `body` with it, and stops it whatever
+    /// happened: SIGTERM, its exit awaited (bounded), SIGKILL past that.
+    func withHost<T>(arguments: [String] = [], environment: [String: String]? = nil,
+                     _ body: (TestProcess) throws -> T) throws -> T {
+        let host = try startHost(arguments: arguments, environment: environment)
+        defer { host.stopAlways() }
+        return try body(host)
     }
 
     func status() throws -> [String: Any] {
@@ -101,33 +110,33 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
     @Test func killedExtensionIsRestarted() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("hello", script: helloScript)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let firstLine = try host.expectLineStarting("[hello] hello from hello").last ?? ""
-        let first = try #require(helloPID(firstLine))
-        kill(first, SIGKILL)
-        let lines = try host.expectLineStarting("[hello] hello from hello")
-        let second = try #require(helloPID(lines.last ?? ""))
-        #expect(second != first)
-        let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
-        #expect(extensions.first?["restarts"] as? Int == 1)
-        #expect(extensions.first?["pid"] as? Int == Int(second))
+        try fixture.withHost { host in
+            let firstLine = try host.expectLineStarting("[hello] hello from hello").last ?? ""
+            let first = try #require(helloPID(firstLine))
+            kill(first, SIGKILL)
+            let lines = try host.expectLineStarting("[hello] hello from hello")
+            let second = try #require(helloPID(lines.last ?? ""))
+            #expect(second != first)
+            let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+            #expect(extensions.first?["restarts"] as? Int == 1)
+            #expect(extensions.first?["pid"] as? Int == Int(second))
+        }
     }
 
     @Test func crashLoopMarksTheExtensionFailedAndTheHostStaysUp() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("crashy", script: "exit 3")
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        // Backoff 100 + 200 + 400 + 800 ms; the fifth quick failure gives up.
-        let restarts = try host.expectLineStarting("extension 'crashy' exited with status 3; restarting in 800 ms")
-        #expect(restarts.filter { $0.contains("exited with status 3") }.count == 4, "\(restarts)")
-        try host.waitForError(containing: "extension 'crashy' failed: exited with status 3 5 times in a row")
-        let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
-        #expect(extensions.first?["state"] as? String == "failed")
-        #expect(extensions.first?["restarts"] as? Int == 4)
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit() == 0)
+        try fixture.withHost { host in
+            // Backoff 100 + 200 + 400 + 800 ms; the fifth quick failure gives up.
+            let restarts = try host.expectLineStarting("extension 'crashy' exited with status 3; restarting in 800 ms")
+            #expect(restarts.filter { $0.contains("exited with status 3") }.count == 4, "\(restarts)")
+            try host.waitForError(containing: "extension 'crashy' failed: exited with status 3 5 times in a row")
+            let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+            #expect(extensions.first?["state"] as? String == "failed")
+            #expect(extensions.first?["restarts"] as? Int == 4)
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit() == 0)
+        }
     }
 
     @Test func withoutAHostTheClientCommandsSaySo() throws {
@@ -158,43 +167,43 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
 
     @Test func garbageOnTheSocketLeavesTheHostAnswering() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        var generator = SystemRandomNumberGenerator()
-        client.send((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        #expect(client.isClosedByPeer())
-        client.close()
-        let half = try fixture.rawClient()
-        half.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.st"#.utf8))
-        half.close()
-        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+        try fixture.withHost { host in
+            let client = try fixture.rawClient()
+            var generator = SystemRandomNumberGenerator()
+            client.send((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            #expect(client.isClosedByPeer())
+            client.close()
+            let half = try fixture.rawClient()
+            half.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.st"#.utf8))
+            half.close()
+            #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+        }
     }
 
     /// Replies to a peer that already hung up fail with EPIPE; they must not
     /// raise SIGPIPE and kill the host.
     @Test func aPeerThatHangsUpMidReplyDoesNotKillTheHost() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        for _ in 0..<20 {
-            let client = try fixture.rawClient()
-            let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.status"}"#.utf8) + [0x0a]
-            client.send(Array([[UInt8]](repeating: ping, count: 2_000).joined()))
-            client.close()
+        try fixture.withHost { host in
+            for _ in 0..<20 {
+                let client = try fixture.rawClient()
+                let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.status"}"#.utf8) + [0x0a]
+                client.send(Array([[UInt8]](repeating: ping, count: 2_000).joined()))
+                client.close()
+            }
+            #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
         }
-        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
     }
 
     /// The host ignores SIGPIPE; its extensions must start with the default.
     @Test func extensionsStartWithSIGPIPEAtItsDefault() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("signals", script: #"grep SigIgn /proc/$$/status; exec sleep 300"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let line = try #require(try host.expectLineStarting("[signals] SigIgn:").last)
-        let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16))
-        #expect(mask & (1 << (UInt64(SIGPIPE) - 1)) == 0, "\(line)")
+        try fixture.withHost { host in
+            let line = try #require(try host.expectLineStarting("[signals] SigIgn:").last)
+            let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16))
+            #expect(mask & (1 << (UInt64(SIGPIPE) - 1)) == 0, "\(line)")
+        }
     }
 
     @Test func groupPathTooLongForASocketIsAClearError() throws {
@@ -220,12 +229,12 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         #expect(bound == 0)
-        let host = try fixture.startHost(environment: ["NOTIFY_SOCKET": socketPath])
-        defer { host.signal(SIGTERM) }
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&pfd, 1, 10_000) == 1)
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        #expect(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("READY=1"))
+        try fixture.withHost(environment: ["NOTIFY_SOCKET": socketPath]) { host in
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&pfd, 1, 10_000) == 1)
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            #expect(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("READY=1"))
+        }
     }
 }

@@ -10,50 +10,42 @@ import TetherTestSupport
     }
 
     /// A host of `fixture` with `--max-connections LIMIT`, ready.
-    static func startHost(_ fixture: HostFixture, maxConnections: Int) throws -> TestProcess {
-        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "2",
-                                                            "--max-connections", String(maxConnections)]),
-                                   environment: fixture.group.environment)
-        _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
-        return host
-    }
-
     @Test func onlySubscribersHearOfChangesAndNoExtensionHearsOfAnother() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let quiet = try fixture.rawClient()
-        defer { quiet.close() }
-        let listener = try fixture.rawClient()
-        defer { listener.close() }
-        listener.send(Self.request(1, "host.subscribe", #"{"events":["extension.changed"]}"#))
-        #expect(listener.readLine()?.contains(#""result":{"events":["extension.changed"]}"#) == true)
+        try fixture.withHost { host in
+            let quiet = try fixture.rawClient()
+            defer { quiet.close() }
+            let listener = try fixture.rawClient()
+            defer { listener.close() }
+            listener.send(Self.request(1, "host.subscribe", #"{"events":["extension.changed"]}"#))
+            #expect(listener.readLine()?.contains(#""result":{"events":["extension.changed"]}"#) == true)
 
-        let first = try fixture.rawClient()
-        defer { first.close() }
-        first.send(Self.request(1, "extension.hello", #"{"name":"first","role":"widget","protocol":2}"#))
-        #expect(first.readLine()?.contains(#""hostPid""#) == true, "the hello's answer is its first line")
-        let second = try fixture.rawClient()
-        second.send(Self.request(1, "extension.hello", #"{"name":"second","role":"widget","protocol":2}"#))
-        #expect(second.readLine()?.contains(#""hostPid""#) == true)
-        second.close()
+            let first = try fixture.rawClient()
+            defer { first.close() }
+            first.send(Self.request(1, "extension.hello", #"{"name":"first","role":"widget","protocol":2}"#))
+            #expect(first.readLine()?.contains(#""hostPid""#) == true, "the hello's answer is its first line")
+            let second = try fixture.rawClient()
+            second.send(Self.request(1, "extension.hello", #"{"name":"second","role":"widget","protocol":2}"#))
+            #expect(second.readLine()?.contains(#""hostPid""#) == true)
+            second.close()
 
-        // The subscriber hears all three changes, in order.
-        let heard = (0..<3).compactMap { _ in listener.readLine() }
-        #expect(heard.count == 3 && heard.allSatisfy { $0.contains(#""method":"extension.changed""#) }, "\(heard)")
-        #expect(heard.first?.contains(#""name":"first""#) == true && heard.last?.contains(#""attached":false"#) == true)
+            // The subscriber hears all three changes, in order.
+            let heard = (0..<3).compactMap { _ in listener.readLine() }
+            #expect(heard.count == 3 && heard.allSatisfy { $0.contains(#""method":"extension.changed""#) }, "\(heard)")
+            #expect(heard.first?.contains(#""name":"first""#) == true && heard.last?.contains(#""attached":false"#) == true)
 
-        // A client and an extension that asked for nothing heard nothing:
-        // the next line each reads is the answer to its ping.
-        quiet.send(Self.request(7, "host.ping"))
-        #expect(quiet.readLine()?.contains(#""id":7"#) == true)
-        first.send(Self.request(7, "host.ping"))
-        #expect(first.readLine()?.contains(#""id":7"#) == true)
+            // A client and an extension that asked for nothing heard nothing:
+            // the next line each reads is the answer to its ping.
+            quiet.send(Self.request(7, "host.ping"))
+            #expect(quiet.readLine()?.contains(#""id":7"#) == true)
+            first.send(Self.request(7, "host.ping"))
+            #expect(first.readLine()?.contains(#""id":7"#) == true)
 
-        // An event no host has is refused with the list.
-        quiet.send(Self.request(8, "host.subscribe", #"{"events":["everything"]}"#))
-        let refused = try #require(quiet.readLine())
-        #expect(refused.contains("-32602") && refused.contains("extension.changed, feature.changed, store.changed"), "\(refused)")
+            // An event no host has is refused with the list.
+            quiet.send(Self.request(8, "host.subscribe", #"{"events":["everything"]}"#))
+            let refused = try #require(quiet.readLine())
+            #expect(refused.contains("-32602") && refused.contains("extension.changed, feature.changed, store.changed"), "\(refused)")
+        }
     }
 
     /// Extensions' links never count toward the client limit: a host at
@@ -66,28 +58,28 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/lazy.sh", "#!/bin/sh\nexec sleep 300\n", mode: 0o755)
         try writeFile(fixture.extensions + "/lazy.extension.json",
                       #"{"name":"lazy","role":"widget","executable":"lazy.sh","activation":"on-demand"}"#)
-        let host = try Self.startHost(fixture, maxConnections: 1)
-        defer { host.signal(SIGTERM) }
-        var started = 0
-        while started < 3, let line = try host.readLine() {
-            if line.contains("hello from ") { started += 1 }
-        }
-        #expect(started == 3)
-        for _ in 0..<2 {
-            let status = try fixture.group.run(["status"])
-            #expect(status.status == 0, "\(status.stderr)")
-        }
+        try fixture.withHost(arguments: ["--max-connections", String(1)], environment: fixture.group.environment) { host in
+            var started = 0
+            while started < 3, let line = try host.readLine() {
+                if line.contains("hello from ") { started += 1 }
+            }
+            #expect(started == 3)
+            for _ in 0..<2 {
+                let status = try fixture.group.run(["status"])
+                #expect(status.status == 0, "\(status.stderr)")
+            }
 
-        // The one client slot, busy: waiting for a hello that never comes.
-        let busy = try fixture.rawClient()
-        defer { busy.close() }
-        busy.send(Self.request(1, "extension.start", #"{"name":"lazy"}"#))
-        _ = try host.expectLineStarting("extension 'lazy' started (pid ")
-        let refused = try fixture.group.run(["status"])
-        #expect(refused.status == 1)
-        #expect(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
-            == "tether: the host is at its limit of 1 client connections (start it with --max-connections to allow more)",
-            "\(refused.stderr)")
+            // The one client slot, busy: waiting for a hello that never comes.
+            let busy = try fixture.rawClient()
+            defer { busy.close() }
+            busy.send(Self.request(1, "extension.start", #"{"name":"lazy"}"#))
+            _ = try host.expectLineStarting("extension 'lazy' started (pid ")
+            let refused = try fixture.group.run(["status"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "tether: the host is at its limit of 1 client connections (start it with --max-connections to allow more)",
+                "\(refused.stderr)")
+        }
     }
 
     /// A client that sends requests flat out and never reads is read no
@@ -96,21 +88,21 @@ import TetherTestSupport
     /// has its answer.
     @Test func aFloodingClientIsPausedNotDroppedAndOthersAreServed() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let flooder = try fixture.rawClient()
-        defer { flooder.close() }
-        // Metrics answers are kilobytes each: without a bound, the host
-        // would queue megabytes for this peer and then cut it off.
-        // In batches of 64: a socket's buffer counts each send's overhead.
-        let request = Self.request(1, "host.metrics")
-        let batch = (0..<64).flatMap { _ in request }
-        // Whole requests: the last one may be cut short, and never answered.
-        let sent = flooder.sendWhileTaken(batch, atMost: 3_000) / request.count
-        #expect(sent > 1_000 && sent < 3_000 * 64, "the socket took \(sent) requests")
-        let status = try fixture.group.run(["status"])
-        #expect(status.status == 0, "\(status.stderr)")
-        #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")
+        try fixture.withHost { host in
+            let flooder = try fixture.rawClient()
+            defer { flooder.close() }
+            // Metrics answers are kilobytes each: without a bound, the host
+            // would queue megabytes for this peer and then cut it off.
+            // In batches of 64: a socket's buffer counts each send's overhead.
+            let request = Self.request(1, "host.metrics")
+            let batch = (0..<64).flatMap { _ in request }
+            // Whole requests: the last one may be cut short, and never answered.
+            let sent = flooder.sendWhileTaken(batch, atMost: 3_000) / request.count
+            #expect(sent > 1_000 && sent < 3_000 * 64, "the socket took \(sent) requests")
+            let status = try fixture.group.run(["status"])
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")
+        }
     }
 
     /// A widget the host launched watches nothing itself: the host tells
@@ -121,16 +113,16 @@ import TetherTestSupport
         try writeFile("\(fixture.extensions)/clock.extension.json", #"""
             {"name":"clock","role":"widget","executable":"\#(exampleExecutable("example-widget"))","arguments":["--entries","1","--policy","never"],"activation":"always"}
             """#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        // Attached (so it asked for store.changed) and shown, in either order.
-        var seen: Set<String> = []
-        while seen.count < 2, let line = try host.readLine(timeout: 20) {
-            if line.hasPrefix("[clock] timeline (start)") { seen.insert("start") }
-            if line == "[clock] attached to host pid \(host.pid)" { seen.insert("attached") }
+        try fixture.withHost { host in
+            // Attached (so it asked for store.changed) and shown, in either order.
+            var seen: Set<String> = []
+            while seen.count < 2, let line = try host.readLine(timeout: 20) {
+                if line.hasPrefix("[clock] timeline (start)") { seen.insert("start") }
+                if line == "[clock] attached to host pid \(host.pid)" { seen.insert("attached") }
+            }
+            #expect(seen.count == 2)
+            #expect(try fixture.group.run(["defaults", "set", "orders.url", #""http://127.0.0.1:9/orders""#]).status == 0)
+            _ = try host.expectLineStarting("[clock] timeline (defaults)")
         }
-        #expect(seen.count == 2)
-        #expect(try fixture.group.run(["defaults", "set", "orders.url", #""http://127.0.0.1:9/orders""#]).status == 0)
-        _ = try host.expectLineStarting("[clock] timeline (defaults)")
     }
 }

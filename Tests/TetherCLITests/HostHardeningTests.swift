@@ -43,7 +43,7 @@ import TetherTestSupport
     /// Polls status (bounded by count and time) until `condition` holds.
     func waitForStatus(_ fixture: HostFixture, timeout: Double = 20,
                        _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTimeout.deadline(after: timeout)
         var status: [String: Any] = [:]
         for _ in 0..<2_000 {
             status = try fixture.status()
@@ -158,11 +158,11 @@ import TetherTestSupport
         let words = line.split(separator: " ")
         let child = try #require(Int32(words[2]))
         let leader = try #require(Int32(words[4]))
-        #expect(!hasEnded(child))
+        #expect(!processEnded(child))
         host.signal(SIGKILL)
-        #expect(hasEnded(leader, within: 10))
+        #expect(processEnded(leader, within: 10))
         // The fixture's grace is 2 s: SIGTERM at once, SIGKILL after it.
-        #expect(hasEnded(child, within: 10), "a background child outlived its host")
+        #expect(processEnded(child, within: 10), "a background child outlived its host")
     }
 
     /// The host's group reaper is one process for the host's whole life; a
@@ -183,15 +183,15 @@ import TetherTestSupport
         #expect(child > 0 && later > 0)
         let reaper = try #require(groupReaper(of: host.pid), "no group reaper reads the host's pipe")
         kill(reaper, SIGKILL)
-        #expect(hasEnded(reaper, within: 10))
+        #expect(processEnded(reaper, within: 10))
         // A launch tells the reaper of its group: the host finds it gone.
         kill(later, SIGKILL)
         _ = try host.expectLineStarting("[later] later")
         let replacement = try #require(groupReaper(of: host.pid), "the killed reaper was not replaced")
         #expect(replacement != reaper)
         host.signal(SIGKILL)
-        #expect(hasEnded(child, within: 10), "the replacement did not guard a group started before it")
-        #expect(hasEnded(replacement, within: 10), "the reaper outlived its work")
+        #expect(processEnded(child, within: 10), "the replacement did not guard a group started before it")
+        #expect(processEnded(replacement, within: 10), "the reaper outlived its work")
     }
 
     /// PR_SET_PDEATHSIG, set between fork and exec, ends an extension with
@@ -204,9 +204,9 @@ import TetherTestSupport
         let pid = try #require(Int32(line.split(separator: " ").last ?? ""))
         let reaper = try #require(groupReaper(of: host.pid), "no group reaper reads the host's pipe")
         kill(reaper, SIGKILL)
-        #expect(hasEnded(reaper, within: 10))
+        #expect(processEnded(reaper, within: 10))
         host.signal(SIGKILL)
-        #expect(hasEnded(pid, within: 10), "the extension outlived its host")
+        #expect(processEnded(pid, within: 10), "the extension outlived its host")
     }
 
     @Test func extensionProcessGroupEndsWithItsExtension() throws {
@@ -225,14 +225,14 @@ import TetherTestSupport
         }
         let crasher = try #require(children["crasher"])
         let parent = try #require(children["parent"])
-        #expect(!hasEnded(crasher.child) && !hasEnded(parent.child))
+        #expect(!processEnded(crasher.child) && !processEnded(parent.child))
         // The crasher dies; the host restarts it, and what it left running goes.
         kill(crasher.leader, SIGKILL)
         _ = try host.expectLineStarting("[crasher] child")
-        #expect(hasEnded(crasher.child, within: 5), "a restart ends what the old instance left running")
-        #expect(!hasEnded(parent.child))
+        #expect(processEnded(crasher.child, within: 5), "a restart ends what the old instance left running")
+        #expect(!processEnded(parent.child))
         #expect(try host.stop() == 0)
-        #expect(hasEnded(parent.child, within: 5), "stopping the host ends the extension's background child")
+        #expect(processEnded(parent.child, within: 5), "stopping the host ends the extension's background child")
     }
 }
 
@@ -266,13 +266,13 @@ import TetherTestSupport
     @Test func theHostReturnsWhenTheWholeTreeIsGone() throws {
         let (fixture, host, pids) = try startTree()
         defer { withExtendedLifetime(fixture) { host.signal(SIGKILL) } }
-        #expect(pids.count == 2 && pids.allSatisfy { !hasEnded($0) })
+        #expect(pids.count == 2 && pids.allSatisfy { !processEnded($0) })
         let reaper = try #require(groupReaper(of: host.pid))
         host.signal(SIGTERM)
         #expect(try host.waitForExit(timeout: 30) == 0)
         // At once: nothing may still be on its way out.
-        for pid in pids { #expect(hasEnded(pid), "\(pid) outlived the host's stop") }
-        #expect(hasEnded(reaper), "the reaper outlived the host's stop")
+        for pid in pids { #expect(processEnded(pid), "\(pid) outlived the host's stop") }
+        #expect(processEnded(reaper), "the reaper outlived the host's stop")
     }
 
     @Test func extensionStopAnswersWhenTheWholeTreeIsGone() throws {
@@ -280,7 +280,7 @@ import TetherTestSupport
         defer { host.signal(SIGKILL) }
         let stop = try fixture.group.run(["extension", "stop", "tree"])
         #expect(stop.status == 0 && stop.stdout == "tree stopped\n", "\(stop.stderr)")
-        for pid in pids { #expect(hasEnded(pid), "\(pid) outlived 'extension stop'") }
+        for pid in pids { #expect(processEnded(pid), "\(pid) outlived 'extension stop'") }
     }
 
     /// Its main process already gone, a child that ignores SIGTERM still in
@@ -297,10 +297,10 @@ import TetherTestSupport
         let line = try #require(try host.expectLineStarting("[left] left ", timeout: 20).last)
         let child = try #require(line.split(separator: " ").last.flatMap { Int32($0) })
         _ = try host.expectLineStarting("extension 'left' exited with status 0", timeout: 20)
-        #expect(!hasEnded(child))
+        #expect(!processEnded(child))
         let stop = try fixture.group.run(["extension", "stop", "left"])
         #expect(stop.status == 0, "\(stop.stderr)")
-        #expect(hasEnded(child), "'extension stop' answered while \(child) was still in its grace")
+        #expect(processEnded(child), "'extension stop' answered while \(child) was still in its grace")
     }
 }
 
@@ -322,12 +322,3 @@ func groupReaper(of host: Int32) -> Int32? {
     return nil
 }
 
-/// True once `pid` has terminated (a zombie counts as ended: orphans here may
-/// wait a while to be reaped). Waits on a pidfd, at most `within` seconds.
-func hasEnded(_ pid: Int32, within seconds: Double = 0) -> Bool {
-    let fd = tether_pidfd_open(pid)
-    guard fd >= 0 else { return errno == ESRCH }
-    defer { close(fd) }
-    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    return poll(&pfd, 1, Int32(seconds * 1000)) > 0
-}

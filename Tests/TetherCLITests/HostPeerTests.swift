@@ -84,7 +84,7 @@ import TetherTestSupport
         for client in clients { client.close() }
         // Memory goes back (malloc_trim a second after the abuse ends).
         var after = residentKiB(pid)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = TestTimeout.deadline(after: 10)
         while after - idle > 16 * 1024, Date() < deadline {
             _ = try fixture.status()  // a real request per round; bounded by the deadline
             after = residentKiB(pid)

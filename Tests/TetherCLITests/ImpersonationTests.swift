@@ -52,19 +52,19 @@ import TetherTestSupport
             """)
         try writeFile(fixture.extensions + "/kb.extension.json", #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/impostor.py"],"activation":"always","restart":"never"}"#)
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let line = try #require(try host.expectLineStarting("[kb] unix", timeout: 30).last)
-        #expect(line == "[kb] unix refused setsid refused notify refused ghost refused kb ok", "\(line)")
-        try host.waitForError(containing: "extension 'kb' said hello as 'notify' over its link; refused")
-        try host.waitForError(containing: "extension 'kb' said hello as 'ghost' over its link; refused")
-        // The real one is launched for the push and gets it.
-        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
-        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
-        #expect(delivered["extension"] as? String == "notify")
-        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
-        let kb = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "kb" }
-        #expect(kb?["attached"] as? Bool == true, "\(kb ?? [:])")
+        try fixture.withHost { host in
+            let line = try #require(try host.expectLineStarting("[kb] unix", timeout: 30).last)
+            #expect(line == "[kb] unix refused setsid refused notify refused ghost refused kb ok", "\(line)")
+            try host.waitForError(containing: "extension 'kb' said hello as 'notify' over its link; refused")
+            try host.waitForError(containing: "extension 'kb' said hello as 'ghost' over its link; refused")
+            // The real one is launched for the push and gets it.
+            let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+            let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+            #expect(delivered["extension"] as? String == "notify")
+            #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
+            let kb = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "kb" }
+            #expect(kb?["attached"] as? Bool == true, "\(kb ?? [:])")
+        }
     }
 
     /// From outside any launch: the name of an extension the host has
@@ -77,24 +77,24 @@ import TetherTestSupport
         // It waits at the gate before its hello.
         try writeFile(fixture.extensions + "/notify.sh", "#!/bin/sh\nread line < '\(gate)'\nexec python3 '\(Self.pythonNotification)'\n", mode: 0o755)
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"notify.sh","activation":"always","restart":"never"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
-        #expect(answer.contains("extension 'notify' is running (pid "), "\(answer) after \(started)")
-        try host.waitForError(containing: "said hello as 'notify', which this host runs (pid ")
-        // Open the gate: read-write never blocks, and the line waits in the
-        // pipe for the reader while this end stays open.
-        let writer = open(gate, O_RDWR)
-        #expect(writer >= 0)
-        defer { close(writer) }
-        #expect(write(writer, "go\n", 3) == 3)
-        _ = try host.expectLineStarting("extension 'notify' attached (pid ", timeout: 30)
-        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
-        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
-        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
+        try fixture.withHost { host in
+            let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2}"#)
+            #expect(answer.contains("extension 'notify' is running (pid "), "\(answer) after \(started)")
+            try host.waitForError(containing: "said hello as 'notify', which this host runs (pid ")
+            // Open the gate: read-write never blocks, and the line waits in the
+            // pipe for the reader while this end stays open.
+            let writer = open(gate, O_RDWR)
+            #expect(writer >= 0)
+            defer { close(writer) }
+            #expect(write(writer, "go\n", 3) == 3)
+            _ = try host.expectLineStarting("extension 'notify' attached (pid ", timeout: 30)
+            let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+            let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+            #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Hi", "\(push)")
+        }
     }
 
     /// The host could launch it: an idle on-demand extension's name is not
@@ -106,19 +106,19 @@ import TetherTestSupport
     @Test func aHelloAsAnIdleExtensionTheHostCouldLaunchIsRefused() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(Self.pythonNotification)"],"activation":"on-demand"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2,"timeBudgetMilliseconds":1000}"#)
-        #expect(answer.contains("extension 'notify' is this host's to launch; a process the host did not launch "
-                                + "may attach as it only while holding its instance lock"), "\(answer)")
-        try host.waitForError(containing: "said hello as 'notify', which this host launches itself, without holding its instance lock; refused")
-        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Your code"}"#], timeout: 30))
-        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
-        #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Your code", "\(push)")
-        let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
-        #expect(notify?["managed"] as? Bool == true, "\(notify ?? [:])")
+        try fixture.withHost { host in
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            let answer = Self.hello(client, #"{"name":"notify","role":"notification","protocol":2,"timeBudgetMilliseconds":1000}"#)
+            #expect(answer.contains("extension 'notify' is this host's to launch; a process the host did not launch "
+                                    + "may attach as it only while holding its instance lock"), "\(answer)")
+            try host.waitForError(containing: "said hello as 'notify', which this host launches itself, without holding its instance lock; refused")
+            let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Your code"}"#], timeout: 30))
+            let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+            #expect((delivered["content"] as? [String: Any])?["title"] as? String == "[python] Your code", "\(push)")
+            let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
+            #expect(notify?["managed"] as? Bool == true, "\(notify ?? [:])")
+        }
     }
 
     /// An SDK extension started by hand holds its instance lock: the host
@@ -130,15 +130,15 @@ import TetherTestSupport
         let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify"])
         defer { byHand.signal(SIGKILL) }
         try byHand.expectLine("no host is running; carrying on without a host")
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
-        let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
-        let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
-        #expect(delivered["extension"] as? String == "notify", "\(push)")
-        #expect(delivered["modified"] as? Bool == true, "\(push)")
-        let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
-        #expect(notify?["pid"] as? Int == Int(byHand.pid) && notify?["managed"] as? Bool == false, "\(notify ?? [:])")
+        try fixture.withHost { host in
+            try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
+            let push = try fixture.group.json(try fixture.group.run(["push", "--json", #"{"title":"Hi"}"#], timeout: 30))
+            let delivered = try #require((push["delivered"] as? [[String: Any]])?.first)
+            #expect(delivered["extension"] as? String == "notify", "\(push)")
+            #expect(delivered["modified"] as? Bool == true, "\(push)")
+            let notify = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "notify" }
+            #expect(notify?["pid"] as? Int == Int(byHand.pid) && notify?["managed"] as? Bool == false, "\(notify ?? [:])")
+        }
     }
 
     /// From outside any launch, an instance holding its lock (a Python
@@ -147,33 +147,33 @@ import TetherTestSupport
     @Test func aHelloClaimingOpenAccessItsManifestDeniesIsRefused() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/kb.extension.json", #"{"name":"kb","role":"keyboard","executable":"/bin/true","activation":"on-demand"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let byHand = try TestProcess("/usr/bin/env", ["python3", "-c", """
-            import fcntl, json, os, socket, sys
-            group = sys.argv[1]
-            os.makedirs(group + "/locks/extensions", exist_ok=True)
-            fd = os.open(group + "/locks/extensions/kb.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            link = socket.socket(socket.AF_UNIX)
-            link.connect(group + "/host.sock")
-            lines = link.makefile("r")
-            def hello(id, open_access):
-                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
-                    "params": {"name": "kb", "role": "keyboard", "openAccess": open_access}}) + "\\n").encode())
-                for line in lines:
-                    if json.loads(line).get("id") == id: return line.strip()
-            print(hello(1, True), flush=True)
-            print(hello(2, False), flush=True)
-            sys.stdin.read()
-            """, fixture.group.path])
-        defer { byHand.signal(SIGKILL) }
-        let claimed = try #require(try byHand.readLine(timeout: 20))
-        #expect(claimed.contains("extension 'kb' has no open access in the host's manifest"), "\(claimed)")
-        try host.waitForError(containing: "said hello as 'kb' claiming open access, which its manifest does not grant; refused")
-        let plain = try #require(try byHand.readLine(timeout: 20))
-        #expect(plain.contains(#""managed":false"#) && plain.contains(#""openAccess":false"#), "\(plain)")
+        try fixture.withHost { host in
+            let byHand = try TestProcess("/usr/bin/env", ["python3", "-c", """
+                import fcntl, json, os, socket, sys
+                group = sys.argv[1]
+                os.makedirs(group + "/locks/extensions", exist_ok=True)
+                fd = os.open(group + "/locks/extensions/kb.lock", os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                link = socket.socket(socket.AF_UNIX)
+                link.connect(group + "/host.sock")
+                lines = link.makefile("r")
+                def hello(id, open_access):
+                    link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
+                        "params": {"name": "kb", "role": "keyboard", "openAccess": open_access}}) + "\\n").encode())
+                    for line in lines:
+                        if json.loads(line).get("id") == id: return line.strip()
+                print(hello(1, True), flush=True)
+                print(hello(2, False), flush=True)
+                sys.stdin.read()
+                """, fixture.group.path])
+            defer { byHand.signal(SIGKILL) }
+            let claimed = try #require(try byHand.readLine(timeout: 20))
+            #expect(claimed.contains("extension 'kb' has no open access in the host's manifest"), "\(claimed)")
+            try host.waitForError(containing: "said hello as 'kb' claiming open access, which its manifest does not grant; refused")
+            let plain = try #require(try byHand.readLine(timeout: 20))
+            #expect(plain.contains(#""managed":false"#) && plain.contains(#""openAccess":false"#), "\(plain)")
+        }
     }
 
     /// No extension, launched or by hand, stops another (the user does, with
@@ -199,35 +199,35 @@ import TetherTestSupport
             """)
         try writeFile(fixture.extensions + "/kb.extension.json",
                       #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/kb.py"],"activation":"on-demand","openAccess":true}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("extension 'steady' started")
-        #expect(try fixture.group.run(["feature", "start", "users"]).status == 0)
-        #expect(try fixture.group.run(["extension", "start", "kb"], timeout: 30).status == 0)
-        let launched = try host.expectLineStarting("[kb] steady:", timeout: 30)
-        #expect(launched.contains("[kb] own ok ok"), "\(launched)")
-        #expect(launched.contains("[kb] users: 'kb' may stop only a feature it started; it did not start 'users'"), "\(launched)")
-        #expect(launched.last == "[kb] steady: 'kb' is an extension; only the user stops extensions (tether extension stop)")
+        try fixture.withHost { host in
+            _ = try host.expectLineStarting("extension 'steady' started")
+            #expect(try fixture.group.run(["feature", "start", "users"]).status == 0)
+            #expect(try fixture.group.run(["extension", "start", "kb"], timeout: 30).status == 0)
+            let launched = try host.expectLineStarting("[kb] steady:", timeout: 30)
+            #expect(launched.contains("[kb] own ok ok"), "\(launched)")
+            #expect(launched.contains("[kb] users: 'kb' may stop only a feature it started; it did not start 'users'"), "\(launched)")
+            #expect(launched.last == "[kb] steady: 'kb' is an extension; only the user stops extensions (tether extension stop)")
 
-        // By hand, with the open access it claims (the host has no manifest of it).
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        #expect(Self.hello(client, #"{"name":"pad","role":"keyboard","openAccess":true}"#).contains(#""openAccess":true"#))
-        func call(_ id: Int, _ method: String, _ params: String) -> String {
-            client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8) + [0x0a])
-            for _ in 0..<16 {
-                guard let line = client.readLine() else { break }
-                if line.contains(#""id":\#(id)"#) { return line }
+            // By hand, with the open access it claims (the host has no manifest of it).
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            #expect(Self.hello(client, #"{"name":"pad","role":"keyboard","openAccess":true}"#).contains(#""openAccess":true"#))
+            func call(_ id: Int, _ method: String, _ params: String) -> String {
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8) + [0x0a])
+                for _ in 0..<16 {
+                    guard let line = client.readLine() else { break }
+                    if line.contains(#""id":\#(id)"#) { return line }
+                }
+                return ""
             }
-            return ""
+            #expect(call(2, "feature.start", #"{"name":"pad-own"}"#).contains(#""started":true"#))
+            #expect(call(3, "feature.stop", #"{"name":"pad-own"}"#).contains(#""stopped":true"#))
+            #expect(call(4, "feature.stop", #"{"name":"users"}"#).contains("'pad' may stop only a feature it started; it did not start 'users'"))
+            #expect(call(5, "extension.stop", #"{"name":"steady"}"#).contains("'pad' is an extension; only the user stops extensions"))
+            #expect(try fixture.group.run(["probe", "feature", "users"]).status == 0)
+            // The user may.
+            #expect(try fixture.group.run(["extension", "stop", "steady"], timeout: 30).status == 0)
+            #expect(try fixture.group.run(["feature", "stop", "users"]).status == 0)
         }
-        #expect(call(2, "feature.start", #"{"name":"pad-own"}"#).contains(#""started":true"#))
-        #expect(call(3, "feature.stop", #"{"name":"pad-own"}"#).contains(#""stopped":true"#))
-        #expect(call(4, "feature.stop", #"{"name":"users"}"#).contains("'pad' may stop only a feature it started; it did not start 'users'"))
-        #expect(call(5, "extension.stop", #"{"name":"steady"}"#).contains("'pad' is an extension; only the user stops extensions"))
-        #expect(try fixture.group.run(["probe", "feature", "users"]).status == 0)
-        // The user may.
-        #expect(try fixture.group.run(["extension", "stop", "steady"], timeout: 30).status == 0)
-        #expect(try fixture.group.run(["feature", "stop", "users"]).status == 0)
     }
 }

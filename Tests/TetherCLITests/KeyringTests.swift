@@ -212,7 +212,7 @@ import TetherTestSupport
         let (service, group, server, _) = try expiredKeyringLogin()
         try server.post("/admin/settings", ["accessTTL": -5])  // every read refreshes
         let watcher = try DirectoryWatcher(path: group.secrets)
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = TestTimeout.deadline(after: 60)
         var caught = 0, refreshTokens: Set<String> = []
         for _ in 0..<12 where Date() < deadline {
             watcher.drain()

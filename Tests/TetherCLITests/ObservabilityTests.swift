@@ -297,7 +297,7 @@ struct RecordReader {
     /// Until a record, read now or before, matches.
     mutating func waitFor(_ what: String, timeout: Double = 30, _ matches: ([String: Any]) -> Bool) throws {
         if seen.contains(where: matches) { return }
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = TestTimeout.deadline(after: timeout)
         while Date() < deadline {
             guard let line = try? process.readLine(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")

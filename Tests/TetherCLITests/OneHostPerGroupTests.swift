@@ -15,29 +15,30 @@ struct OneHostPerGroupTests {
             rm -f "$TETHER_GROUP/host.sock" 2>/dev/null || echo "socket: refused"
             exec cat
             """#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        _ = try host.expectLineStarting("[mover] lock: refused")
-        _ = try host.expectLineStarting("[mover] socket: refused")
-        #expect(FileManager.default.fileExists(atPath: fixture.group.path + "/locks/host.lock"))
-        // The user may: the claim is what is left.
-        #expect(rename(fixture.group.path + "/locks/host.lock", fixture.group.path + "/locks/moved") == 0)
+        try fixture.withHost { host in
+            _ = try host.expectLineStarting("[mover] lock: refused")
+            _ = try host.expectLineStarting("[mover] socket: refused")
+            #expect(FileManager.default.fileExists(atPath: fixture.group.path + "/locks/host.lock"))
+            // The user may: the claim is what is left.
+            #expect(rename(fixture.group.path + "/locks/host.lock", fixture.group.path + "/locks/moved") == 0)
 
-        // A probe still finds it running, by its claim.
-        let probe = try fixture.group.run(["probe", "host", "--json"])
-        #expect(probe.status == 0)
-        #expect(try fixture.group.json(probe)["pid"] as? Int == Int(host.pid))
-        let second = try fixture.group.run(["host"])
-        #expect(second.status == 1)
-        #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
-        // The first host still serves, on its own socket.
-        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
-        host.signal(SIGTERM)
-        #expect(try host.waitForExit() == 0)
-        // Its claim ends with it: the next host starts.
-        let next = try fixture.startHost()
-        defer { next.signal(SIGTERM) }
-        #expect(try fixture.status()["pid"] as? Int == Int(next.pid))
+            // A probe still finds it running, by its claim.
+            let probe = try fixture.group.run(["probe", "host", "--json"])
+            #expect(probe.status == 0)
+            #expect(try fixture.group.json(probe)["pid"] as? Int == Int(host.pid))
+            let second = try fixture.group.run(["host"])
+            #expect(second.status == 1)
+            #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
+            // The first host still serves, on its own socket.
+            #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit() == 0)
+            // Its claim ends with it: the next host starts.
+            try fixture.withHost { next in
+                let status = try fixture.status()
+                #expect(status["pid"] as? Int == Int(next.pid))
+            }
+        }
     }
 
     /// A shared lock on the group directory (an extension's child left by
@@ -54,14 +55,14 @@ struct OneHostPerGroupTests {
             ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ  \(reader.pid) ")
                 || ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ \(reader.pid) ")
         }
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
-        let second = try fixture.group.run(["host"])
-        #expect(second.status == 1)
-        #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
-        #expect(try host.stop() == 0)
-        let errors = try host.standardError()
-        #expect(errors.contains("the group directory is read-locked by pid \(reader.pid)"), "\(errors)")
+        try fixture.withHost { host in
+            #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
+            let second = try fixture.group.run(["host"])
+            #expect(second.status == 1)
+            #expect(second.stderr.contains("already running (pid \(host.pid))"), "\(second.stderr)")
+            #expect(try host.stop() == 0)
+            let errors = try host.standardError()
+            #expect(errors.contains("the group directory is read-locked by pid \(reader.pid)"), "\(errors)")
+        }
     }
 }

@@ -33,19 +33,19 @@ import TetherTestSupport
 
     @Test func budgetsAreCappedAtSixtySeconds() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        let hello = call(client, "extension.hello", #"{"name":"slow","role":"notification","timeBudgetMilliseconds":1000000000000}"#, id: 1)
-        #expect(hello.contains(#""timeBudgetMilliseconds":60000"#), "\(hello)")
-        try host.waitForError(containing: "extension 'slow' asked for a push budget of 1000000000000 ms; it has 60000 ms, the host's ceiling")
-        let user = try fixture.rawClient()
-        defer { user.close() }
-        let refused = call(user, "push.send", #"{"budgetMilliseconds":60001,"payload":{"title":"x"}}"#, id: 1)
-        #expect(refused.contains(#""budgetMilliseconds\" must be a positive integer of at most 60000 (60 s)"#), "\(refused)")
-        let cli = try fixture.group.run(["push", "--budget", "61", #"{"title":"x"}"#])
-        #expect(cli.status == 2 && cli.stderr.contains("--budget may be at most 60 seconds"), "\(cli.stderr)")
+        try fixture.withHost { host in
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            let hello = call(client, "extension.hello", #"{"name":"slow","role":"notification","timeBudgetMilliseconds":1000000000000}"#, id: 1)
+            #expect(hello.contains(#""timeBudgetMilliseconds":60000"#), "\(hello)")
+            try host.waitForError(containing: "extension 'slow' asked for a push budget of 1000000000000 ms; it has 60000 ms, the host's ceiling")
+            let user = try fixture.rawClient()
+            defer { user.close() }
+            let refused = call(user, "push.send", #"{"budgetMilliseconds":60001,"payload":{"title":"x"}}"#, id: 1)
+            #expect(refused.contains(#""budgetMilliseconds\" must be a positive integer of at most 60000 (60 s)"#), "\(refused)")
+            let cli = try fixture.group.run(["push", "--budget", "61", #"{"title":"x"}"#])
+            #expect(cli.status == 2 && cli.stderr.contains("--budget may be at most 60 seconds"), "\(cli.stderr)")
+        }
     }
 
     @Test func aConnectionsPushesInFlightAreCapped() throws {
@@ -81,38 +81,38 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/silent.sh", "#!/bin/sh\nexec sleep 300\n", mode: 0o755)
         try writeFile(fixture.extensions + "/silent.extension.json",
                       #"{"name":"silent","role":"notification","executable":"silent.sh","activation":"on-demand"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        // {"body":"…"} travels on as exactly 512 KiB.
-        let body = String(repeating: "x", count: 524_288 - 11)
-        var clients: [RawClient] = []
-        defer { for client in clients { client.close() } }
-        for _ in 0..<8 {
-            let client = try fixture.rawClient()
-            clients.append(client)
-            for id in 1...8 { client.send(push(body, id: id)) }
-            // Answered in order: nothing before the ping's answer was refused.
-            let ping = call(client, "host.ping", "{}", id: 100)
-            #expect(ping.contains(#""result""#) && !ping.contains("push"), "\(ping.prefix(300))")
-        }
-        let user = try fixture.group.run(["push", "--json", "--budget", "1", #"{"title":"mine"}"#], timeout: 20)
-        #expect(user.status == 0, "\(user.stderr)")
-        let delivered = try #require((try fixture.group.json(user)["delivered"] as? [[String: Any]])?.first)
-        #expect(delivered["timedOut"] as? Bool == true, "\(delivered)")
-        try host.waitForError(containing: "pushes hold 33554432 bytes, the host's limit: ending the 8 of the connection holding the most")
-        // A ping's answer follows whatever each connection was answered before it.
-        var ended = 0
-        for client in clients {
-            client.send(Array(#"{"jsonrpc":"2.0","id":101,"method":"host.ping"}"#.utf8) + [0x0a])
-            var lines = 0
-            for _ in 0..<16 {
-                guard let line = client.readLine(), !line.contains(#""id":101"#) else { break }
-                if line.contains("push ended: the host's pushes in flight reached their limit") { lines += 1 }
+        try fixture.withHost { host in
+            // {"body":"…"} travels on as exactly 512 KiB.
+            let body = String(repeating: "x", count: 524_288 - 11)
+            var clients: [RawClient] = []
+            defer { for client in clients { client.close() } }
+            for _ in 0..<8 {
+                let client = try fixture.rawClient()
+                clients.append(client)
+                for id in 1...8 { client.send(push(body, id: id)) }
+                // Answered in order: nothing before the ping's answer was refused.
+                let ping = call(client, "host.ping", "{}", id: 100)
+                #expect(ping.contains(#""result""#) && !ping.contains("push"), "\(ping.prefix(300))")
             }
-            if lines > 0 { ended += 1 }
-            #expect(lines == 0 || lines == 8)
+            let user = try fixture.group.run(["push", "--json", "--budget", "1", #"{"title":"mine"}"#], timeout: 20)
+            #expect(user.status == 0, "\(user.stderr)")
+            let delivered = try #require((try fixture.group.json(user)["delivered"] as? [[String: Any]])?.first)
+            #expect(delivered["timedOut"] as? Bool == true, "\(delivered)")
+            try host.waitForError(containing: "pushes hold 33554432 bytes, the host's limit: ending the 8 of the connection holding the most")
+            // A ping's answer follows whatever each connection was answered before it.
+            var ended = 0
+            for client in clients {
+                client.send(Array(#"{"jsonrpc":"2.0","id":101,"method":"host.ping"}"#.utf8) + [0x0a])
+                var lines = 0
+                for _ in 0..<16 {
+                    guard let line = client.readLine(), !line.contains(#""id":101"#) else { break }
+                    if line.contains("push ended: the host's pushes in flight reached their limit") { lines += 1 }
+                }
+                if lines > 0 { ended += 1 }
+                #expect(lines == 0 || lines == 8)
+            }
+            #expect(ended == 1)
         }
-        #expect(ended == 1)
     }
 
     /// The issue's attack: a notification extension says hello with a huge
@@ -144,20 +144,20 @@ import TetherTestSupport
             """)
         try writeFile(fixture.extensions + "/hostile.extension.json",
                       #"{"name":"hostile","role":"notification","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/hostile.py"],"activation":"always","restart":"never"}"#)
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let idle = residentKiB(host.pid)
-        _ = try host.expectLineStarting("[hostile] flooded", timeout: 30)
-        let peak = residentKiB(host.pid)
-        // 300 × 300 KB held would be 90 MB and more.
-        #expect(peak - idle < 48 * 1024, "idle \(idle) KiB, after the flood \(peak) KiB")
-        let started = Date()
-        let user = try fixture.group.run(["push", "--json", #"{"title":"Your bank code is 1234"}"#], timeout: 15)
-        #expect(user.status == 0, "\(user.stderr)")
-        #expect(Date().timeIntervalSince(started) < 10)
-        let delivered = try #require((try fixture.group.json(user)["delivered"] as? [[String: Any]])?.first)
-        #expect(delivered["modified"] as? Bool == false, "\(delivered)")
-        try host.waitForError(containing: "push: 'hostile' has 8 pushes unanswered, its limit; the original content was delivered")
+        try fixture.withHost { host in
+            let idle = residentKiB(host.pid)
+            _ = try host.expectLineStarting("[hostile] flooded", timeout: 30)
+            let peak = residentKiB(host.pid)
+            // 300 × 300 KB held would be 90 MB and more.
+            #expect(peak - idle < 48 * 1024, "idle \(idle) KiB, after the flood \(peak) KiB")
+            let started = Date()
+            let user = try fixture.group.run(["push", "--json", #"{"title":"Your bank code is 1234"}"#], timeout: 15)
+            #expect(user.status == 0, "\(user.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10)
+            let delivered = try #require((try fixture.group.json(user)["delivered"] as? [[String: Any]])?.first)
+            #expect(delivered["modified"] as? Bool == false, "\(delivered)")
+            try host.waitForError(containing: "push: 'hostile' has 8 pushes unanswered, its limit; the original content was delivered")
+        }
     }
 
     /// A host with the notification extension that never answers attached.

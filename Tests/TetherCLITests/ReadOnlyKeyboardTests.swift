@@ -68,24 +68,24 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/kb.extension.json",
                       #"{"name":"kb","role":"keyboard","executable":"/usr/bin/env","arguments":\#(arguments),"activation":"always","restart":"never"}"#)
         try fixture.addExtension("witness", role: "notification", restart: "never", script: "exec sleep 300")
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
-        // Not offered what it would be refused.
-        #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
-        let linked = try #require(try host.expectLineStarting("[kb] answer:", timeout: 30).last)
-        #expect(linked.contains(Self.refusal) == !test.allowed, "through its link: \(linked)")
-        if !test.allowed {
-            #expect(linked.contains("'kb' has read-only access to the group (set \"openAccess\": true in its manifest)"))
-        }
+        try fixture.withHost { host in
+            let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
+            // Not offered what it would be refused.
+            #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
+            let linked = try #require(try host.expectLineStarting("[kb] answer:", timeout: 30).last)
+            #expect(linked.contains(Self.refusal) == !test.allowed, "through its link: \(linked)")
+            if !test.allowed {
+                #expect(linked.contains("'kb' has read-only access to the group (set \"openAccess\": true in its manifest)"))
+            }
 
-        // One started by hand with no manifest: its hello decides.
-        let client = try fixture.rawClient()
-        defer { client.close() }
-        #expect(call(client, "extension.hello", #"{"name":"kb-by-hand","role":"keyboard"}"#, id: 1).contains("result"))
-        let byHand = call(client, test.method, test.params, id: 2)
-        #expect(byHand.contains(Self.refusal) == !test.allowed, "by hand: \(byHand)")
-        #expect(!byHand.isEmpty)
+            // One started by hand with no manifest: its hello decides.
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            #expect(call(client, "extension.hello", #"{"name":"kb-by-hand","role":"keyboard"}"#, id: 1).contains("result"))
+            let byHand = call(client, test.method, test.params, id: 2)
+            #expect(byHand.contains(Self.refusal) == !test.allowed, "by hand: \(byHand)")
+            #expect(!byHand.isEmpty)
+        }
     }
 
     /// Sent as a notification (no answer to refuse): nothing reaches the
@@ -93,41 +93,41 @@ import TetherTestSupport
     /// one they hear.
     @Test func aReadOnlyKeyboardsNoticeReachesNoOne() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let witness = try fixture.rawClient()
-        defer { witness.close() }
-        #expect(call(witness, "extension.hello", #"{"name":"witness","role":"widget"}"#, id: 1).contains("result"))
-        // By hand, in a process of its own (the host knows a keyboard by its pid).
-        let keyboard = try TestProcess("/usr/bin/env", ["python3", "-c", """
-            import json, socket, sys
-            link = socket.socket(socket.AF_UNIX)
-            link.connect(sys.argv[1])
-            lines = link.makefile("r")
-            def send(message):
-                link.sendall((json.dumps(dict(jsonrpc="2.0", **message)) + "\\n").encode())
-            def answer(id):
-                for line in lines:
-                    if json.loads(line).get("id") == id: return line.strip()
-            send({"id": 1, "method": "extension.hello", "params": {"name": "kb", "role": "keyboard"}})
-            print("hello", answer(1), flush=True)
-            send({"method": "defaults.changed", "params": {"keys": ["typed"]}})
-            # Handled in order: once the ping is answered, so was the notice.
-            send({"id": 2, "method": "host.ping"})
-            print("sent", answer(2), flush=True)
-            sys.stdin.read()
-            """, fixture.group.path + "/host.sock"])
-        defer { keyboard.signal(SIGKILL) }
-        #expect(try keyboard.readLine(timeout: 20)?.contains(#""result""#) == true)
-        #expect(try keyboard.readLine(timeout: 20)?.hasPrefix("sent {") == true)
-        let user = try fixture.rawClient()
-        defer { user.close() }
-        #expect(call(user, "defaults.changed", #"{"keys":["user"]}"#, id: 1).contains(#""notified":2"#))
-        var heard: String?
-        for _ in 0..<16 {
-            guard let line = witness.readLine() else { break }
-            if line.contains("\"defaults.changed\"") { heard = line; break }
+        try fixture.withHost { host in
+            let witness = try fixture.rawClient()
+            defer { witness.close() }
+            #expect(call(witness, "extension.hello", #"{"name":"witness","role":"widget"}"#, id: 1).contains("result"))
+            // By hand, in a process of its own (the host knows a keyboard by its pid).
+            let keyboard = try TestProcess("/usr/bin/env", ["python3", "-c", """
+                import json, socket, sys
+                link = socket.socket(socket.AF_UNIX)
+                link.connect(sys.argv[1])
+                lines = link.makefile("r")
+                def send(message):
+                    link.sendall((json.dumps(dict(jsonrpc="2.0", **message)) + "\\n").encode())
+                def answer(id):
+                    for line in lines:
+                        if json.loads(line).get("id") == id: return line.strip()
+                send({"id": 1, "method": "extension.hello", "params": {"name": "kb", "role": "keyboard"}})
+                print("hello", answer(1), flush=True)
+                send({"method": "defaults.changed", "params": {"keys": ["typed"]}})
+                # Handled in order: once the ping is answered, so was the notice.
+                send({"id": 2, "method": "host.ping"})
+                print("sent", answer(2), flush=True)
+                sys.stdin.read()
+                """, fixture.group.path + "/host.sock"])
+            defer { keyboard.signal(SIGKILL) }
+            #expect(try keyboard.readLine(timeout: 20)?.contains(#""result""#) == true)
+            #expect(try keyboard.readLine(timeout: 20)?.hasPrefix("sent {") == true)
+            let user = try fixture.rawClient()
+            defer { user.close() }
+            #expect(call(user, "defaults.changed", #"{"keys":["user"]}"#, id: 1).contains(#""notified":2"#))
+            var heard: String?
+            for _ in 0..<16 {
+                guard let line = witness.readLine() else { break }
+                if line.contains("\"defaults.changed\"") { heard = line; break }
+            }
+            #expect(heard?.contains(#"["user"]"#) == true, "\(heard ?? "nothing")")
         }
-        #expect(heard?.contains(#"["user"]"#) == true, "\(heard ?? "nothing")")
     }
 }

@@ -43,34 +43,34 @@ extension SandboxTests {
         let listed = try byHand.expectLineStarting("", containing: "list: ", timeout: 20).last ?? ""
         #expect(listed.contains("list: refused (Permission denied)"), "\(listed)")
 
-        let host = try fixture.startHost(environment: ["TMPDIR": base])
-        defer { host.signal(SIGTERM) }
-        #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)
-        let typed = try host.expectLineStarting("[kb] TYPED ", timeout: 30).last ?? ""
-        let keyboard = try #require(typed.split(separator: " ").last.map(String.init))
-        #expect(typed.hasPrefix("[kb] TYPED own=ok "), "\(typed)")
-        #expect(keyboard.hasPrefix(root + "/"), "\(keyboard)")
-        #expect(try fixture.group.run(["extension", "start", "w"]).status == 0)
-        let paths = ["keyboard": keyboard, "byHand": byHandDirectory, "root": root]
-        let opened = open(gate, O_RDWR)
-        #expect(opened >= 0)
-        defer { close(opened) }
-        let line = String(decoding: try JSONSerialization.data(withJSONObject: paths), as: UTF8.self) + "\n"
-        #expect(write(opened, line, line.utf8.count) == line.utf8.count)
-        let said = try host.expectLineStarting("[w] RESULT ", timeout: 30).last ?? ""
-        let result = try #require(try JSONSerialization.jsonObject(with: Data(said.dropFirst("[w] RESULT ".count).utf8))
-            as? [String: String])
-        let expected = [
-            // Another's, wherever it is: not listed, not read, not even its FIFO opened.
-            "listRoot": "EACCES", "listGroups": "EACCES", "listKeyboard": "EACCES", "readKeyboardFile": "EACCES",
-            "openKeyboardFifo": "EACCES", "listByHand": "EACCES", "readByHandFile": "EACCES", "listByHandParent": "EACCES",
-            // Its own, and what it read before.
-            "own": "ok", "readable": "ok", "etc": "ok", "listUsr": "ok",
-            // A directory on the way cannot be listed (Landlock grants a
-            // directory with everything beneath it): docs/security.md.
-            "listSlash": "EACCES",
-        ]
-        for (key, value) in expected { #expect(result[key] == value, "\(key): \(result)") }
+        try fixture.withHost(environment: ["TMPDIR": base]) { host in
+            #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)
+            let typed = try host.expectLineStarting("[kb] TYPED ", timeout: 30).last ?? ""
+            let keyboard = try #require(typed.split(separator: " ").last.map(String.init))
+            #expect(typed.hasPrefix("[kb] TYPED own=ok "), "\(typed)")
+            #expect(keyboard.hasPrefix(root + "/"), "\(keyboard)")
+            #expect(try fixture.group.run(["extension", "start", "w"]).status == 0)
+            let paths = ["keyboard": keyboard, "byHand": byHandDirectory, "root": root]
+            let opened = open(gate, O_RDWR)
+            #expect(opened >= 0)
+            defer { close(opened) }
+            let line = String(decoding: try JSONSerialization.data(withJSONObject: paths), as: UTF8.self) + "\n"
+            #expect(write(opened, line, line.utf8.count) == line.utf8.count)
+            let said = try host.expectLineStarting("[w] RESULT ", timeout: 30).last ?? ""
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(said.dropFirst("[w] RESULT ".count).utf8))
+                as? [String: String])
+            let expected = [
+                // Another's, wherever it is: not listed, not read, not even its FIFO opened.
+                "listRoot": "EACCES", "listGroups": "EACCES", "listKeyboard": "EACCES", "readKeyboardFile": "EACCES",
+                "openKeyboardFifo": "EACCES", "listByHand": "EACCES", "readByHandFile": "EACCES", "listByHandParent": "EACCES",
+                // Its own, and what it read before.
+                "own": "ok", "readable": "ok", "etc": "ok", "listUsr": "ok",
+                // A directory on the way cannot be listed (Landlock grants a
+                // directory with everything beneath it): docs/security.md.
+                "listSlash": "EACCES",
+            ]
+            for (key, value) in expected { #expect(result[key] == value, "\(key): \(result)") }
+        }
     }
 
     /// Writes what it was "typed" to a file and a FIFO in its TMPDIR, and

@@ -87,7 +87,7 @@ struct SandboxTests {
         #expect(symlink(".group.secrets", fixture.group.dir.path + "/link") == 0)
         let gate = fixture.group.dir.path + "/gate"
         #expect(mkfifo(gate, 0o600) == 0)
-        let listener = try LoopbackListener()
+        let listener = try LoopbackSocket(listening: true)
         try writeFile("\(fixture.extensions)/probe.py", Self.probeScript)
         let manifest: [String: Any] = [
             "name": "probe", "role": sandboxCase.role, "executable": "/usr/bin/env",
@@ -155,9 +155,9 @@ struct SandboxTests {
         host.signal(SIGKILL)
         _ = try host.waitForExit(timeout: 10)
         #expect(FileManager.default.fileExists(atPath: left + "/token"))
-        let next = try fixture.startHost()
-        defer { next.signal(SIGTERM) }
-        #expect(!FileManager.default.fileExists(atPath: left))
+        try fixture.withHost { next in
+            #expect(!FileManager.default.fileExists(atPath: left))
+        }
     }
 
     /// A Python widget that allocates 1 MiB at a time stays under its
@@ -184,24 +184,24 @@ struct SandboxTests {
         ]
         try JSONSerialization.data(withJSONObject: manifest)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/hog.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let ending = try host.expectLineStarting("[hog] ", containing: "after", timeout: 30).last ?? ""
-        #expect(ending.hasPrefix("[hog] MemoryError after"), "\(ending)")
-        let pid = try #require(hogPID(fixture))
-        // Near the limit, not over it.
-        let peakMiB = anonymousMiB(of: pid)
-        #expect(peakMiB > 32 && peakMiB <= 64, "anonymous RSS at its peak: \(peakMiB) MiB")
-        kill(pid, SIGUSR1)
-        try waitFor("its exit in status", timeout: 10) {
-            ((try? fixture.status()["extensions"] as? [[String: Any]])?.first?["lastExit"] as? [String: Any]) != nil
+        try fixture.withHost { host in
+            let ending = try host.expectLineStarting("[hog] ", containing: "after", timeout: 30).last ?? ""
+            #expect(ending.hasPrefix("[hog] MemoryError after"), "\(ending)")
+            let pid = try #require(hogPID(fixture))
+            // Near the limit, not over it.
+            let peakMiB = anonymousMiB(of: pid)
+            #expect(peakMiB > 32 && peakMiB <= 64, "anonymous RSS at its peak: \(peakMiB) MiB")
+            kill(pid, SIGUSR1)
+            try waitFor("its exit in status", timeout: 10) {
+                ((try? fixture.status()["extensions"] as? [[String: Any]])?.first?["lastExit"] as? [String: Any]) != nil
+            }
+            let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            let lastExit = try #require(entry["lastExit"] as? [String: Any])
+            #expect(lastExit["code"] as? Int == 1)
+            #expect(lastExit["memoryLimitMiB"] as? Int == 64)
+            #expect(processAlive(host.pid))
+            #expect(try fixture.group.run(["probe", "host"]).status == 0)
         }
-        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
-        let lastExit = try #require(entry["lastExit"] as? [String: Any])
-        #expect(lastExit["code"] as? Int == 1)
-        #expect(lastExit["memoryLimitMiB"] as? Int == 64)
-        #expect(processAlive(host.pid))
-        #expect(try fixture.group.run(["probe", "host"]).status == 0)
     }
 
     /// Without a cgroup, RLIMIT_DATA counts private memory only: memory from
@@ -241,14 +241,14 @@ struct SandboxTests {
         ]
         try JSONSerialization.data(withJSONObject: manifest)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/shared.extension.json"))
-        let host = try fixture.startHost()
-        defer { host.signal(SIGTERM) }
-        let lines = try host.expectLine("[shared] done", timeout: 30).filter { $0.hasPrefix("[shared] ") }
-        #expect(lines.contains("[shared] memfd refused 1"), "\(lines)")
-        #expect(lines.contains("[shared] anonymous refused 1"), "\(lines)")
-        #expect(lines.contains("[shared] zero refused 13"), "\(lines)")
-        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
-        #expect((entry["sandbox"] as? [String: Any])?["memoryBy"] as? String == "rlimit+seccomp")
+        try fixture.withHost { host in
+            let lines = try host.expectLine("[shared] done", timeout: 30).filter { $0.hasPrefix("[shared] ") }
+            #expect(lines.contains("[shared] memfd refused 1"), "\(lines)")
+            #expect(lines.contains("[shared] anonymous refused 1"), "\(lines)")
+            #expect(lines.contains("[shared] zero refused 13"), "\(lines)")
+            let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            #expect((entry["sandbox"] as? [String: Any])?["memoryBy"] as? String == "rlimit+seccomp")
+        }
     }
 
     private func hogPID(_ fixture: HostFixture) -> Int32? {
@@ -349,32 +349,6 @@ struct SandboxTests {
         #expect(exit == 0, "\((try? keyboard.standardError(timeout: 5)) ?? "")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: byHand).isEmpty)
     }
-}
-
-/// A TCP socket listening on 127.0.0.1 (a connection completes in the
-/// backlog; nothing accepts), for the extensions' network attempts.
-final class LoopbackListener {
-    let fd: Int32
-    let port: UInt16
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { close(fd); throw POSIXError(.EADDRINUSE) }
-        self.fd = fd
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    deinit { close(fd) }
 }
 
 /// Asks `condition` (a real request each time: `tether status`) until it

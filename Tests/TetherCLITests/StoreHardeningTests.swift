@@ -24,7 +24,7 @@ import TetherTestSupport
         var written: Set<String> = ["seed"]
         let watcher = try DirectoryWatcher(path: group.path + "/stores")
         var generator = SystemRandomNumberGenerator()
-        let deadline = Date().addingTimeInterval(150)
+        let deadline = TestTimeout.deadline(after: 150)
         var caughtMidWrite = 0
         var leftovers = 0
         for round in 0..<200 where Date() < deadline {
@@ -109,7 +109,7 @@ final class DirectoryWatcher {
     /// True once a writer of `name` starts: its temp file `.NAME.*.tmp` is
     /// created, or `name` itself is modified (a writer that writes in place).
     func waitForWriteStart(of name: String, timeoutMilliseconds: Int32) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+        let deadline = TestTimeout.deadline(after: Double(timeoutMilliseconds) / 1000)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while Date() < deadline {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -38,7 +38,7 @@ import TetherTestSupport
         // While it is being removed, the host answers at once.
         var answered = 0
         var slowest = 0.0
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = TestTimeout.deadline(after: 60)
         while access(directory, F_OK) == 0, Date() < deadline {
             let sent = Date()
             client.send(Array(#"{"jsonrpc":"2.0","method":"host.ping","id":1}"#.utf8) + [0x0a])

@@ -71,7 +71,7 @@ final class TestCgroup {
         // Everything in it, then the tree bottom-up once the kernel has emptied it.
         let pids = Self.processes(under: directory)
         _ = try? "1".write(toFile: directory + "/cgroup.kill", atomically: false, encoding: .utf8)
-        for pid in pids { _ = Self.waitForExit(of: pid, timeout: 10) }
+        for pid in pids { _ = processEnded(pid, within: 10) }
         if made {
             Self.removeTree(directory, depth: 8)
         } else {
@@ -109,22 +109,5 @@ final class TestCgroup {
     static func cgroup(of pid: Int32) -> String? {
         (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("0::") }.map { String($0.dropFirst(3)) }
-    }
-
-    /// Waits on a pidfd (readable once the process has ended, zombie or
-    /// reaped): true if it ended within `timeout`.
-    static func waitForExit(of pid: Int32, timeout: Double) -> Bool {
-        let fd = tether_pidfd_open(pid)
-        guard fd >= 0 else { return errno == ESRCH }
-        defer { close(fd) }
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = TestTimeout.deadline(after: timeout)
-        for _ in 0..<100 {
-            let left = Int32(max(0, min(60_000, deadline.timeIntervalSinceNow * 1000)))
-            let ready = poll(&entry, 1, left)
-            if ready > 0 { return true }
-            if ready == 0 || Date() > deadline { return false }
-        }
-        return false
     }
 }

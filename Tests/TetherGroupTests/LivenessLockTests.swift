@@ -107,7 +107,7 @@ final class Flag: Sendable {
     func waitForThreads(_ count: Int) {
         condition.lock()
         while state.withLock({ $0.done }) < count {
-            _ = condition.wait(until: Date().addingTimeInterval(1))
+            _ = condition.wait(until: TestTimeout.deadline(after: 1))
         }
         condition.unlock()
     }

@@ -179,6 +179,16 @@ public final class TestProcess: @unchecked Sendable {
         return try waitForExit(timeout: timeout)
     }
 
+    /// Stops it whatever state it is in, for a test's end: SIGTERM, its
+    /// exit awaited (bounded), then SIGKILL. Nothing of it outlives the test.
+    public func stopAlways(timeout: Double = 20) {
+        signal(SIGTERM)
+        if (try? waitForExit(timeout: timeout)) == nil {
+            signal(SIGKILL)
+            _ = try? waitForExit(timeout: timeout)
+        }
+    }
+
     /// Waits for exit; returns the status (128 + N when killed by signal N).
     @discardableResult
     public func waitForExit(timeout: Double = 10) throws -> Int32 {
