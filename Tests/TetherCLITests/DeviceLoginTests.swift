@@ -154,12 +154,12 @@ final class StaticJSONServer {
 
     var document: String {
         get { (try? String(contentsOfFile: file, encoding: .utf8)) ?? "" }
-        set { try? newValue.write(toFile: file, atomically: true, encoding: .utf8) }
+        set { try? replaceFile(file, newValue) }
     }
 
     init(_ document: String) throws {
         file = NSTemporaryDirectory() + "/tether-static-\(UUID().uuidString).json"
-        try document.write(toFile: file, atomically: true, encoding: .utf8)
+        try replaceFile(file, document)
         process = try TestProcess("/usr/bin/env", ["python3", "-c", Self.source, file])
         guard let line = try process.readLine(timeout: 20), let port = Int(line) else {
             throw TestTimeout(what: "the static JSON server to listen")

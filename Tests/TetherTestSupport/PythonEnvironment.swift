@@ -40,7 +40,7 @@ public enum PythonEnvironment {
         guard installed.status == 0 else {
             throw PythonEnvironmentError("pip install \(requirements.joined(separator: " ")) failed: \(installed.stderr)")
         }
-        try wanted.write(toFile: marker, atomically: true, encoding: .utf8)
+        try replaceFile(marker, wanted)
         return python
     }
 }

@@ -38,3 +38,17 @@ public func writeFile(_ path: String, _ contents: String, mode: mode_t = 0o644) 
     }
     fchmod(fd, mode)
 }
+
+/// Replaces `path` whole: written beside it, then renamed over it, so a
+/// reader sees the old or the new contents, never part. (Foundation's
+/// `write(toFile:atomically:)` leaves a `TemporaryDirectory.*` in /tmp for
+/// every write on Linux.)
+public func replaceFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
+    let partial = path + ".partial"
+    try writeFile(partial, contents, mode: mode)
+    guard rename(partial, path) == 0 else {
+        let error = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        unlink(partial)
+        throw error
+    }
+}
