@@ -59,8 +59,8 @@ struct ExtensionLifecycle<Launch> {
         case heldElsewhere
         /// The instance started by hand ended.
         case externalEnded
-        /// A scheduled start is due.
-        case startDue
+        /// A scheduled start is due; `restart`: after a crash (counted).
+        case startDue(restart: Bool)
         /// No work for its idle timeout.
         case idleTimedOut
         /// The host's verdicts: past its disk limit, or unresponsive.
@@ -85,8 +85,10 @@ struct ExtensionLifecycle<Launch> {
         case launch
         /// Watch the lock of the instance started by hand; `.externalEnded` when free.
         case watchExternal
-        /// `.startDue` after `milliseconds`; a restart is counted and told.
+        /// `.startDue` after `milliseconds`.
         case scheduleStart(afterMilliseconds: UInt64, restart: Bool)
+        /// A restart begins: counted and told.
+        case countRestart
         /// Give up a scheduled start and the external watch.
         case cancelWaits
         /// The idle notice to the extension (`extension.willTerminate`).
@@ -163,10 +165,12 @@ struct ExtensionLifecycle<Launch> {
         case .demand(let explicitly):
             return demand(explicitly: explicitly)
         case .launched(let launch):
+            guard case .starting = state else { return [] }
             state = .running(launch, ending: nil)
             shortages = CrashLoopDetector.schedule
             return []
         case .launchFailed(.shortage(let reason)):
+            guard case .starting = state else { return [] }
             let delay = shortages.next()
             state = .waiting
             return [.tellRetry(reason, afterMilliseconds: delay), .scheduleStart(afterMilliseconds: delay, restart: false)]
@@ -174,6 +178,7 @@ struct ExtensionLifecycle<Launch> {
             state = .failed
             return [.fail(reason), .gone(relaunching: false)]
         case .heldElsewhere:
+            guard case .starting = state else { return [] }
             state = .external
             return [.watchExternal]
         case .externalEnded:
@@ -182,9 +187,9 @@ struct ExtensionLifecycle<Launch> {
             // Its work went to the other instance; rest until asked.
             state = .idle
             return [.gone(relaunching: false)]
-        case .startDue:
+        case .startDue(let restart):
             guard case .waiting = state else { return [] }
-            return startNow()
+            return (restart ? [.countRestart] : []) + startNow()
         case .idleTimedOut:
             guard case .running(let launch, nil) = state else { return [] }
             state = .stopping(launch, reason: .idle, relaunch: false)

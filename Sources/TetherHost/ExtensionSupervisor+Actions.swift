@@ -16,15 +16,12 @@ extension ExtensionSupervisor {
         case .scheduleStart(let delay, let restart):
             let timer = restartTimer ?? LoopTimer(loop: loop)
             restartTimer = timer
-            timer.start(afterMilliseconds: delay) { [unowned self] in
-                if restart {
-                    self.restarts += 1
-                    self.metrics.extensionRestarted(self.manifest.name)
-                    self.logger.event(.extensionRestarted, "extension '\(self.manifest.name)' restarting (restart \(self.restarts))",
-                                      ["restarts": .number(self.restarts)])
-                }
-                self.handle(.startDue)
-            }
+            timer.start(afterMilliseconds: delay) { [unowned self] in self.handle(.startDue(restart: restart)) }
+        case .countRestart:
+            restarts += 1
+            metrics.extensionRestarted(manifest.name)
+            logger.event(.extensionRestarted, "extension '\(manifest.name)' restarting (restart \(restarts))",
+                         ["restarts": .number(restarts)])
         case .cancelWaits:
             restartTimer?.close()
             restartTimer = nil

@@ -70,16 +70,24 @@ extension ExtensionSupervisor {
                                      stdout: .pipe, stderr: .pipe, detached: true, parentDeathSignal: SIGTERM,
                                      descriptorSoftLimit: DescriptorLimit.childSoftLimit,
                                      confinement: confinement.spawnConfinement, passedDescriptor: link.child)
-        // Owns the ruleset, which the child has applied by the time spawn returns.
-        defer {
-            withExtendedLifetime(confinement) {}
-            confinement.cgroup?.closeProcs()
-            close(link.child)
+        let spawned: Result<ChildProcess, Errno>
+        do throws(Errno) {
+            // Owns the ruleset, which the child has applied by the time spawn
+            // returns; the child's ends close before anything is cleared.
+            defer {
+                withExtendedLifetime(confinement) {}
+                confinement.cgroup?.closeProcs()
+                close(link.child)
+            }
+            spawned = .success(try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) })
+        } catch {
+            spawned = .failure(error)
         }
         let process: ChildProcess
-        do throws(Errno) {
-            process = try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) }
-        } catch {
+        switch spawned {
+        case .success(let child):
+            process = child
+        case .failure(let error):
             close(link.host)
             return failed("cannot start \(manifest.executable)", error)
         }

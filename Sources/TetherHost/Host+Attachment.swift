@@ -49,9 +49,12 @@ extension Host {
         // A hello without a version is version 1: shell and Python
         // extensions written before versions keep working.
         let hello: ExtensionHello
-        do throws(RPCError) { hello = try ExtensionHello(params: params) } catch { return .failure(error) }
+        do throws(RPCError) {
+            hello = try ExtensionHello(params: params, isValidName: FeatureName.isValid)
+        } catch {
+            return .failure(error)
+        }
         let (name, version) = (hello.name, hello.protocolVersion)
-        guard FeatureName.isValid(name) else { return .failure(ExtensionHello.invalidName) }
         guard let role = ExtensionRole(rawValue: hello.role) else { return .failure(ExtensionHello.invalidRole) }
         guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
         let key = ObjectIdentifier(connection)

@@ -9,7 +9,6 @@ import TetherTestSupport
         Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#.utf8) + [0x0a]
     }
 
-    /// A host of `fixture` with `--max-connections LIMIT`, ready.
     @Test func onlySubscribersHearOfChangesAndNoExtensionHearsOfAnother() throws {
         let fixture = try HostFixture()
         try fixture.withHost { host in

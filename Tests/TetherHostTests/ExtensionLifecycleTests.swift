@@ -18,6 +18,7 @@ import TetherManifest
             case .launch: "launch"
             case .watchExternal: "watchExternal"
             case .scheduleStart(let delay, let restart): "scheduleStart(\(delay), restart: \(restart))"
+            case .countRestart: "countRestart"
             case .cancelWaits: "cancelWaits"
             case .noticeIdleEnd: "noticeIdleEnd"
             case .beginEnding(let afterNotice): "beginEnding(afterNotice: \(afterNotice))"
@@ -35,7 +36,8 @@ import TetherManifest
     func running(onDemand: Bool = false, restart: ExtensionManifest.RestartPolicy = .onFailure,
                  noRestart: [Int32] = []) -> Lifecycle {
         var lifecycle = Lifecycle(onDemand: onDemand, restart: restart, noRestartExitCodes: noRestart)
-        _ = onDemand ? lifecycle.handle(.demand(explicitly: false)) : lifecycle.handle(.begin)
+        _ = lifecycle.handle(.begin)
+        if onDemand { #expect(kinds(lifecycle.handle(.demand(explicitly: false))) == ["launch"]) }
         _ = lifecycle.handle(.launched(1))
         return lifecycle
     }
@@ -65,7 +67,7 @@ import TetherManifest
             #expect(lifecycle.state.name == "waiting")
             delays.append(actions.last ?? "")
             #expect(actions.contains("gone(relaunching: true)"))
-            #expect(kinds(lifecycle.handle(.startDue)) == ["launch"])
+            #expect(kinds(lifecycle.handle(.startDue(restart: true))) == ["countRestart", "launch"])
             _ = lifecycle.handle(.launched(launch))
         }
         #expect(lifecycle.state.isFailed)
@@ -136,10 +138,10 @@ import TetherManifest
         _ = lifecycle.handle(.begin)
         #expect(kinds(lifecycle.handle(.launchFailed(.shortage("EMFILE"))))
                 == ["tellRetry", "scheduleStart(100, restart: false)"])
-        _ = lifecycle.handle(.startDue)
+        #expect(kinds(lifecycle.handle(.startDue(restart: false))) == ["launch"])
         #expect(kinds(lifecycle.handle(.launchFailed(.shortage("EMFILE"))))
                 == ["tellRetry", "scheduleStart(200, restart: false)"])
-        _ = lifecycle.handle(.startDue)
+        _ = lifecycle.handle(.startDue(restart: false))
         #expect(kinds(lifecycle.handle(.launchFailed(.broken("no such file")))) == ["fail", "gone(relaunching: false)"])
         #expect(lifecycle.state.isFailed)
     }
@@ -151,6 +153,7 @@ import TetherManifest
         #expect(service.state.name == "external")
         #expect(kinds(service.handle(.externalEnded)) == ["launch"])
         var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [])
+        _ = onDemand.handle(.begin)
         _ = onDemand.handle(.demand(explicitly: false))
         _ = onDemand.handle(.heldElsewhere)
         // Its work went to the other instance: it rests until asked.
@@ -164,6 +167,10 @@ import TetherManifest
         _ = lifecycle.handle(.launchFailed(.shortage("EAGAIN")))
         #expect(kinds(lifecycle.handle(.stop)) == ["cancelWaits", "cancelEnding", "gone(relaunching: false)"])
         #expect(lifecycle.state.name == "stopped")
-        #expect(lifecycle.handle(.startDue).isEmpty)
+        #expect(lifecycle.handle(.startDue(restart: true)).isEmpty)
+        // An outcome that comes when no launch was asked for changes nothing.
+        #expect(lifecycle.handle(.launched(9)).isEmpty)
+        #expect(lifecycle.handle(.heldElsewhere).isEmpty)
+        #expect(lifecycle.state.name == "stopped")
     }
 }

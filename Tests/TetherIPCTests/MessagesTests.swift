@@ -32,6 +32,10 @@ import TetherJSON
         }
         #expect(throws: ExtensionHello.invalidName) { try ExtensionHello(params: ["name": 7, "role": "widget"]) }
         #expect(throws: ExtensionHello.invalidRole) { try ExtensionHello(params: ["name": "x"]) }
+        // The name is judged before the role, by the rule the host gives.
+        #expect(throws: ExtensionHello.invalidName) {
+            try ExtensionHello(params: ["name": "Bad/Name"], isValidName: { !$0.contains("/") })
+        }
     }
 
     @Test func aPushNeedsAnObjectAndABudgetWithinTheCeiling() throws {

@@ -182,6 +182,11 @@ public final class TestProcess: @unchecked Sendable {
     /// Stops it whatever state it is in, for a test's end: SIGTERM, its
     /// exit awaited (bounded), then SIGKILL. Nothing of it outlives the test.
     public func stopAlways(timeout: Double = 20) {
+        // Already reaped: its pid may be another process's now.
+        condition.lock()
+        let running = status == nil
+        condition.unlock()
+        guard running else { return }
         signal(SIGTERM)
         if (try? waitForExit(timeout: timeout)) == nil {
             signal(SIGKILL)

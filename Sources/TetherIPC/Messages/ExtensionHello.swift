@@ -38,8 +38,9 @@ public struct ExtensionHello: Sendable, Equatable {
     }
 
     /// Read from a request's params: the version first (a host that cannot
-    /// speak it says which it can), then the name and role.
-    public init(params: JSONValue?) throws(RPCError) {
+    /// speak it says which it can), then the name (`isValidName`: the
+    /// host's rule for names), then the role.
+    public init(params: JSONValue?, isValidName: (String) -> Bool = { _ in true }) throws(RPCError) {
         var version = 1
         if let requested = params?[Field.protocolVersion], requested != .null {
             guard let number = requested.intValue else { throw .invalidParams("\"\(Field.protocolVersion)\" must be an integer") }
@@ -48,7 +49,7 @@ public struct ExtensionHello: Sendable, Equatable {
             }
             version = number
         }
-        guard let name = params?[Field.name]?.stringValue else { throw Self.invalidName }
+        guard let name = params?[Field.name]?.stringValue, isValidName(name) else { throw Self.invalidName }
         guard let role = params?[Field.role]?.stringValue else { throw Self.invalidRole }
         self.init(name: name, role: role, pid: params?[Field.pid]?.intValue.map { Int32(clamping: $0) },
                   openAccess: params?[Field.openAccess]?.boolValue, protocolVersion: version,
