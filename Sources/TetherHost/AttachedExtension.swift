@@ -23,8 +23,19 @@ struct AttachedExtension {
     /// Host calls (pushes) it has not answered yet.
     var pendingCalls: Int { connection.pendingCalls }
 
-    var json: JSONValue {
-        ["name": .string(name), "role": .string(role.rawValue), "pid": .integer(pid),
-         "managed": .bool(managed), "openAccess": .bool(openAccess), "protocol": .integer(protocolVersion)]
+    /// As `extension.changed` tells it, and `status` lists one started by hand.
+    var status: ExtensionStatus {
+        var status = ExtensionStatus(name: name, role: role.rawValue, pid: pid)
+        status.managed = managed
+        status.openAccess = openAccess
+        status.protocolVersion = protocolVersion
+        return status
+    }
+
+    /// `status`, with whether it is attached (for `extension.changed`).
+    func status(attached: Bool) -> JSONValue {
+        var status = self.status
+        status.attached = attached
+        return status.json
     }
 }

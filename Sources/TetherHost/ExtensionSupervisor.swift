@@ -94,14 +94,16 @@ final class ExtensionSupervisor {
 
     var pid: Int32? { if case .running(let launch, _) = state { launch.process.pid } else { nil } }
 
-    var statusJSON: JSONValue {
-        [
-            "name": .string(manifest.name), "role": .string(manifest.role.rawValue),
-            "pid": pid.map { .integer($0) } ?? .null, "state": .string(state.name),
-            "restarts": .integer(restarts), "droppedLines": .integer(droppedLines),
-            "activation": .string(manifest.activation.rawValue), "lastExit": lastExit?.json ?? .null,
-            "sandbox": sandboxReport.json,
-        ]
+    /// As `status` and `extension list` show it.
+    var status: ExtensionStatus {
+        var status = ExtensionStatus(name: manifest.name, role: manifest.role.rawValue, pid: pid, supervised: true)
+        status.state = state.name
+        status.restarts = restarts
+        status.droppedLines = droppedLines
+        status.activation = manifest.activation.rawValue
+        status.lastExit = lastExit?.json
+        status.sandbox = sandboxReport.json
+        return status
     }
 
     var isOnDemand: Bool { manifest.activation == .onDemand }

@@ -119,7 +119,7 @@ extension Host {
                      ["extension": .string(name), "pid": .number(peer.pid), "role": .string(entry.role.rawValue),
                       "managed": .bool(managed),
                       "protocol": .number(version)])
-        publish(HostNotification.extensionChanged, entry.json.merging(["attached": true]))
+        publish(HostNotification.extensionChanged, entry.status(attached: true))
         if managed { supervisor?.noteActivity() }
         answerHelloWaiters(name, with: entry)
         return .success(HelloAnswer(hostPID: pid, group: configuration.group.path, managed: managed,

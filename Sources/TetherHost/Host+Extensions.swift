@@ -30,12 +30,13 @@ extension Host {
             guard !answered else { return }
             answered = true
             timer.close()
-            var result = supervisor.statusJSON.merging(["attached": .bool(entry != nil)])
-            if let entry { result = result.merging(["pid": .integer(entry.pid)]) }
+            var result = supervisor.status
+            result.attached = entry != nil
+            if let entry { result.pid = entry.pid }
             if entry == nil, supervisor.state.isFailed {
                 return respond(.failure(.refused("extension '\(name)' failed to start; see the host's log")))
             }
-            respond(.success(result))
+            respond(.success(result.json))
         }
         let cancel = whenAttached(name, answer)
         guard !answered else { return }
@@ -89,7 +90,7 @@ extension Host {
         guard let entry = removeAttached(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
-        publish(HostNotification.extensionChanged, entry.json.merging(["attached": false]))
+        publish(HostNotification.extensionChanged, entry.status(attached: false))
     }
 
     func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {

@@ -75,7 +75,7 @@ extension Host {
         case HostMethod.ping:
             respond(.success(["pid": .integer(pid)]))
         case HostMethod.status:
-            respond(.success(status()))
+            respond(.success(status().json))
         case HostMethod.featureStart:
             let result = featureName(params).flatMap(startFeature)
             if case .success(let answer) = result, answer["started"]?.boolValue == true,
@@ -120,7 +120,7 @@ extension Host {
             }
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
-            respond(.success(.array(extensionList())))
+            respond(.success(.array(extensionList().map(\.json))))
         case HostMethod.subscribe:
             respond(subscribe(connection, params))
         case HostMethod.metrics:

@@ -13,29 +13,16 @@ import TetherManifest
 
 /// `host.status`, `host.metrics` and `extension.list`.
 extension Host {
-    func status() -> JSONValue {
-        let uptime = Double(loop.now - startedAt) / 1000
-        return [
-            "pid": .integer(pid),
-            "since": .string(hostLock?.holder.since ?? ""),
-            "uptime": .double(uptime),
-            "group": .string(configuration.group.path),
-            "socket": .string(socketPath),
-            "extensions": .array(extensionList()),
-            "features": .array(features.keys.sorted().map { .string($0) }),
+    func status() -> HostStatus {
+        HostStatus(
+            pid: pid, since: hostLock?.holder.since ?? "", uptime: Double(loop.now - startedAt) / 1000,
+            group: configuration.group.path, socket: socketPath, extensions: extensionList(),
+            features: features.keys.sorted(),
             // Clients, as `maximumConnections` counts them; extensions' links apart.
-            "connections": .integer(server?.clientCount ?? 0),
-            "extensionLinks": .integer(server?.pinnedCount ?? 0),
-            "limits": [
-                "maximumConnections": .integer(effectiveLimits.maximumConnections),
-                "replyBudgetBytes": .integer(effectiveLimits.replyBudget),
-                "maximumFeatures": .integer(configuration.maximumFeatures),
-            ],
-            "evictedConnections": .integer(server?.evictedPeers ?? 0),
-            // Lines of the host's own output dropped for a slow or closed reader.
-            "droppedLogLines": .integer(LogOutput.standardOutput.droppedLines
-                                              + LogOutput.standardError.droppedLines),
-        ]
+            connections: server?.clientCount ?? 0, extensionLinks: server?.pinnedCount ?? 0,
+            maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,
+            maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
+            droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.
@@ -49,21 +36,26 @@ extension Host {
     }
 
     /// The supervised extensions, then those started by hand and attached.
-    func extensionList() -> [JSONValue] {
+    func extensionList() -> [ExtensionStatus] {
         let byName = Dictionary(attached.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var list: [JSONValue] = supervisors.map { supervisor in
-            var entry = supervisor.statusJSON
+        var list: [ExtensionStatus] = supervisors.map { supervisor in
+            var entry = supervisor.status
             let peer = byName[supervisor.manifest.name]
-            entry = entry.merging(["attached": .bool(peer != nil), "managed": .bool(peer?.managed ?? true),
-                                   "pendingCalls": .integer(peer?.pendingCalls ?? 0),
-                                   "waitingForHello": .integer(helloWaiters[supervisor.manifest.name]?.count ?? 0)])
-            if supervisor.pid == nil, let peer { entry = entry.merging(["pid": .integer(peer.pid)]) }
+            entry.attached = peer != nil
+            entry.managed = peer?.managed ?? true
+            entry.pendingCalls = peer?.pendingCalls ?? 0
+            entry.waitingForHello = helloWaiters[supervisor.manifest.name]?.count ?? 0
+            if supervisor.pid == nil, let peer { entry.pid = peer.pid }
             return entry
         }
         let supervised = Set(supervisors.map(\.manifest.name))
         for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
-            list.append(peer.json.merging(["state": "attached", "restarts": 0, "attached": true,
-                                           "pendingCalls": .integer(peer.pendingCalls)]))
+            var entry = peer.status
+            entry.state = "attached"
+            entry.restarts = 0
+            entry.attached = true
+            entry.pendingCalls = peer.pendingCalls
+            list.append(entry)
         }
         return list
     }

@@ -25,9 +25,9 @@ struct ExtensionCommand: ParsableCommand {
         @OptionGroup var target: Target
 
         func run() throws {
-            let name = target.name, result = try target.group.host().startExtension(name)
-            let pid = result["pid"]?.intValue.map { " (pid \($0))" } ?? ""
-            output(result["attached"]?.boolValue == true ? "\(name) attached\(pid)"
+            let name = target.name, result = ExtensionStatus(json: try target.group.host().startExtension(name))
+            let pid = result.pid.map { " (pid \($0))" } ?? ""
+            output(result.attached == true ? "\(name) attached\(pid)"
                    : "\(name) started\(pid), not attached yet")
         }
     }
@@ -49,22 +49,21 @@ struct ExtensionCommand: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"extensions\": [...]}, each as in 'tether status --json'.") var json = false
 
         func run() throws {
-            try printList(group.host().extensions(), as: "extensions", json: json, empty: "no extensions", line: ExtensionLine.text)
+            try printList(group.host().extensions(), as: "extensions", json: json, empty: "no extensions", line: { ExtensionLine.text(ExtensionStatus(json: $0)) })
         }
     }
 }
 
 /// One extension of `status` or `extension list`, as one line of text.
 enum ExtensionLine {
-    static func text(_ item: JSONValue) -> String {
-        let pid = item["pid"]?.intValue.map { "pid \($0)" } ?? "-"
-        var line = "\(item["name"]?.stringValue ?? "?")  \(item["role"]?.stringValue ?? "?")  "
-            + "\(item["state"]?.stringValue ?? "?")  \(pid)  restarts \(item["restarts"]?.intValue ?? 0)"
-        if let last = item["lastExit"], case .object = last {
+    static func text(_ item: ExtensionStatus) -> String {
+        let pid = item.pid.map { "pid \($0)" } ?? "-"
+        var line = "\(item.name)  \(item.role)  \(item.state ?? "?")  \(pid)  restarts \(item.restarts ?? 0)"
+        if let last = item.lastExit, case .object = last {
             let how = last["signal"]?.intValue.map { "signal \($0)" } ?? "code \(last["code"]?.intValue ?? 0)"
             line += "  last exit: \(last["reason"]?.stringValue ?? "?") (\(how)) at \(last["at"]?.stringValue ?? "?")"
         }
-        if let dropped = item["droppedLines"]?.intValue, dropped > 0 { line += "  dropped lines \(dropped)" }
+        if let dropped = item.droppedLines, dropped > 0 { line += "  dropped lines \(dropped)" }
         // What a peer named or reported stays on this line, shown as escapes.
         return PrintableText.escaped(line)
     }

@@ -18,14 +18,13 @@ struct Status: ParsableCommand {
     var json = false
 
     func run() throws {
-        let status = try group.host().status()
-        if json { return try printJSON(status) }
-        let uptime = status["uptime"]?.doubleValue ?? 0
-        output("host: running, pid \(status["pid"]?.intValue ?? 0), up \(TextFormat.fixed(uptime, 1)) s, group \(status["group"]?.stringValue ?? "?")")
-        let extensions = status["extensions"]?.arrayValue ?? []
-        output(extensions.isEmpty ? "extensions: none" : "extensions:")
-        for item in extensions { output("  " + ExtensionLine.text(item)) }
-        let features = (status["features"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let answer = try group.host().status()
+        if json { return try printJSON(answer) }
+        let status = HostStatus(json: answer)
+        output("host: running, pid \(status.pid), up \(TextFormat.fixed(status.uptime, 1)) s, group \(status.group)")
+        output(status.extensions.isEmpty ? "extensions: none" : "extensions:")
+        for item in status.extensions { output("  " + ExtensionLine.text(item)) }
+        let features = status.features
         output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
     }
 }

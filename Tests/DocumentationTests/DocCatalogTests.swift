@@ -30,7 +30,10 @@ import TetherTestSupport
         let manager = FileManager.default
         var maps: [String] = []
         func add(_ path: String) { if manager.fileExists(atPath: path) { maps.append(path) } }
-        for entry in (try? manager.contentsOfDirectory(atPath: binaries)) ?? [] where entry.hasSuffix(".build") {
+        // Not the host tools' copies (`-tool.build`, for plugins' tools):
+        // the same modules defined twice stop the extraction.
+        for entry in (try? manager.contentsOfDirectory(atPath: binaries)) ?? []
+        where entry.hasSuffix(".build") && !entry.hasSuffix("-tool.build") {
             add(binaries + "/" + entry + "/module.modulemap")
         }
         for target in (try? manager.contentsOfDirectory(atPath: repository + "/Sources")) ?? [] {

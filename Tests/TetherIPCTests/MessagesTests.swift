@@ -77,4 +77,29 @@ import TetherJSON
         #expect(DefaultsChange(params: ["keys": ["a", 1, "b"]]).keys == ["a", "b"])
         #expect(throws: Subscription.unknownEvent(3)) { try Subscription(params: ["events": [3]]) }
     }
+
+    /// A supervised extension's pid and last exit are given even when null;
+    /// one started by hand shows only what applies to it.
+    @Test func statusListsWhatAppliesAndReadsBack() {
+        var supervised = ExtensionStatus(name: "clock", role: "widget", supervised: true)
+        supervised.state = "idle"
+        supervised.restarts = 0
+        supervised.activation = "on-demand"
+        supervised.sandbox = ["landlock": true]
+        #expect(supervised.json["pid"] == .null)
+        #expect(supervised.json["lastExit"] == .null)
+        #expect(ExtensionStatus(json: supervised.json) == supervised)
+        var byHand = ExtensionStatus(name: "kb", role: "keyboard", pid: 42)
+        byHand.state = "attached"
+        byHand.protocolVersion = 2
+        #expect(byHand.json["lastExit"] == nil)
+        #expect(byHand.json["protocol"] == 2)
+        #expect(ExtensionStatus(json: byHand.json) == byHand)
+        let status = HostStatus(pid: 7, since: "t", uptime: 1.5, group: "/g", socket: "/g/host.sock",
+                                extensions: [supervised, byHand], features: ["rec"], connections: 1, extensionLinks: 1,
+                                maximumConnections: 256, replyBudgetBytes: 1 << 20, maximumFeatures: 64,
+                                evictedConnections: 0, droppedLogLines: 0)
+        #expect(HostStatus(json: status.json) == status)
+        #expect(status.json["limits"]?["maximumConnections"] == 256)
+    }
 }

@@ -1,0 +1,78 @@
+import TetherJSON
+
+/// `host.status`'s answer, which `tether status --json` prints as it is
+/// (docs/commands.md).
+public struct HostStatus: Sendable, Equatable {
+    public var pid: Int32
+    /// When the host took its lock (ISO 8601).
+    public var since: String
+    /// Seconds since it started.
+    public var uptime: Double
+    public var group: String
+    public var socket: String
+    public var extensions: [ExtensionStatus]
+    public var features: [String]
+    /// Client connections (what `--max-connections` counts).
+    public var connections: Int
+    /// Extensions' links, apart from clients.
+    public var extensionLinks: Int
+    public var maximumConnections: Int
+    public var replyBudgetBytes: Int
+    public var maximumFeatures: Int
+    public var evictedConnections: Int
+    /// Lines of the host's own output dropped for a slow or closed reader.
+    public var droppedLogLines: Int
+
+    public init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
+                features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
+                maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int) {
+        self.pid = pid
+        self.since = since
+        self.uptime = uptime
+        self.group = group
+        self.socket = socket
+        self.extensions = extensions
+        self.features = features
+        self.connections = connections
+        self.extensionLinks = extensionLinks
+        self.maximumConnections = maximumConnections
+        self.replyBudgetBytes = replyBudgetBytes
+        self.maximumFeatures = maximumFeatures
+        self.evictedConnections = evictedConnections
+        self.droppedLogLines = droppedLogLines
+    }
+
+    private enum Field {
+        static let pid = "pid", since = "since", uptime = "uptime", group = "group", socket = "socket"
+        static let extensions = "extensions", features = "features", connections = "connections"
+        static let extensionLinks = "extensionLinks", limits = "limits", maximumConnections = "maximumConnections"
+        static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
+        static let evictedConnections = "evictedConnections", droppedLogLines = "droppedLogLines"
+    }
+
+    /// Read leniently, as a client reads a host of another release: what
+    /// is missing reads as empty or zero.
+    public init(json: JSONValue) {
+        func int(_ value: JSONValue?) -> Int { value?.intValue ?? 0 }
+        let limits = json[Field.limits]
+        self.init(pid: Int32(clamping: int(json[Field.pid])), since: json[Field.since]?.stringValue ?? "",
+                  uptime: json[Field.uptime]?.numberValue?.doubleValue ?? 0, group: json[Field.group]?.stringValue ?? "",
+                  socket: json[Field.socket]?.stringValue ?? "",
+                  extensions: (json[Field.extensions]?.arrayValue ?? []).map(ExtensionStatus.init(json:)),
+                  features: (json[Field.features]?.arrayValue ?? []).compactMap(\.stringValue),
+                  connections: int(json[Field.connections]), extensionLinks: int(json[Field.extensionLinks]),
+                  maximumConnections: int(limits?[Field.maximumConnections]),
+                  replyBudgetBytes: int(limits?[Field.replyBudgetBytes]), maximumFeatures: int(limits?[Field.maximumFeatures]),
+                  evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]))
+    }
+
+    public var json: JSONValue {
+        [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
+         Field.group: .string(group), Field.socket: .string(socket), Field.extensions: .array(extensions.map(\.json)),
+         Field.features: .array(features.map(JSONValue.string)), Field.connections: .integer(connections),
+         Field.extensionLinks: .integer(extensionLinks),
+         Field.limits: [Field.maximumConnections: .integer(maximumConnections),
+                        Field.replyBudgetBytes: .integer(replyBudgetBytes), Field.maximumFeatures: .integer(maximumFeatures)],
+         Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines)]
+    }
+}
