@@ -41,10 +41,11 @@ public final class ExtensionContext {
         CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
     }
 
-    /// Where the extension's code logs: JSON records on standard error,
-    /// which the host logs at their level under this extension's name
-    /// (metadata kept). The SDK's own events (`auth.refresh.*`) go here too.
-    public nonisolated let logger: Logger
+    /// Records on standard error (JSON lines under a host, text at a
+    /// terminal), which the host logs at their level under this
+    /// extension's name, metadata kept: what `log` writes past a plain
+    /// line, and the SDK's own events (`auth.refresh.*`).
+    nonisolated let logger: Logger
 
     /// The extension's name, from its manifest or `--name`.
     public var name: String { identity.name }
@@ -89,11 +90,19 @@ public final class ExtensionContext {
         return made
     }
 
-    /// One line to stdout (the host logs it under the extension's name).
+    /// The one way an extension logs: the host logs every call at its
+    /// `level` under the extension's name, with its `metadata`
+    /// (`context.log("low stock", level: .warning, metadata: ["sku": "A1"])`).
+    /// A plain line (info, no metadata) goes to standard output, what an
+    /// extension started by hand prints at its terminal; anything else is a
+    /// record on standard error, shown from `TETHER_LOG_LEVEL` (info) up.
     /// Never traps when the host is gone, never blocks the loop when the
     /// host reads slowly (it rate-limits chatty extensions): excess lines
     /// are dropped, so pushes and pings are still answered.
-    public func log(_ line: String) {
+    public func log(_ line: String, level: Logger.Level = .info, metadata: Logger.Metadata = [:]) {
+        guard level == .info, metadata.isEmpty else {
+            return logger.log(level: level, "\(line)", metadata: metadata)
+        }
         LogOutput.standardOutput.write(line)
     }
 

@@ -4,7 +4,7 @@ import TetherLog
 import Glibc
 #endif
 
-/// The logger an extension's code writes through (`context.logger`): its
+/// The logger behind `context.log`'s records and the SDK's events: its
 /// records go to standard error, one JSON object per line (`level`,
 /// `message`, `time` and the metadata), which a host turns into records of
 /// its own at the same level under the extension's name. At a terminal

@@ -5,7 +5,7 @@ import TetherJSON
 /// object with `level` and `message` (or hclog's `@level` and `@message`,
 /// as go-plugin's plugins write them), which the host logs at that level
 /// with the object's other fields as metadata. What the SDK's
-/// `context.logger` writes.
+/// `context.log` writes past a plain line.
 public struct LogRecordLine: Sendable {
     public var level: Logger.Level
     public var message: String

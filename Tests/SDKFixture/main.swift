@@ -41,12 +41,14 @@ struct SlowWidget: Widget {
     }
 }
 
-/// Logs through `context.logger`: a warning with metadata, then an info.
+/// Logs through `context.log`: a warning with metadata, a debug record,
+/// an info record with metadata, then a plain line.
 struct LoggingWidget: Widget {
     func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline {
-        context.logger.warning("low stock", metadata: ["sku": "A1", "left": "3"])
-        context.logger.debug("not shown at the default level")
-        context.logger.info("timeline ready")
+        context.log("low stock", level: .warning, metadata: ["sku": "A1", "left": "3"])
+        context.log("not shown at the default level", level: .debug)
+        context.log("timeline ready", metadata: ["entries": "1"])
+        context.log("a plain line")
         return Timeline(entries: [TimelineEntry(date: .now, content: "ok")], policy: .never)
     }
 }

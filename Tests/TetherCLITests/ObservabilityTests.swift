@@ -29,7 +29,7 @@ import TetherTestSupport
             """#)
         let notify = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"always"}"#
         try writeFile("\(fixture.extensions)/notify.extension.json", notify)
-        // The SDK's context.logger: JSON records on its stderr.
+        // The SDK's context.log: records on its stderr, plain lines on stdout.
         let logging = #"{"name":"logging","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["logging-widget"],"activation":"always"}"#
         try writeFile("\(fixture.extensions)/logging.extension.json", logging)
         let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions,
@@ -107,7 +107,10 @@ import TetherTestSupport
         #expect(stock["level"] as? String == "warning" && stock["extension"] as? String == "logging", "\(stock)")
         #expect(stock["sku"] as? String == "A1" && stock["left"] as? String == "3")
         let ready = try #require(records.first { $0["message"] as? String == "timeline ready" })
-        #expect(ready["level"] as? String == "info" && ready["stream"] as? String == "stderr")
+        #expect(ready["level"] as? String == "info" && ready["stream"] as? String == "stderr" && ready["entries"] as? String == "1")
+        // A plain line is output: at info, from standard output.
+        let plain = try #require(records.first { $0["message"] as? String == "a plain line" })
+        #expect(plain["level"] as? String == "info" && plain["stream"] as? String == "stdout", "\(plain)")
         #expect(!records.contains { $0["message"] as? String == "not shown at the default level" })
         // Not a record (an unknown level): the line as it is.
         #expect(records.contains { $0["message"] as? String == #"{"level":"shout","message":"not a level"}"# })
