@@ -8,8 +8,11 @@ import TetherTestSupport
 /// on its own connection only as the read-only keyboard. It attaches only
 /// when it starts, and says so; writable roles still re-attach.
 @Suite(.timed) struct ByHandKeyboardSocketTests {
-    static let stop = #"{"jsonrpc":"2.0","id":1,"method":"extension.stop","params":{"name":"victim"}}"#
-    static let changed = #"{"jsonrpc":"2.0","id":2,"method":"defaults.changed","params":{"keys":["typed"]}}"#
+    /// Written raw onto the SDK's own connection, with ids the SDK never
+    /// uses (its are numbers): the host's refusals must not be taken for
+    /// the answers to the SDK's own calls on that connection.
+    static let stop = #"{"jsonrpc":"2.0","id":"raw-stop","method":"extension.stop","params":{"name":"victim"}}"#
+    static let changed = #"{"jsonrpc":"2.0","id":"raw-changed","method":"defaults.changed","params":{"keys":["typed"]}}"#
 
     /// A host whose shell widget "victim" it launched itself; its pid.
     func hostWithVictim() throws -> (HostFixture, TestProcess, Int32) {
