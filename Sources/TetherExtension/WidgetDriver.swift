@@ -191,7 +191,7 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         }
     }
 
-    private static func milliseconds(until date: Date) -> UInt64 {
+    nonisolated static func milliseconds(until date: Date) -> UInt64 {
         // At most a year ahead: a date far in the future (or a NaN) must not trap.
         let interval = date.timeIntervalSinceNow
         guard interval > 0 else { return 0 }
