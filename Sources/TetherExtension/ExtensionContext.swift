@@ -156,6 +156,13 @@ public final class ExtensionContext {
         return try result.get()
     }
 
+    /// A request to the host from the SDK's own drivers, on the loop;
+    /// `.hostNotRunning` at once when none is attached.
+    func send(_ method: String, _ params: JSONValue?, _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
+        guard let link else { return completion(.failure(.hostNotRunning)) }
+        link.call(method, params, completion)
+    }
+
     /// Ends the extension: releases its lock and connection, stops the loop.
     public func finish(exitCode: Int32 = 0) {
         guard !finished else { return }

@@ -24,11 +24,22 @@ public struct TimelineEntry: Sendable, Equatable {
     public var date: Date
     /// What it shows.
     public var content: String
+    /// What a status bar shows on hover (`tether widget watch`).
+    public var tooltip: String?
+    /// A word a status bar styles the entry by, as its CSS class:
+    /// letters, digits, `-` and `_` ("warning", "critical").
+    public var state: String?
+    /// How full a bar's gauge is, 0 to 1 (its percentage).
+    public var fraction: Double?
 
-    /// An entry showing `content` from `date`.
-    public init(date: Date, content: String) {
+    /// An entry showing `content` from `date`; what a status bar shows
+    /// beside it (`tooltip`, `state`, `fraction`) is optional.
+    public init(date: Date, content: String, tooltip: String? = nil, state: String? = nil, fraction: Double? = nil) {
         self.date = date
         self.content = content
+        self.tooltip = tooltip
+        self.state = state
+        self.fraction = fraction
     }
 }
 

@@ -36,6 +36,11 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     private var retry = Backoff(first: 1_000, maximum: 60_000)
     private var defaults: [String: JSONValue] = [:]
     private var authState: AuthState = .notAuthenticated
+    /// The entry the host was last told (`widget.entry`), so a reload that
+    /// shows the same tells nothing; nil after each attachment.
+    private var told: WidgetEntry?
+    /// A host too old for `widget.entry` is not told again.
+    private var hostTakesEntries = true
 
     /// A widget the host launched hears of store changes from the host
     /// (`store.changed`), which watches them once for all its widgets: it
@@ -99,6 +104,12 @@ final class WidgetDriver<W: Widget>: RoleDriver {
     }
 
     func hostEvent(_ event: HostLink.Event) {
+        if case .attached = event {
+            // A host (a new one, after a restart) knows nothing yet.
+            told = nil
+            hostTakesEntries = true
+            tellHost()
+        }
         if case .attached(_, _, let events) = event, context.identity.isManaged, storeWatcher == nil {
             if events.contains(HostNotification.storeChanged) {
                 // Whatever changed before the host started telling.
@@ -167,10 +178,31 @@ final class WidgetDriver<W: Widget>: RoleDriver {
         if due > shown {
             shown = due
             context.log("shows: \(timeline.entries[due].content)")
+            tellHost()
         }
         if let next = timeline.entries.indices.first(where: { $0 > shown }) {
             entryTimer?.start(afterMilliseconds: Self.milliseconds(until: timeline.entries[next].date)) { [unowned self] in
                 self.showDueEntry()
+            }
+        }
+    }
+
+    /// Tells the host what is shown now, for the status bars that watch
+    /// it (`tether widget watch`); only when it differs from what it was
+    /// last told. An entry the host refuses (too long) is logged.
+    private func tellHost() {
+        guard hostTakesEntries, context.isHostAttached, timeline.entries.indices.contains(shown) else { return }
+        let shownEntry = timeline.entries[shown]
+        let entry = WidgetEntry(text: shownEntry.content, tooltip: shownEntry.tooltip, state: shownEntry.state,
+                                fraction: shownEntry.fraction)
+        guard entry != told else { return }
+        told = entry
+        context.send(HostMethod.widgetEntry, entry.json) { [weak self] result in
+            guard let self, case .failure(let error) = result else { return }
+            if case .refused(let reason) = error, reason.hasPrefix("Method not found") {
+                self.hostTakesEntries = false  // a host from before status bars
+            } else if case .refused(let reason) = error {
+                self.context.log("the host did not take the entry shown: \(reason)", level: .warning)
             }
         }
     }

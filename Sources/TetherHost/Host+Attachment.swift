@@ -120,6 +120,7 @@ extension Host {
                       "managed": .bool(managed),
                       "protocol": .number(version)])
         publish(HostNotification.extensionChanged, entry.status(attached: true))
+        widgetAttachmentChanged(entry)
         if managed { supervisor?.noteActivity() }
         answerHelloWaiters(name, with: entry)
         return .success(HelloAnswer(hostPID: pid, group: configuration.group.path, managed: managed,

@@ -87,10 +87,12 @@ extension Host {
         // Nobody is left to answer: what its pushes hold goes now.
         endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
         unsubscribe(connection)
+        stopWatchingWidgets(connection)
         guard let entry = removeAttached(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
         publish(HostNotification.extensionChanged, entry.status(attached: false))
+        widgetAttachmentChanged(entry)
     }
 
     func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {

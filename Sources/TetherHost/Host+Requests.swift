@@ -123,6 +123,10 @@ extension Host {
             respond(.success(.array(extensionList().map(\.json))))
         case HostMethod.subscribe:
             respond(subscribe(connection, params))
+        case HostMethod.widgetEntry:
+            respond(widgetEntry(from: connection, params))
+        case HostMethod.widgetWatch:
+            respond(watchWidget(connection, params))
         case HostMethod.metrics:
             respond(.success(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())]))
         default:

@@ -17,7 +17,7 @@ public enum HostProtocol {
     /// What a host speaking `current` offers, as hello's answer lists it.
     public static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
                                       "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
-                                      "host.subscribe", "store.changed"]
+                                      "host.subscribe", "store.changed", "widget.entry"]
 }
 
 /// The methods and notifications spoken on the host's socket, in one place
@@ -55,12 +55,17 @@ public enum HostMethod {
     /// store.changed) from now on: {events} → {events}. A hello may carry
     /// the same `events`. Nothing else is sent unasked, but host.stopping.
     public static let subscribe = "host.subscribe"
+    /// A widget tells what it shows now: `WidgetEntry` → {}.
+    public static let widgetEntry = "widget.entry"
+    /// A widget's entry, and `widget.changed` for it from now on: {name} →
+    /// `WidgetUpdate`. An on-demand widget with nothing to show is launched.
+    public static let widgetWatch = "widget.watch"
 
     /// Every request method: what metrics count by name (any other is
     /// counted as "other", so a peer cannot grow the label set).
     public static let all: Set<String> = [
         ping, status, featureStart, featureStop, featureList, hello, extensionStart, extensionStop,
-        extensionList, push, reload, defaultsChanged, tokenGet, metrics, subscribe,
+        extensionList, push, reload, defaultsChanged, tokenGet, metrics, subscribe, widgetEntry, widgetWatch,
     ]
 }
 
@@ -79,6 +84,9 @@ public enum HostNotification {
     public static let reload = "widget.reload"
     /// To every extension: {keys}
     public static let defaultsChanged = "defaults.changed"
+    /// To the connections watching that widget (`widget.watch`): its
+    /// entry changed, or it started or ended. `WidgetUpdate`.
+    public static let widgetChanged = "widget.changed"
 
     /// What a connection may subscribe to (`Subscription`).
     public static let subscribable = [extensionChanged, featureChanged, storeChanged]

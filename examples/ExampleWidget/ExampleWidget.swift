@@ -14,7 +14,9 @@ struct ExampleWidget: Widget {
         let start = Date()
         let entries = (0..<options.entries).map { index in
             let date = start.addingTimeInterval(Double(index) * options.every)
-            return TimelineEntry(date: date, content: "\(Self.clock(date)) recording \(recording)\(suffix)")
+            // What a status bar shows beside the text: a tooltip and a class.
+            return TimelineEntry(date: date, content: "\(Self.clock(date)) recording \(recording)\(suffix)",
+                                 tooltip: "the recording feature is \(recording)", state: recording == "on" ? "recording" : nil)
         }
         return Timeline(entries: entries, policy: options.policy(after: start))
     }

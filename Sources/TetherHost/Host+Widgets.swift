@@ -1,0 +1,72 @@
+import TetherIPC
+import TetherManifest
+
+/// What each widget shows, for whoever puts it before a person (a status
+/// bar through `tether widget watch`): a widget tells its entry
+/// (`widget.entry`), and the connections watching it hear each change
+/// (`widget.changed`), and only they. The last entry stays when the widget
+/// ends, as a home screen keeps a widget's last snapshot.
+extension Host {
+    /// `widget.entry` from an attached widget: kept, and told to its
+    /// watchers if it changed.
+    func widgetEntry(from connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        guard let peer = attached[ObjectIdentifier(connection)], peer.role == .widget else {
+            return .failure(.refused("only an attached widget tells its entry"))
+        }
+        let entry: WidgetEntry
+        do throws(RPCError) { entry = try WidgetEntry(params: params) } catch { return .failure(error) }
+        if widgetEntries[peer.name] != entry {
+            widgetEntries[peer.name] = entry
+            tellWidgetWatchers(peer.name)
+        }
+        return .success([:])
+    }
+
+    /// `widget.watch`: the widget's entry now, and its changes from now
+    /// on. An on-demand widget with nothing to show yet is launched.
+    func watchWidget(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+        let name: String
+        do throws(RPCError) { name = try WidgetUpdate.watchedName(params) } catch { return .failure(error) }
+        let managed = supervisor(named: name)
+        if let managed, managed.manifest.role != .widget {
+            return .failure(.refused("'\(name)' is a \(managed.manifest.role.rawValue), not a widget"))
+        }
+        if managed == nil, attachedEntry(named: name)?.role != .widget {
+            let widgets = supervisors.filter { $0.manifest.role == .widget }.map(\.manifest.name).sorted()
+            return .failure(.refused("no widget named '\(name)'"
+                + (widgets.isEmpty ? " (the host has none; a widget started by hand must be running)"
+                                   : "; the host's widgets: " + widgets.joined(separator: ", "))))
+        }
+        widgetWatchers[name, default: [:]][ObjectIdentifier(connection)] = connection
+        if widgetEntries[name] == nil { _ = launchIdleWidgets(named: name) }
+        return .success(widgetUpdate(name).json)
+    }
+
+    func widgetUpdate(_ name: String) -> WidgetUpdate {
+        WidgetUpdate(name: name, entry: widgetEntries[name], running: attachedEntry(named: name) != nil)
+    }
+
+    /// A widget attached or detached: its watchers hear whether it runs.
+    /// What one started by hand showed is dropped when it goes unwatched:
+    /// names by hand are anyone's to make up, so they must not pile up.
+    func widgetAttachmentChanged(_ entry: AttachedExtension) {
+        guard entry.role == .widget else { return }
+        if !entry.managed, attachedEntry(named: entry.name) == nil, widgetWatchers[entry.name] == nil {
+            widgetEntries[entry.name] = nil
+        }
+        tellWidgetWatchers(entry.name)
+    }
+
+    func tellWidgetWatchers(_ name: String) {
+        guard let watchers = widgetWatchers[name], !watchers.isEmpty else { return }
+        let update = widgetUpdate(name).json
+        for connection in watchers.values { connection.notify(HostNotification.widgetChanged, update) }
+    }
+
+    func stopWatchingWidgets(_ connection: RPCConnection) {
+        let key = ObjectIdentifier(connection)
+        for name in Array(widgetWatchers.keys) where widgetWatchers[name]?.removeValue(forKey: key) != nil {
+            if widgetWatchers[name]?.isEmpty == true { widgetWatchers[name] = nil }
+        }
+    }
+}

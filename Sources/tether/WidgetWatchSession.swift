@@ -1,0 +1,114 @@
+import Glibc
+import TetherGroup
+import TetherIPC
+import TetherLoop
+
+/// `tether widget watch` on the event loop: the widget's line now, then a
+/// line each time it changes. Without a host it says so (offline) and
+/// waits for one on the host's lock; when the host goes, the same, so a
+/// status bar's line follows a host restart without being restarted.
+final class WidgetWatchSession: LoopSession, @unchecked Sendable {
+    private let group: GroupDirectory
+    private let name: String
+    private let format: WidgetLineFormat
+    private var hostLock: LockWatcher?
+    private var connection: RPCConnection?
+    private var connecting = false
+    private var retryTimer: LoopTimer?
+    /// Looks again for a host that holds its lock but does not answer yet
+    /// (still starting): 20 ms, doubling to a second.
+    private var retry = Backoff(first: 20, maximum: 1_000)
+    private var lastEntry: WidgetEntry?
+    private var lastLine: String?
+
+    init(group: GroupDirectory, name: String, format: WidgetLineFormat) throws {
+        self.group = group
+        self.name = name
+        self.format = format
+        try super.init()
+    }
+
+    override func start() {
+        streamOutput()
+        guard handleSignals([SIGINT, SIGTERM, SIGHUP], { [unowned self] _ in self.finish(.success(0)) }) else { return }
+        retryTimer = LoopTimer(loop: loop)
+        do {
+            let watcher = try LockWatcher(loop: loop, path: try group.preparedLockPath(for: .host)) { [unowned self] status in
+                if status.running { self.connect() } else { self.hostGone() }
+            }
+            hostLock = watcher
+        } catch {
+            return finish(.failure(CLIError(error)))
+        }
+        // A socket unit may listen with no host yet: connecting starts one.
+        connect()
+    }
+
+    private func connect() {
+        guard connection == nil, !connecting else { return }
+        connecting = true
+        PipeStream.connect(loop: loop, path: group.socketPath) { [unowned self] result in
+            self.connecting = false
+            switch result {
+            case .failure:
+                self.hostGone()
+                // Its lock is held: the host is starting; look again soon.
+                if self.hostLock?.status.running == true {
+                    self.retryTimer?.start(afterMilliseconds: self.retry.next()) { [unowned self] in self.connect() }
+                }
+            case .success(let stream):
+                self.attach(stream)
+            }
+        }
+    }
+
+    private func attach(_ stream: PipeStream) {
+        let connection = RPCConnection(stream: stream, maximumFrameSize: LineFramer.defaultMaximumFrameSize)
+        self.connection = connection
+        connection.start(handler: { [unowned self] _, method, params, respond in
+            guard method == HostNotification.widgetChanged else {
+                // host.stopping needs nothing: the close that follows says offline.
+                return respond(.failure(.methodNotFound(method)))
+            }
+            if let update = WidgetUpdate(json: params), update.name == self.name { self.show(WidgetLine(update)) }
+        }, onClose: { [unowned self] closed in
+            guard self.connection === closed else { return }
+            self.connection = nil
+            self.hostGone()
+            // A new host may already hold the lock (a quick restart).
+            if self.hostLock?.status.running == true { self.connect() }
+        })
+        connection.call(HostMethod.widgetWatch, WidgetUpdate.watchParams(name)) { [unowned self] result in
+            switch result {
+            case .success(let answer):
+                self.retry.reset()
+                if let update = WidgetUpdate(json: answer) { self.show(WidgetLine(update)) }
+            case .failure(let error):
+                self.finish(.failure(.refused(error.message)))
+            }
+        }
+    }
+
+    private func hostGone() {
+        show(WidgetLine(offline: name, last: lastEntry))
+    }
+
+    /// Prints the line unless it is the one printed last.
+    private func show(_ line: WidgetLine) {
+        if line.online { lastEntry = line.entry }
+        let rendered = line.rendered(format)
+        guard rendered != lastLine else { return }
+        lastLine = rendered
+        output(rendered)
+    }
+
+    override func willFinish() {
+        retryTimer?.stop()
+        hostLock?.close()
+        hostLock = nil
+        // Cleared first: its close is no host going away.
+        let closing = connection
+        connection = nil
+        closing?.close()
+    }
+}

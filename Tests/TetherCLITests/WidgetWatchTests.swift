@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// `tether widget watch`: a widget's entry as a status bar reads it, line by
+/// line, through reloads and a host restart, each line valid for its bar.
+@Suite(.timed) struct WidgetWatchTests {
+    /// An on-demand `bar-widget` (SDKFixture) named "bar": it shows the
+    /// defaults' `bar.*` keys.
+    func barFixture() throws -> HostFixture {
+        let fixture = try HostFixture()
+        let manifest = #"{"name":"bar","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["bar-widget"],"activation":"on-demand","idleTimeout":300}"#
+        try writeFile("\(fixture.extensions)/bar.extension.json", manifest)
+        return fixture
+    }
+
+    func watch(_ fixture: HostFixture, _ format: String = "waybar", name: String = "bar") throws -> TestProcess {
+        try startTether(fixture.group.withGroup(["widget", "watch", name, "--format", format]))
+    }
+
+    /// One waybar line: a JSON object of waybar's keys only, `text` a string.
+    func waybar(_ line: String) throws -> [String: Any] {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        #expect(Set(object.keys).isSubset(of: ["text", "tooltip", "class", "percentage", "alt"]), "\(line)")
+        #expect(object["text"] is String, "\(line)")
+        if let percentage = object["percentage"] { #expect(percentage is Int, "\(line)") }
+        return object
+    }
+
+    /// The next line that is not the "empty" one (the widget launching).
+    func nextShown(_ watcher: TestProcess) throws -> [String: Any] {
+        for _ in 0..<3 {
+            guard let line = try watcher.readLine() else { break }
+            let object = try waybar(line)
+            if object["class"] as? String != "empty" { return object }
+        }
+        throw TestTimeout(what: "a widget line with content")
+    }
+
+    @Test func theFirstLineComesAtOnceThenTheEntryWithItsTooltipClassAndPercentage() throws {
+        let fixture = try barFixture()
+        for (key, value) in [("bar.text", #""3 <b>builds</b> & more""#), ("bar.tooltip", #""queue: 3""#),
+                             ("bar.state", #""warning""#), ("bar.fraction", "0.426")] {
+            #expect(try fixture.group.run(["defaults", "set", key, value]).status == 0)
+        }
+        try fixture.withHost { _ in
+            let watcher = try watch(fixture)
+            defer { watcher.stopAlways() }
+            // Within a second of starting: the host answers at once, before
+            // the on-demand widget has shown anything.
+            let first = try #require(try watcher.readLine(timeout: 1))
+            _ = try waybar(first)
+            let shown = try (first.contains("\"empty\"") ? nextShown(watcher) : waybar(first))
+            // Markup in a widget's text is shown as written, never as markup.
+            #expect(shown["text"] as? String == "3 &lt;b&gt;builds&lt;/b&gt; &amp; more")
+            #expect(shown["tooltip"] as? String == "queue: 3")
+            #expect(shown["class"] as? String == "warning")
+            #expect(shown["percentage"] as? Int == 43)
+        }
+    }
+
+    @Test func aReloadGivesALineOnlyWhenWhatIsShownChanged() throws {
+        let fixture = try barFixture()
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""one""#]).status == 0)
+        try fixture.withHost { host in
+            let watcher = try watch(fixture, "text")
+            defer { watcher.stopAlways() }
+            try watcher.expectLine("one")
+            // A reload that shows the same: the widget reloads, no line comes.
+            #expect(try fixture.group.run(["reload", "bar"]).status == 0)
+            try host.expectLineStarting("[bar] timeline (host): 1 entries")
+            #expect(try fixture.group.run(["defaults", "set", "bar.text", #""two""#]).status == 0)
+            // The next line is the change, not "one" again.
+            #expect(try watcher.readLine() == "two")
+        }
+    }
+
+    @Test func aHostRestartGivesAnOfflineLineThenTheContentAgain() throws {
+        let fixture = try barFixture()
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""before""#]).status == 0)
+        let watcher: TestProcess
+        do {
+            let host = try fixture.startHost()
+            defer { host.stopAlways() }
+            watcher = try watch(fixture)
+            #expect(try nextShown(watcher)["text"] as? String == "before")
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit(timeout: 20) == 0)
+        }
+        defer { watcher.stopAlways() }
+        let offline = try waybar(try #require(try watcher.readLine()))
+        #expect(offline["class"] as? String == "offline")
+        // The last thing shown stays, marked offline, with why on hover.
+        #expect(offline["text"] as? String == "before")
+        #expect((offline["tooltip"] as? String)?.contains("not running") == true)
+
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""after""#]).status == 0)
+        try fixture.withHost { _ in
+            // The watch was not restarted: it found the new host itself.
+            let shown = try nextShown(watcher)
+            #expect(shown["text"] as? String == "after")
+        }
+    }
+
+    @Test func aWatchOfNoWidgetIsAClearErrorAndOnlyAWidgetTellsAnEntry() throws {
+        let fixture = try barFixture()
+        try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 300")
+        try fixture.withHost { _ in
+            let unknown = try fixture.group.run(["widget", "watch", "nope"])
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("no widget named 'nope'; the host's widgets: bar"), "\(unknown.stderr)")
+            let keyboard = try fixture.group.run(["widget", "watch", "kb"])
+            #expect(keyboard.status == 1)
+            #expect(keyboard.stderr.contains("'kb' is a keyboard, not a widget"), "\(keyboard.stderr)")
+
+            // A client that is no widget cannot put words on a bar.
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"widget.entry","params":{"text":"spoofed"}}"#.utf8) + [0x0a])
+            let answer = try #require(client.readLine())
+            #expect(answer.contains("only an attached widget tells its entry"), "\(answer)")
+        }
+    }
+}

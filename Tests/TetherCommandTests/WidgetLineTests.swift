@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TetherIPC
+@testable import tether
+
+/// What `tether widget watch` writes for each bar, in-process.
+@Suite struct WidgetLineTests {
+    func object(_ line: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+    }
+
+    let entry = WidgetEntry(text: "<span color='red'>x</span> & \"y\"\nz", tooltip: "a <i>b</i>", state: "critical",
+                            fraction: 0.5)
+
+    @Test func waybarGetsItsKeysWithTheTextShownAsWritten() throws {
+        let line = WidgetLine(WidgetUpdate(name: "w", entry: entry, running: true)).rendered(.waybar)
+        let waybar = try object(line)
+        #expect(waybar["text"] as? String == "&lt;span color=&#39;red&#39;&gt;x&lt;/span&gt; &amp; &quot;y&quot; z")
+        #expect(waybar["tooltip"] as? String == "a &lt;i&gt;b&lt;/i&gt;")
+        #expect(waybar["class"] as? String == "critical")
+        #expect(waybar["percentage"] as? Int == 50)
+        #expect(!line.contains("\n"))
+    }
+
+    @Test func textIsOneLineAndOfflineSaysSo() {
+        #expect(WidgetLine(WidgetUpdate(name: "w", entry: entry, running: true)).rendered(.text)
+            == "<span color='red'>x</span> & \"y\" z")
+        #expect(WidgetLine(WidgetUpdate(name: "w", entry: nil, running: true)).rendered(.text) == "w: nothing shown yet")
+        #expect(WidgetLine(offline: "w", last: entry).rendered(.text) == "w: offline (the Tether host is not running)")
+    }
+
+    @Test func offlineKeepsTheLastTextWithTheOfflineClass() throws {
+        let waybar = try object(WidgetLine(offline: "w", last: WidgetEntry(text: "12 °C")).rendered(.waybar))
+        #expect(waybar["text"] as? String == "12 °C")
+        #expect(waybar["class"] as? String == "offline")
+        let json = try object(WidgetLine(offline: "w", last: nil).rendered(.json))
+        #expect(json["online"] as? Bool == false)
+        #expect(json["running"] as? Bool == false)
+    }
+
+    @Test func i3blocksMarksACriticalEntryUrgent() throws {
+        let blocks = try object(WidgetLine(WidgetUpdate(name: "w", entry: entry, running: true)).rendered(.i3blocks))
+        #expect(blocks["full_text"] as? String == "<span color='red'>x</span> & \"y\" z")
+        #expect(blocks["urgent"] as? Bool == true)
+    }
+
+    /// A fraction the SDK let through unclamped cannot trap the bar's line.
+    @Test(arguments: [Double.nan, .infinity, -.infinity, -3, 7, 1e300])
+    func anyFractionGivesAPercentageFrom0To100OrNone(_ fraction: Double) throws {
+        let line = WidgetLine(WidgetUpdate(name: "w", entry: WidgetEntry(text: "t", fraction: fraction), running: true))
+        let percentage = try object(line.rendered(.waybar))["percentage"] as? Int
+        if fraction.isFinite { #expect(percentage == (fraction < 0 ? 0 : 100)) } else { #expect(percentage == nil) }
+    }
+}
