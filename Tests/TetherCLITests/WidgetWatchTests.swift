@@ -113,12 +113,18 @@ import TetherTestSupport
             #expect(keyboard.status == 1)
             #expect(keyboard.stderr.contains("'kb' is a keyboard, not a widget"), "\(keyboard.stderr)")
 
-            // A client that is no widget cannot put words on a bar.
+            // A client, or an extension of another role, cannot put words on a bar.
             let client = try fixture.rawClient()
             defer { client.close() }
-            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"widget.entry","params":{"text":"spoofed"}}"#.utf8) + [0x0a])
+            let entry = Array(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"spoofed"}}"#.utf8) + [0x0a]
+            client.send(entry)
             let answer = try #require(client.readLine())
             #expect(answer.contains("only an attached widget tells its entry"), "\(answer)")
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"raw-note","role":"notification"}}"#.utf8) + [0x0a])
+            #expect(client.readLine()?.contains("\"result\"") == true)
+            client.send(entry)
+            let asOtherRole = try #require(client.readLine())
+            #expect(asOtherRole.contains("only an attached widget tells its entry"), "\(asOtherRole)")
         }
     }
 }
