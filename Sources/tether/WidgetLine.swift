@@ -10,8 +10,7 @@ enum WidgetLineFormat: String, ExpressibleByArgument, CaseIterable {
     /// waybar's `custom` module with `"return-type": "json"`: {text, tooltip,
     /// class, percentage, alt}, text and tooltip escaped for its Pango markup.
     case waybar
-    /// i3blocks with `format=json` (and i3status-rust's `custom` in json):
-    /// {full_text, short_text, urgent}.
+    /// i3blocks with `format=json`: {full_text, short_text, urgent}.
     case i3blocks
 }
 
