@@ -33,12 +33,14 @@ final class DemoDay {
     private let password = "demo-\(UUID().uuidString)"
     private var secretFile: String { stage.root + "/client-secret" }
     private var usersFile: String { stage.root + "/users" }
-    private var extensionsDir: String { stage.root + "/extensions" }
+    var extensionsDir: String { stage.root + "/extensions" }
 
     private var server: DemoProcess?
     private var admin = AuthServerAdmin(baseURL: "")
     private var host: DemoProcess?
     private var keyboard: DemoProcess?
+    /// `tether widget watch`, as a status bar runs it.
+    var statusBar: DemoProcess?
 
     // The summary's figures.
     private(set) var expiries = 0
@@ -148,6 +150,7 @@ final class DemoDay {
         let reload = try run(["reload", "example-widget"])
         say.check("`tether reload` reaches the widget", reload.succeeded, reload.reason)
         say.detail(try host.line("a timeline asked for by the host", since: mark) { $0.hasPrefix("[example-widget] timeline (host)") })
+        try startStatusBar()
     }
 
     private func keyboardAsks() throws {
@@ -329,6 +332,7 @@ final class DemoDay {
         let answer = try keyboard.line("its answer") { $0.contains("recording is") }
         say.detail("keyboard> is recording running?   →  \(answer)")
         say.check("the feature died with its host", answer.contains("recording is not running"), answer)
+        try statusBarSaysOffline()
     }
 
     private func hostReturns() throws {
@@ -343,57 +347,10 @@ final class DemoDay {
         keyboard = try stage.start("keyboard-2", bin + "/example-keyboard", ["--group", group, "--name", "example-keyboard"], input: true)
         let attached = try keyboard?.line("the keyboard to attach", timeout: 30) { $0.contains("attached to host pid") } ?? ""
         say.check("the keyboard started again attached to the new host", attached.contains("pid \(host.pid)"), attached)
+        try statusBarIsBack()
         let state = (try? CredentialStore(group: GroupDirectory(path: group)).snapshot().state)
         loggedOut = state != .userAuthenticated
         say.check("alice is still logged in: no refresh token was ever reused", state == .userAuthenticated, state?.rawValue ?? "unreadable")
         counters = (try? admin.counters()) ?? [:]
-    }
-
-    // MARK: - Helpers
-
-    private func run(_ arguments: [String], input: String? = nil) throws -> DemoProcess.Outcome {
-        try stage.run("tether \(arguments.first ?? "")", tether, arguments + ["--group", group], input: input)
-    }
-
-    private func writeManifest(_ object: [String: JSONValue]) throws {
-        let name = object["name"]?.stringValue ?? "extension"
-        try Data(JSONCodec.serialize(.object(object)) + [0x0a]).write(to: URL(fileURLWithPath: "\(extensionsDir)/\(name).extension.json"))
-    }
-
-    /// The first delivery of a `push --json`.
-    private func delivery(_ outcome: DemoProcess.Outcome) -> JSONValue? {
-        guard outcome.succeeded, let answer = try? JSONCodec.parse(Array(outcome.text.utf8)) else { return nil }
-        return answer["delivered"]?.arrayValue?.first
-    }
-
-    /// The extensions `tether status --json` lists.
-    private func listedExtensions() throws -> [JSONValue] {
-        let status = try run(["status", "--json"])
-        guard let answer = try? JSONCodec.parse(Array(status.text.utf8)) else {
-            throw DemoFailure("`tether status --json` failed: \(status.reason)")
-        }
-        return answer["extensions"]?.arrayValue ?? []
-    }
-
-    /// One extension as `tether status --json` lists it.
-    private func extensionEntry(_ name: String) throws -> JSONValue? {
-        try listedExtensions().first { $0["name"]?.stringValue == name }
-    }
-
-    /// The pids of the extensions the host started, by name.
-    private func extensionPIDs() throws -> [String: pid_t] {
-        var pids: [String: pid_t] = [:]
-        for entry in try listedExtensions() {
-            // Only the host's children: the keyboard started by hand is listed too.
-            guard entry["managed"]?.boolValue == true else { continue }
-            if let name = entry["name"]?.stringValue, let pid = entry["pid"]?.intValue.flatMap({ pid_t(exactly: $0) }) { pids[name] = pid }
-        }
-        return pids
-    }
-
-    private func userTokenExpiry() throws -> Double {
-        let snapshot = try CredentialStore(group: GroupDirectory(path: group)).snapshot()
-        guard let expiresAt = snapshot.tokens(.user)?.expiresAt else { throw DemoFailure("alice's token is gone") }
-        return expiresAt
     }
 }
