@@ -52,14 +52,20 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
             switch result {
             case .failure:
                 self.hostGone()
-                // Its lock is held: the host is starting; look again soon.
-                if self.hostLock?.status.running == true {
-                    self.retryTimer?.start(afterMilliseconds: self.retry.next()) { [unowned self] in self.connect() }
-                }
+                self.connectSoon()
             case .success(let stream):
                 self.attach(stream)
             }
         }
+    }
+
+    /// While the host's lock is held (a host starting, or one dying whose
+    /// lock the watcher has not seen go yet): connects again after a
+    /// growing pause. Otherwise the lock's watcher connects when a host
+    /// takes it.
+    private func connectSoon() {
+        guard hostLock?.status.running == true else { return }
+        retryTimer?.start(afterMilliseconds: retry.next()) { [unowned self] in self.connect() }
     }
 
     private func attach(_ stream: PipeStream) {
@@ -75,8 +81,9 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
             guard self.connection === closed else { return }
             self.connection = nil
             self.hostGone()
-            // A new host may already hold the lock (a quick restart).
-            if self.hostLock?.status.running == true { self.connect() }
+            // A new host may already hold the lock (a quick restart), or
+            // the lock's news is late: look again soon, not at once.
+            self.connectSoon()
         })
         connection.call(HostMethod.widgetWatch, WidgetUpdate.watchParams(name)) { [unowned self] result in
             switch result {
@@ -84,6 +91,9 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
                 self.retry.reset()
                 if let update = WidgetUpdate(json: answer) { self.show(WidgetLine(update)) }
             case .failure(let error):
+                // Closed before it answered (a host dying as it was
+                // reached): the close says offline and looks again.
+                guard !connection.isClosed else { return }
                 self.finish(.failure(.refused(error.message)))
             }
         }

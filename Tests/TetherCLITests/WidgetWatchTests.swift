@@ -102,6 +102,44 @@ import TetherTestSupport
         }
     }
 
+    /// A host reached as it dies takes the connection and closes it
+    /// unanswered: that is the host going, not a refusal; the watch says
+    /// offline and goes on to the next host. Here a stand-in holds the
+    /// host's lock and closes every connection it takes.
+    @Test func aHostThatClosesWithoutAnsweringIsNoReasonToStop() throws {
+        let fixture = try barFixture()
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""back""#]).status == 0)
+        try FileManager.default.createDirectory(atPath: fixture.group.path + "/locks", withIntermediateDirectories: true)
+        // No fork: the process killed below is the one holding the lock.
+        let lock = try TestProcess("flock", ["--no-fork", "-x", fixture.group.path + "/locks/host.lock", "-c", "echo held; exec sleep 300"])
+        defer { lock.stopAlways() }
+        try lock.expectLine("held")
+        let closer = try TestProcess("python3", ["-c", """
+            import socket
+            s = socket.socket(socket.AF_UNIX)
+            s.bind("\(fixture.group.path)/host.sock")
+            s.listen(64)
+            print("listening", flush=True)
+            for _ in range(200):
+                s.accept()[0].close()
+                print("closed one", flush=True)
+            """])
+        defer { closer.stopAlways() }
+        try closer.expectLine("listening")
+        let watcher = try watch(fixture, "text")
+        defer { watcher.stopAlways() }
+        try watcher.expectLine("bar: offline (the Tether host is not running)")
+        // It looked again and was closed again, and still runs.
+        try closer.expectLine("closed one")
+        try closer.expectLine("closed one")
+        closer.signal(SIGKILL)
+        lock.signal(SIGKILL)
+        #expect(try closer.waitForExit() != 0)
+        try fixture.withHost { _ in
+            _ = try watcher.expectLine("back")
+        }
+    }
+
     @Test func aWatchOfNoWidgetIsAClearErrorAndOnlyAWidgetTellsAnEntry() throws {
         let fixture = try barFixture()
         try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 300")
