@@ -42,7 +42,8 @@ extension Host {
             if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
             if self.pushesBySender[sender]?.isEmpty == true { self.pushesBySender[sender] = nil }
             self.pushLedger.release(sender, bytes: bytes)
-            respond(result)
+            guard case .success(let answer) = result, !self.shuttingDown else { return respond(result) }
+            self.showDelivered(answer, respond: respond)
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
