@@ -127,6 +127,9 @@ struct tether_notifier {
     int released;              /* the owner let go: the thread cleans up */
     uint32_t information_serial, capabilities_serial;
     char server[256];          /* the server's unique name: signals from anyone else are ignored */
+    /* GetServerInformation's answer, told once GetCapabilities' is in too:
+       nothing is shown before whether to escape markup is known. */
+    struct tether_notifier_event found;
     struct tether_notifier_event queue[QUEUE_SIZE];
     size_t head, count;
     uint64_t dropped;
@@ -189,6 +192,7 @@ static uint32_t send_call(void *connection, const char *destination, const char 
 
 /* Under the mutex: who serves the name now, and what it can do. */
 static void ask_server(struct tether_notifier *notifier) {
+    memset(&notifier->found, 0, sizeof notifier->found);
     notifier->information_serial = send_call(notifier->connection, NAME, PATH, NAME, "GetServerInformation", NULL, NULL, 0);
     notifier->capabilities_serial = send_call(notifier->connection, NAME, PATH, NAME, "GetCapabilities", NULL, NULL, 0);
 }
@@ -215,28 +219,30 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
             const char *name = NULL, *vendor = NULL, *version = NULL, *spec = NULL;
             gio.variant_get(body, "(&s&s&s&s)", &name, &vendor, &version, &spec);
             copy(notifier->server, sizeof notifier->server, sender);
-            event.kind = TETHER_NOTIFIER_SERVER;
-            copy(event.text, sizeof event.text, name);
-            copy(event.detail, sizeof event.detail, version);
+            notifier->found.kind = TETHER_NOTIFIER_SERVER;
+            copy(notifier->found.text, sizeof notifier->found.text, name);
+            copy(notifier->found.detail, sizeof notifier->found.detail, version);
+            if (notifier->capabilities_serial == 0) enqueue(notifier, &notifier->found);
         } else {
             event.kind = TETHER_NOTIFIER_NO_SERVER;
             copy(event.text, sizeof event.text, type == 3 ? gio.message_get_error_name(message) : "an unexpected answer");
+            enqueue(notifier, &event);
         }
-        enqueue(notifier, &event);
     } else if (reply_to != 0 && reply_to == notifier->capabilities_serial) {
         notifier->capabilities_serial = 0;
-        event.kind = TETHER_NOTIFIER_CAPABILITIES;
         if (type == 2 && body_is(body, "(as)")) {
             void *array = gio.variant_get_child_value(body, 0);
             size_t length = 0;
             const char **capabilities = gio.variant_get_strv(array, &length);
             for (size_t i = 0; i < length; i++) {
-                if (strcmp(capabilities[i], "body-markup") == 0) event.reason = 1;
+                if (strcmp(capabilities[i], "body-markup") == 0) notifier->found.reason = 1;
             }
             gio.free(capabilities);
             gio.variant_unref(array);
         }
-        enqueue(notifier, &event);
+        if (notifier->information_serial == 0 && notifier->found.kind == TETHER_NOTIFIER_SERVER) {
+            enqueue(notifier, &notifier->found);
+        }
     } else if (reply_to != 0) {
         event.serial = reply_to;
         if (type == 2 && body_is(body, "(u)")) {
@@ -268,6 +274,7 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
                 enqueue(notifier, &event);
             }
         } else if (interface != NULL && strcmp(interface, "org.freedesktop.DBus") == 0 && member != NULL
+                   && sender != NULL && strcmp(sender, "org.freedesktop.DBus") == 0
                    && strcmp(member, "NameOwnerChanged") == 0 && body_is(body, "(sss)")) {
             const char *name = NULL, *old_owner = NULL, *new_owner = NULL;
             gio.variant_get(body, "(&s&s&s)", &name, &old_owner, &new_owner);
@@ -291,6 +298,15 @@ static void *connect_thread(void *data) {
     struct tether_notifier *notifier = data;
     struct tether_notifier_event event;
     memset(&event, 0, sizeof event);
+    /* GIO is loaded here, off the caller's thread: a host start pays nothing for it. */
+    pthread_once(&once, load);
+    if (loaded != 0) {
+        event.kind = TETHER_NOTIFIER_UNREACHABLE;
+        copy(event.text, sizeof event.text, load_error);
+        post(notifier, &event);
+        unreference(notifier);
+        return NULL;
+    }
     struct gerror *gerror = NULL;
     void *connection = gio.connection_new(notifier->address, 1 | 8 /* AUTHENTICATION_CLIENT | MESSAGE_BUS_CONNECTION */,
                                           NULL, NULL, &gerror);
@@ -329,11 +345,6 @@ static void *connect_thread(void *data) {
 }
 
 struct tether_notifier *tether_notifier_start(const char *address, char *error, size_t error_size) {
-    pthread_once(&once, load);
-    if (loaded != 0) {
-        copy(error, error_size, load_error);
-        return NULL;
-    }
     struct tether_notifier *notifier = calloc(1, sizeof *notifier);
     if (notifier == NULL) {
         copy(error, error_size, "out of memory");
@@ -396,28 +407,26 @@ static int valid(const char *text) { return text != NULL && gio.utf8_validate(te
 
 uint32_t tether_notifier_notify(struct tether_notifier *notifier, const struct tether_notification *notification,
                                 char *error, size_t error_size) {
-    const char *strings[] = {notification->app_name, notification->summary, notification->body};
-    for (size_t i = 0; i < 3; i++) {
-        if (!valid(strings[i])) {
-            copy(error, error_size, "a text is not UTF-8");
-            return 0;
-        }
-    }
-    for (size_t i = 0; i < notification->action_count * 2; i++) {
-        if (!valid(notification->actions[i])) {
-            copy(error, error_size, "an action is not UTF-8");
-            return 0;
-        }
-    }
-    if (notification->category != NULL && !valid(notification->category)) {
-        copy(error, error_size, "the category is not UTF-8");
-        return 0;
-    }
     pthread_mutex_lock(&notifier->mutex);
-    void *connection = notifier->connection;
+    void *connection = notifier->connection; /* set only once GIO is loaded */
     if (connection == NULL || gio.is_closed(connection)) {
         pthread_mutex_unlock(&notifier->mutex);
         copy(error, error_size, connection == NULL ? "not connected to the session bus" : "the session bus closed");
+        return 0;
+    }
+    const char *problem = NULL;
+    if (!valid(notification->app_name) || !valid(notification->summary) || !valid(notification->body)) {
+        problem = "a text is not UTF-8";
+    }
+    for (size_t i = 0; problem == NULL && i < notification->action_count * 2; i++) {
+        if (!valid(notification->actions[i])) problem = "an action is not UTF-8";
+    }
+    if (problem == NULL && notification->category != NULL && !valid(notification->category)) {
+        problem = "the category is not UTF-8";
+    }
+    if (problem != NULL) {
+        pthread_mutex_unlock(&notifier->mutex);
+        copy(error, error_size, problem);
         return 0;
     }
     void *actions = gio.builder_new("as");

@@ -22,7 +22,11 @@ final class DesktopNotifier {
     /// `Notify` calls awaiting their answer.
     static let maximumPending = 64
 
-    private(set) var status: DesktopNotificationsStatus
+    private(set) var status: DesktopNotificationsStatus {
+        didSet { if status != oldValue { onStatus(status) } }
+    }
+    /// Told each change of `status`.
+    private let onStatus: (DesktopNotificationsStatus) -> Void
     private let loop: EventLoop
     private let address: String
     private let onSignal: (Signal) -> Void
@@ -38,9 +42,11 @@ final class DesktopNotifier {
     }
 
     /// Connecting to `address` (`SessionBusAddress`) begins at once.
-    init(loop: EventLoop, address: String, onSignal: @escaping (Signal) -> Void) {
+    init(loop: EventLoop, address: String, onStatus: @escaping (DesktopNotificationsStatus) -> Void,
+         onSignal: @escaping (Signal) -> Void) {
         self.loop = loop
         self.address = address
+        self.onStatus = onStatus
         self.onSignal = onSignal
         status = DesktopNotificationsStatus(state: .connecting)
         connect()
@@ -69,7 +75,7 @@ final class DesktopNotifier {
     func show(_ notification: DesktopNotification, appName: String, replacing: UInt32,
               done: @escaping (Result<UInt32, Refusal>) -> Void) {
         guard let handle, status.state == .shown else {
-            return done(.failure(Refusal(reason: status.text.replacingPrefix("desktop notifications: ", with: ""))))
+            return done(.failure(Refusal(reason: status.whyNotShown ?? status.summary)))
         }
         guard pending.count < Self.maximumPending else {
             return done(.failure(Refusal(reason: "\(Self.maximumPending) notifications wait for the server's answer, the limit")))
@@ -142,9 +148,8 @@ final class DesktopNotifier {
             case TETHER_NOTIFIER_UNREACHABLE.rawValue:
                 status = DesktopNotificationsStatus(state: .noSessionBus, reason: text)
             case TETHER_NOTIFIER_SERVER.rawValue:
-                status = DesktopNotificationsStatus(state: .shown, server: text, version: detail)
-            case TETHER_NOTIFIER_CAPABILITIES.rawValue:
                 markup = event.reason == 1
+                status = DesktopNotificationsStatus(state: .shown, server: text, version: detail)
             case TETHER_NOTIFIER_NO_SERVER.rawValue:
                 status = DesktopNotificationsStatus(state: .noServer, reason: text)
             case TETHER_NOTIFIER_SHOWN.rawValue:
@@ -187,11 +192,5 @@ final class DesktopNotifier {
             guard let base = buffer.baseAddress, !buffer.isEmpty else { return body(nil) }
             return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
         }
-    }
-}
-
-extension String {
-    fileprivate func replacingPrefix(_ prefix: String, with replacement: String) -> String {
-        hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
     }
 }

@@ -12,9 +12,15 @@ extension Host {
         guard configuration.desktopNotifications else { return }
         switch SessionBusAddress.resolve() {
         case .failure(let noBus):
+            // No desktop session, as on a server: nothing worth a line.
             desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus, reason: noBus.reason)
+            logger.debug("\(desktopUnavailable.text)")
         case .success(let address):
-            desktop = DesktopNotifier(loop: loop, address: address) { [unowned self] signal in self.desktopSignal(signal) }
+            let logger = self.logger
+            desktop = DesktopNotifier(loop: loop, address: address, onStatus: { status in
+                // Settled states only: what `tether status` then says.
+                if status.state != .connecting { logger.info("\(status.text)") }
+            }, onSignal: { [unowned self] signal in self.desktopSignal(signal) })
         }
     }
 
@@ -32,15 +38,17 @@ extension Host {
     /// and `desktop`: how it went there. The content shown is the first
     /// rewritten one, else the first delivered.
     func showDelivered(_ answer: JSONValue, respond: @escaping RPCConnection.Respond) {
-        let deliveries = DeliveredPush.deliveries(in: answer)
-        guard let desktop, configuration.desktopNotifications,
-              let chosen = deliveries.first(where: \.modified) ?? deliveries.first, let content = chosen.content else {
-            return respond(.success(answer))
-        }
         func answered(_ display: DesktopDisplay) {
             guard case .object(var object) = answer else { return respond(.success(answer)) }
             object[DesktopDisplay.field] = display.json
             respond(.success(.object(object)))
+        }
+        let deliveries = DeliveredPush.deliveries(in: answer)
+        guard let desktop, configuration.desktopNotifications else {
+            return answered(DesktopDisplay(reason: desktopStatus.whyNotShown ?? desktopStatus.summary))
+        }
+        guard let chosen = deliveries.first(where: \.modified) ?? deliveries.first, let content = chosen.content else {
+            return answered(DesktopDisplay(reason: "nothing was delivered"))
         }
         if let name = chosen.extensionName, supervisor(named: name)?.manifest.showOnDesktop == false {
             return answered(DesktopDisplay(reason: "the manifest of '\(name)' says \"showOnDesktop\": false"))

@@ -14,17 +14,27 @@ enum SessionBusAddress {
             guard !address.hasPrefix("autolaunch:") else {
                 return .failure(NoBus(reason: "DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which Tether never does"))
             }
+            // The common address, a socket's path: with nothing there, there
+            // is no bus, known without a connection attempt.
+            if address.hasPrefix("unix:path="), !address.contains(";"), !address.contains(","), !address.contains("%") {
+                let path = String(address.dropFirst("unix:path=".count))
+                guard isSocket(path) else { return .failure(NoBus(reason: "no bus listens at \(path)")) }
+            }
             return .success(address)
         }
         guard let runtime = value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else {
             return .failure(NoBus(reason: "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"))
         }
         let path = runtime + "/bus"
-        var information = stat()
-        guard stat(path, &information) == 0, information.st_mode & S_IFMT == S_IFSOCK else {
+        guard isSocket(path) else {
             return .failure(NoBus(reason: "DBUS_SESSION_BUS_ADDRESS is not set and \(path) is no socket"))
         }
         return .success("unix:path=" + escaped(path))
+    }
+
+    private static func isSocket(_ path: String) -> Bool {
+        var information = stat()
+        return stat(path, &information) == 0 && information.st_mode & S_IFMT == S_IFSOCK
     }
 
     struct NoBus: Error, CustomStringConvertible {

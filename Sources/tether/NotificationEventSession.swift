@@ -75,8 +75,19 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
             guard events.allSatisfy(heard.contains) else {
                 return self.finish(.failure(.refused("this host does not tell desktop notifications' events (an older release)")))
             }
-            guard case .push(let request, let wait, let printAnswer) = self.mode else { return }
+            guard case .push(let request, let wait, let printAnswer) = self.mode else {
+                return self.printStatus(on: connection)
+            }
             self.push(request, on: connection, waitingAtMost: wait, printAnswer)
+        }
+    }
+
+    /// A watch's first line, once subscribed: whether anything is shown.
+    private func printStatus(on connection: RPCConnection) {
+        connection.call(HostMethod.status) { [unowned self] result in
+            guard case .success(let answer) = result else { return self.finish(.failure(.refused("the host did not say its status"))) }
+            let status = HostStatus(json: answer).desktopNotifications
+            output(self.json ? JSONValue.object(["desktopNotifications": status.json]).description : status.text)
         }
     }
 
@@ -111,7 +122,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
     private func received(_ event: DesktopNotificationEvent) {
         switch mode {
         case .watch:
-            output(json ? event.json.description : event.text)
+            output(json ? Self.named(event).description : event.text)
         case .push:
             guard let awaited else {
                 // Before the answer: another push's, or ours (kept a while).
@@ -120,14 +131,19 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
             }
             guard event.notification == awaited else { return }
             if json, case .object(var object)? = answer {
-                let name: JSONValue = ["name": .string(event.event)]
-                object["event"] = name.merging(event.json)
+                object["event"] = Self.named(event)
                 output(JSONValue.object(object).description)
             } else {
                 output(event.text)
             }
             finish(.success(0))
         }
+    }
+
+    /// The event's fields and its name (`event`).
+    private static func named(_ event: DesktopNotificationEvent) -> JSONValue {
+        let name: JSONValue = ["event": .string(event.event)]
+        return name.merging(event.json)
     }
 
     override func willFinish() {

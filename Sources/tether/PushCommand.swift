@@ -97,7 +97,8 @@ struct Push: ParsableCommand {
                 output("delivered by \(name)\(delivery.modified ? "" : " unchanged"): \(content)")
             }
         }
-        if let display = DesktopDisplay(answer: answer) { output(display.text) }
+        // Said when shown; why not is in --json's `desktop` and `tether status`.
+        if let display = DesktopDisplay(answer: answer), display.notification != nil { output(display.text) }
     }
 }
 

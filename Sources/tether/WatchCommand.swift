@@ -16,10 +16,12 @@ struct Watch: ParsableCommand {
             for that state, prints it once and exits 0. Exits 1 if --timeout passes \
             first. Driven by kernel events: an idle watch uses no CPU.
 
-            'tether watch notifications' prints, instead, each close and each action of \
-            the notifications the host shows on the desktop, one line each ("notification 7: \
-            closed, expired (1)", "notification 7: action open"; with --json {notification, \
-            id?, reason} or {notification, id?, action}), until stopped.
+            'tether watch notifications' prints, instead, whether the host shows pushes on the \
+            desktop (as 'tether status' says it; with --json {"desktopNotifications": {state, \
+            server?, version?, reason?}}), then each close and each action of the notifications \
+            it shows, one line each ("notification 7: closed, expired (1)", "notification 7: \
+            action open"; with --json {event, notification, id?, reason} or {event, notification, \
+            id?, action}), until stopped.
             """
     )
 

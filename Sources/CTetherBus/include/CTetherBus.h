@@ -29,10 +29,9 @@ enum tether_notifier_event_kind {
     TETHER_NOTIFIER_CONNECTED = 1,
     /// The bus could not be reached: `text` says why.
     TETHER_NOTIFIER_UNREACHABLE,
-    /// A server owns the name: `text` its name, `detail` its version.
+    /// A server owns the name: `text` its name, `detail` its version;
+    /// `reason` 1 when it reads body markup.
     TETHER_NOTIFIER_SERVER,
-    /// `reason` 1 when the server takes body markup.
-    TETHER_NOTIFIER_CAPABILITIES,
     /// No server owns the name (or it left): `text` says why.
     TETHER_NOTIFIER_NO_SERVER,
     /// `Notify` of `serial` answered: the notification's `id`.

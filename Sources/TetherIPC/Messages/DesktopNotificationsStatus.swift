@@ -48,23 +48,26 @@ public struct DesktopNotificationsStatus: Sendable, Equatable {
     }
 
     /// `tether status`'s line.
-    public var text: String {
-        let why = reason.map { " (\($0))" } ?? ""
-        switch state {
-        case .shown: return "desktop notifications: shown via \(server ?? "the notification server") \(version ?? "")"
-            .trimmingSuffixSpaces()
-        case .off: return "desktop notifications: off (tether host --no-desktop-notifications)"
-        case .noSessionBus: return "desktop notifications: not shown: no session bus\(why)"
-        case .noServer: return "desktop notifications: not shown: no notification server on the session bus\(why)"
-        case .connecting: return "desktop notifications: connecting to the session bus"
-        }
-    }
-}
+    public var text: String { "desktop notifications: " + summary }
 
-extension String {
-    fileprivate func trimmingSuffixSpaces() -> String {
-        var text = self
-        while text.hasSuffix(" ") { text.removeLast() }
-        return text
+    /// The state in a few words: "shown via dunst 1.9.0", "not shown: no session bus (…)".
+    public var summary: String {
+        guard let why = whyNotShown else {
+            return "shown via " + [server ?? "the notification server", version ?? ""].filter { !$0.isEmpty }
+                .joined(separator: " ")
+        }
+        return state == .off ? why : "not shown: " + why
+    }
+
+    /// Why pushes are not shown; nil when they are.
+    public var whyNotShown: String? {
+        let detail = reason.map { " (\($0))" } ?? ""
+        switch state {
+        case .shown: return nil
+        case .off: return "off (tether host --no-desktop-notifications)"
+        case .noSessionBus: return "no session bus\(detail)"
+        case .noServer: return "no notification server on the session bus\(detail)"
+        case .connecting: return "still connecting to the session bus"
+        }
     }
 }
