@@ -27,16 +27,19 @@ import TetherTestSupport
         return ((answer["desktop"] as? [String: Any])?["notification"] as? Int, answer)
     }
 
-    /// The rewrite, not the payload, is what dunst shows, as the group's.
+    /// The rewrite, not the payload, is what dunst shows, as the group's;
+    /// the extension (an SDK one) hears what became of it.
     @Test func aRewrittenPushIsShown() throws {
         let fixture = try HostFixture()
         let desktop = try DesktopSession()
         let manifest = #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"always"}"#
         try writeFile("\(fixture.extensions)/notify.extension.json", manifest)
-        try withDesktopHost(fixture, desktop, also: ["[notify] attached to host pid"]) { _ in
-            let (shown, answer) = try push(fixture, #"{"title":"Order shipped","body":"No. 42 is on its way"}"#)
+        try withDesktopHost(fixture, desktop, also: ["[notify] attached to host pid"]) { host in
+            let (shown, answer) = try push(fixture, #"{"id":"order-42","title":"Order shipped","body":"No. 42 is on its way"}"#)
             let notification = try #require(shown, "\(answer)")
             try desktop.closeAll()
+            // Dismissed (dunstctl close-all): reason 2, to the extension.
+            _ = try host.expectLineStarting("[notify] notification order-42: closed (2)")
             let entry = try #require(try desktop.history().first { $0["id"] as? Int == notification })
             #expect(entry["summary"] as? String == "[notify] Order shipped", "\(entry)")
             #expect(entry["body"] as? String == "No. 42 is on its way", "\(entry)")
