@@ -110,7 +110,8 @@ import TetherTestSupport
             #expect(try waiting.remainingOutput()
                     == "notification \(notification) (id a): closed, closed by a CloseNotification call (3)\n")
 
-            let expired = try fixture.group.run(["push", "--wait", "--json", #"{"title":"Brief","expiryMilliseconds":200}"#])
+            // Well before dunst's own default (10 s): the expiry asked for is what ends it.
+            let expired = try fixture.group.run(["push", "--wait", "--timeout", "5", "--json", #"{"title":"Brief","expiryMilliseconds":200}"#])
             #expect(expired.status == 0, "\(expired.stderr)")
             let event = try #require(try fixture.group.json(expired)["event"] as? [String: Any])
             #expect(event["event"] as? String == "notification.closed", "\(event)")
