@@ -12,6 +12,9 @@ struct NotificationIdentities {
     private var order: [UInt32] = []
     private var start = 0
 
+    /// Entries kept in `order` (live or not yet dropped).
+    var orderCount: Int { order.count - start }
+
     /// The server's id for a payload's `id`, if it is still shown.
     func serverID(for id: String?) -> UInt32 {
         id.flatMap { serverIDs[$0] } ?? 0

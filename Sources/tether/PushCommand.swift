@@ -56,7 +56,8 @@ struct Push: ParsableCommand {
         }
         // Refused here as the host would (exit 2): a display field too big or binary.
         do throws(RPCError) { _ = try DesktopNotification(payload: payload) } catch {
-            throw CLIError.badInput(error.message)
+            let prefix = "Invalid params: "
+            throw CLIError.badInput(error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message)
         }
         var request = PushRequest(payload: payload)
         var wait = PushDeliveryTimeout.defaultMilliseconds

@@ -47,6 +47,18 @@ public struct DesktopNotification: Sendable, Equatable {
         public static let showOnDesktop = "showOnDesktop"
     }
 
+    public init(id: String? = nil, title: String, body: String = "", urgency: Urgency? = nil,
+                expiryMilliseconds: Int32? = nil, actions: [Action] = [], category: String? = nil, showOnDesktop: Bool = true) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.urgency = urgency
+        self.expiryMilliseconds = expiryMilliseconds
+        self.actions = actions
+        self.category = category
+        self.showOnDesktop = showOnDesktop
+    }
+
     /// The display fields of `payload`, checked; absent ones are empty.
     public init(payload: [String: JSONValue]) throws(RPCError) {
         func text(_ field: String, limit: Int, in object: [String: JSONValue] = payload,
