@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 #include "CTetherBus.h"
+#include "NotifierLibrary.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,98 +20,8 @@
    thread, with no GMainLoop. The filter queues events under a mutex and
    wakes the caller's loop through an eventfd. */
 
-struct gerror {
-    unsigned int domain;
-    int code;
-    char *message;
-};
-
 #define NAME "org.freedesktop.Notifications"
 #define PATH "/org/freedesktop/Notifications"
-
-static struct {
-    void *(*connection_new)(const char *, int, void *, void *, struct gerror **);
-    unsigned (*add_filter)(void *, void *(*)(void *, void *, int, void *), void *, void (*)(void *));
-    void (*remove_filter)(void *, unsigned);
-    int (*send_message)(void *, void *, int, uint32_t *, struct gerror **);
-    int (*is_closed)(void *);
-    void (*close)(void *, void *, void *, void *);
-    void *(*message_new_method_call)(const char *, const char *, const char *, const char *);
-    void (*message_set_body)(void *, void *);
-    int (*message_get_type)(void *);
-    uint32_t (*message_get_reply_serial)(void *);
-    const char *(*message_get_interface)(void *);
-    const char *(*message_get_member)(void *);
-    const char *(*message_get_sender)(void *);
-    const char *(*message_get_error_name)(void *);
-    void *(*message_get_body)(void *);
-    void *(*variant_new)(const char *, ...);
-    void (*variant_get)(void *, const char *, ...);
-    const char *(*variant_get_type_string)(void *);
-    void *(*builder_new)(const char *);
-    void (*builder_add)(void *, const char *, ...);
-    void *(*builder_end)(void *);
-    void (*builder_unref)(void *);
-    void *(*variant_new_byte)(unsigned char);
-    void *(*variant_new_string)(const char *);
-    int (*utf8_validate)(const char *, long, const char **);
-    void *(*variant_get_child_value)(void *, size_t);
-    const char **(*variant_get_strv)(void *, size_t *);
-    void (*variant_unref)(void *);
-    void (*free)(void *);
-    void (*object_unref)(void *);
-    void (*error_free)(struct gerror *);
-} gio;
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded = -1;
-static char load_error[200];
-
-static void load(void) {
-    void *library = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (library == NULL) {
-        const char *why = dlerror();
-        snprintf(load_error, sizeof load_error, "GIO cannot be loaded (%s): on Debian, apt-get install libglib2.0-0",
-                 why != NULL ? why : "not found");
-        return;
-    }
-    const struct { void **slot; const char *symbol; } wanted[] = {
-        {(void **)&gio.connection_new, "g_dbus_connection_new_for_address_sync"},
-        {(void **)&gio.add_filter, "g_dbus_connection_add_filter"},
-        {(void **)&gio.remove_filter, "g_dbus_connection_remove_filter"},
-        {(void **)&gio.send_message, "g_dbus_connection_send_message"},
-        {(void **)&gio.is_closed, "g_dbus_connection_is_closed"},
-        {(void **)&gio.close, "g_dbus_connection_close"},
-        {(void **)&gio.message_new_method_call, "g_dbus_message_new_method_call"},
-        {(void **)&gio.message_set_body, "g_dbus_message_set_body"},
-        {(void **)&gio.message_get_type, "g_dbus_message_get_message_type"},
-        {(void **)&gio.message_get_reply_serial, "g_dbus_message_get_reply_serial"},
-        {(void **)&gio.message_get_interface, "g_dbus_message_get_interface"},
-        {(void **)&gio.message_get_member, "g_dbus_message_get_member"},
-        {(void **)&gio.message_get_sender, "g_dbus_message_get_sender"},
-        {(void **)&gio.message_get_error_name, "g_dbus_message_get_error_name"},
-        {(void **)&gio.message_get_body, "g_dbus_message_get_body"},
-        {(void **)&gio.variant_new, "g_variant_new"}, {(void **)&gio.variant_get, "g_variant_get"},
-        {(void **)&gio.variant_get_type_string, "g_variant_get_type_string"},
-        {(void **)&gio.builder_new, "g_variant_builder_new"}, {(void **)&gio.builder_add, "g_variant_builder_add"},
-        {(void **)&gio.builder_end, "g_variant_builder_end"}, {(void **)&gio.builder_unref, "g_variant_builder_unref"},
-        {(void **)&gio.variant_new_byte, "g_variant_new_byte"},
-        {(void **)&gio.variant_new_string, "g_variant_new_string"},
-        {(void **)&gio.utf8_validate, "g_utf8_validate"},
-        {(void **)&gio.variant_get_child_value, "g_variant_get_child_value"},
-        {(void **)&gio.variant_get_strv, "g_variant_get_strv"}, {(void **)&gio.variant_unref, "g_variant_unref"},
-        {(void **)&gio.free, "g_free"},
-        {(void **)&gio.object_unref, "g_object_unref"}, {(void **)&gio.error_free, "g_error_free"},
-    };
-    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
-        *wanted[i].slot = dlsym(library, wanted[i].symbol);
-        if (*wanted[i].slot == NULL) {
-            snprintf(load_error, sizeof load_error, "the GIO found lacks %s: it is too old", wanted[i].symbol);
-            return;
-        }
-    }
-    loaded = 0;
-}
 
 /* Events waiting for the owner: a ring, bounded; past it the oldest
    signals are dropped (and counted), never the caller blocked. */
@@ -177,16 +87,16 @@ static void copy(char *destination, size_t size, const char *source) {
    could not be queued (why in `error`). Thread-safe: GDBus queues it. */
 static uint32_t send_call(void *connection, const char *destination, const char *path, const char *interface,
                           const char *member, void *body, char *error, size_t error_size) {
-    void *message = gio.message_new_method_call(destination, path, interface, member);
-    if (body != NULL) gio.message_set_body(message, body);
+    void *message = tether_gio.message_new_method_call(destination, path, interface, member);
+    if (body != NULL) tether_gio.message_set_body(message, body);
     uint32_t serial = 0;
     struct gerror *gerror = NULL;
-    if (!gio.send_message(connection, message, 0, &serial, &gerror)) {
+    if (!tether_gio.send_message(connection, message, 0, &serial, &gerror)) {
         if (error != NULL) copy(error, error_size, gerror != NULL ? gerror->message : "cannot send");
-        if (gerror != NULL) gio.error_free(gerror);
+        if (gerror != NULL) tether_gio.error_free(gerror);
         serial = 0;
     }
-    gio.object_unref(message);
+    tether_gio.object_unref(message);
     return serial;
 }
 
@@ -198,7 +108,7 @@ static void ask_server(struct tether_notifier *notifier) {
 }
 
 static int body_is(void *body, const char *type) {
-    return body != NULL && strcmp(gio.variant_get_type_string(body), type) == 0;
+    return body != NULL && strcmp(tether_gio.variant_get_type_string(body), type) == 0;
 }
 
 /* On GDBus's worker thread, for every message in and out. */
@@ -208,16 +118,16 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
     struct tether_notifier *notifier = data;
     struct tether_notifier_event event;
     memset(&event, 0, sizeof event);
-    int type = gio.message_get_type(message);
-    void *body = gio.message_get_body(message);
-    const char *sender = gio.message_get_sender(message);
+    int type = tether_gio.message_get_type(message);
+    void *body = tether_gio.message_get_body(message);
+    const char *sender = tether_gio.message_get_sender(message);
     pthread_mutex_lock(&notifier->mutex);
-    uint32_t reply_to = type == 2 || type == 3 ? gio.message_get_reply_serial(message) : 0;
+    uint32_t reply_to = type == 2 || type == 3 ? tether_gio.message_get_reply_serial(message) : 0;
     if (reply_to != 0 && reply_to == notifier->information_serial) {
         notifier->information_serial = 0;
         if (type == 2 && body_is(body, "(ssss)")) {
             const char *name = NULL, *vendor = NULL, *version = NULL, *spec = NULL;
-            gio.variant_get(body, "(&s&s&s&s)", &name, &vendor, &version, &spec);
+            tether_gio.variant_get(body, "(&s&s&s&s)", &name, &vendor, &version, &spec);
             copy(notifier->server, sizeof notifier->server, sender);
             notifier->found.kind = TETHER_NOTIFIER_SERVER;
             copy(notifier->found.text, sizeof notifier->found.text, name);
@@ -225,20 +135,20 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
             if (notifier->capabilities_serial == 0) enqueue(notifier, &notifier->found);
         } else {
             event.kind = TETHER_NOTIFIER_NO_SERVER;
-            copy(event.text, sizeof event.text, type == 3 ? gio.message_get_error_name(message) : "an unexpected answer");
+            copy(event.text, sizeof event.text, type == 3 ? tether_gio.message_get_error_name(message) : "an unexpected answer");
             enqueue(notifier, &event);
         }
     } else if (reply_to != 0 && reply_to == notifier->capabilities_serial) {
         notifier->capabilities_serial = 0;
         if (type == 2 && body_is(body, "(as)")) {
-            void *array = gio.variant_get_child_value(body, 0);
+            void *array = tether_gio.variant_get_child_value(body, 0);
             size_t length = 0;
-            const char **capabilities = gio.variant_get_strv(array, &length);
+            const char **capabilities = tether_gio.variant_get_strv(array, &length);
             for (size_t i = 0; i < length; i++) {
                 if (strcmp(capabilities[i], "body-markup") == 0) notifier->found.reason = 1;
             }
-            gio.free(capabilities);
-            gio.variant_unref(array);
+            tether_gio.free(capabilities);
+            tether_gio.variant_unref(array);
         }
         if (notifier->information_serial == 0 && notifier->found.kind == TETHER_NOTIFIER_SERVER) {
             enqueue(notifier, &notifier->found);
@@ -247,29 +157,29 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
         event.serial = reply_to;
         if (type == 2 && body_is(body, "(u)")) {
             event.kind = TETHER_NOTIFIER_SHOWN;
-            gio.variant_get(body, "(u)", &event.id);
+            tether_gio.variant_get(body, "(u)", &event.id);
         } else {
             event.kind = TETHER_NOTIFIER_FAILED;
-            copy(event.text, sizeof event.text, type == 3 ? gio.message_get_error_name(message) : "an unexpected answer");
+            copy(event.text, sizeof event.text, type == 3 ? tether_gio.message_get_error_name(message) : "an unexpected answer");
             if (type == 3 && body_is(body, "(s)")) {
                 const char *why = NULL;
-                gio.variant_get(body, "(&s)", &why);
+                tether_gio.variant_get(body, "(&s)", &why);
                 copy(event.detail, sizeof event.detail, why);
             }
         }
         enqueue(notifier, &event);
     } else if (type == 4) {
-        const char *interface = gio.message_get_interface(message), *member = gio.message_get_member(message);
+        const char *interface = tether_gio.message_get_interface(message), *member = tether_gio.message_get_member(message);
         int from_server = sender != NULL && notifier->server[0] != 0 && strcmp(sender, notifier->server) == 0;
         if (interface != NULL && strcmp(interface, NAME) == 0 && member != NULL && from_server) {
             if (strcmp(member, "NotificationClosed") == 0 && body_is(body, "(uu)")) {
                 event.kind = TETHER_NOTIFIER_CLOSED;
-                gio.variant_get(body, "(uu)", &event.id, &event.reason);
+                tether_gio.variant_get(body, "(uu)", &event.id, &event.reason);
                 enqueue(notifier, &event);
             } else if (strcmp(member, "ActionInvoked") == 0 && body_is(body, "(us)")) {
                 const char *key = NULL;
                 event.kind = TETHER_NOTIFIER_ACTION;
-                gio.variant_get(body, "(u&s)", &event.id, &key);
+                tether_gio.variant_get(body, "(u&s)", &event.id, &key);
                 copy(event.text, sizeof event.text, key);
                 enqueue(notifier, &event);
             }
@@ -277,7 +187,7 @@ static void *filter(void *connection, void *message, int incoming, void *data) {
                    && sender != NULL && strcmp(sender, "org.freedesktop.DBus") == 0
                    && strcmp(member, "NameOwnerChanged") == 0 && body_is(body, "(sss)")) {
             const char *name = NULL, *old_owner = NULL, *new_owner = NULL;
-            gio.variant_get(body, "(&s&s&s)", &name, &old_owner, &new_owner);
+            tether_gio.variant_get(body, "(&s&s&s)", &name, &old_owner, &new_owner);
             if (strcmp(name, NAME) == 0) {
                 notifier->server[0] = 0;
                 if (new_owner[0] == 0) {
@@ -299,8 +209,8 @@ static void *connect_thread(void *data) {
     struct tether_notifier_event event;
     memset(&event, 0, sizeof event);
     /* GIO is loaded here, off the caller's thread: a host start pays nothing for it. */
-    pthread_once(&once, load);
-    if (loaded != 0) {
+    const char *load_error = NULL;
+    if (notifier_gio_load(&load_error) != 0) {
         event.kind = TETHER_NOTIFIER_UNREACHABLE;
         copy(event.text, sizeof event.text, load_error);
         post(notifier, &event);
@@ -308,12 +218,12 @@ static void *connect_thread(void *data) {
         return NULL;
     }
     struct gerror *gerror = NULL;
-    void *connection = gio.connection_new(notifier->address, 1 | 8 /* AUTHENTICATION_CLIENT | MESSAGE_BUS_CONNECTION */,
+    void *connection = tether_gio.connection_new(notifier->address, 1 | 8 /* AUTHENTICATION_CLIENT | MESSAGE_BUS_CONNECTION */,
                                           NULL, NULL, &gerror);
     if (connection == NULL) {
         event.kind = TETHER_NOTIFIER_UNREACHABLE;
         copy(event.text, sizeof event.text, gerror != NULL ? gerror->message : "cannot connect");
-        if (gerror != NULL) gio.error_free(gerror);
+        if (gerror != NULL) tether_gio.error_free(gerror);
         post(notifier, &event);
         unreference(notifier);
         return NULL;
@@ -321,20 +231,20 @@ static void *connect_thread(void *data) {
     pthread_mutex_lock(&notifier->mutex);
     if (notifier->released) {
         pthread_mutex_unlock(&notifier->mutex);
-        gio.close(connection, NULL, NULL, NULL);
-        gio.object_unref(connection);
+        tether_gio.close(connection, NULL, NULL, NULL);
+        tether_gio.object_unref(connection);
         unreference(notifier);
         return NULL;
     }
     notifier->connection = connection;
     atomic_fetch_add(&notifier->references, 1); /* the filter's, given back by filter_done */
-    notifier->filter = gio.add_filter(connection, filter, notifier, filter_done);
+    notifier->filter = tether_gio.add_filter(connection, filter, notifier, filter_done);
     /* Signals a server broadcasts (GNOME's, KDE's) reach us only through a
        match; dunst's are sent to the caller alone. */
     send_call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch",
-              gio.variant_new("(s)", "type='signal',interface='" NAME "',path='" PATH "'"), NULL, 0);
+              tether_gio.variant_new("(s)", "type='signal',interface='" NAME "',path='" PATH "'"), NULL, 0);
     send_call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch",
-              gio.variant_new("(s)", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" NAME "'"),
+              tether_gio.variant_new("(s)", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" NAME "'"),
               NULL, 0);
     event.kind = TETHER_NOTIFIER_CONNECTED;
     enqueue(notifier, &event);
@@ -403,13 +313,13 @@ uint64_t tether_notifier_dropped(struct tether_notifier *notifier) {
 
 /* GLib aborts or warns on strings that are not UTF-8: each is checked here
    too, whatever the caller checked. */
-static int valid(const char *text) { return text != NULL && gio.utf8_validate(text, -1, NULL); }
+static int valid(const char *text) { return text != NULL && tether_gio.utf8_validate(text, -1, NULL); }
 
 uint32_t tether_notifier_notify(struct tether_notifier *notifier, const struct tether_notification *notification,
                                 char *error, size_t error_size) {
     pthread_mutex_lock(&notifier->mutex);
     void *connection = notifier->connection; /* set only once GIO is loaded */
-    if (connection == NULL || gio.is_closed(connection)) {
+    if (connection == NULL || tether_gio.is_closed(connection)) {
         pthread_mutex_unlock(&notifier->mutex);
         copy(error, error_size, connection == NULL ? "not connected to the session bus" : "the session bus closed");
         return 0;
@@ -429,20 +339,20 @@ uint32_t tether_notifier_notify(struct tether_notifier *notifier, const struct t
         copy(error, error_size, problem);
         return 0;
     }
-    void *actions = gio.builder_new("as");
-    for (size_t i = 0; i < notification->action_count * 2; i++) gio.builder_add(actions, "s", notification->actions[i]);
-    void *hints = gio.builder_new("a{sv}");
+    void *actions = tether_gio.builder_new("as");
+    for (size_t i = 0; i < notification->action_count * 2; i++) tether_gio.builder_add(actions, "s", notification->actions[i]);
+    void *hints = tether_gio.builder_new("a{sv}");
     if (notification->urgency >= 0) {
-        gio.builder_add(hints, "{sv}", "urgency", gio.variant_new_byte((unsigned char)notification->urgency));
+        tether_gio.builder_add(hints, "{sv}", "urgency", tether_gio.variant_new_byte((unsigned char)notification->urgency));
     }
     if (notification->category != NULL) {
-        gio.builder_add(hints, "{sv}", "category", gio.variant_new_string(notification->category));
+        tether_gio.builder_add(hints, "{sv}", "category", tether_gio.variant_new_string(notification->category));
     }
-    void *body = gio.variant_new("(susss@as@a{sv}i)", notification->app_name, notification->replaces_id, "",
-                                 notification->summary, notification->body, gio.builder_end(actions),
-                                 gio.builder_end(hints), notification->expire_timeout);
-    gio.builder_unref(actions);
-    gio.builder_unref(hints);
+    void *body = tether_gio.variant_new("(susss@as@a{sv}i)", notification->app_name, notification->replaces_id, "",
+                                 notification->summary, notification->body, tether_gio.builder_end(actions),
+                                 tether_gio.builder_end(hints), notification->expire_timeout);
+    tether_gio.builder_unref(actions);
+    tether_gio.builder_unref(hints);
     uint32_t serial = send_call(connection, NAME, PATH, NAME, "Notify", body, error, error_size);
     pthread_mutex_unlock(&notifier->mutex);
     return serial;
@@ -456,9 +366,9 @@ void tether_notifier_release(struct tether_notifier *notifier) {
     pthread_mutex_unlock(&notifier->mutex);
     if (connection != NULL) {
         /* The filter may be running still: its reference outlives it (filter_done). */
-        gio.remove_filter(connection, notifier->filter);
-        gio.close(connection, NULL, NULL, NULL);
-        gio.object_unref(connection);
+        tether_gio.remove_filter(connection, notifier->filter);
+        tether_gio.close(connection, NULL, NULL, NULL);
+        tether_gio.object_unref(connection);
     }
     unreference(notifier);
 }
