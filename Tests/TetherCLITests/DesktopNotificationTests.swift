@@ -143,6 +143,25 @@ import TetherTestSupport
         }
     }
 
+    /// A signal from anyone but the server that owns the name is not
+    /// believed: a forged `ActionInvoked` for the host's own notification
+    /// tells nothing, and the real action after it is what comes back.
+    @Test func aForgedSignalIsIgnored() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { _ in
+            let waiting = try fixture.group.start(["push", "--wait", #"{"title":"Pay","actions":[{"key":"default","label":"Open"}]}"#])
+            defer { waiting.stopAlways() }
+            let shown = try waiting.expectLineStarting("shown on the desktop as notification ")
+            let notification = try #require(shown.last?.split(separator: " ").last.flatMap { Int($0) })
+            // Sent (gdbus emit returns once the bus has it) before dunst's own.
+            try desktop.forgeActionInvoked(notification, key: "forged")
+            try desktop.invokeAction(0)
+            #expect(try waiting.waitForExit(timeout: 20) == 0)
+            #expect(try waiting.remainingOutput() == "notification \(notification): action default\n")
+        }
+    }
+
     /// Without a session bus, or with one but no server, a push goes as
     /// before, and `status` says why nothing is shown.
     @Test func withoutABusOrAServerPushesGoAsBeforeAndStatusSaysSo() throws {

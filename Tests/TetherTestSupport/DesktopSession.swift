@@ -110,6 +110,14 @@ public final class DesktopSession: @unchecked Sendable {
         guard result.status == 0 else { throw SpawnFailed(description: "CloseNotification failed: \(result.stderr)") }
     }
 
+    /// Another client's signal, as if the server sent it: `ActionInvoked(id,
+    /// key)` from a connection that does not own org.freedesktop.Notifications.
+    public func forgeActionInvoked(_ id: Int, key: String) throws {
+        let result = try command("gdbus", ["emit", "--session", "--object-path", "/org/freedesktop/Notifications",
+                                           "--signal", "org.freedesktop.Notifications.ActionInvoked", "uint32 \(id)", "'\(key)'"])
+        guard result.status == 0 else { throw SpawnFailed(description: "gdbus emit failed: \(result.stderr)") }
+    }
+
     /// Closes every notification shown: they go to the history.
     public func closeAll() throws {
         try command("dunstctl", ["close-all"])
