@@ -3,6 +3,7 @@
 #include "NotifierLibrary.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ struct tether_notifier {
     atomic_int references;
     pthread_mutex_t mutex;
     int event_fd;
+    int bus_fd;                /* a duplicate of the bus socket's, for its hang-up; -1 if none */
     char *address;
     void *connection;          /* under mutex */
     unsigned filter;
@@ -48,6 +50,7 @@ struct tether_notifier {
 static void unreference(struct tether_notifier *notifier) {
     if (atomic_fetch_sub(&notifier->references, 1) != 1) return;
     close(notifier->event_fd);
+    if (notifier->bus_fd >= 0) close(notifier->bus_fd);
     pthread_mutex_destroy(&notifier->mutex);
     free(notifier->address);
     free(notifier);
@@ -246,6 +249,13 @@ static void *connect_thread(void *data) {
     send_call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch",
               tether_gio.variant_new("(s)", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" NAME "'"),
               NULL, 0);
+    /* The bus socket's hang-up, watched by the owner's loop on a duplicate
+       (GDBus keeps reading its own): a bus that goes away is known at once. */
+    void *stream = tether_gio.connection_get_stream(connection);
+    if (stream != NULL && tether_gio.type_check_instance_is_a(stream, tether_gio.socket_connection_get_type())) {
+        int fd = tether_gio.socket_get_fd(tether_gio.socket_connection_get_socket(stream));
+        notifier->bus_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    }
     event.kind = TETHER_NOTIFIER_CONNECTED;
     enqueue(notifier, &event);
     ask_server(notifier);
@@ -261,6 +271,7 @@ struct tether_notifier *tether_notifier_start(const char *address, char *error, 
         return NULL;
     }
     notifier->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    notifier->bus_fd = -1;
     notifier->address = strdup(address);
     if (notifier->event_fd < 0 || notifier->address == NULL) {
         snprintf(error, error_size, "cannot make the notifier's eventfd: %s", strerror(errno));
@@ -287,6 +298,13 @@ struct tether_notifier *tether_notifier_start(const char *address, char *error, 
 }
 
 int tether_notifier_event_fd(const struct tether_notifier *notifier) { return notifier->event_fd; }
+
+int tether_notifier_bus_fd(struct tether_notifier *notifier) {
+    pthread_mutex_lock(&notifier->mutex);
+    int fd = notifier->bus_fd;
+    pthread_mutex_unlock(&notifier->mutex);
+    return fd;
+}
 
 int tether_notifier_next(struct tether_notifier *notifier, struct tether_notifier_event *event) {
     pthread_mutex_lock(&notifier->mutex);

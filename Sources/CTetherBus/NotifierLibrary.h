@@ -39,6 +39,11 @@ struct notifier_gio {
     void *(*variant_new_byte)(unsigned char);
     void *(*variant_new_string)(const char *);
     int (*utf8_validate)(const char *, long, const char **);
+    void *(*connection_get_stream)(void *);
+    unsigned long (*socket_connection_get_type)(void);
+    int (*type_check_instance_is_a)(void *, unsigned long);
+    void *(*socket_connection_get_socket)(void *);
+    int (*socket_get_fd)(void *);
     void *(*variant_get_child_value)(void *, size_t);
     const char **(*variant_get_strv)(void *, size_t *);
     void (*variant_unref)(void *);

@@ -32,6 +32,8 @@ final class DesktopNotifier {
     private let onSignal: (Signal) -> Void
     private var handle: OpaquePointer?
     private var watcher: PollWatcher?
+    /// The bus socket's hang-up (a duplicate of its descriptor).
+    private var hangUp: PollWatcher?
     /// Whether the server reads body markup (its capabilities say so).
     private var markup = false
     private var pending: [UInt32: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
@@ -75,7 +77,11 @@ final class DesktopNotifier {
     func show(_ notification: DesktopNotification, appName: String, replacing: UInt32,
               done: @escaping (Result<UInt32, Refusal>) -> Void) {
         guard let handle, status.state == .shown else {
-            return done(.failure(Refusal(reason: status.whyNotShown ?? status.summary)))
+            let why = status.whyNotShown ?? status.summary
+            // The bus may be back (a new login at the same address): the
+            // next push finds out; this one is answered now.
+            if status.state == .noSessionBus { reconnect(nil) }
+            return done(.failure(Refusal(reason: why)))
         }
         guard pending.count < Self.maximumPending else {
             return done(.failure(Refusal(reason: "\(Self.maximumPending) notifications wait for the server's answer, the limit")))
@@ -115,20 +121,42 @@ final class DesktopNotifier {
         }
     }
 
-    func close() {
-        for serial in Array(pending.keys) { settle(serial, .failure(Refusal(reason: "the host is stopping"))) }
+    func close(_ reason: String = "the host is stopping") {
+        for serial in Array(pending.keys) { settle(serial, .failure(Refusal(reason: reason))) }
         watcher?.close()
         watcher = nil
+        hangUp?.close()
+        hangUp = nil
         if let handle { tether_notifier_release(handle) }
         handle = nil
     }
 
-    /// The bus went away: connect again (a session bus restarted at the
-    /// same address is found again).
-    private func reconnect(_ reason: String) {
-        close()
+    /// The bus went away (`reason`), or may be back: connect again (a
+    /// session bus restarted at the same address is found again).
+    private func reconnect(_ reason: String?) {
+        close(reason ?? "connecting to the session bus again")
         connect()
-        if status.state == .connecting { status = DesktopNotificationsStatus(state: .connecting, reason: reason) }
+        if let reason, status.state == .connecting {
+            status = DesktopNotificationsStatus(state: .connecting, reason: reason)
+        }
+    }
+
+    /// Watches the bus socket for its hang-up: the bus gone, the host says so
+    /// at once and connects again (which fails until a bus is back).
+    private func watchHangUp() {
+        guard let handle, hangUp == nil else { return }
+        let descriptor = tether_notifier_bus_fd(handle)
+        guard descriptor >= 0, let watcher = try? PollWatcher(loop: loop, fileDescriptor: descriptor) else { return }
+        do {
+            try watcher.start(.disconnect) { [unowned self] _ in
+                // Level-triggered: stopped before anything else.
+                self.hangUp?.stop()
+                self.reconnect("the session bus closed")
+            }
+            hangUp = watcher
+        } catch {
+            watcher.close()
+        }
     }
 
     private func settle(_ serial: UInt32, _ result: Result<UInt32, Refusal>) {
@@ -140,11 +168,14 @@ final class DesktopNotifier {
     private func drain() {
         guard let handle else { return }
         var event = tether_notifier_event()
-        while tether_notifier_next(handle, &event) == 1 {
+        // An event's handling may connect again (a new handle): this one's
+        // remaining events are then of a connection that is gone.
+        while self.handle == handle, tether_notifier_next(handle, &event) == 1 {
             let text = Self.text(event.text), detail = Self.text(event.detail)
             switch UInt32(bitPattern: event.kind) {
             case TETHER_NOTIFIER_CONNECTED.rawValue:
                 status = DesktopNotificationsStatus(state: .connecting, reason: "asking who serves notifications")
+                watchHangUp()
             case TETHER_NOTIFIER_UNREACHABLE.rawValue:
                 status = DesktopNotificationsStatus(state: .noSessionBus, reason: text)
             case TETHER_NOTIFIER_SERVER.rawValue:

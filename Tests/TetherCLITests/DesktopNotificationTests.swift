@@ -194,6 +194,30 @@ import TetherTestSupport
         }
     }
 
+    /// The session bus going away (a logout) is known at once, and pushes
+    /// go on unshown; a bus back at the same address (a new login) is
+    /// found at the next push, and the pushes after it are shown again.
+    @Test func aBusThatGoesAndComesBackIsFollowed() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { host in
+            try desktop.stopDunst()
+            _ = try host.expectLineStarting("desktop notifications: not shown: no notification server on the session bus")
+            try desktop.stopBus()
+            _ = try host.expectLineStarting("desktop notifications: not shown: no session bus")
+            #expect(try fixture.group.run(["status"]).stdout.contains("desktop notifications: not shown: no session bus"))
+            let (unshown, answer) = try push(fixture, #"{"title":"While logged out"}"#)
+            #expect(unshown == nil && ((answer["desktop"] as? [String: Any])?["reason"] as? String)?
+                    .hasPrefix("no session bus") == true, "\(answer)")
+            try desktop.startBus()
+            // The first push after finds the bus again; the next is shown.
+            #expect(try push(fixture, #"{"title":"Logging in"}"#).notification == nil)
+            _ = try host.expectLineStarting("desktop notifications: shown via dunst")
+            #expect(try push(fixture, #"{"title":"Back"}"#).notification != nil)
+            #expect(try desktop.displayed() == 1)
+        }
+    }
+
     /// The host option, a notification extension's manifest and a payload
     /// each keep pushes off the desktop.
     @Test func theHostOptionTheManifestAndThePayloadTurnItOff() throws {

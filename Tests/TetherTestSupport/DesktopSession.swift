@@ -10,7 +10,7 @@ public final class DesktopSession: @unchecked Sendable {
     public let directory: TemporaryDirectory
     public let address: String
     public let display: String
-    private let bus: TestProcess
+    private var bus: TestProcess
     private let server: TestProcess
     private var dunst: TestProcess?
     private let home: String, runtime: String, xauthority: String, dunstrc: String
@@ -53,8 +53,7 @@ public final class DesktopSession: @unchecked Sendable {
               </policy>
             </busconfig>
             """)
-        bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
-        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        bus = try Self.startBus(configuration)
         address = "unix:path=\(directory.path)/bus"
         // The display's cookie: the server reads every cookie in the file
         // it is given; clients find theirs by display, added once known.
@@ -71,6 +70,27 @@ public final class DesktopSession: @unchecked Sendable {
         // No idle rule (Xvfb has no user to be idle), so expiries run;
         // its defaults otherwise.
         try writeFile(dunstrc, "[global]\n    idle_threshold = 0\n    history_length = 100\n    markup = \(markup)\n")
+        try startDunst()
+    }
+
+    /// dbus-daemon with `configuration`, once it listens.
+    private static func startBus(_ configuration: String) throws -> TestProcess {
+        let bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
+        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        return bus
+    }
+
+    /// Ends the session bus (dunst first), as a logout does.
+    public func stopBus() throws {
+        try stopDunst()
+        bus.signal(SIGTERM)
+        _ = try bus.waitForExit(timeout: 20)
+        unlink(directory.path + "/bus")
+    }
+
+    /// The session bus again at the same address, and dunst on it, as a new login.
+    public func startBus() throws {
+        bus = try Self.startBus(directory.path + "/bus.conf")
         try startDunst()
     }
 

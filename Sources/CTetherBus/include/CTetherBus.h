@@ -75,6 +75,9 @@ struct tether_notification {
 tether_notifier *tether_notifier_start(const char *address, char *error, size_t error_size);
 /// Readable while events wait.
 int tether_notifier_event_fd(const tether_notifier *notifier);
+/// Once connected: a duplicate of the bus socket's descriptor (close-on-exec,
+/// the notifier's to close), to watch for its hang-up; -1 before or without one.
+int tether_notifier_bus_fd(tether_notifier *notifier);
 /// The next event: 1 if one was taken, 0 when none is left (the eventfd is then drained).
 int tether_notifier_next(tether_notifier *notifier, struct tether_notifier_event *event);
 /// Events dropped because the owner did not take them (the queue is bounded).
