@@ -194,6 +194,29 @@ import TetherTestSupport
         }
     }
 
+    /// Invariant 1 with a bus: the host's descriptors for it (GDBus's
+    /// socket, the notifier's eventfd, the socket's duplicate) are all
+    /// close-on-exec, so no extension inherits a way onto the bus.
+    @Test func theBusDescriptorsAreCloseOnExec() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { host in
+            #expect(try push(fixture, #"{"title":"Hi"}"#).notification != nil)
+            let directory = "/proc/\(host.pid)/fdinfo"
+            let descriptors = try FileManager.default.contentsOfDirectory(atPath: directory).compactMap(Int.init).filter { $0 > 2 }
+            let sockets = descriptors.filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(host.pid)/fd/\($0)"))?.hasPrefix("socket:") == true
+            }
+            #expect(sockets.count >= 3, "the group's socket, the bus's and its duplicate: \(sockets)")
+            for descriptor in descriptors {
+                let info = (try? String(contentsOfFile: "\(directory)/\(descriptor)", encoding: .utf8)) ?? ""
+                let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }.flatMap { Int($0.dropFirst(6)
+                    .trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0
+                #expect(flags & 0o2_000_000 != 0, "descriptor \(descriptor) of the host is not close-on-exec: \(info)")
+            }
+        }
+    }
+
     /// The session bus going away (a logout) is known at once, and pushes
     /// go on unshown; a bus back at the same address (a new login) is
     /// found at the next push, and the pushes after it are shown again.
