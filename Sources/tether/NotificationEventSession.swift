@@ -1,6 +1,7 @@
 import Glibc
 import TetherGroup
 import TetherIPC
+import TetherJSON
 import TetherLoop
 
 /// The desktop notifications' events on one connection to the host:
@@ -87,7 +88,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
         connection.call(HostMethod.status) { [unowned self] result in
             guard case .success(let answer) = result else { return self.finish(.failure(.refused("the host did not say its status"))) }
             let status = HostStatus(json: answer).desktopNotifications
-            output(self.json ? JSONValue.object(["desktopNotifications": status.json]).description : status.text)
+            output(self.json ? JSONValue.object(["desktopNotifications": status.json]).description : PrintableText.escaped(status.text))
         }
     }
 
@@ -122,7 +123,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
     private func received(_ event: DesktopNotificationEvent) {
         switch mode {
         case .watch:
-            output(json ? Self.named(event).description : event.text)
+            output(json ? Self.named(event).description : PrintableText.escaped(event.text))
         case .push:
             guard let awaited else {
                 // Before the answer: another push's, or ours (kept a while).
@@ -134,7 +135,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
                 object["event"] = Self.named(event)
                 output(JSONValue.object(object).description)
             } else {
-                output(event.text)
+                output(PrintableText.escaped(event.text))
             }
             finish(.success(0))
         }
