@@ -194,6 +194,31 @@ import TetherTestSupport
         }
     }
 
+    /// Invariant 22 while the server is slow: a push waiting for `Notify`'s
+    /// answer (at most 2 s) still counts its bytes against its sender, and
+    /// is then answered as delivered but not shown.
+    @Test func aPushWaitingForTheServerStillCountsItsBytes() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { _ in
+            desktop.pauseDunst()
+            defer { desktop.pauseDunst(false) }
+            let client = try fixture.rawClient()
+            defer { client.close() }
+            let data = String(repeating: "x", count: 900_000)
+            for id in 1...5 {
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"push.send","params":{"payload":{"title":"Big","data":"\#(data)"}}}"#.utf8) + [0x0a])
+            }
+            // The fifth is answered first: refused while the four wait for the server.
+            let first = client.readLine() ?? ""
+            #expect(first.contains(#""id":5"#) && first.contains("over its limit of 4194304"), "\(first.prefix(300))")
+            for _ in 1...4 {
+                let line = client.readLine() ?? ""
+                #expect(line.contains("the notification server did not answer within 2 s"), "\(line.suffix(300))")
+            }
+        }
+    }
+
     /// Invariant 1 with a bus: the host's descriptors for it (GDBus's
     /// socket, the notifier's eventfd, the socket's duplicate) are all
     /// close-on-exec, so no extension inherits a way onto the bus.

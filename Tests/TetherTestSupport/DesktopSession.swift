@@ -109,6 +109,12 @@ public final class DesktopSession: @unchecked Sendable {
         self.dunst = nil
     }
 
+    /// Stops dunst (SIGSTOP) or lets it go on (SIGCONT): a server that takes
+    /// calls and does not answer them, then answers again.
+    public func pauseDunst(_ paused: Bool = true) {
+        dunst?.signal(paused ? SIGSTOP : SIGCONT)
+    }
+
     /// `dunstctl ARGS` (or another tool) in this session.
     @discardableResult
     public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
