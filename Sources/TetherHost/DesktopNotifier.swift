@@ -37,6 +37,10 @@ final class DesktopNotifier {
     /// Whether the server reads body markup (its capabilities say so).
     private var markup = false
     private var pending: [UInt32: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
+    /// Events the notifier's bounded queue dropped, as last told.
+    private var dropped: UInt64 = 0
+    /// Told when the queue dropped events (a flood of signals).
+    private let onDropped: (UInt64) -> Void
 
     struct Refusal: Error, CustomStringConvertible {
         let reason: String
@@ -45,8 +49,9 @@ final class DesktopNotifier {
 
     /// Connecting to `address` (`SessionBusAddress`) begins at once.
     init(loop: EventLoop, address: String, onStatus: @escaping (DesktopNotificationsStatus) -> Void,
-         onSignal: @escaping (Signal) -> Void) {
+         onDropped: @escaping (UInt64) -> Void, onSignal: @escaping (Signal) -> Void) {
         self.loop = loop
+        self.onDropped = onDropped
         self.address = address
         self.onStatus = onStatus
         self.onSignal = onSignal
@@ -129,6 +134,7 @@ final class DesktopNotifier {
         hangUp = nil
         if let handle { tether_notifier_release(handle) }
         handle = nil
+        dropped = 0
     }
 
     /// The bus went away (`reason`), or may be back: connect again (a
@@ -195,6 +201,12 @@ final class DesktopNotifier {
             default:
                 break
             }
+        }
+        guard self.handle == handle else { return }
+        let total = tether_notifier_dropped(handle)
+        if total > dropped {
+            onDropped(total - dropped)
+            dropped = total
         }
     }
 
