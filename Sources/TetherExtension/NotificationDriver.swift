@@ -22,12 +22,19 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
         budgetMilliseconds = UInt64(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))  // 10^15 as per ms
     }
 
-    func describe(_ hello: inout ExtensionHello) { hello.timeBudgetMilliseconds = budgetMilliseconds }
+    /// Its budget, and the desktop's closes and actions (`didReceiveResponse`).
+    func describe(_ hello: inout ExtensionHello) {
+        hello.timeBudgetMilliseconds = budgetMilliseconds
+        hello.events = [HostNotification.notificationClosed, HostNotification.notificationAction]
+    }
 
     func begin() {}
 
     func hostEvent(_ event: HostLink.Event) {
         guard case .message(let method, let params, let respond) = event else { return }
+        if let response = DesktopNotificationEvent(event: method, params: params) {
+            return service.didReceiveResponse(NotificationResponse(response), in: context)
+        }
         guard method == ExtensionMethod.receivePush else {
             if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
             return

@@ -25,6 +25,9 @@ public protocol NotificationService {
     /// Called shortly before the budget ends if `didReceive` has not
     /// returned: a best-effort content, or nil for the original.
     func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent?
+    /// A notification the host showed on the desktop was closed, or one of
+    /// its actions invoked, while this extension runs. Nothing by default.
+    func didReceiveResponse(_ response: NotificationResponse, in context: ExtensionContext)
 }
 
 extension NotificationService {
@@ -33,6 +36,8 @@ extension NotificationService {
     public static var manifest: EmbeddedManifest? { .embedded }
 
     public func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? { nil }
+
+    public func didReceiveResponse(_ response: NotificationResponse, in context: ExtensionContext) {}
 
     /// Runs the service: attaches to a host and answers its pushes until
     /// it ends. `@main` calls it.

@@ -41,8 +41,14 @@ extension Host {
         let settled: RPCConnection.Respond = { [unowned self] result in
             if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
             if self.pushesBySender[sender]?.isEmpty == true { self.pushesBySender[sender] = nil }
-            self.pushLedger.release(sender, bytes: bytes)
-            respond(result)
+            // Counted until answered: a push waiting for the desktop's
+            // server (at most 2 s) still holds its bytes.
+            let answer: RPCConnection.Respond = { result in
+                self.pushLedger.release(sender, bytes: bytes)
+                respond(result)
+            }
+            guard case .success(let delivered) = result, !self.shuttingDown else { return answer(result) }
+            self.showDelivered(delivered, respond: answer)
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.

@@ -25,6 +25,7 @@ extension Host {
         defaultsWatcher = nil
         credentialsWatcher?.close()
         credentialsWatcher = nil
+        stopDesktopNotifications()
         for (_, lock) in features { lock.release() }
         features.removeAll()
         server?.broadcast(HostNotification.stopping)

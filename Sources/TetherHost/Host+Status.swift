@@ -22,7 +22,8 @@ extension Host {
             connections: server?.clientCount ?? 0, extensionLinks: server?.pinnedCount ?? 0,
             maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
-            droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines)
+            droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
+            desktopNotifications: desktopStatus)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.

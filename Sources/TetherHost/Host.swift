@@ -30,6 +30,9 @@ public final class Host: @unchecked Sendable {
         /// The group's socket, bound and listening already: passed by a
         /// service manager (`SocketActivation`), which owns its file.
         public var listeningSocket: Int32?
+        /// Show delivered pushes on the desktop when a notification server
+        /// answers on the session bus (`--no-desktop-notifications`: off).
+        public var desktopNotifications = true
 
         public static let defaultMaximumFeatures = 256
 
@@ -95,6 +98,11 @@ public final class Host: @unchecked Sendable {
     /// Keeps the loop's inotify instance from before the locks (`start`).
     var inotifyAnchor: Inotify?
     let metrics = HostMetrics()
+    /// The desktop's notification server, when there is a session bus.
+    var desktop: DesktopNotifier?
+    /// Why nothing is shown, without a bus.
+    var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
+    var notificationIdentities = NotificationIdentities()
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -179,6 +187,7 @@ public final class Host: @unchecked Sendable {
             throw .socket(socketPath, error)
         }
         startedAt = loop.now
+        startDesktopNotifications()
         // Before the reaper: a process left in the delegated cgroup would
         // keep its controllers off.
         let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)

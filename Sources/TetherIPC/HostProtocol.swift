@@ -17,7 +17,8 @@ public enum HostProtocol {
     /// What a host speaking `current` offers, as hello's answer lists it.
     public static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
                                       "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
-                                      "host.subscribe", "store.changed", "widget.entry"]
+                                      "host.subscribe", "store.changed", "widget.entry", "notification.closed",
+                                      "notification.action"]
 }
 
 /// The methods and notifications spoken on the host's socket, in one place
@@ -88,8 +89,14 @@ public enum HostNotification {
     /// entry changed, or it started or ended. `WidgetUpdate`.
     public static let widgetChanged = "widget.changed"
 
+    /// To subscribers: a notification the host showed on the desktop was
+    /// closed, {notification, id?, reason} (`DesktopNotificationEvent`).
+    public static let notificationClosed = "notification.closed"
+    /// To subscribers: an action of one was invoked, {notification, id?, action}.
+    public static let notificationAction = "notification.action"
+
     /// What a connection may subscribe to (`Subscription`).
-    public static let subscribable = [extensionChanged, featureChanged, storeChanged]
+    public static let subscribable = [extensionChanged, featureChanged, storeChanged, notificationClosed, notificationAction]
     /// To an extension (protocol 2) the host is about to end because it is
     /// idle: {reason}. SIGTERM follows within a second.
     public static let willTerminate = "extension.willTerminate"

@@ -47,6 +47,9 @@ public struct ExtensionManifest: Sendable, Equatable {
     public var diskLimitMiB: Int
     /// Enough for any extension's cache, less than a small tmpfs holds.
     public static let defaultDiskLimitMiB = 256
+    /// Notification role: whether what it delivers is shown on the desktop
+    /// (org.freedesktop.Notifications); false for one that shows it itself.
+    public var showOnDesktop: Bool
     /// The manifest file this came from.
     public var source: String
 
@@ -56,7 +59,7 @@ public struct ExtensionManifest: Sendable, Equatable {
                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
                 noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
                 memoryLimitMiB: Int?? = nil, diskLimitMiB: Int = ExtensionManifest.defaultDiskLimitMiB,
-                source: String) {
+                showOnDesktop: Bool = true, source: String) {
         self.name = name
         self.role = role
         self.executable = executable
@@ -69,6 +72,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         self.noRestartExitCodes = noRestartExitCodes
         self.memoryLimitMiB = memoryLimitMiB ?? role.defaultMemoryLimitMiB
         self.diskLimitMiB = diskLimitMiB
+        self.showOnDesktop = showOnDesktop
         self.source = source
     }
 
@@ -88,7 +92,7 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
         }
         let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess", "activation",
-                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB", "diskLimitMiB"]
+                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB", "diskLimitMiB", "showOnDesktop"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ManifestError(file: path, field: unknown,
                                 problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
@@ -183,11 +187,21 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             diskLimit = mib
         }
+        var showOnDesktop = true
+        if let value = object["showOnDesktop"] {
+            guard role == .notification else {
+                throw ManifestError(file: path, field: "showOnDesktop", problem: "applies only to the notification role")
+            }
+            guard let flag = value.boolValue else {
+                throw ManifestError(file: path, field: "showOnDesktop", problem: "must be true or false")
+            }
+            showOnDesktop = flag
+        }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
                                  noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit),
-                                 diskLimitMiB: diskLimit, source: path)
+                                 diskLimitMiB: diskLimit, showOnDesktop: showOnDesktop, source: path)
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
@@ -210,6 +224,7 @@ public struct ExtensionManifest: Sendable, Equatable {
         ]
         // Only on-demand extensions have one: `parse` refuses it elsewhere.
         if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }
+        if role == .notification { object["showOnDesktop"] = .bool(showOnDesktop) }
         return .object(object)
     }
 }

@@ -51,6 +51,14 @@ struct HostCommand: ParsableCommand {
         """))
     var requireSandbox = false
 
+    @Flag(help: ArgumentHelp("""
+        Do not show delivered pushes on the desktop. By default, under a desktop session (a \
+        session bus in $DBUS_SESSION_BUS_ADDRESS or at $XDG_RUNTIME_DIR/bus), each delivered \
+        push is shown through the notification server (org.freedesktop.Notifications), and its \
+        closes and actions are told as events; `tether status` says whether it is shown.
+        """))
+    var noDesktopNotifications = false
+
     func validate() throws {
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1.") }
     }
@@ -61,7 +69,7 @@ struct HostCommand: ParsableCommand {
         let session = try HostSession(group: directory, manifests: loaded, skipped: errors.map { "\($0)" },
                                       grace: grace, format: logFormat.value, level: logLevel.value,
                                       limits: RPCServer.Limits(maximumConnections: maxConnections),
-                                      requireSandbox: requireSandbox)
+                                      requireSandbox: requireSandbox, desktopNotifications: !noDesktopNotifications)
         switch session.run() {
         case .success(let code): if code != 0 { throw ExitCode(code) }
         case .failure(let error): throw error

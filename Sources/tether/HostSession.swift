@@ -17,12 +17,15 @@ final class HostSession: LoopSession, @unchecked Sendable {
     private let limits: RPCServer.Limits
     private let skipped: [String]
     private let requireSandbox: Bool
+    private let desktopNotifications: Bool
     private var host: TetherHost.Host?
     private var watchdog: ServiceWatchdog?
 
     init(group: GroupDirectory, manifests: [ExtensionManifest], skipped: [String], grace: Seconds,
-         format: LogFormat, level: Logger.Level, limits: RPCServer.Limits, requireSandbox: Bool = false) throws {
+         format: LogFormat, level: Logger.Level, limits: RPCServer.Limits, requireSandbox: Bool = false,
+         desktopNotifications: Bool = true) throws {
         self.group = group
+        self.desktopNotifications = desktopNotifications
         self.requireSandbox = requireSandbox
         self.manifests = manifests
         self.skipped = skipped
@@ -46,6 +49,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
         var configuration = TetherHost.Host.Configuration(
             group: group, manifests: manifests, graceMilliseconds: grace.milliseconds,
             logger: logger, limits: limits, requireSandbox: requireSandbox)
+        configuration.desktopNotifications = desktopNotifications
         switch SocketActivation.listeningSocket(at: group.socketPath, environment: environment) {
         case .success(let socket): configuration.listeningSocket = socket
         case .failure(let mismatch): return finish(.failure(.environment(mismatch.description)))

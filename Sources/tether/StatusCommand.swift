@@ -14,7 +14,7 @@ struct Status: ParsableCommand {
         discussion: "Exits 1 with \"host is not running\" when there is no host.")
 
     @OptionGroup var group: GroupOptions
-    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, features.")
+    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, features, desktopNotifications.")
     var json = false
 
     func run() throws {
@@ -26,5 +26,6 @@ struct Status: ParsableCommand {
         for item in status.extensions { output("  " + ExtensionLine.text(item)) }
         let features = status.features
         output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
+        output(PrintableText.escaped(status.desktopNotifications.text))
     }
 }

@@ -4,11 +4,13 @@ import TetherGroup
 enum TargetKind: String, ExpressibleByArgument, CaseIterable {
     case host
     case feature
+    /// `watch` only: the desktop notifications' closes and actions.
+    case notifications
 }
 
 /// `host | feature NAME`.
 struct TargetArguments: ParsableArguments {
-    @Argument(help: "What to look at: 'host', or 'feature' followed by its name.")
+    @Argument(help: "What to look at: 'host', or 'feature' followed by its name ('watch' also takes 'notifications').")
     var kind: TargetKind
 
     @Argument(help: ArgumentHelp(
@@ -27,6 +29,8 @@ struct TargetArguments: ParsableArguments {
             throw CLIError.badInput("'feature' needs a NAME")
         case (.feature, let name?):
             do { return .feature(try FeatureName(name)) } catch { throw CLIError(error) }
+        case (.notifications, _):
+            throw CLIError.badInput("'notifications' can only be watched (tether watch notifications)")
         }
     }
 }

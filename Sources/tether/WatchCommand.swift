@@ -15,6 +15,13 @@ struct Watch: ParsableCommand {
             "not running"; with --json one JSON object per line). With --until, waits \
             for that state, prints it once and exits 0. Exits 1 if --timeout passes \
             first. Driven by kernel events: an idle watch uses no CPU.
+
+            'tether watch notifications' prints, instead, whether the host shows pushes on the \
+            desktop (as 'tether status' says it; with --json {"desktopNotifications": {state, \
+            server?, version?, reason?}}), then each close and each action of the notifications \
+            it shows, one line each ("notification 7: closed, expired (1)", "notification 7: \
+            action open"; with --json {event, notification, id?, reason} or {event, notification, \
+            id?, action}), until stopped.
             """
     )
 
@@ -35,6 +42,16 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
+        if what.kind == .notifications {
+            guard what.name == nil else { throw CLIError.badInput("'notifications' takes no name") }
+            guard until == nil else { throw CLIError.badInput("--until applies to the host or a feature") }
+            let session = try NotificationEventSession(group: try group.open(), mode: .watch, json: json, timeout: timeout)
+            switch session.run() {
+            case .success(let code): if code != 0 { throw ExitCode(code) }
+            case .failure(let error): throw error
+            }
+            return
+        }
         let code = try line().run()
         if code != 0 { throw ExitCode(code) }
     }

@@ -26,8 +26,10 @@ struct HostFixture {
     func rawClient() throws -> RawClient { try RawClient(path: group.path + "/host.sock") }
 
     func startHost(arguments: [String] = [], environment: [String: String]? = nil) throws -> TestProcess {
+        // The group's environment first (no session bus: a test host never
+        // shows its pushes on the desktop of whoever runs the tests).
         let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"] + arguments),
-                                   environment: environment)
+                                   environment: group.environment.merging(environment ?? [:]) { $1 })
         // Messages about manifests or instances may come first.
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         return host

@@ -61,7 +61,7 @@ import TetherTestSupport
         // Each push is answered at once with its 100 KB payload (no
         // notification extension); nobody reads the answers.
         let payload = String(repeating: "x", count: 100_000)
-        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"body":""#
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"data":""#
             + payload + "\"}}}\n").utf8)
         var clients: [RawClient] = []
         var peak = idle

@@ -22,7 +22,7 @@ import TetherTestSupport
     }
 
     func push(_ body: String, budget: Int = 60_000, id: Int) -> [UInt8] {
-        Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"push.send","params":{"budgetMilliseconds":\#(budget),"payload":{"body":"\#(body)"}}}"#.utf8) + [0x0a]
+        Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"push.send","params":{"budgetMilliseconds":\#(budget),"payload":{"data":"\#(body)"}}}"#.utf8) + [0x0a]
     }
 
     func residentKiB(_ pid: Int32) -> Int {
@@ -82,7 +82,7 @@ import TetherTestSupport
         try writeFile(fixture.extensions + "/silent.extension.json",
                       #"{"name":"silent","role":"notification","executable":"silent.sh","activation":"on-demand"}"#)
         try fixture.withHost { host in
-            // {"body":"…"} travels on as exactly 512 KiB.
+            // {"data":"…"} travels on as exactly 512 KiB (a data field: display fields are bounded).
             let body = String(repeating: "x", count: 524_288 - 11)
             var clients: [RawClient] = []
             defer { for client in clients { client.close() } }
@@ -136,7 +136,7 @@ import TetherTestSupport
             threading.Thread(target=drain, daemon=True).start()
             body = "x" * 300_000
             for id in range(1, 301):
-                params = {"payload": {"body": body}}
+                params = {"payload": {"data": body}}
                 if id % 2: params["budgetMilliseconds"] = 10**15
                 send({"id": id, "method": "push.send", "params": params})
             print("flooded", flush=True)

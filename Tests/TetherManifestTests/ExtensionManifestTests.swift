@@ -33,6 +33,8 @@ import TetherManifest
         (#"{"name":"-a","role":"widget","executable":"x"}"#, "\"name\" must be"),
         (#"{"name":"a","role":"widget","executable":"x","idleTimeout":5}"#, "\"idleTimeout\" applies only"),
         (#"{"name":"a","role":"widget","executable":"x","memoryLimitMiB":8}"#, "\"memoryLimitMiB\" must be"),
+        (#"{"name":"a","role":"widget","executable":"x","showOnDesktop":false}"#, "\"showOnDesktop\" applies only to the notification role"),
+        (#"{"name":"a","role":"notification","executable":"x","showOnDesktop":"no"}"#, "\"showOnDesktop\" must be true or false"),
     ])
     func refusalsNameTheFileAndTheField(_ json: String, _ expected: String) {
         do {
@@ -42,5 +44,16 @@ import TetherManifest
             #expect(error.description.hasPrefix("x.extension.json"))
             #expect(error.description.contains(expected), "\(error)")
         }
+    }
+
+    /// A notification extension's deliveries are shown on the desktop
+    /// unless its manifest says not; the field reads back as written.
+    @Test func showOnDesktopIsTrueUnlessTheManifestSaysNot() throws {
+        let shown = try ExtensionManifest.parse(Array(#"{"name":"n","role":"notification","executable":"x"}"#.utf8), file: "n")
+        #expect(shown.showOnDesktop)
+        let text = #"{"name":"n","role":"notification","executable":"x","showOnDesktop":false}"#
+        let hidden = try ExtensionManifest.parse(Array(text.utf8), file: "n")
+        #expect(!hidden.showOnDesktop)
+        #expect(try ExtensionManifest.parse(JSONCodec.serialize(hidden.jsonValue), file: "n") == hidden)
     }
 }

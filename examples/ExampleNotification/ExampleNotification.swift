@@ -29,4 +29,9 @@ struct ExampleNotification: NotificationService {
         }
         return content
     }
+
+    /// What became of it on the desktop (when the host shows pushes there).
+    func didReceiveResponse(_ response: NotificationResponse, in context: ExtensionContext) {
+        context.log("notification \(response.id ?? "-"): " + (response.action.map { "action \($0)" } ?? "closed (\(response.closeReason ?? 4))"))
+    }
 }

@@ -75,7 +75,7 @@ struct HostLoadBenchmark {
     private func abuse(_ host: BenchProcess, group: String) throws -> (UInt64, UInt64, UInt64) {
         let idle = residentMemory(of: host.pid)
         let payload = String(repeating: "x", count: 100_000)
-        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"body":""#
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"data":""#
             + payload + "\"}}}\n").utf8)
         var peak = idle
         var clients: [LineSocket] = []

@@ -22,10 +22,13 @@ public struct HostStatus: Sendable, Equatable {
     public var evictedConnections: Int
     /// Lines of the host's own output dropped for a slow or closed reader.
     public var droppedLogLines: Int
+    /// Whether delivered pushes are shown on the desktop, and why not.
+    public var desktopNotifications: DesktopNotificationsStatus
 
     public init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
-                maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int) {
+                maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
+                desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off)) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
@@ -40,6 +43,7 @@ public struct HostStatus: Sendable, Equatable {
         self.maximumFeatures = maximumFeatures
         self.evictedConnections = evictedConnections
         self.droppedLogLines = droppedLogLines
+        self.desktopNotifications = desktopNotifications
     }
 
     private enum Field {
@@ -48,6 +52,7 @@ public struct HostStatus: Sendable, Equatable {
         static let extensionLinks = "extensionLinks", limits = "limits", maximumConnections = "maximumConnections"
         static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
         static let evictedConnections = "evictedConnections", droppedLogLines = "droppedLogLines"
+        static let desktopNotifications = "desktopNotifications"
     }
 
     /// Read leniently, as a client reads a host of another release: what
@@ -63,7 +68,8 @@ public struct HostStatus: Sendable, Equatable {
                   connections: int(json[Field.connections]), extensionLinks: int(json[Field.extensionLinks]),
                   maximumConnections: int(limits?[Field.maximumConnections]),
                   replyBudgetBytes: int(limits?[Field.replyBudgetBytes]), maximumFeatures: int(limits?[Field.maximumFeatures]),
-                  evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]))
+                  evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]),
+                  desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]))
     }
 
     public var json: JSONValue {
@@ -73,6 +79,7 @@ public struct HostStatus: Sendable, Equatable {
          Field.extensionLinks: .integer(extensionLinks),
          Field.limits: [Field.maximumConnections: .integer(maximumConnections),
                         Field.replyBudgetBytes: .integer(replyBudgetBytes), Field.maximumFeatures: .integer(maximumFeatures)],
-         Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines)]
+         Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines),
+         Field.desktopNotifications: desktopNotifications.json]
     }
 }

@@ -18,9 +18,11 @@ public struct PushRequest: Sendable, Equatable {
     }
 
     /// Read from a request's params: a budget, when given, is a positive
-    /// integer within the host's ceiling.
+    /// integer within the host's ceiling, and the display fields are
+    /// well-formed (`DesktopNotification`).
     public init(params: JSONValue?) throws(RPCError) {
         guard case .object(let payload) = params?[Field.payload] ?? .null else { throw Self.payloadNotAnObject }
+        _ = try DesktopNotification(payload: payload)
         var budget: UInt64?
         if let value = params?[Field.budgetMilliseconds] {
             let maximum = HostProtocol.maximumPushBudgetMilliseconds

@@ -1,0 +1,178 @@
+import Foundation
+import TetherLoop
+
+/// A desktop session of the test's own: a session bus (`dbus-daemon` with
+/// its own configuration), an X display (`Xvfb -displayfd`, its cookie in
+/// an Xauthority file of the test's) and dunst on both, with a dunstrc of
+/// the test's. HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR are in the
+/// test's directory. `dunstctl` tells what dunst showed.
+public final class DesktopSession: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    public let address: String
+    public let display: String
+    private var bus: TestProcess
+    private let server: TestProcess
+    private var dunst: TestProcess?
+    private let home: String, runtime: String, xauthority: String, dunstrc: String
+
+    /// What a process needs to be in this session: its bus, and nothing of
+    /// the runner's desktop.
+    public var environment: [String: String] {
+        ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": display, "XAUTHORITY": xauthority, "HOME": home,
+         "XDG_CONFIG_HOME": home + "/.config", "XDG_RUNTIME_DIR": runtime]
+    }
+
+    /// `markup`: dunst's own setting, which its capabilities follow
+    /// (`full`, as Debian's dunstrc has it, announces body markup; `no` does not).
+    public init(markup: String = "full") throws {
+        for tool in ["dbus-daemon", "gdbus", "Xvfb", "xauth", "dunst", "dunstctl"] where ExecutableSearch.onPath(tool) == nil {
+            throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
+        }
+        directory = try TemporaryDirectory("tether-desktop")
+        home = directory.path + "/home"
+        runtime = directory.path + "/run"
+        xauthority = directory.path + "/Xauthority"
+        dunstrc = directory.path + "/dunstrc"
+        for made in [home + "/.config", runtime] {
+            try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+        // Nothing is started on demand: the bus has no service directories.
+        let configuration = directory.path + "/bus.conf"
+        try writeFile(configuration, """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory.path)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """)
+        bus = try Self.startBus(configuration)
+        address = "unix:path=\(directory.path)/bus"
+        // The display's cookie: the server reads every cookie in the file
+        // it is given; clients find theirs by display, added once known.
+        let cookie = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        guard try runCommand("/usr/bin/env", ["xauth", "-f", xauthority, "add", ":0", "MIT-MAGIC-COOKIE-1", cookie]).status == 0
+        else { throw SpawnFailed(description: "xauth cannot write \(xauthority)") }
+        server = try TestProcess("Xvfb", ["-displayfd", "1", "-auth", xauthority, "-nolisten", "tcp", "-screen", "0", "800x600x24"])
+        guard let number = try server.readLine(timeout: 30), !number.isEmpty else {
+            throw SpawnFailed(description: "Xvfb printed no display number")
+        }
+        display = ":" + number
+        guard try runCommand("/usr/bin/env", ["xauth", "-f", xauthority, "add", display, "MIT-MAGIC-COOKIE-1", cookie]).status == 0
+        else { throw SpawnFailed(description: "xauth cannot add \(display)") }
+        // No idle rule (Xvfb has no user to be idle), so expiries run;
+        // its defaults otherwise.
+        try writeFile(dunstrc, "[global]\n    idle_threshold = 0\n    history_length = 100\n    markup = \(markup)\n")
+        try startDunst()
+    }
+
+    /// dbus-daemon with `configuration`, once it listens.
+    private static func startBus(_ configuration: String) throws -> TestProcess {
+        let bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
+        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        return bus
+    }
+
+    /// Ends the session bus (dunst first), as a logout does.
+    public func stopBus() throws {
+        try stopDunst()
+        bus.signal(SIGTERM)
+        _ = try bus.waitForExit(timeout: 20)
+        unlink(directory.path + "/bus")
+    }
+
+    /// The session bus again at the same address, and dunst on it, as a new login.
+    public func startBus() throws {
+        bus = try Self.startBus(directory.path + "/bus.conf")
+        try startDunst()
+    }
+
+    /// Starts dunst; returns once it owns org.freedesktop.Notifications.
+    public func startDunst() throws {
+        dunst = try TestProcess("dunst", ["-config", dunstrc], environment: environment)
+        let ready = try command("gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.Notifications"], timeout: 30)
+        guard ready.status == 0 else { throw TestTimeout(what: "dunst to own org.freedesktop.Notifications: \(ready.stderr)") }
+    }
+
+    /// Ends dunst: the name leaves the bus.
+    public func stopDunst() throws {
+        guard let dunst else { return }
+        dunst.signal(SIGTERM)
+        _ = try dunst.waitForExit(timeout: 20)
+        self.dunst = nil
+    }
+
+    /// Stops dunst (SIGSTOP) or lets it go on (SIGCONT): a server that takes
+    /// calls and does not answer them, then answers again.
+    public func pauseDunst(_ paused: Bool = true) {
+        dunst?.signal(paused ? SIGSTOP : SIGCONT)
+    }
+
+    /// `dunstctl ARGS` (or another tool) in this session.
+    @discardableResult
+    public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
+        try runCommand("/usr/bin/env", environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [tool] + arguments,
+                       timeout: timeout)
+    }
+
+    /// Invokes the default action of the notification at `position` (0: the newest shown).
+    public func invokeAction(_ position: Int = 0) throws {
+        let result = try command("dunstctl", ["action", String(position)])
+        guard result.status == 0 else { throw SpawnFailed(description: "dunstctl action failed: \(result.stderr)") }
+    }
+
+    /// Closes `id` as any client may: `CloseNotification` (reason 3).
+    public func closeNotification(_ id: Int) throws {
+        let result = try command("gdbus", ["call", "--session", "--dest", "org.freedesktop.Notifications",
+                                           "--object-path", "/org/freedesktop/Notifications",
+                                           "--method", "org.freedesktop.Notifications.CloseNotification", String(id)])
+        guard result.status == 0 else { throw SpawnFailed(description: "CloseNotification failed: \(result.stderr)") }
+    }
+
+    /// Another client's signal, as if the server sent it: `ActionInvoked(id,
+    /// key)` from a connection that does not own org.freedesktop.Notifications.
+    public func forgeActionInvoked(_ id: Int, key: String) throws {
+        let result = try command("gdbus", ["emit", "--session", "--object-path", "/org/freedesktop/Notifications",
+                                           "--signal", "org.freedesktop.Notifications.ActionInvoked", "uint32 \(id)", "'\(key)'"])
+        guard result.status == 0 else { throw SpawnFailed(description: "gdbus emit failed: \(result.stderr)") }
+    }
+
+    /// Closes every notification shown: they go to the history.
+    public func closeAll() throws {
+        try command("dunstctl", ["close-all"])
+    }
+
+    /// What dunst showed and has closed, newest first: each one's fields
+    /// as `dunstctl history` gives them (summary, body, id, appname, urgency,
+    /// category, …), as strings or numbers.
+    public func history() throws -> [[String: Any]] {
+        let result = try command("dunstctl", ["history"])
+        guard result.status == 0,
+              let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+              let data = object["data"] as? [[Any]] else {
+            throw SpawnFailed(description: "dunstctl history: \(result.stdout) \(result.stderr)")
+        }
+        return (data.first ?? []).compactMap { entry in
+            (entry as? [String: Any])?.compactMapValues { ($0 as? [String: Any])?["data"] }
+        }
+    }
+
+    /// How many notifications dunst shows now.
+    public func displayed() throws -> Int {
+        let result = try command("dunstctl", ["count", "displayed"])
+        return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    deinit {
+        dunst?.stopAlways()
+        server.stopAlways()
+        bus.stopAlways()
+    }
+}
