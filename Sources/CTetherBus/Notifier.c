@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 #include "CTetherBus.h"
-#include "NotifierLibrary.h"
+#include "GIOLibrary.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,7 +213,7 @@ static void *connect_thread(void *data) {
     memset(&event, 0, sizeof event);
     /* GIO is loaded here, off the caller's thread: a host start pays nothing for it. */
     const char *load_error = NULL;
-    if (notifier_gio_load(&load_error) != 0) {
+    if (tether_gio_load(&load_error) != 0) {
         event.kind = TETHER_NOTIFIER_UNREACHABLE;
         copy(event.text, sizeof event.text, load_error);
         post(notifier, &event);

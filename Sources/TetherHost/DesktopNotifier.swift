@@ -3,6 +3,7 @@ import CTetherBus
 import Glibc
 #endif
 import TetherIPC
+import TetherJSON
 import TetherLoop
 
 /// The desktop's notification server for the host, on its loop: one
@@ -93,8 +94,8 @@ final class DesktopNotifier {
         }
         // Markup only where the server reads it; where it does not, the
         // text is shown as it is and nothing in it is markup.
-        let summary = markup ? DesktopNotification.escapedMarkup(notification.title) : notification.title
-        let body = markup ? DesktopNotification.escapedMarkup(notification.body) : notification.body
+        let summary = markup ? MarkupText.escaped(notification.title) : notification.title
+        let body = markup ? MarkupText.escaped(notification.body) : notification.body
         let actions = notification.actions.flatMap { [$0.key, $0.label] }
         var error = [CChar](repeating: 0, count: 256)
         let serial = withCStrings(actions) { actions in

@@ -23,11 +23,17 @@ public enum ServiceManagerDelegation {
     /// The unit the user's manager runs `pid` in; nil with why where there
     /// is no such manager, or it has no unit for `pid`.
     public static func unit(of pid: Int32 = getpid()) -> Result<Unit, Failure> {
+        // The bus a desktop session leaves, never an autolaunched one.
+        let address: String
+        switch SessionBusAddress.resolve() {
+        case .success(let found): address = found
+        case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
+        }
         var name = [CChar](repeating: 0, count: 256)
         var controlGroup = [CChar](repeating: 0, count: 1_024)
         var error = [CChar](repeating: 0, count: 512)
         var delegated: Int32 = 0
-        let found = tether_bus_unit_of_pid(UInt32(bitPattern: pid), timeoutMilliseconds, &name, name.count,
+        let found = tether_bus_unit_of_pid(address, UInt32(bitPattern: pid), timeoutMilliseconds, &name, name.count,
                                            &controlGroup, controlGroup.count, &delegated, &error, error.count)
         guard found == 1 else { return .failure(Failure(reason: string(error), noManager: found == 0)) }
         return .success(Unit(name: string(name), controlGroup: string(controlGroup), delegated: delegated != 0))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TetherIPC
+import TetherJSON
 
 /// How `tether widget watch` writes each line, for the status bar reading it.
 enum WidgetLineFormat: String, ExpressibleByArgument, CaseIterable {
@@ -8,7 +9,8 @@ enum WidgetLineFormat: String, ExpressibleByArgument, CaseIterable {
     /// Everything known: {name, text, tooltip, state, fraction, running, online}.
     case json
     /// waybar's `custom` module with `"return-type": "json"`: {text, tooltip,
-    /// class, percentage, alt}, text and tooltip escaped for its Pango markup.
+    /// class, percentage, alt}; waybar reads text and tooltip as Pango
+    /// markup, so they are escaped (`MarkupText`): shown as written.
     case waybar
     /// i3blocks with `format=json`: {full_text, short_text, urgent}.
     case i3blocks
@@ -65,8 +67,8 @@ struct WidgetLine: Equatable {
             if let fraction = entry?.fraction { object["fraction"] = .number(JSONNumber(fraction)) }
             return JSONValue.object(object).description
         case .waybar:
-            var object: [String: JSONValue] = ["text": .string(Self.markupEscaped(Self.oneLine(text)))]
-            if let tooltip { object["tooltip"] = .string(Self.markupEscaped(tooltip)) }
+            var object: [String: JSONValue] = ["text": .string(MarkupText.escaped(Self.oneLine(text)))]
+            if let tooltip { object["tooltip"] = .string(MarkupText.escaped(tooltip)) }
             if let state {
                 object["class"] = .string(state)
                 object["alt"] = .string(state)
@@ -88,23 +90,5 @@ struct WidgetLine: Equatable {
     /// become spaces.
     static func oneLine(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : $0 }))
-    }
-
-    /// waybar reads `text` and `tooltip` as Pango markup: a widget's
-    /// text is shown as written, never as markup.
-    static func markupEscaped(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

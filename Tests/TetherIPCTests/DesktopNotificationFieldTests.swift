@@ -42,8 +42,8 @@ import TetherJSON
     }
 
     @Test func markupIsEscaped() {
-        #expect(DesktopNotification.escapedMarkup(#"<b>"Tom" & 'Jerry'</b>"#)
+        #expect(MarkupText.escaped(#"<b>"Tom" & 'Jerry'</b>"#)
                 == "&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt;")
-        #expect(DesktopNotification.escapedMarkup("plain é") == "plain é")
+        #expect(MarkupText.escaped("plain é") == "plain é")
     }
 }

@@ -10,7 +10,7 @@ public final class DesktopSession: @unchecked Sendable {
     public let directory: TemporaryDirectory
     public let address: String
     public let display: String
-    private var bus: TestProcess
+    private let bus: PrivateBus
     private let server: TestProcess
     private var dunst: TestProcess?
     private let home: String, runtime: String, xauthority: String, dunstrc: String
@@ -37,24 +37,8 @@ public final class DesktopSession: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         }
-        // Nothing is started on demand: the bus has no service directories.
-        let configuration = directory.path + "/bus.conf"
-        try writeFile(configuration, """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(directory.path)/bus</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """)
-        bus = try Self.startBus(configuration)
-        address = "unix:path=\(directory.path)/bus"
+        bus = try PrivateBus(in: directory.path)
+        address = bus.address
         // The display's cookie: the server reads every cookie in the file
         // it is given; clients find theirs by display, added once known.
         let cookie = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
@@ -73,24 +57,15 @@ public final class DesktopSession: @unchecked Sendable {
         try startDunst()
     }
 
-    /// dbus-daemon with `configuration`, once it listens.
-    private static func startBus(_ configuration: String) throws -> TestProcess {
-        let bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
-        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
-        return bus
-    }
-
     /// Ends the session bus (dunst first), as a logout does.
     public func stopBus() throws {
         try stopDunst()
-        bus.signal(SIGTERM)
-        _ = try bus.waitForExit(timeout: 20)
-        unlink(directory.path + "/bus")
+        try bus.stop()
     }
 
     /// The session bus again at the same address, and dunst on it, as a new login.
     public func startBus() throws {
-        bus = try Self.startBus(directory.path + "/bus.conf")
+        try bus.start()
         try startDunst()
     }
 

@@ -11,7 +11,7 @@ public final class SecretService: @unchecked Sendable {
     public let address: String
     /// What a process needs to use this keyring.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
-    private var bus: TestProcess
+    private let bus: PrivateBus
     private var keyring: TestProcess?
     private var prompter: TestProcess?
     private let home: String, runtime: String
@@ -23,48 +23,20 @@ public final class SecretService: @unchecked Sendable {
             throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
         }
         directory = try TemporaryDirectory("tether-keyring")
-        // A bus of its own with no service directories: nothing is started on
-        // demand (the system's keyring with the user's real HOME, a prompter).
-        let configuration = directory.path + "/bus.conf"
-        try writeFile(configuration, """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(directory.path)/bus</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """)
-        bus = try Self.startBus(configuration)
-        // Without the bus's guid: a bus started again at the path has the
-        // same address, as a login session's (`unix:path=/run/user/UID/bus`).
-        address = "unix:path=\(directory.path)/bus"
+        bus = try PrivateBus(in: directory.path)
+        address = bus.address
         home = directory.path + "/home"
         runtime = directory.path + "/run"
         for made in [home, runtime] { try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true) }
         try startKeyring()
     }
 
-    /// dbus-daemon with `configuration`, once it listens.
-    private static func startBus(_ configuration: String) throws -> TestProcess {
-        let bus = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
-        guard try bus.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
-        return bus
-    }
-
     /// Ends the session bus (and the keyring with it), then starts both
     /// again at the same address, as logging out and in again does.
     public func restartBus() throws {
         try stopKeyring()
-        bus.signal(SIGTERM)
-        _ = try bus.waitForExit(timeout: 20)
-        unlink(socketPath)
-        bus = try Self.startBus(directory.path + "/bus.conf")
+        try bus.stop()
+        try bus.start()
         try startKeyring()
     }
 
@@ -126,7 +98,7 @@ public final class SecretService: @unchecked Sendable {
     }
 
     /// The bus socket's path.
-    public var socketPath: String { directory.path + "/bus" }
+    public var socketPath: String { bus.socketPath }
 
     /// `secret-tool store`: `secret` under these attributes.
     public func store(_ secret: String, _ attributes: [String: String]) throws {

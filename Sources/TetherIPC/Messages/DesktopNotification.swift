@@ -125,23 +125,4 @@ public struct DesktopNotification: Sendable, Equatable {
                                  + "only newline and tab are allowed")
         }
     }
-
-    /// The text as the spec's body markup needs it: `&`, `<` and `>` (and
-    /// quotes, for attribute values) as entities, so a payload's text can
-    /// never be read as markup.
-    public static func escapedMarkup(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
-    }
 }

@@ -1,11 +1,13 @@
-#ifndef CTETHER_NOTIFIER_LIBRARY_H
-#define CTETHER_NOTIFIER_LIBRARY_H
+#ifndef CTETHER_GIO_LIBRARY_H
+#define CTETHER_GIO_LIBRARY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* The part of GIO the notifier uses, loaded at its first connection
-   (dlopen), like the keyring's libsecret: nothing links GLib. */
+/* The part of GIO the project's one D-Bus client uses (the desktop
+   notifier, the service manager's questions), loaded at the first
+   connection (dlopen), like the keyring's libsecret: nothing links GLib,
+   and a process that never asks never maps it. */
 
 struct gerror {
     unsigned int domain;
@@ -13,13 +15,18 @@ struct gerror {
     char *message;
 };
 
-struct notifier_gio {
+struct gio_library {
     void *(*connection_new)(const char *, int, void *, void *, struct gerror **);
     unsigned (*add_filter)(void *, void *(*)(void *, void *, int, void *), void *, void (*)(void *));
     void (*remove_filter)(void *, unsigned);
     int (*send_message)(void *, void *, int, uint32_t *, struct gerror **);
     int (*is_closed)(void *);
     void (*close)(void *, void *, void *, void *);
+    int (*close_sync)(void *, void *, struct gerror **);
+    void *(*call_sync)(void *, const char *, const char *, const char *, const char *, void *, void *, int, int, void *,
+                       struct gerror **);
+    int (*variant_get_boolean)(void *);
+    const char *(*variant_get_string)(void *, size_t *);
     void *(*message_new_method_call)(const char *, const char *, const char *, const char *);
     void (*message_set_body)(void *, void *);
     int (*message_get_type)(void *);
@@ -52,9 +59,9 @@ struct notifier_gio {
     void (*error_free)(struct gerror *);
 };
 
-extern struct notifier_gio tether_gio;
+extern struct gio_library tether_gio;
 
 /* Loads GIO once; 0, or -1 with why in `*error`. Thread-safe. */
-int notifier_gio_load(const char **error);
+int tether_gio_load(const char **error);
 
 #endif

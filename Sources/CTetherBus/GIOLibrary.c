@@ -1,11 +1,11 @@
 #define _GNU_SOURCE
-#include "NotifierLibrary.h"
+#include "GIOLibrary.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
-struct notifier_gio tether_gio;
+struct gio_library tether_gio;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded = -1;
@@ -26,6 +26,10 @@ static void load(void) {
         {(void **)&tether_gio.send_message, "g_dbus_connection_send_message"},
         {(void **)&tether_gio.is_closed, "g_dbus_connection_is_closed"},
         {(void **)&tether_gio.close, "g_dbus_connection_close"},
+        {(void **)&tether_gio.close_sync, "g_dbus_connection_close_sync"},
+        {(void **)&tether_gio.call_sync, "g_dbus_connection_call_sync"},
+        {(void **)&tether_gio.variant_get_boolean, "g_variant_get_boolean"},
+        {(void **)&tether_gio.variant_get_string, "g_variant_get_string"},
         {(void **)&tether_gio.message_new_method_call, "g_dbus_message_new_method_call"},
         {(void **)&tether_gio.message_set_body, "g_dbus_message_set_body"},
         {(void **)&tether_gio.message_get_type, "g_dbus_message_get_message_type"},
@@ -62,7 +66,7 @@ static void load(void) {
     loaded = 0;
 }
 
-int notifier_gio_load(const char **error) {
+int tether_gio_load(const char **error) {
     pthread_once(&once, load);
     if (loaded != 0) *error = load_error;
     return loaded;

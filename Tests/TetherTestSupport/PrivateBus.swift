@@ -1,0 +1,59 @@
+import Foundation
+import TetherLoop
+
+/// A D-Bus session bus of the test's own (`dbus-daemon` with its own
+/// configuration) in `directory`, with no service directories: nothing is
+/// started on demand (the system's keyring with the user's real HOME, a
+/// notification daemon, a prompter). For the keyring's and the desktop's
+/// fixtures.
+public final class PrivateBus: @unchecked Sendable {
+    /// Without the bus's guid: a bus started again at the path has the
+    /// same address, as a login session's (`unix:path=/run/user/UID/bus`).
+    public let address: String
+    public let socketPath: String
+    private let configuration: String
+    private var daemon: TestProcess?
+
+    public init(in directory: String) throws {
+        socketPath = directory + "/bus"
+        address = "unix:path=" + socketPath
+        configuration = directory + "/bus.conf"
+        try writeFile(configuration, """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(socketPath)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """)
+        try start()
+    }
+
+    /// Starts the daemon; returns once it listens.
+    public func start() throws {
+        let daemon = try TestProcess("dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address=1"])
+        guard try daemon.readLine(timeout: 20)?.isEmpty == false else { throw SpawnFailed(description: "dbus-daemon printed no address") }
+        self.daemon = daemon
+    }
+
+    /// Ends the daemon whatever happened (the fixture's end).
+    public func stopAlways() {
+        daemon?.stopAlways()
+        daemon = nil
+    }
+
+    /// Ends the daemon, as a logout does, and removes its socket.
+    public func stop() throws {
+        guard let daemon else { return }
+        daemon.signal(SIGTERM)
+        _ = try daemon.waitForExit(timeout: 20)
+        self.daemon = nil
+        unlink(socketPath)
+    }
+}
