@@ -203,6 +203,7 @@ final class DemoDay {
         say.check("rewritten within its budget: the order was fetched with a fresh token",
                   first?["timedOut"]?.boolValue == false
                       && first?["content"]?["body"]?.stringValue == "Order 1042: Pour-over kettle is shipped", quick.text)
+        desktopNotification(quick)
         let slow = try run(["push", "--json", "--budget", "0.5",
                             #"{"title":"Weekly digest","body":"3 new offers","delayMs":3000}"#])
         let second = delivery(slow)

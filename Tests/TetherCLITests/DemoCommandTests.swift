@@ -5,9 +5,14 @@ import TetherTestSupport
 /// `tether demo` end to end: the whole day passes, and nothing it started
 /// outlives it, also when it is interrupted.
 @Suite(.timed) struct DemoCommandTests {
+    /// Under a desktop session (a notification server on its bus), where
+    /// the rewritten push appears; the interrupted day below runs without.
     @Test func theDayPassesAndLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
-        let result = try tether(["demo", "--json", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: ["TMPDIR": scratch.path], timeout: 180)
+        let desktop = try DesktopSession()
+        var environment = desktop.environment
+        environment["TMPDIR"] = scratch.path
+        let result = try tether(["demo", "--json", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: environment, timeout: 180)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(summary["ok"] as? Bool == true)
@@ -18,6 +23,8 @@ import TetherTestSupport
         #expect((summary["failures"] as? [Any])?.isEmpty == true)
         #expect((summary["leftBehind"] as? [Any])?.isEmpty == true)
         #expect(result.stderr.contains("[11/11]"), "the story goes to stderr with --json")
+        #expect(result.stderr.contains("✓ under a desktop session the rewritten push appears on the desktop"), "\(result.stderr)")
+        #expect(result.stderr.contains("shown on the desktop by dunst"), "\(result.stderr)")
         try expectNothingLeft(in: scratch)
     }
 
