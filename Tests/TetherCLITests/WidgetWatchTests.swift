@@ -5,11 +5,11 @@ import TetherTestSupport
 /// `tether widget watch`: a widget's entry as a status bar reads it, line by
 /// line, through reloads and a host restart, each line valid for its bar.
 @Suite(.timed) struct WidgetWatchTests {
-    /// An on-demand `bar-widget` (SDKFixture) named "bar": it shows the
+    /// A `bar-widget` (SDKFixture) named "bar", on demand unless said: it shows the
     /// defaults' `bar.*` keys.
-    func barFixture() throws -> HostFixture {
+    func barFixture(activation: String = "on-demand") throws -> HostFixture {
         let fixture = try HostFixture()
-        let manifest = #"{"name":"bar","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["bar-widget"],"activation":"on-demand","idleTimeout":300}"#
+        let manifest = #"{"name":"bar","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["bar-widget"],"activation":"\#(activation)"\#(activation == "on-demand" ? #","idleTimeout":300"# : "")}"#
         try writeFile("\(fixture.extensions)/bar.extension.json", manifest)
         return fixture
     }
@@ -72,6 +72,32 @@ import TetherTestSupport
             #expect(try fixture.group.run(["defaults", "set", "bar.text", #""two""#]).status == 0)
             // The next line is the change, not "one" again.
             #expect(try watcher.readLine() == "two")
+        }
+    }
+
+    /// The widget killed: a line says it no longer runs (its entry kept),
+    /// and its relaunch (the host restarts a widget it keeps running)
+    /// gives another.
+    @Test func aRelaunchGivesALine() throws {
+        let fixture = try barFixture(activation: "always")
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""steady""#]).status == 0)
+        try fixture.withHost { _ in
+            let watcher = try watch(fixture, "json")
+            defer { watcher.stopAlways() }
+            func next(running: Bool) throws -> [String: Any] {
+                for _ in 0..<4 {
+                    let line = try #require(try watcher.readLine())
+                    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    if object["running"] as? Bool == running, object["text"] as? String == "steady" { return object }
+                }
+                throw TestTimeout(what: "a line with running \(running)")
+            }
+            _ = try next(running: true)
+            let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
+            let pid = try #require(extensions.first { $0["name"] as? String == "bar" }?["pid"] as? Int)
+            kill(Int32(pid), SIGKILL)
+            #expect(try next(running: false)["online"] as? Bool == true)
+            _ = try next(running: true)
         }
     }
 
