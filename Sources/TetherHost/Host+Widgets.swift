@@ -66,7 +66,10 @@ extension Host {
     func stopWatchingWidgets(_ connection: RPCConnection) {
         let key = ObjectIdentifier(connection)
         for name in Array(widgetWatchers.keys) where widgetWatchers[name]?.removeValue(forKey: key) != nil {
-            if widgetWatchers[name]?.isEmpty == true { widgetWatchers[name] = nil }
+            guard widgetWatchers[name]?.isEmpty == true else { continue }
+            widgetWatchers[name] = nil
+            // The last watcher of one by hand that has gone: forgotten too.
+            if supervisor(named: name) == nil, attachedEntry(named: name) == nil { widgetEntries[name] = nil }
         }
     }
 }
