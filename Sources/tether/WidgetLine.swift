@@ -86,9 +86,9 @@ struct WidgetLine: Equatable {
         }
     }
 
-    /// A bar reads a line per update: line breaks and other controls
-    /// become spaces.
+    /// A bar reads a line per update: line breaks and other controls (C0,
+    /// DEL and C1, which terminals read too) become spaces.
     static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : $0 }))
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0 }))
     }
 }

@@ -29,6 +29,17 @@ import TetherIPC
         #expect(WidgetLine(offline: "w", last: entry).rendered(.text) == "w: offline (the Tether host is not running)")
     }
 
+    /// A terminal reads C1 controls too (U+009B is CSI, U+0085 a line
+    /// break): a widget's text cannot restyle the terminal or split the line.
+    @Test func textHasNoC1Controls() {
+        let hostile = WidgetEntry(text: "a\u{9B}31mred\u{85}b\u{9D}0;title\u{9C}c")
+        for format in WidgetLineFormat.allCases {
+            let line = WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(format)
+            #expect(!line.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(format): \(line)")
+        }
+        #expect(WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(.text) == "a 31mred b 0;title c")
+    }
+
     @Test func offlineKeepsTheLastTextWithTheOfflineClass() throws {
         let waybar = try object(WidgetLine(offline: "w", last: WidgetEntry(text: "12 °C")).rendered(.waybar))
         #expect(waybar["text"] as? String == "12 °C")
