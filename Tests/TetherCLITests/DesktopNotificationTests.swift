@@ -219,6 +219,35 @@ import TetherTestSupport
         }
     }
 
+    /// A bus that stops reading: each `Notify` the server did not answer
+    /// in time still waits in GDBus's queue, in the host's memory, so it
+    /// still counts against the ceiling of calls awaiting an answer; past
+    /// it a push is answered at once, not queued behind the others.
+    @Test func callsTheBusNeverAnsweredStillCountAgainstTheCeiling() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { _ in
+            desktop.pauseBus()
+            defer { desktop.pauseBus(false) }
+            // One push each: a connection's pushes go one after another.
+            let clients = try (0..<64).map { _ in try fixture.rawClient() }
+            defer { for client in clients { client.close() } }
+            let body = String(repeating: "b", count: 4_000)
+            for (index, client) in clients.enumerated() {
+                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Stalled \#(index)","body":"\#(body)"}}}"#.utf8) + [0x0a])
+            }
+            for client in clients {
+                let line = client.readLine() ?? ""
+                #expect(line.contains("the notification server did not answer within 2 s"), "\(line.suffix(300))")
+            }
+            let late = try fixture.rawClient()
+            defer { late.close() }
+            late.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Late"}}}"#.utf8) + [0x0a])
+            let answer = late.readLine() ?? ""
+            #expect(answer.contains("64 notifications wait for the server's answer, the limit"), "\(answer.suffix(300))")
+        }
+    }
+
     /// Invariant 1 with a bus: the host's descriptors for it (GDBus's
     /// socket, the notifier's eventfd, the socket's duplicate) are all
     /// close-on-exec, so no extension inherits a way onto the bus.
