@@ -58,7 +58,9 @@ struct WidgetLine: Equatable {
         case .text:
             if !online { return "\(name): offline (the Tether host is not running)" }
             guard let entry else { return "\(name): nothing shown yet" }
-            return Self.oneLine(entry.text)
+            // polybar reads "%{" as a tag (%{A1:cmd:} runs cmd on a click):
+            // a zero-width space keeps the text what it says and nothing else.
+            return Self.oneLine(entry.text).replacing("%{", with: "%\u{200B}{")
         case .json:
             var object: [String: JSONValue] = ["name": .string(name), "text": .string(text), "running": .bool(running),
                                                "online": .bool(online)]

@@ -40,6 +40,17 @@ import TetherIPC
         #expect(WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(.text) == "a 31mred b 0;title c")
     }
 
+    /// polybar (`--format text`) reads `%{...}` in a script's line as its
+    /// tags, and `%{A1:command:}` runs the command on a click: a widget's
+    /// text (news from a server) can never open one.
+    @Test func textOpensNoPolybarTag() {
+        let hostile = WidgetEntry(text: "%{A1:xterm -e rm -rf ~:}click me%{A} 100%{F#f00}")
+        let line = WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(.text)
+        #expect(!line.contains("%{"), "\(line)")
+        #expect(line.unicodeScalars.filter { $0 != "\u{200B}" }.map(String.init).joined()
+            == "%{A1:xterm -e rm -rf ~:}click me%{A} 100%{F#f00}")
+    }
+
     @Test func offlineKeepsTheLastTextWithTheOfflineClass() throws {
         let waybar = try object(WidgetLine(offline: "w", last: WidgetEntry(text: "12 °C")).rendered(.waybar))
         #expect(waybar["text"] as? String == "12 °C")
