@@ -178,6 +178,43 @@ import TetherTestSupport
         }
     }
 
+    /// A widget started by hand attaches to a new host only after that host
+    /// is up: a watch that reaches the new host first waits for it (it was
+    /// a widget's name), it does not end as for a name nobody ever ran.
+    @Test func aWatchOfAWidgetByHandOutlivesAHostRestart() throws {
+        let fixture = try barFixture()
+        func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0a] }
+        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"hand","role":"widget"}}"#)
+        func attach(_ text: String) throws -> RawClient {
+            let widget = try fixture.rawClient()
+            widget.send(hello)
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"\#(text)"}}"#))
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            return widget
+        }
+        let watcher: TestProcess
+        do {
+            let host = try fixture.startHost()
+            defer { host.stopAlways() }
+            let widget = try attach("before")
+            defer { widget.close() }
+            watcher = try watch(fixture, "text", name: "hand")
+            try watcher.expectLine("before")
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit(timeout: 20) == 0)
+        }
+        defer { watcher.stopAlways() }
+        try watcher.expectLine("hand: offline (the Tether host is not running)")
+        try fixture.withHost { _ in
+            // The new host is up before the widget: the watch waits for it.
+            try watcher.expectLine("hand: nothing shown yet")
+            let widget = try attach("after")
+            defer { widget.close() }
+            try watcher.expectLine("after")
+        }
+    }
+
     @Test func aWatchOfNoWidgetIsAClearErrorAndOnlyAWidgetTellsAnEntry() throws {
         let fixture = try barFixture()
         try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 300")
