@@ -38,6 +38,11 @@ final class DesktopNotifier {
     /// Whether the server reads body markup (its capabilities say so).
     private var markup = false
     private var pending: [UInt32: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
+    /// Calls answered as not shown when their time ran out, still unanswered:
+    /// a stalled bus holds them in GDBus's queue (the host's memory), so they
+    /// count against `maximumPending` until the server answers or the
+    /// connection goes.
+    private var unanswered: Set<UInt32> = []
     /// Events the notifier's bounded queue dropped, as last told.
     private var dropped: UInt64 = 0
     /// Told when the queue dropped events (a flood of signals).
@@ -89,7 +94,7 @@ final class DesktopNotifier {
             if status.state == .noSessionBus { reconnect(nil) }
             return done(.failure(Refusal(reason: why)))
         }
-        guard pending.count < Self.maximumPending else {
+        guard pending.count + unanswered.count < Self.maximumPending else {
             return done(.failure(Refusal(reason: "\(Self.maximumPending) notifications wait for the server's answer, the limit")))
         }
         // Markup only where the server reads it; where it does not, the
@@ -124,6 +129,7 @@ final class DesktopNotifier {
         timer.start(afterMilliseconds: Self.answerMilliseconds) { [unowned self] in
             self.settle(serial, .failure(Refusal(reason: "the notification server did not answer within "
                                                  + "\(Self.answerMilliseconds / 1000) s")))
+            self.unanswered.insert(serial)
         }
     }
 
@@ -136,6 +142,7 @@ final class DesktopNotifier {
         if let handle { tether_notifier_release(handle) }
         handle = nil
         dropped = 0
+        unanswered.removeAll()
     }
 
     /// The bus went away (`reason`), or may be back: connect again (a
@@ -167,7 +174,10 @@ final class DesktopNotifier {
     }
 
     private func settle(_ serial: UInt32, _ result: Result<UInt32, Refusal>) {
-        guard let entry = pending.removeValue(forKey: serial) else { return }
+        guard let entry = pending.removeValue(forKey: serial) else {
+            unanswered.remove(serial)  // a late answer: that call is done
+            return
+        }
         entry.timer.close()
         entry.done(result)
     }

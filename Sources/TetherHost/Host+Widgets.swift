@@ -7,6 +7,9 @@ import TetherManifest
 /// (`widget.changed`), and only they. The last entry stays when the widget
 /// ends, as a home screen keeps a widget's last snapshot.
 extension Host {
+    /// Widgets one connection may watch before they attach (`untilAttached`).
+    static let maximumWidgetsWatched = 16
+
     /// `widget.entry` from an attached widget: kept, and told to its
     /// watchers if it changed.
     func widgetEntry(from connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
@@ -31,7 +34,11 @@ extension Host {
         if let managed, managed.manifest.role != .widget {
             return .failure(.refused("'\(name)' is a \(managed.manifest.role.rawValue), not a widget"))
         }
-        if managed == nil, attachedEntry(named: name)?.role != .widget {
+        // A widget by hand not attached yet, watched by a watch that saw it
+        // before this host: its watchers hear when it attaches (a few names each).
+        let waits = managed == nil && attachedEntry(named: name) == nil && WidgetUpdate.watchesUntilAttached(params)
+            && widgetWatchers.values.filter { $0[ObjectIdentifier(connection)] != nil }.count < Self.maximumWidgetsWatched
+        if managed == nil, attachedEntry(named: name)?.role != .widget, !waits {
             let widgets = supervisors.filter { $0.manifest.role == .widget }.map(\.manifest.name).sorted()
             return .failure(.refused("no widget named '\(name)'"
                 + (widgets.isEmpty ? " (the host has none; a widget started by hand must be running)"
@@ -66,7 +73,10 @@ extension Host {
     func stopWatchingWidgets(_ connection: RPCConnection) {
         let key = ObjectIdentifier(connection)
         for name in Array(widgetWatchers.keys) where widgetWatchers[name]?.removeValue(forKey: key) != nil {
-            if widgetWatchers[name]?.isEmpty == true { widgetWatchers[name] = nil }
+            guard widgetWatchers[name]?.isEmpty == true else { continue }
+            widgetWatchers[name] = nil
+            // The last watcher of one by hand that has gone: forgotten too.
+            if supervisor(named: name) == nil, attachedEntry(named: name) == nil { widgetEntries[name] = nil }
         }
     }
 }

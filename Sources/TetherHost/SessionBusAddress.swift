@@ -10,8 +10,9 @@ import Glibc
 enum SessionBusAddress {
     static func resolve(_ value: (String) -> String? = ProcessEnvironment.value) -> Result<String, NoBus> {
         if let address = value("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty {
-            // GIO would start a bus for an autolaunch address.
-            guard !address.hasPrefix("autolaunch:") else {
+            // GIO would start a bus for an autolaunch address, anywhere in
+            // the list (it tries each in turn).
+            guard !address.split(separator: ";").contains(where: { $0.hasPrefix("autolaunch:") }) else {
                 return .failure(NoBus(reason: "DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which Tether never does"))
             }
             // The common address, a socket's path: with nothing there, there

@@ -58,7 +58,9 @@ struct WidgetLine: Equatable {
         case .text:
             if !online { return "\(name): offline (the Tether host is not running)" }
             guard let entry else { return "\(name): nothing shown yet" }
-            return Self.oneLine(entry.text)
+            // polybar reads "%{" as a tag (%{A1:cmd:} runs cmd on a click):
+            // a zero-width space keeps the text what it says and nothing else.
+            return Self.oneLine(entry.text).replacing("%{", with: "%\u{200B}{")
         case .json:
             var object: [String: JSONValue] = ["name": .string(name), "text": .string(text), "running": .bool(running),
                                                "online": .bool(online)]
@@ -86,9 +88,9 @@ struct WidgetLine: Equatable {
         }
     }
 
-    /// A bar reads a line per update: line breaks and other controls
-    /// become spaces.
+    /// A bar reads a line per update: line breaks and other controls (C0,
+    /// DEL and C1, which terminals read too) become spaces.
     static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : $0 }))
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? " " : $0 }))
     }
 }

@@ -19,6 +19,9 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
     /// (still starting): 20 ms, doubling to a second.
     private var retry = Backoff(first: 20, maximum: 1_000)
     private var lastEntry: WidgetEntry?
+    /// A host answered the watch once: the name is a widget's, so a widget
+    /// by hand not attached yet to a new host is waited for, not refused.
+    private var answeredOnce = false
     private var lastLine: String?
 
     init(group: GroupDirectory, name: String, format: WidgetLineFormat) throws {
@@ -85,10 +88,12 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
             // the lock's news is late: look again soon, not at once.
             self.connectSoon()
         })
-        connection.call(HostMethod.widgetWatch, WidgetUpdate.watchParams(name)) { [unowned self] result in
+        connection.call(HostMethod.widgetWatch, WidgetUpdate.watchParams(name, untilAttached: answeredOnce)) {
+            [unowned self] result in
             switch result {
             case .success(let answer):
                 self.retry.reset()
+                self.answeredOnce = true
                 if let update = WidgetUpdate(json: answer) { self.show(WidgetLine(update)) }
             case .failure(let error):
                 // Closed before it answered (a host dying as it was

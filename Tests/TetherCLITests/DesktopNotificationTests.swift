@@ -194,6 +194,28 @@ import TetherTestSupport
         }
     }
 
+    /// "Never autolaunched" holds for an address list too: with
+    /// `autolaunch:` after an address that fails, GIO would run
+    /// dbus-launch (a bus daemon outliving the host). Here a dbus-launch of
+    /// the test's own on PATH says whether it ran.
+    @Test func anAutolaunchLaterInTheAddressListIsNeverRun() throws {
+        let fixture = try HostFixture()
+        let bin = fixture.group.path + "-bin", marker = fixture.group.path + "-autolaunched"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try writeFile(bin + "/dbus-launch", "#!/bin/sh\necho ran >> '\(marker)'\nexit 1\n")
+        #expect(chmod(bin + "/dbus-launch", 0o755) == 0)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tether-tests;autolaunch:", "DISPLAY": ":99",
+                           "PATH": path]
+        try fixture.withHost(environment: environment) { _ in
+            #expect(try fixture.group.run(["push", #"{"title":"Hi"}"#]).status == 0)
+            let status = try fixture.group.run(["status"])
+            #expect(status.stdout.contains("no session bus (DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which Tether never does)"),
+                    "\(status.stdout)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
     /// Invariant 22 while the server is slow: a push waiting for `Notify`'s
     /// answer (at most 2 s) still counts its bytes against its sender, and
     /// is then answered as delivered but not shown.
@@ -216,6 +238,35 @@ import TetherTestSupport
                 let line = client.readLine() ?? ""
                 #expect(line.contains("the notification server did not answer within 2 s"), "\(line.suffix(300))")
             }
+        }
+    }
+
+    /// A bus that stops reading: each `Notify` the server did not answer
+    /// in time still waits in GDBus's queue, in the host's memory, so it
+    /// still counts against the ceiling of calls awaiting an answer; past
+    /// it a push is answered at once, not queued behind the others.
+    @Test func callsTheBusNeverAnsweredStillCountAgainstTheCeiling() throws {
+        let fixture = try HostFixture()
+        let desktop = try DesktopSession()
+        try withDesktopHost(fixture, desktop) { _ in
+            desktop.pauseBus()
+            defer { desktop.pauseBus(false) }
+            // One push each: a connection's pushes go one after another.
+            let clients = try (0..<64).map { _ in try fixture.rawClient() }
+            defer { for client in clients { client.close() } }
+            let body = String(repeating: "b", count: 4_000)
+            for (index, client) in clients.enumerated() {
+                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Stalled \#(index)","body":"\#(body)"}}}"#.utf8) + [0x0a])
+            }
+            for client in clients {
+                let line = client.readLine() ?? ""
+                #expect(line.contains("the notification server did not answer within 2 s"), "\(line.suffix(300))")
+            }
+            let late = try fixture.rawClient()
+            defer { late.close() }
+            late.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Late"}}}"#.utf8) + [0x0a])
+            let answer = late.readLine() ?? ""
+            #expect(answer.contains("64 notifications wait for the server's answer, the limit"), "\(answer.suffix(300))")
         }
     }
 

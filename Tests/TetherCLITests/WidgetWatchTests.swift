@@ -166,6 +166,81 @@ import TetherTestSupport
         }
     }
 
+    /// What a widget started by hand showed is dropped once it has gone
+    /// and its last watcher has too: names by hand are anyone's to make up,
+    /// and an entry kept for a name nobody runs or watches would pile up
+    /// with each new name. Seen here as the next widget of that name
+    /// starting with nothing shown, not with what the gone one showed.
+    @Test func aGoneWidgetByHandIsForgottenWhenItsLastWatcherGoes() throws {
+        let fixture = try barFixture()
+        func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0a] }
+        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"hand","role":"widget"}}"#)
+        let watchHand = line(#"{"jsonrpc":"2.0","id":1,"method":"widget.watch","params":{"name":"hand"}}"#)
+        try fixture.withHost { host in
+            let widget = try fixture.rawClient()
+            widget.send(hello)
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"old"}}"#))
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            let watcher = try fixture.rawClient()
+            watcher.send(watchHand)
+            #expect(watcher.readLine()?.contains("\"old\"") == true)
+            // The widget goes while watched: its entry stays for the watcher.
+            widget.close()
+            try host.expectLineStarting("extension 'hand' detached")
+            #expect(watcher.readLine()?.contains("\"running\":false") == true)
+            // Then the watcher goes: nothing runs or watches "hand" now.
+            watcher.close()
+
+            let again = try fixture.rawClient()
+            defer { again.close() }
+            again.send(hello)
+            #expect(again.readLine()?.contains("\"result\"") == true)
+            let second = try fixture.rawClient()
+            defer { second.close() }
+            second.send(watchHand)
+            let answer = try #require(second.readLine())
+            #expect(answer.contains("\"entry\":null") && !answer.contains("old"), "\(answer)")
+        }
+    }
+
+    /// A widget started by hand attaches to a new host only after that host
+    /// is up: a watch that reaches the new host first waits for it (it was
+    /// a widget's name), it does not end as for a name nobody ever ran.
+    @Test func aWatchOfAWidgetByHandOutlivesAHostRestart() throws {
+        let fixture = try barFixture()
+        func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0a] }
+        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"hand","role":"widget"}}"#)
+        func attach(_ text: String) throws -> RawClient {
+            let widget = try fixture.rawClient()
+            widget.send(hello)
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"\#(text)"}}"#))
+            #expect(widget.readLine()?.contains("\"result\"") == true)
+            return widget
+        }
+        let watcher: TestProcess
+        do {
+            let host = try fixture.startHost()
+            defer { host.stopAlways() }
+            let widget = try attach("before")
+            defer { widget.close() }
+            watcher = try watch(fixture, "text", name: "hand")
+            try watcher.expectLine("before")
+            host.signal(SIGTERM)
+            #expect(try host.waitForExit(timeout: 20) == 0)
+        }
+        defer { watcher.stopAlways() }
+        try watcher.expectLine("hand: offline (the Tether host is not running)")
+        try fixture.withHost { _ in
+            // The new host is up before the widget: the watch waits for it.
+            try watcher.expectLine("hand: nothing shown yet")
+            let widget = try attach("after")
+            defer { widget.close() }
+            try watcher.expectLine("after")
+        }
+    }
+
     @Test func aWatchOfNoWidgetIsAClearErrorAndOnlyAWidgetTellsAnEntry() throws {
         let fixture = try barFixture()
         try fixture.addExtension("kb", role: "keyboard", script: "exec sleep 300")

@@ -29,6 +29,28 @@ import TetherIPC
         #expect(WidgetLine(offline: "w", last: entry).rendered(.text) == "w: offline (the Tether host is not running)")
     }
 
+    /// A terminal reads C1 controls too (U+009B is CSI, U+0085 a line
+    /// break): a widget's text cannot restyle the terminal or split the line.
+    @Test func textHasNoC1Controls() {
+        let hostile = WidgetEntry(text: "a\u{9B}31mred\u{85}b\u{9D}0;title\u{9C}c")
+        for format in WidgetLineFormat.allCases {
+            let line = WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(format)
+            #expect(!line.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(format): \(line)")
+        }
+        #expect(WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(.text) == "a 31mred b 0;title c")
+    }
+
+    /// polybar (`--format text`) reads `%{...}` in a script's line as its
+    /// tags, and `%{A1:command:}` runs the command on a click: a widget's
+    /// text (news from a server) can never open one.
+    @Test func textOpensNoPolybarTag() {
+        let hostile = WidgetEntry(text: "%{A1:xterm -e rm -rf ~:}click me%{A} 100%{F#f00}")
+        let line = WidgetLine(WidgetUpdate(name: "w", entry: hostile, running: true)).rendered(.text)
+        #expect(!line.contains("%{"), "\(line)")
+        #expect(line.unicodeScalars.filter { $0 != "\u{200B}" }.map(String.init).joined()
+            == "%{A1:xterm -e rm -rf ~:}click me%{A} 100%{F#f00}")
+    }
+
     @Test func offlineKeepsTheLastTextWithTheOfflineClass() throws {
         let waybar = try object(WidgetLine(offline: "w", last: WidgetEntry(text: "12 °C")).rendered(.waybar))
         #expect(waybar["text"] as? String == "12 °C")

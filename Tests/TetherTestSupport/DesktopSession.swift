@@ -90,6 +90,11 @@ public final class DesktopSession: @unchecked Sendable {
         dunst?.signal(paused ? SIGSTOP : SIGCONT)
     }
 
+    /// Stops the session bus itself (SIGSTOP) or lets it go on (SIGCONT).
+    public func pauseBus(_ paused: Bool = true) {
+        bus.pause(paused)
+    }
+
     /// `dunstctl ARGS` (or another tool) in this session.
     @discardableResult
     public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {

@@ -42,6 +42,12 @@ public final class PrivateBus: @unchecked Sendable {
         self.daemon = daemon
     }
 
+    /// Stops the daemon (SIGSTOP) or lets it go on (SIGCONT): a bus that
+    /// takes its clients' messages into its socket and reads none.
+    public func pause(_ paused: Bool = true) {
+        daemon?.signal(paused ? SIGSTOP : SIGCONT)
+    }
+
     /// Ends the daemon whatever happened (the fixture's end).
     public func stopAlways() {
         daemon?.stopAlways()

@@ -106,8 +106,17 @@ public struct WidgetUpdate: Sendable, Equatable {
         [Field.name: .string(name), Field.entry: entry?.json ?? .null, Field.running: .bool(running)]
     }
 
-    /// `widget.watch`'s params: `{name}`.
-    public static func watchParams(_ name: String) -> JSONValue { [Field.name: .string(name)] }
+    /// `widget.watch`'s params: `{name}`; `untilAttached`: a widget by hand
+    /// that is not attached now (a watch going on across a host restart)
+    /// is watched until it attaches, not refused.
+    public static func watchParams(_ name: String, untilAttached: Bool = false) -> JSONValue {
+        untilAttached ? [Field.name: .string(name), "untilAttached": true] : [Field.name: .string(name)]
+    }
+
+    /// Whether a `widget.watch` asks to wait for a widget by hand to attach.
+    public static func watchesUntilAttached(_ params: JSONValue?) -> Bool {
+        params?["untilAttached"]?.boolValue == true
+    }
 
     /// The name a `widget.watch` asks for.
     public static func watchedName(_ params: JSONValue?) throws(RPCError) -> String {
