@@ -105,6 +105,8 @@ static uint32_t send_call(void *connection, const char *destination, const char 
 
 /* Under the mutex: who serves the name now, and what it can do. */
 static void ask_server(struct tether_notifier *notifier) {
+    /* A name-owner change can come in as the notifier is released. */
+    if (notifier->released || notifier->connection == NULL) return;
     memset(&notifier->found, 0, sizeof notifier->found);
     notifier->information_serial = send_call(notifier->connection, NAME, PATH, NAME, "GetServerInformation", NULL, NULL, 0);
     notifier->capabilities_serial = send_call(notifier->connection, NAME, PATH, NAME, "GetCapabilities", NULL, NULL, 0);
