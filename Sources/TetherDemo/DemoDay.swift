@@ -326,6 +326,10 @@ final class DemoDay {
         say.check(allEnded ? "the host's \(children.count) extensions ended within \(TextFormat.fixed(extensionsEndedMs ?? 0, 0)) ms"
                            : "the host's extensions ended within 1 s", allEnded && !children.isEmpty,
                   "still running: \(children.filter { !LiveProcesses.hasEnded($0) })")
+        // The kernel drops a killed process's locks a moment after its
+        // sockets close (a deferred release): wait for it, boundedly.
+        let gone = try run(["watch", "host", "--until", "not-running", "--timeout", "5"])
+        say.detail("$ tether watch host --until not-running   →  \(gone.text) (exit \(gone.status.shellCode))")
         let probe = try run(["probe", "host"])
         say.detail("$ tether probe host   →  \(probe.text) (exit \(probe.status.shellCode))")
         say.check("the lock says the host is gone", probe.status == .exited(1) && probe.text == "not running", probe.text)
