@@ -72,8 +72,7 @@ public final class DesktopSession: @unchecked Sendable {
     /// Starts dunst; returns once it owns org.freedesktop.Notifications.
     public func startDunst() throws {
         dunst = try TestProcess("dunst", ["-config", dunstrc], environment: environment)
-        let ready = try command("gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.Notifications"], timeout: 30)
-        guard ready.status == 0 else { throw TestTimeout(what: "dunst to own org.freedesktop.Notifications: \(ready.stderr)") }
+        try bus.waitForName("org.freedesktop.Notifications", owner: "dunst")
     }
 
     /// Ends dunst: the name leaves the bus.

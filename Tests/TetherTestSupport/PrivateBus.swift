@@ -48,6 +48,14 @@ public final class PrivateBus: @unchecked Sendable {
         daemon?.signal(paused ? SIGSTOP : SIGCONT)
     }
 
+    /// Returns once `name` has an owner on this bus (`gdbus wait` watches
+    /// the bus for it, bounded), `owner` saying who was awaited if not.
+    public func waitForName(_ name: String, owner: String) throws {
+        let ready = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "gdbus", "wait", "--session",
+                                                   "--timeout", "20", name], timeout: 30)
+        guard ready.status == 0 else { throw TestTimeout(what: "\(owner) to own \(name): \(ready.stderr)") }
+    }
+
     /// Ends the daemon whatever happened (the fixture's end).
     public func stopAlways() {
         daemon?.stopAlways()

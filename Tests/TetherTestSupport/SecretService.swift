@@ -50,10 +50,8 @@ public final class SecretService: @unchecked Sendable {
         keyring.writeStdin("test-keyring-password")
         keyring.closeStdin()
         self.keyring = keyring
-        // Ready once it owns the Secret Service's name: `gdbus wait` watches the bus for it.
-        let ready = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "gdbus", "wait", "--session",
-                                                   "--timeout", "20", "org.freedesktop.secrets"], timeout: 30)
-        guard ready.status == 0 else { throw TestTimeout(what: "gnome-keyring-daemon to own org.freedesktop.secrets: \(ready.stderr)") }
+        // Ready once it owns the Secret Service's name.
+        try bus.waitForName("org.freedesktop.secrets", owner: "gnome-keyring-daemon")
     }
 
     /// Ends GNOME Keyring: the Secret Service vanishes from the bus (its
