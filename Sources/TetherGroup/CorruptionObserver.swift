@@ -6,13 +6,19 @@ import Synchronization
 public enum CorruptionObserver {
     public typealias Observer = @Sendable (_ path: String, _ keptAs: String, _ reason: String) -> Void
 
-    private static let observer = Mutex<Observer?>(nil)
+    /// In a struct, as `Redactor`'s provider: a bare function read out of
+    /// a `Mutex` gains a thunk at each read.
+    private struct Held: Sendable {
+        let body: Observer
+    }
+
+    private static let observer = Mutex<Held?>(nil)
 
     public static func set(_ body: Observer?) {
-        observer.withLock { $0 = body }
+        observer.withLock { $0 = body.map(Held.init) }
     }
 
     static func report(path: String, keptAs: String, reason: String) {
-        observer.withLock { $0 }?(path, keptAs, reason)
+        observer.withLock { $0 }?.body(path, keptAs, reason)
     }
 }

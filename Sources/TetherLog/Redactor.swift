@@ -16,7 +16,15 @@ public final class Redactor: Sendable {
     private let secrets = Mutex<Set<String>>([])
     /// Called at each record to learn the current secrets (a process that
     /// reads the credential store registers a reader here).
-    private let provider = Mutex<(@Sendable () -> [String])?>(nil)
+    private let provider = Mutex<Provider?>(nil)
+
+    /// The function in a struct: a bare function value read out of a
+    /// `Mutex` (`withLock { $0 }`) comes back in one more reabstraction
+    /// thunk, kept, so each record would call through one more level than
+    /// the last (Swift 6.3): a long-lived host's log grew dear, then deep.
+    private struct Provider: Sendable {
+        let body: @Sendable () -> [String]
+    }
 
     public init() {}
 
@@ -28,12 +36,12 @@ public final class Redactor: Sendable {
     /// `body` returns secrets to redact, read afresh for each record (keep
     /// it cheap: a cached store read is one lstat).
     public func setProvider(_ body: (@Sendable () -> [String])?) {
-        provider.withLock { $0 = body }
+        provider.withLock { $0 = body.map(Provider.init) }
     }
 
     public func redact(_ text: String) -> String {
         var known = secrets.withLock { $0 }
-        if let provided = provider.withLock({ $0 })?() {
+        if let provided = provider.withLock({ $0 })?.body() {
             for secret in provided where secret.utf8.count >= Self.minimumSecretLength { known.insert(secret) }
         }
         var bytes = Array(text.utf8)

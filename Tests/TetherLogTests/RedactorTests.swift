@@ -1,5 +1,9 @@
+import Synchronization
 import Testing
 @testable import TetherLog
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct RedactorTests {
     @Test func jwtsAndRegisteredSecretsNeverReachTheOutput() {
@@ -18,4 +22,26 @@ import Testing
         redactor.setProvider { ["from-the-store-1234"] }
         #expect(redactor.redact("x from-the-store-1234 y") == "x [redacted] y")
     }
+
+    /// A record must not cost more than the one before it: reading the
+    /// provider out of its lock once wrapped it in one more thunk, kept,
+    /// so the call stack under the provider grew by a level per record.
+    @Test func theProviderIsCalledThroughTheSameStackAtEveryRecord() {
+        let redactor = Redactor()
+        let depths = Mutex<[Int32]>([])
+        redactor.setProvider {
+            var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 256)
+            let depth = frames.withUnsafeMutableBufferPointer { stackTrace($0.baseAddress, 256) }
+            depths.withLock { $0.append(depth) }
+            return []
+        }
+        for _ in 0..<500 { _ = redactor.redact("a line") }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 500)
+        #expect(Set(seen).count == 1, "stack depths \(seen.first ?? 0) … \(seen.last ?? 0)")
+    }
 }
+
+/// glibc's `backtrace(3)` (execinfo.h is not in the Glibc module).
+@_silgen_name("backtrace")
+private func stackTrace(_ buffer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ size: Int32) -> Int32
