@@ -41,9 +41,11 @@ cat > $ext/hog.extension.json <<'JSON'
 {"name": "hog", "role": "widget", "executable": "/usr/bin/python3", "activation": "on-demand", "restart": "never",
  "memoryLimitMiB": 64, "arguments": ["-c", "import time\nchunks = []\nwhile True: chunks.append(bytearray(8 << 20)); time.sleep(0.01)"]}
 JSON
+# A bomb that outlives its refused forks (dash and bash exit on one, and
+# the host would then remove the cgroup the check reads).
 cat > $ext/bomb.extension.json <<'JSON'
-{"name": "bomb", "role": "widget", "executable": "/bin/sh", "activation": "on-demand", "restart": "never",
- "arguments": ["-c", "while :; do sleep 1000 & done"]}
+{"name": "bomb", "role": "widget", "executable": "/usr/bin/python3", "activation": "on-demand", "restart": "never",
+ "arguments": ["-c", "import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(1000)\n            os._exit(0)\n    except OSError:\n        time.sleep(0.01)"]}
 JSON
 chown -R tether:tether $ext
 
