@@ -113,6 +113,14 @@ int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     return rc < 0 ? -errno : 0;
 }
 
+int tether_landlock_allow_read(int ruleset, int abi, int fd, int directory) {
+    uint64_t rights = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+    if (!directory) rights &= file_rights;
+    struct ll_path_beneath_attr rule = {rights & handled_fs(abi), fd};
+    long rc = syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0U);
+    return rc < 0 ? -errno : 0;
+}
+
 #else
 #include <errno.h>
 
@@ -124,6 +132,10 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int access) {
 }
 int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access) {
     (void)ruleset; (void)abi; (void)fd; (void)access;
+    return -ENOSYS;
+}
+int tether_landlock_allow_read(int ruleset, int abi, int fd, int directory) {
+    (void)ruleset; (void)abi; (void)fd; (void)directory;
     return -ENOSYS;
 }
 #endif

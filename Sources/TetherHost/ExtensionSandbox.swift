@@ -34,6 +34,8 @@ final class ExtensionSandbox {
     /// it is removed and the attempts left.
     private var retiring: [(ExtensionCgroup, then: (Bool) -> Void, attempts: Int)] = []
     private var retireTimer: LoopTimer?
+    /// Rulesets built ahead of launches.
+    private let spares: SpareRulesets
     /// Temporary directories being removed, and who waits for the last.
     private var removals = 0
     private var removalWaiters: [() -> Void] = []
@@ -47,6 +49,7 @@ final class ExtensionSandbox {
         self.support = support
         self.loop = loop
         self.logger = logger
+        spares = SpareRulesets(loop: loop, support: support)
         // Holding the host lock: extension cgroups here are a dead host's.
         for leftover in cgroups?.killLeftovers() ?? [] { retire(leftover) }
     }
@@ -82,8 +85,10 @@ final class ExtensionSandbox {
 
     /// Leftovers of a host that was killed before it could remove them: the
     /// caller holds the host lock, so no extension of this group uses them.
+    /// Spares' directories too.
     func removeLeftovers(of manifests: [ExtensionManifest]) {
         guard let parent = try? temporaryParent() else { return }
+        PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: SpareRulesets.prefix)
         for manifest in manifests {
             PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
         }
@@ -117,9 +122,11 @@ final class ExtensionSandbox {
         if let tree { diskUsage?.unwatch(tree) }
     }
 
-    /// At shutdown, after `removeLeftovers`: the group's directory too, if
-    /// empty, so a stopped host leaves nothing in the temporary directory.
+    /// At shutdown, after `removeLeftovers`: the spares, and the group's
+    /// directory if empty, so a stopped host leaves nothing in the
+    /// temporary directory.
     func removeParentIfEmpty() {
+        spares.removeAll()
         PrivateTemporaryDirectory.removeHostParentIfEmpty(group: groupPath, base: temporaryBase)
     }
 
@@ -151,14 +158,29 @@ final class ExtensionSandbox {
     /// A launch's temporary directory and confinement. Throws `.refused`
     /// under `--require-sandbox` when a protection is missing.
     func prepare(_ manifest: ExtensionManifest) throws(SandboxRefusal) -> (Confinement, temporaryDirectory: String) {
-        let temporary: String
+        var policy = policy(for: manifest, temporaryDirectory: nil)
+        let spare = spares.take(for: policy)
+        let parent: String, temporary: String
         do {
-            temporary = try PrivateTemporaryDirectory.make(in: temporaryParent(), prefix: manifest.name)
+            parent = try temporaryParent()
+            if let spare, let renamed = try? PrivateTemporaryDirectory.rename(spare.temporaryDirectory, in: parent,
+                                                                               prefix: manifest.name) {
+                temporary = renamed
+            } else {
+                if let spare { SpareRulesets.discard(spare) }
+                temporary = try PrivateTemporaryDirectory.make(in: parent, prefix: manifest.name)
+            }
         } catch {
             throw .noTemporaryDirectory(error)
         }
-        let confinement = Confinement(policy: policy(for: manifest, temporaryDirectory: temporary), support: support,
-                                      cgroup: makeCgroup(for: manifest))
+        policy.temporaryDirectory = temporary
+        let cgroup = makeCgroup(for: manifest)
+        let confinement = Confinement(policy: policy, support: support, cgroup: cgroup, prepared: spare?.ruleset)
+        // The next launch of its kind finds its rules ready; not right after
+        // a spare went stale (a busy /tmp would have each launch build twice).
+        if spare == nil || confinement.usedPreparedRuleset {
+            spares.refill(policy, memoryByCgroup: cgroup?.memoryEnforced == true, in: parent)
+        }
         if !confinement.missing.isEmpty {
             if required {
                 try? PrivateTemporaryDirectory.remove(temporary)

@@ -31,31 +31,46 @@ public final class Confinement {
     public let missing: [String]
     /// The launch's cgroup, if the host has a delegated one.
     public let cgroup: ExtensionCgroup?
-    private let ruleset: Int32
+    /// The rules were built ahead of the launch (and were still current).
+    public let usedPreparedRuleset: Bool
+    private let ruleset: LandlockRuleset?
     private let filter: [UInt8]?
 
-    public init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil) {
+    /// `prepared`: rules built ahead of the launch (`LandlockRuleset.prepare`),
+    /// used only if they are what a build now would give; else built here.
+    public init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil,
+                prepared: LandlockRuleset? = nil) {
         self.policy = policy
         self.support = support
         self.cgroup = cgroup
         var missing: [String] = []
-        var ruleset: Int32 = -1
+        var ruleset: LandlockRuleset?
         var filesBy = "none"
         var secretsHidden = false
+        var usedPrepared = false
+        // Without a cgroup's memory.max, RLIMIT_DATA holds the limit, and
+        // memory it does not count is refused (seccomp, and no /dev/zero to
+        // map shared).
+        let writableZero = LandlockRuleset.writableZero(policy, memoryByCgroup: cgroup?.memoryEnforced == true)
         if let abi = support.landlockABI {
-            let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
-            switch Self.ruleset(policy, abi: abi, support: support, writableZero: !boundsSharedMemory) {
-            case .success(let made):
-                let hidden: Bool
-                (ruleset, hidden) = made
-                secretsHidden = hidden && policy.secrets != nil && !policy.groupWritable
+            let made: Result<LandlockRuleset, Errno>
+            if let prepared, prepared.isCurrent(for: policy, abi: abi, writableZero: writableZero) {
+                made = .success(prepared)
+                usedPrepared = true
+            } else {
+                made = LandlockRuleset.build(policy, abi: abi, support: support, writableZero: writableZero)
+            }
+            switch made {
+            case .success(let built):
+                ruleset = built
+                secretsHidden = built.hidden && policy.secrets != nil && !policy.groupWritable
                 filesBy = "landlock ABI \(abi)"
                 if !policy.groupWritable && !secretsHidden {
                     missing.append(policy.secrets == nil
                         ? "secrets (kept in the group: no secrets directory beside it, its parent not writable)"
                         : "secrets (a directory on the way to them cannot be listed, or descriptors ran out)")
                 }
-                if !hidden && !policy.hiddenTemporaryRoots.isEmpty {
+                if !built.hidden && !policy.hiddenTemporaryRoots.isEmpty {
                     missing.append("temporary directories (others' readable: a directory on the way cannot be listed, or descriptors ran out)")
                 }
             case .failure(let error):
@@ -64,22 +79,19 @@ public final class Confinement {
         } else {
             missing.append("files (no Landlock: Linux 5.13+ with landlock in the boot's lsm= list)")
         }
-        let signalsScoped = ruleset >= 0 && support.landlockScopes
+        let signalsScoped = ruleset != nil && support.landlockScopes
         if !signalsScoped {
             missing.append("signals (no Landlock ABI 6 scoping: Linux 6.12+)")
         }
-        // Without a cgroup's memory.max, RLIMIT_DATA holds the limit, and
-        // memory it does not count is refused (seccomp, and no /dev/zero to
-        // map shared).
-        let boundsSharedMemory = policy.memoryLimitMiB != nil && cgroup?.memoryEnforced != true
         filter = support.seccomp ? SeccompFilter.program(network: policy.network, readOnly: !policy.groupWritable,
-                                                         sharedMemory: !boundsSharedMemory,
+                                                         sharedMemory: writableZero,
                                                          unixSockets: policy.unixSockets) : nil
         if !policy.network && filter == nil {
             missing.append("network (no seccomp filter)")
         }
         self.ruleset = ruleset
         self.missing = missing
+        usedPreparedRuleset = usedPrepared
         report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
                                signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB,
                                memoryByCgroup: cgroup?.memoryEnforced ?? false, cgroup: cgroup?.path,
@@ -90,10 +102,6 @@ public final class Confinement {
     /// entries read grants name): for a process that confines itself once.
     public static func releaseCaches() { ReadGrants.forget() }
 
-    deinit {
-        if ruleset >= 0 { close(ruleset) }
-    }
-
     /// For the spawn: the child applies it, after `PR_SET_NO_NEW_PRIVS`.
     /// Valid while this object lives (it owns the ruleset) and the cgroup's
     /// `procs` is open.
@@ -102,7 +110,8 @@ public final class Confinement {
         // address space too, and refuse first.
         let dataLimit = cgroup?.memoryEnforced == true ? nil : policy.memoryLimitMiB.map { $0 * 1_048_576 }
         return SpawnConfinement(dataLimitBytes: dataLimit, fileSizeLimitBytes: policy.fileSizeLimitMiB.map { $0 * 1_048_576 },
-                                landlockRuleset: ruleset, seccompFilter: filter, cgroupProcs: cgroup?.procs ?? -1)
+                                landlockRuleset: ruleset?.descriptor ?? -1, seccompFilter: filter,
+                                cgroupProcs: cgroup?.procs ?? -1)
     }
 
     /// Confines the calling process. Landlock and the capabilities bind
@@ -116,69 +125,6 @@ public final class Confinement {
             withUnsafePointer(to: applied) { tether_confine_self($0) }
         }
         guard rc == 0 else { throw Errno(rawValue: -rc) }
-    }
-
-    private static func ruleset(_ policy: SandboxPolicy, abi: Int, support: KernelSupport,
-                                writableZero: Bool) -> Result<(Int32, hidden: Bool), Errno> {
-        // Scopes: 2 signals (every role), 1 abstract Unix sockets (offline
-        // ones: an abstract socket could reach a proxy outside).
-        let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
-        let made = tether_landlock_ruleset(Int32(abi), policy.network ? 0 : 1, scopes)
-        guard made >= 0 else { return .failure(Errno(rawValue: -made)) }
-        // Access: 0 read, 1 write, 2 remove empty directories (no read), 3
-        // files in a directory, 4 existing files in place.
-        var rules: [(String, access: Int32, required: Bool)] = []
-        // Every group's secrets this user has, wherever the group lives.
-        let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
-        // Every other extension's TMPDIR too, for every role (its own is granted below).
-        let hidden = !(secrets.isEmpty && policy.hiddenTemporaryRoots.isEmpty)
-            && ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets)
-        if !hidden { rules.append(("/", 0, true)) }
-        if policy.groupWritable {
-            // Parts of the group, never its top level (invariant 21); a
-            // part the host could not make is not written.
-            for (path, access) in GroupDirectory.extensionWrites(in: policy.group) {
-                let code: Int32 = switch access {
-                case .tree: 1
-                case .files: 3
-                case .existingFiles: 4
-                }
-                rules.append((path, code, false))
-            }
-            if let secrets = policy.secrets { rules.append((secrets, 1, false)) }
-        }
-        if let parent = policy.removesTemporaryDirectoryIn { rules.append((parent, 2, true)) }
-        // What programs write to as a matter of course (not /dev/tty: a
-        // terminal is reached through the descriptors it was given).
-        // /dev/zero opened for writing could be mapped shared: memory no
-        // RLIMIT_DATA counts.
-        for device in ["/dev/null", "/dev/full"] + (writableZero ? ["/dev/zero"] : []) { rules.append((device, 1, false)) }
-        for (path, access, required) in rules {
-            let added = tether_landlock_allow(made, Int32(abi), path, access)
-            if added < 0 && required {
-                close(made)
-                return .failure(Errno(rawValue: -added))
-            }
-        }
-        if let temporary = policy.temporaryDirectory {
-            // By descriptor: the directory checked (ours, a real directory)
-            // is the one the rule covers.
-            let directory = open(temporary, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            var info = stat()
-            let error: Errno? = if directory < 0 {
-                Errno(rawValue: errno)
-            } else if fstat(directory, &info) != 0 || info.st_uid != geteuid() {
-                .notPermitted
-            } else {
-                { (rc: Int32) in rc < 0 ? Errno(rawValue: -rc) : nil }(tether_landlock_allow_descriptor(made, Int32(abi), directory, 1))
-            }
-            if directory >= 0 { close(directory) }
-            if let error {
-                close(made)
-                return .failure(error)
-            }
-        }
-        return .success((made, hidden))
     }
 }
 

@@ -1,3 +1,4 @@
+import CTetherSystem
 import TetherGroup
 import SystemPackage
 #if canImport(Glibc)
@@ -100,6 +101,22 @@ public enum PrivateTemporaryDirectory {
             throw Errno(rawValue: errno)
         }
         return String(cString: made)
+    }
+
+    /// Renames `path`, a directory `make` made in `parent`, to
+    /// `PARENT/PREFIX.XXXXXX`, never replacing an entry: a spare made
+    /// before the extension that uses it was known. The same directory,
+    /// so the rules that name it still hold.
+    public static func rename(_ path: String, in parent: String, prefix: String) throws(Errno) -> String {
+        _ = try ownedDirectory(parent)
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        for _ in 0..<100 {
+            let suffix = String(decoding: (0..<6).map { _ in letters[Int.random(in: 0..<letters.count)] }, as: UTF8.self)
+            let target = "\(parent)/\(prefix).\(suffix)"
+            if tether_renameat2(AT_FDCWD, path, AT_FDCWD, target, TETHER_RENAME_NOREPLACE) == 0 { return target }
+            guard errno == EEXIST else { throw Errno(rawValue: errno) }
+        }
+        throw .fileExists
     }
 
     /// Removes `path` and everything beneath it, at any depth, never

@@ -30,7 +30,9 @@ public enum ReadGrants {
     /// Adds the grants to `ruleset`, hiding `hidden` and `secrets` (and
     /// any `.NAME.secrets` beside the latter); false (nothing useful added)
     /// if a directory on the way cannot be listed, or descriptors ran out.
-    static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String], secrets: [String] = []) -> Bool {
+    /// `listings` gets each directory whose entries were granted, as it was.
+    static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String], secrets: [String] = [],
+                    listings stamps: inout [DirectoryStamp]) -> Bool {
         let secrets = Set(secrets.map(canonical))
         let hidden = Set(hidden.map(canonical)).union(secrets)
         var onTheWay: Set<String> = ["/"]
@@ -59,12 +61,13 @@ public enum ReadGrants {
                 defer { close(fd) }
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { return false }
+                stamps.append(DirectoryStamp(directory, info))
                 // What is left out here, and nothing else: another group
                 // hidden elsewhere keeps this listing.
                 let skipped = onTheWay.union(hidden).filter { parent(of: $0) == directory }.sorted()
                 let cacheKey = ([directory, besideHidden.contains(directory) ? "beside" : ""] + skipped).joined(separator: "\n")
-                if let cached = listings[cacheKey], cached.matches(info) {
-                    for child in cached.grants { _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0) }
+                if let cached = listings[cacheKey], cached.stamp.matches(info) {
+                    for child in cached.grants { _ = tether_landlock_allow_read(ruleset, abi, child.fd, child.directory ? 1 : 0) }
                     continue
                 }
                 listings.removeValue(forKey: cacheKey)?.close()
@@ -85,7 +88,7 @@ public enum ReadGrants {
                 }
                 switch granted {
                 case .failed, .outOfDescriptors: return false
-                case .granted(let grants?): listings[cacheKey] = Listing(info, grants: grants)
+                case .granted(let grants?): listings[cacheKey] = Listing(stamp: DirectoryStamp(directory, info), grants: grants)
                 case .granted(nil): break
                 }
             }
@@ -102,10 +105,16 @@ public enum ReadGrants {
         }
     }
 
+    /// An entry granted: its descriptor (`O_PATH`) and its kind.
+    private struct Entry {
+        let fd: Int32
+        let directory: Bool
+    }
+
     private enum Granted {
         /// The entries' descriptors, kept for the next launch; nil when
         /// there were more than it could keep (all closed).
-        case granted([Int32]?)
+        case granted([Entry]?)
         /// The directory cannot be listed.
         case failed
         /// Out of descriptors or memory: the grants would be short of what
@@ -124,7 +133,7 @@ public enum ReadGrants {
             return .failed
         }
         defer { closedir(stream) }
-        var kept: [Int32] = []
+        var kept: [Entry] = []
         var keepsAll = true
         while let entry = readdir(stream) {
             let name = DirectoryEntry.name(entry)
@@ -136,7 +145,7 @@ public enum ReadGrants {
                 // Gone since the listing: nothing to grant. Out of
                 // descriptors: the grants would be short of what they say.
                 if errno == EMFILE || errno == ENFILE || errno == ENOMEM {
-                    kept.forEach { _ = close($0) }
+                    kept.forEach { _ = close($0.fd) }
                     return .outOfDescriptors
                 }
                 continue
@@ -146,12 +155,13 @@ public enum ReadGrants {
                 close(child)
                 continue
             }
-            _ = tether_landlock_allow_descriptor(ruleset, abi, child, 0)
+            let directory = info.st_mode & S_IFMT == S_IFDIR
+            _ = tether_landlock_allow_read(ruleset, abi, child, directory ? 1 : 0)
             if keepsAll && kept.count < keeping {
-                kept.append(child)
+                kept.append(Entry(fd: child, directory: directory))
             } else {
                 close(child)
-                kept.forEach { _ = close($0) }
+                kept.forEach { _ = close($0.fd) }
                 kept.removeAll()
                 keepsAll = false
             }
@@ -170,27 +180,10 @@ public enum ReadGrants {
 
     /// One directory's grants, and what it was when they were opened.
     private struct Listing {
-        let device: UInt64
-        let inode: UInt64
-        let modified: timespec
-        let changed: timespec
-        let grants: [Int32]
+        let stamp: DirectoryStamp
+        let grants: [Entry]
 
-        init(_ info: stat, grants: [Int32]) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            modified = info.st_mtim
-            changed = info.st_ctim
-            self.grants = grants
-        }
-
-        func matches(_ info: stat) -> Bool {
-            UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
-                && info.st_mtim.tv_sec == modified.tv_sec && info.st_mtim.tv_nsec == modified.tv_nsec
-                && info.st_ctim.tv_sec == changed.tv_sec && info.st_ctim.tv_nsec == changed.tv_nsec
-        }
-
-        func close() { for fd in grants { _ = Glibc.close(fd) } }
+        func close() { for entry in grants { _ = Glibc.close(entry.fd) } }
     }
 
     private static let listings = Mutex<[String: Listing]>([:])

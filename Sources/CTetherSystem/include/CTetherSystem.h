@@ -106,6 +106,11 @@ int tether_landlock_allow(int ruleset, int abi, const char *path, int access);
 /// what was checked is what the rule covers, whatever the path names now.
 int tether_landlock_allow_descriptor(int ruleset, int abi, int fd, int access);
 
+/// Reading and executing on `fd`, whose kind the caller has checked
+/// (`directory`: 1 for a directory): one system call, no fstat, for the
+/// hundreds of entries a launch's read grants name.
+int tether_landlock_allow_read(int ruleset, int abi, int fd, int directory);
+
 /// For a process confining itself: `confinement` (no_new_privileges
 /// implied); the capabilities and the ruleset (if >= 0) on the calling
 /// thread (its later threads and children inherit them), the filter (if

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// The host builds each kind of launch's Landlock rules ahead (a spare, with
+/// its own temporary directory, renamed for the launch that takes it). A
+/// spare is used only while it is what a build now would give.
+extension SandboxTests {
+    /// Reads the file it is given, writes to its TMPDIR, and says so.
+    static let spareReader = #"""
+        import errno, json, os, sys
+        def attempt(f):
+            try:
+                f(); return "ok"
+            except OSError as error:
+                return errno.errorcode.get(error.errno, str(error.errno))
+        def write():
+            with open(os.path.join(os.environ["TMPDIR"], "x"), "w") as fh: fh.write("x")
+        print("RESULT " + json.dumps({"read": attempt(lambda: open(sys.argv[1]).read()), "write": attempt(write),
+                                      "tmpdir": os.path.basename(os.environ["TMPDIR"])}), flush=True)
+        """#
+
+    /// Two on-demand extensions of one kind, each running `spareReader` on `path`.
+    static func addSpareReaders(_ fixture: HostFixture, role: String, reading path: String) throws {
+        try writeFile("\(fixture.extensions)/reader.py", spareReader)
+        for name in ["first", "second"] {
+            let manifest: [String: Any] = [
+                "name": name, "role": role, "executable": "/usr/bin/env",
+                "arguments": ["python3", "\(fixture.extensions)/reader.py", path],
+                "activation": "on-demand", "restart": "never",
+            ]
+            try JSONSerialization.data(withJSONObject: manifest)
+                .write(to: URL(fileURLWithPath: "\(fixture.extensions)/\(name).extension.json"))
+        }
+    }
+
+    /// Starts `name` and returns what it said.
+    static func spareResult(_ fixture: HostFixture, _ host: TestProcess, _ name: String,
+                            environment: [String: String]? = nil) throws -> [String: String] {
+        let started = try tether(fixture.group.withGroup(["extension", "start", name]),
+                                 environment: environment ?? fixture.group.environment)
+        #expect(started.status == 0, "\(started.stderr)")
+        let line = try host.expectLineStarting("[\(name)] RESULT ", timeout: 30).last ?? ""
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[\(name)] RESULT ".count).utf8))
+            as? [String: String])
+    }
+
+    /// A file made in `/tmp` (whose entries are granted one by one) after
+    /// the next launch's rules were built is readable by that launch: the
+    /// rules are built again. (They were used as built: the file unreadable.)
+    @Test func rulesBuiltAheadAreNotUsedOnceADirectoryTheyListChanged() throws {
+        let fixture = try HostFixture()
+        let path = "/tmp/tether-spare-test-\(UUID().uuidString)"
+        defer { unlink(path) }
+        try Self.addSpareReaders(fixture, role: "widget", reading: path)
+        try fixture.withHost { host in
+            // Its answer comes after the spare for the next one was built.
+            #expect(try Self.spareResult(fixture, host, "first")["read"] == "ENOENT")
+            var before = stat()
+            #expect(stat("/tmp", &before) == 0)
+            try writeFile(path, "made after the rules", mode: 0o644)
+            // A change within the clock's tick leaves the time as it was
+            // (and so the rules); make one the next tick shows.
+            let scratch = path + ".tick"
+            let deadline = TestTimeout.deadline(after: 5)
+            var after = stat()
+            while stat("/tmp", &after) == 0, after.st_mtim.tv_sec == before.st_mtim.tv_sec,
+                  after.st_mtim.tv_nsec == before.st_mtim.tv_nsec, Date() < deadline {
+                close(open(scratch, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600))
+                unlink(scratch)
+            }
+            let second = try Self.spareResult(fixture, host, "second")
+            #expect(second["read"] == "ok", "\(second)")
+            #expect(second["write"] == "ok", "\(second)")
+            #expect(second["tmpdir"]?.hasPrefix("second.") == true, "\(second)")
+        }
+    }
+
+    /// Another group's secrets that appear after the next launch's rules
+    /// were built stay hidden from that launch (a read-only keyboard): the
+    /// policy changed, so the rules are built again. (They were used as
+    /// built: the other group's directory was granted whole.)
+    @Test func rulesBuiltAheadAreNotUsedOnceAnotherGroupsSecretsAppear() throws {
+        let fixture = try HostFixture()
+        let other = try TestGroup()
+        let environment = fixture.group.environment.merging(["XDG_STATE_HOME": fixture.group.dir.path + "/state"]) { $1 }
+        try fixture.group.makeSecrets()
+        try writeFile(fixture.group.credentialsPath, #"{"refresh":"SECRET"}"#, mode: 0o600)
+        #expect(try tether(fixture.group.withGroup(["token", "status"]), environment: environment).status == 0)
+        try Self.addSpareReaders(fixture, role: "keyboard", reading: other.credentialsPath)
+        try fixture.withHost(environment: environment) { host in
+            #expect(try Self.spareResult(fixture, host, "first", environment: environment)["read"] == "ENOENT")
+            // What a login of the other group does first: its store opened,
+            // its secrets listed in the user's index.
+            try other.makeSecrets()
+            try writeFile(other.credentialsPath, #"{"refresh":"OTHER-SECRET"}"#, mode: 0o600)
+            #expect(try tether(other.withGroup(["token", "status"]), environment: environment).status == 0)
+            let second = try Self.spareResult(fixture, host, "second", environment: environment)
+            #expect(second["read"] == "EACCES", "\(second)")
+            #expect(second["tmpdir"]?.hasPrefix("second.") == true, "\(second)")
+        }
+    }
+
+    /// A host killed -9 leaves its spare's directory; the next host removes
+    /// it at start, and one that stops leaves nothing at all.
+    @Test func sparesAreRemovedAtStopAndAKilledHostsAtTheNextStart() throws {
+        let fixture = try HostFixture()
+        let base = fixture.group.dir.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        try Self.addSpareReaders(fixture, role: "widget", reading: "/etc/hostname")
+        let root = base + "/tether-\(geteuid())"
+        func parent() -> String? {
+            (try? FileManager.default.contentsOfDirectory(atPath: root))?.first { $0.count == 16 }.map { root + "/" + $0 }
+        }
+        func spares() -> [String] {
+            parent().flatMap { try? FileManager.default.contentsOfDirectory(atPath: $0) }?.filter { $0.hasPrefix(".spare.") } ?? []
+        }
+        let killed = try fixture.startHost(environment: ["TMPDIR": base])
+        #expect(try Self.spareResult(fixture, killed, "first")["write"] == "ok")
+        #expect(spares().count == 1, "\(spares())")
+        killed.signal(SIGKILL)
+        _ = try killed.waitForExit(timeout: 30)
+        #expect(spares().count == 1, "\(spares())")
+
+        let host = try fixture.startHost(environment: ["TMPDIR": base])
+        #expect(spares().isEmpty, "\(spares())")
+        #expect(try Self.spareResult(fixture, host, "second")["write"] == "ok")
+        #expect(spares().count == 1, "\(spares())")
+        host.signal(SIGTERM)
+        #expect(try host.waitForExit(timeout: 30) == 0)
+        #expect(parent() == nil, "\(parent() ?? "")")
+    }
+}
