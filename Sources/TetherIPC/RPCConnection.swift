@@ -117,7 +117,7 @@ public final class RPCConnection: @unchecked Sendable {
             return
         }
         onHeldChanged?(self)
-        if paused { pump() }
+        if paused { pumpNextTurn() }
     }
 
     /// Calls `method` on the peer. The returned id cancels the call
@@ -229,13 +229,7 @@ public final class RPCConnection: @unchecked Sendable {
         guard !isClosed else { return }
         if next == waiting.count { waiting = [] } else if next > 0 { waiting.removeFirst(next) }
         // Stopped by the turn's quota, not by a bound: the rest next turn.
-        if !waiting.isEmpty, !isOverBound, !continuing {
-            continuing = true
-            _ = loop.execute { [self] in
-                continuing = false
-                pump()
-            }
-        }
+        if !waiting.isEmpty, !isOverBound { pumpNextTurn() }
         let over = !waiting.isEmpty || isOverBound
         if over, !paused {
             paused = true
@@ -243,6 +237,20 @@ public final class RPCConnection: @unchecked Sendable {
         } else if !over, paused {
             paused = false
             do { try stream.resumeReading() } catch { close() }
+        }
+    }
+
+    /// Runs `pump` on the loop's next turn, once however often asked. A
+    /// finished write or answer that frees a paused peer waits for it too:
+    /// run at once, each answer leaving let in `framesPerTurn` more, and a
+    /// peer whose answers the kernel took as fast as they came had every
+    /// frame it sent run in one turn, while a new client waited.
+    private func pumpNextTurn() {
+        guard !continuing, !isClosed else { return }
+        continuing = true
+        _ = loop.execute { [self] in
+            continuing = false
+            pump()
         }
     }
 
@@ -295,8 +303,8 @@ public final class RPCConnection: @unchecked Sendable {
             answered = true
             self.unansweredRequests -= 1
             reply(.response(id: id, result: result))
-            // Perhaps below its bound again: what waits may run.
-            if self.paused { self.pump() }
+            // Perhaps below its bound again: what waits may run, next turn.
+            if self.paused { self.pumpNextTurn() }
         }
     }
 

@@ -23,6 +23,24 @@ import TetherTestSupport
         #expect(try server.hung == RPCConnection.maximumInFlight)
     }
 
+    /// However fast its answers leave, a peer gets at most its quota of
+    /// frames a loop turn (read, and continued): others are read between.
+    /// (A written answer ran the next frames at once: 4, 16, 64 ... a
+    /// turn, and a flood of 100 peers kept a new client waiting 0.5 s.)
+    @Test func aPeerRunsItsQuotaOfFramesATurnHoweverFastItsAnswersLeave() throws {
+        let server = try EchoServer()
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        let count = 3_000
+        client.send((1...count).flatMap { Self.request($0, "counted") })
+        var answered = 0
+        while answered < count, client.readLine(timeout: 10_000) != nil { answered += 1 }
+        #expect(answered == count)
+        let byTurn = try server.onLoop { $0.countedByTurn }
+        #expect(byTurn.values.reduce(0, +) == count)
+        #expect(byTurn.values.max() ?? 0 <= 2 * RPCConnection.framesPerTurn, "most in a turn: \(byTurn.values.max() ?? 0)")
+    }
+
     /// An extension's connections (pinned) are not clients: three of them
     /// leave the one client slot free. A busy client in that slot makes
     /// the next one refused, and told why.

@@ -16,10 +16,16 @@ final class EchoServer: @unchecked Sendable {
         var server: RPCServer?
         /// "hang" requests received, never answered.
         var hung = 0
+        /// Loop turns counted while "counted" requests run (a job each
+        /// turn, queued by the turn's first such request), and how many
+        /// ran in each turn.
+        var turn = 0
+        var ticking = false
+        var countedByTurn: [Int: Int] = [:]
     }
 
     /// Methods: echo, uid, hang (never answered), big (a string of
-    /// `params` bytes).
+    /// `params` bytes), counted (an echo counted by loop turn).
     init(limits: RPCServer.Limits = .init()) throws {
         // As the host does: a peer gone mid-answer is an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -37,6 +43,17 @@ final class EchoServer: @unchecked Sendable {
                     case "echo": respond(.success(params ?? .null))
                     case "uid": respond(.success(.integer(geteuid())))
                     case "hang": box.hung += 1
+                    case "counted":
+                        box.countedByTurn[box.turn, default: 0] += 1
+                        if !box.ticking {
+                            // Jobs queued while jobs run wait for the next turn.
+                            box.ticking = true
+                            loop.execute {
+                                box.turn += 1
+                                box.ticking = false
+                            }
+                        }
+                        respond(.success(params ?? .null))
                     case "big": respond(.success(.string(String(repeating: "x", count: params?.arrayValue?.first?.intValue ?? 0))))
                     default: respond(.failure(.methodNotFound(method)))
                     }
