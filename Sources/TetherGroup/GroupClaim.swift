@@ -68,7 +68,12 @@ extension LockProbe {
                               identifyHolder: Bool = true) throws(GroupError) -> (lock: String, status: LockStatus) {
         let path = try group.preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: identifyHolder)
-        guard !status.running, case .host = target, let pid = GroupClaim.holder(of: group.path) else {
+        // Only a group with a socket may have a host: the kernel's lock
+        // table, whose cost grows with every lock on the machine, is read
+        // for no probe of a group whose host is simply not running. (No
+        // confined role may remove the socket: it is the group's top level.)
+        guard !status.running, case .host = target, (try? Syscall.lstat(group.socketPath)) != nil,
+              let pid = GroupClaim.holder(of: group.path) else {
             return (path, status)
         }
         return (path, LockStatus(running: true, holder: HolderInfo(pid: pid, since: nil, label: "host")))

@@ -18,6 +18,22 @@ import TetherTestSupport
         #expect(object["pid"] == nil)
     }
 
+    /// A group whose host is not running has no socket: its probe reads no
+    /// `/proc/locks` (as long as the machine's locks: a thousand extensions
+    /// made a CLI start twice as dear) to look for a host's claim.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    func aProbeOfAStoppedHostReadsNoKernelLockTable() throws {
+        let group = try TestGroup()
+        #expect(try group.run(["probe", "host"]).status == 1)  // the group made
+        let trace = group.dir.path + "/trace"
+        let traced = try runCommand("/usr/bin/strace", ["-f", "-qq", "-e", "trace=open,openat", "-o", trace,
+                                                        tetherExecutable, "probe", "host", "--group", group.path])
+        #expect(traced.status == 1, "\(traced.stderr)")
+        let opened = try String(contentsOfFile: trace, encoding: .utf8)
+        #expect(opened.contains("host.lock"), "\(opened)")
+        #expect(!opened.contains("/proc/locks"), "\(opened)")
+    }
+
     @Test func groupComesFromTetherGroupWhenNoFlagIsGiven() throws {
         let group = try TestGroup()
         let result = try tether(["probe", "host", "--json"], environment: ["TETHER_GROUP": group.path])
