@@ -161,8 +161,11 @@ final class ExtensionSandbox {
         var policy = policy(for: manifest, temporaryDirectory: nil)
         let spare = spares.take(for: policy)
         let parent: String, temporary: String
-        do {
-            parent = try temporaryParent()
+        do throws(Errno) {
+            do throws(Errno) { parent = try temporaryParent() } catch {
+                if let spare { SpareRulesets.discard(spare) }
+                throw error
+            }
             if let spare, let renamed = try? PrivateTemporaryDirectory.rename(spare.temporaryDirectory, in: parent,
                                                                                prefix: manifest.name) {
                 temporary = renamed

@@ -50,7 +50,7 @@ final class SpareRulesets {
               !wanted.contains(where: { Self.sameKind($0.policy, policy) }) else { return }
         wanted.append((policy, memoryByCgroup, parent))
         guard !timer.isActive else { return }
-        timer.start(afterMilliseconds: 0) { [unowned self] in self.build() }
+        timer.start(afterMilliseconds: 0) { [weak self] in self?.build() }
     }
 
     private func build() {

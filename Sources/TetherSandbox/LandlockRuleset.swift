@@ -47,11 +47,21 @@ public final class LandlockRuleset {
     /// cgroup that enforces memory (`memoryByCgroup`) or none. Nil where
     /// the kernel has no Landlock or refuses the rules: the launch then
     /// builds (and reports) its own.
+    /// Nil too where it could not hide what the policy hides (descriptors
+    /// ran out): a build at the launch may do better.
     public static func prepare(_ policy: SandboxPolicy, support: KernelSupport = .current,
                                memoryByCgroup: Bool) -> LandlockRuleset? {
-        guard let abi = support.landlockABI else { return nil }
-        return try? build(policy, abi: abi, support: support,
-                          writableZero: writableZero(policy, memoryByCgroup: memoryByCgroup)).get()
+        guard let abi = support.landlockABI,
+              let ruleset = try? build(policy, abi: abi, support: support,
+                                       writableZero: writableZero(policy, memoryByCgroup: memoryByCgroup)).get(),
+              ruleset.hidden || !hides(policy) else { return nil }
+        return ruleset
+    }
+
+    /// Whether `policy` asks for anything to be kept out of reading.
+    static func hides(_ policy: SandboxPolicy) -> Bool {
+        let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
+        return !(secrets.isEmpty && policy.hiddenTemporaryRoots.isEmpty)
     }
 
     /// Whether `/dev/zero` may be opened for writing: not when `RLIMIT_DATA`
@@ -65,6 +75,9 @@ public final class LandlockRuleset {
         var key = policy
         key.temporaryDirectory = nil
         guard key == self.policy, abi == self.abi, writableZero == self.writableZero else { return false }
+        // Rules that could not hide what the policy hides (descriptors ran
+        // out: every directory granted whole) are never what a build now gives.
+        guard hidden || !Self.hides(policy) else { return false }
         switch (temporary, policy.temporaryDirectory) {
         case (nil, nil): break
         case (let granted?, let path?):
@@ -90,7 +103,7 @@ public final class LandlockRuleset {
         let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
         // Every other extension's TMPDIR too, for every role (its own is granted below).
         var listings: [DirectoryStamp] = []
-        let hidden = !(secrets.isEmpty && policy.hiddenTemporaryRoots.isEmpty)
+        let hidden = hides(policy)
             && ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets,
                               listings: &listings)
         if !hidden { rules.append(("/", 0, true)) }

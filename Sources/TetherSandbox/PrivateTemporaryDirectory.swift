@@ -113,8 +113,22 @@ public enum PrivateTemporaryDirectory {
         for _ in 0..<100 {
             let suffix = String(decoding: (0..<6).map { _ in letters[Int.random(in: 0..<letters.count)] }, as: UTF8.self)
             let target = "\(parent)/\(prefix).\(suffix)"
-            if tether_renameat2(AT_FDCWD, path, AT_FDCWD, target, TETHER_RENAME_NOREPLACE) == 0 { return target }
-            guard errno == EEXIST else { throw Errno(rawValue: errno) }
+            guard tether_renameat2(AT_FDCWD, path, AT_FDCWD, target, TETHER_RENAME_NOREPLACE) == 0 else {
+                guard errno == EEXIST else { throw Errno(rawValue: errno) }
+                continue
+            }
+            // Still what `make` made, whatever waited beside it: an empty
+            // directory of ours, closed to others. Else it goes.
+            let directory = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            var info = stat()
+            let intact = directory >= 0 && fstat(directory, &info) == 0 && info.st_uid == geteuid()
+                && info.st_mode & 0o777 == 0o700 && (DirectoryEntries.read(directory)?.isEmpty ?? false)
+            if directory >= 0 { close(directory) }
+            guard intact else {
+                try? remove(target)
+                throw .notPermitted
+            }
+            return target
         }
         throw .fileExists
     }

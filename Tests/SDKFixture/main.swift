@@ -19,8 +19,9 @@ case "rmdir-keyboard": RmdirKeyboard.main()
 case "socket-keyboard": SocketKeyboard.main()
 case "upsert-stress": UpsertStress.run()
 case "bar-widget": BarWidget.main()
+case "spare-without-descriptors": SpareWithoutDescriptors.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|spare-without-descriptors [--name N --group DIR ...]")
     exit(2)
 }
 

@@ -16,8 +16,9 @@ extension SandboxTests {
                 return errno.errorcode.get(error.errno, str(error.errno))
         def write():
             with open(os.path.join(os.environ["TMPDIR"], "x"), "w") as fh: fh.write("x")
+        found = ",".join(sorted(os.listdir(os.environ["TMPDIR"])))
         print("RESULT " + json.dumps({"read": attempt(lambda: open(sys.argv[1]).read()), "write": attempt(write),
-                                      "tmpdir": os.path.basename(os.environ["TMPDIR"])}), flush=True)
+                                      "tmpdir": os.path.basename(os.environ["TMPDIR"]), "found": found}), flush=True)
         """#
 
     /// Two on-demand extensions of one kind, each running `spareReader` on `path`.
@@ -98,6 +99,43 @@ extension SandboxTests {
             let second = try Self.spareResult(fixture, host, "second", environment: environment)
             #expect(second["read"] == "EACCES", "\(second)")
             #expect(second["tmpdir"]?.hasPrefix("second.") == true, "\(second)")
+        }
+    }
+
+    /// Rules built ahead while descriptors had run out hide nothing (every
+    /// directory granted whole): they are never kept or used, even once
+    /// descriptors are back; a launch builds its own, which hide the secrets.
+    /// (Used, a read-only keyboard read every group's secrets.)
+    @Test func rulesThatCouldNotHideWhatThePolicyHidesAreNeverUsed() throws {
+        let group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        try group.makeSecrets()
+        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh",
+                                                 exampleExecutable("SDKFixture"), "spare-without-descriptors", group.path])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        #expect(fixture.stdout == "prepared false used false secretsHidden true\n", "\(fixture.stdout)")
+    }
+
+    /// What waited beside the launches in a spare's directory (a file a
+    /// process of the user's put there) is no launch's: the directory goes
+    /// and the launch gets a fresh one. (It was handed over as it was.)
+    @Test func aSparesDirectoryThatIsNoLongerEmptyIsNotHandedOver() throws {
+        let fixture = try HostFixture()
+        let base = fixture.group.dir.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        try Self.addSpareReaders(fixture, role: "widget", reading: "/etc/hostname")
+        let root = base + "/tether-\(geteuid())"
+        try fixture.withHost(environment: ["TMPDIR": base]) { host in
+            #expect(try Self.spareResult(fixture, host, "first")["found"] == "")
+            let parent = try #require((try FileManager.default.contentsOfDirectory(atPath: root)).first { $0.count == 16 })
+            let spare = try #require((try FileManager.default.contentsOfDirectory(atPath: root + "/" + parent))
+                .first { $0.hasPrefix(".spare.") })
+            try writeFile(root + "/" + parent + "/" + spare + "/planted", "x", mode: 0o600)
+            let second = try Self.spareResult(fixture, host, "second")
+            #expect(second["found"] == "", "\(second)")
+            #expect(second["write"] == "ok", "\(second)")
+            #expect(second["tmpdir"]?.hasPrefix("second.") == true, "\(second)")
+            #expect(access(root + "/" + parent + "/" + spare, F_OK) != 0)
         }
     }
 
