@@ -35,6 +35,16 @@ extension SandboxTests {
         }
     }
 
+    /// Widget readers whose host gets a `TMPDIR` base of the test's own:
+    /// the fixture, that base, and the host's `BASE/tether-UID` in it.
+    static func spareFixtureWithOwnTemporaryBase() throws -> (HostFixture, base: String, root: String) {
+        let fixture = try HostFixture()
+        let base = fixture.group.dir.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        try addSpareReaders(fixture, role: "widget", reading: "/etc/hostname")
+        return (fixture, base, base + "/tether-\(geteuid())")
+    }
+
     /// Starts `name` and returns what it said.
     static func spareResult(_ fixture: HostFixture, _ host: TestProcess, _ name: String,
                             environment: [String: String]? = nil) throws -> [String: String] {
@@ -120,11 +130,7 @@ extension SandboxTests {
     /// process of the user's put there) is no launch's: the directory goes
     /// and the launch gets a fresh one. (It was handed over as it was.)
     @Test func aSparesDirectoryThatIsNoLongerEmptyIsNotHandedOver() throws {
-        let fixture = try HostFixture()
-        let base = fixture.group.dir.path + "/tmp"
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        try Self.addSpareReaders(fixture, role: "widget", reading: "/etc/hostname")
-        let root = base + "/tether-\(geteuid())"
+        let (fixture, base, root) = try Self.spareFixtureWithOwnTemporaryBase()
         try fixture.withHost(environment: ["TMPDIR": base]) { host in
             #expect(try Self.spareResult(fixture, host, "first")["found"] == "")
             let parent = try #require((try FileManager.default.contentsOfDirectory(atPath: root)).first { $0.count == 16 })
@@ -142,11 +148,7 @@ extension SandboxTests {
     /// A host killed -9 leaves its spare's directory; the next host removes
     /// it at start, and one that stops leaves nothing at all.
     @Test func sparesAreRemovedAtStopAndAKilledHostsAtTheNextStart() throws {
-        let fixture = try HostFixture()
-        let base = fixture.group.dir.path + "/tmp"
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        try Self.addSpareReaders(fixture, role: "widget", reading: "/etc/hostname")
-        let root = base + "/tether-\(geteuid())"
+        let (fixture, base, root) = try Self.spareFixtureWithOwnTemporaryBase()
         func parent() -> String? {
             (try? FileManager.default.contentsOfDirectory(atPath: root))?.first { $0.count == 16 }.map { root + "/" + $0 }
         }
