@@ -39,15 +39,15 @@ final class SpareRulesets {
     /// The spare built for `policy`'s kind, if there is one; the caller
     /// owns it (and its temporary directory) from then on.
     func take(for policy: SandboxPolicy) -> Spare? {
-        guard let index = spares.firstIndex(where: { Self.sameKind($0.policy, policy) }) else { return nil }
+        guard let index = spares.firstIndex(where: { $0.policy.kind == policy.kind }) else { return nil }
         return spares.remove(at: index)
     }
 
     /// Builds a spare for `policy`'s kind in `parent` on the loop's next
     /// turn, unless one is there or on its way.
     func refill(_ policy: SandboxPolicy, memoryByCgroup: Bool, in parent: String) {
-        guard support.landlockABI != nil, !timer.isClosed, !spares.contains(where: { Self.sameKind($0.policy, policy) }),
-              !wanted.contains(where: { Self.sameKind($0.policy, policy) }) else { return }
+        guard support.landlockABI != nil, !timer.isClosed, !spares.contains(where: { $0.policy.kind == policy.kind }),
+              !wanted.contains(where: { $0.policy.kind == policy.kind }) else { return }
         wanted.append((policy, memoryByCgroup, parent))
         guard !timer.isActive else { return }
         timer.start(afterMilliseconds: 0) { [weak self] in self?.build() }
@@ -79,12 +79,5 @@ final class SpareRulesets {
 
     static func discard(_ spare: Spare) {
         try? PrivateTemporaryDirectory.remove(spare.temporaryDirectory)
-    }
-
-    private static func sameKind(_ one: SandboxPolicy, _ other: SandboxPolicy) -> Bool {
-        var one = one, other = other
-        one.temporaryDirectory = nil
-        other.temporaryDirectory = nil
-        return one == other
     }
 }

@@ -32,9 +32,7 @@ public final class LandlockRuleset {
                  listings: [DirectoryStamp], temporary: (device: UInt64, inode: UInt64)?) {
         self.descriptor = descriptor
         self.hidden = hidden
-        var key = policy
-        key.temporaryDirectory = nil
-        self.policy = key
+        self.policy = policy.kind
         self.abi = abi
         self.writableZero = writableZero
         self.listings = listings
@@ -72,9 +70,7 @@ public final class LandlockRuleset {
 
     /// True if these rules are what a build for `policy` would make now.
     func isCurrent(for policy: SandboxPolicy, abi: Int, writableZero: Bool) -> Bool {
-        var key = policy
-        key.temporaryDirectory = nil
-        guard key == self.policy, abi == self.abi, writableZero == self.writableZero else { return false }
+        guard policy.kind == self.policy, abi == self.abi, writableZero == self.writableZero else { return false }
         // Rules that could not hide what the policy hides (descriptors ran
         // out: every directory granted whole) are never what a build now gives.
         guard hidden || !Self.hides(policy) else { return false }

@@ -40,6 +40,14 @@ public struct SandboxPolicy: Sendable, Equatable {
     /// reaches hosts by the socket's path (a launch has its link instead).
     public var unixSockets = false
 
+    /// The policy but its temporary directory's name: what rules built
+    /// ahead of a launch (`LandlockRuleset`) are kept and checked by.
+    public var kind: SandboxPolicy {
+        var kind = self
+        kind.temporaryDirectory = nil
+        return kind
+    }
+
     public init(group: String, groupWritable: Bool, network: Bool, temporaryDirectory: String?,
                 memoryLimitMiB: Int?) {
         self.group = group
