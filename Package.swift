@@ -176,7 +176,8 @@ let package = Package(
         ),
         // Extensions the SDK's tests run (one executable; the first argument
         // picks the role and behaviour). Built with the tests, not installed.
-        .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension", "TetherAuth", "TetherGroup", "TetherSandbox"], path: "Tests/SDKFixture"),
+        .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension", "TetherAuth", "TetherGroup", "TetherSandbox",
+                                                            "TetherLoop", "CTetherSystem"], path: "Tests/SDKFixture"),
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
         .target(name: "TetherTestSupport", dependencies: ["TetherLoop", "CTetherSystem"], path: "Tests/TetherTestSupport"),

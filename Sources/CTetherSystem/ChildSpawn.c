@@ -24,6 +24,9 @@
 #ifndef CLOSE_RANGE_CLOEXEC_FLAG
 #define CLOSE_RANGE_CLOEXEC_FLAG (1U << 2)
 #endif
+#ifndef CLOSE_RANGE_UNSHARE_FLAG
+#define CLOSE_RANGE_UNSHARE_FLAG (1U << 1)
+#endif
 
 extern char **environ;
 
@@ -32,7 +35,14 @@ extern char **environ;
 struct child_arguments {
     const struct tether_spawn_request *request;
     pid_t parent;
+    /* 0, or the child shares the parent's descriptor table (CLONE_FILES)
+       and takes a copy of only the descriptors below this one. */
+    unsigned unshare_below;
     volatile int error;
+    /* Set when the child could take no table of its own (both system calls
+       refused, as an outer seccomp filter may): the parent spawns again
+       without sharing, and keeps to that. */
+    volatile int could_not_unshare;
 };
 
 /* Tells the parent why the child could not exec, then ends the child. */
@@ -44,7 +54,8 @@ __attribute__((noreturn)) static void report_and_exit(struct child_arguments *sh
 /* Everything here runs in the parent's memory (CLONE_VM), on a stack of its
    own, while the parent waits (CLONE_VFORK), before exec: raw system calls
    only (no malloc, no locks, no Swift), as posix_spawn does. Its signal
-   handlers and descriptors are its own copies. */
+   handlers are its own copies; its descriptors are the parent's table
+   until it takes its own (see tether_spawn). */
 static int run_child(void *argument) {
     struct child_arguments *shared = argument;
     const struct tether_spawn_request *request = shared->request;
@@ -65,6 +76,15 @@ static int run_child(void *argument) {
 
     /* Before anything else it does: whatever it starts is in the cgroup. */
     if (request->cgroup_procs >= 0 && write(request->cgroup_procs, "0", 1) < 0) report_and_exit(shared, errno);
+    /* A table of its own, copied from the descriptors below the slots' top
+       only (Linux 5.9+). Nothing above touches the shared table; an older
+       kernel copies all of it, as a plain clone would have. */
+    if (shared->unshare_below > 0
+        && syscall(SYS_close_range, shared->unshare_below, ~0U, CLOSE_RANGE_UNSHARE_FLAG) < 0
+        && unshare(CLONE_FILES) < 0) {
+        shared->could_not_unshare = 1;
+        report_and_exit(shared, errno);
+    }
     if (request->new_session && setsid() < 0) report_and_exit(shared, errno);
     if (request->parent_death_signal > 0) {
         if (prctl(PR_SET_PDEATHSIG, (unsigned long)request->parent_death_signal, 0UL, 0UL, 0UL) < 0) {
@@ -119,11 +139,11 @@ static int run_child(void *argument) {
        wake-up pair, its resolver's) are not, nor what the host inherited
        from whatever started it; to a confined child such a descriptor is
        an open door past the rules, which check only what is opened anew.
-       Marked close-on-exec rather than closed here (Linux 5.11+): exec
-       closes them after it lets the parent go on, where closing thousands
-       (a host of a thousand extensions holds five each) kept the host
-       waiting for the child milliseconds a launch. Linux 5.9 and 5.10
-       close them here; an older kernel leaves close-on-exec to do it. */
+       The table holds only the parent's lowest few (see the slots) unless
+       the kernel could not copy part of it. Marked close-on-exec rather
+       than closed here (Linux 5.11+): exec closes them after it lets the
+       parent go on. Linux 5.9 and 5.10 close them here; an older kernel
+       leaves close-on-exec to do it. */
     if (!request->keep_inherited) {
         unsigned first = passed >= 0 ? 4U : 3U;
         if (syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC_FLAG) < 0) syscall(SYS_close_range, first, ~0U, 0U);
@@ -147,23 +167,122 @@ int tether_pipe(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
 
-int tether_spawn(const struct tether_spawn_request *request, int *pid_out, int *pidfd_out) {
+/* Low descriptor numbers kept for the spawn: what a child keeps is first
+   put there, so that the child need copy only the table below them. A host
+   of a thousand extensions holds five thousand descriptors; a child that
+   copied them all and closed them at exec paid about 1.5 ms a launch for
+   it (the inodes' cache misses), more than its share at a few. Between
+   spawns each slot holds /dev/null, so no other open takes its number. */
+enum { SLOT_STDIN, SLOT_STDOUT, SLOT_STDERR, SLOT_PASSED, SLOT_RULESET, SLOT_COUNT };
+static int slots[SLOT_COUNT];
+static int slot_null = -1;
+static unsigned slots_top;   /* 0: no slots (a descriptor was short at the first try) */
+static int slots_refused;    /* a child could not unshare: spawn as before (under slots_lock) */
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reserve_slots(void) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) return;
+    unsigned top = (unsigned)null + 1;
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
+        /* Never 0, 1 or 2: a slot holds a child's pipe for a moment, and a
+           process started with its stdio closed would write there. */
+        slots[slot] = fcntl(null, F_DUPFD_CLOEXEC, 3);
+        if (slots[slot] < 0) {
+            while (slot-- > 0) close(slots[slot]);
+            close(null);
+            return;
+        }
+        if ((unsigned)slots[slot] + 1 > top) top = (unsigned)slots[slot] + 1;
+    }
+    slot_null = null;
+    slots_top = top;
+}
+
+void tether_spawn_reserve_descriptors(void) {
+    pthread_once(&slots_once, reserve_slots);
+}
+
+/* Puts `descriptor` (>= 0) in its slot for the child; the number it has there. */
+static int into_slot(int slot, int descriptor, int *used) {
+    if (descriptor < 0) return descriptor;
+    if (dup3(descriptor, slots[slot], O_CLOEXEC) < 0) return -1;
+    *used |= 1 << slot;
+    return slots[slot];
+}
+
+static int clone_child(struct child_arguments *shared, int flags) {
     /* vfork's speed without sharing the caller's stack: the host's page
        tables are not copied (a fork of it costs about 0.3 ms). */
     const size_t stack_size = 64 * 1024;
     char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) return -errno;
-    struct child_arguments shared = {request, getpid(), 0};
     /* No signal handler may run in the child before it resets them. */
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     /* Returns once the child has exec'd or exited. */
-    pid_t pid = clone(run_child, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &shared);
+    pid_t pid = clone(run_child, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | flags, shared);
     int clone_error = errno;
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     munmap(stack, stack_size);
-    if (pid < 0) return -clone_error;
+    return pid < 0 ? -clone_error : pid;
+}
+
+/* The spawn through the slots (slots_lock held): the pid, or -errno. */
+static pid_t clone_sharing(struct child_arguments *shared) {
+    const struct tether_spawn_request *request = shared->request;
+    struct tether_spawn_request placed = *request;
+    int used = 0;
+    int ok = 1;
+    for (int fd = 0; fd < 3 && ok; fd++) {
+        placed.stdio[fd] = into_slot(SLOT_STDIN + fd, request->stdio[fd], &used);
+        ok = request->stdio[fd] < 0 || placed.stdio[fd] >= 0;
+    }
+    if (ok && request->passed_descriptor > 2) {
+        placed.passed_descriptor = into_slot(SLOT_PASSED, request->passed_descriptor, &used);
+        ok = placed.passed_descriptor >= 0;
+    }
+    if (ok && request->confinement.landlock_ruleset >= 0) {
+        placed.confinement.landlock_ruleset = into_slot(SLOT_RULESET, request->confinement.landlock_ruleset, &used);
+        ok = placed.confinement.landlock_ruleset >= 0;
+    }
+    pid_t pid = -errno;
+    if (ok) {
+        shared->request = &placed;
+        shared->unshare_below = slots_top;
+        pid = clone_child(shared, CLONE_FILES);
+        shared->request = request;
+        shared->unshare_below = 0;
+    }
+    /* The slots let go of the child's descriptors (a pipe's writing end
+       held here would keep its reader from ever seeing the end). */
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
+        if (used & (1 << slot)) dup3(slot_null, slots[slot], O_CLOEXEC);
+    }
+    if (pid > 0 && shared->could_not_unshare) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        slots_refused = 1;
+        shared->error = 0;
+        pid = clone_child(shared, 0);
+    }
+    return pid;
+}
+
+int tether_spawn(const struct tether_spawn_request *request, int *pid_out, int *pidfd_out) {
+    struct child_arguments shared = {request, getpid(), 0, 0, 0};
+    pid_t pid;
+    /* A child that keeps what it inherits needs the whole table anyway. */
+    if (!request->keep_inherited) tether_spawn_reserve_descriptors();
+    if (!request->keep_inherited && slots_top > 0) {
+        pthread_mutex_lock(&slots_lock);
+        pid = slots_refused ? clone_child(&shared, 0) : clone_sharing(&shared);
+        pthread_mutex_unlock(&slots_lock);
+    } else {
+        pid = clone_child(&shared, 0);
+    }
+    if (pid < 0) return pid;
     int error = shared.error;
     int pidfd = -1;
     if (error == 0 && !request->without_pidfd) {

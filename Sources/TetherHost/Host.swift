@@ -124,6 +124,8 @@ public final class Host: @unchecked Sendable {
         // Opened after the locks, it would hold them past the moment the
         // host's sockets close; opened first, it goes last.
         inotifyAnchor = try? Inotify(loop: loop)
+        // Before the host holds five descriptors an extension.
+        ChildProcess.reserveSpawnDescriptors()
         // The group first: a host lock renamed away by an extension leaves
         // the group itself claimed.
         let outcome: GroupClaim.Outcome

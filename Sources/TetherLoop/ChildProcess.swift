@@ -46,6 +46,13 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
         return process
     }
 
+    /// Keeps the spawn's few low descriptor numbers now, while they are low
+    /// (the first spawn would otherwise): a child then copies only the
+    /// table below them, however many this process comes to hold.
+    public static func reserveSpawnDescriptors() {
+        tether_spawn_reserve_descriptors()
+    }
+
     private init(loop: EventLoop, options: ProcessOptions) {
         stdin = options.stdin == .pipe ? PipeStream(loop: loop) : nil
         stdout = options.stdout == .pipe ? PipeStream(loop: loop) : nil

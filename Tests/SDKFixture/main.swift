@@ -20,8 +20,9 @@ case "socket-keyboard": SocketKeyboard.main()
 case "upsert-stress": UpsertStress.run()
 case "bar-widget": BarWidget.main()
 case "spare-without-descriptors": SpareWithoutDescriptors.run()
+case "spawn-without-unshare": SpawnWithoutUnshare.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|spare-without-descriptors [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|spare-without-descriptors|spawn-without-unshare [--name N --group DIR ...]")
     exit(2)
 }
 

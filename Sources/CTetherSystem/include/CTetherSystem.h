@@ -83,6 +83,13 @@ struct tether_spawn_request {
 /// could not exec (it is reaped here). Needs Linux 5.3 (pidfd_open).
 int tether_spawn(const struct tether_spawn_request *request, int *pid, int *pidfd);
 
+/// Keeps five low descriptor numbers (on /dev/null) for `tether_spawn`, once
+/// per process: a child that closes what it inherits then copies only the
+/// table below them, however many the caller holds. The first spawn does
+/// it; a process that will hold thousands calls it first, while its numbers
+/// are low.
+void tether_spawn_reserve_descriptors(void);
+
 /// Landlock (Linux 5.13+), without root: the ABI version the kernel
 /// speaks (1 to 7 as of Linux 6.15), or -errno (ENOSYS or EOPNOTSUPP when
 /// the kernel lacks it or it is disabled).
