@@ -177,7 +177,7 @@ enum { SLOT_STDIN, SLOT_STDOUT, SLOT_STDERR, SLOT_PASSED, SLOT_RULESET, SLOT_COU
 static int slots[SLOT_COUNT];
 static int slot_null = -1;
 static unsigned slots_top;   /* 0: no slots (a descriptor was short at the first try) */
-static int slots_refused;    /* a child could not unshare: spawn as before (under slots_lock) */
+static int slots_refused;    /* refused by an outer filter: spawn as before (atomic) */
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -187,8 +187,10 @@ static void reserve_slots(void) {
     unsigned top = (unsigned)null + 1;
     for (int slot = 0; slot < SLOT_COUNT; slot++) {
         /* Never 0, 1 or 2: a slot holds a child's pipe for a moment, and a
-           process started with its stdio closed would write there. */
-        slots[slot] = fcntl(null, F_DUPFD_CLOEXEC, 3);
+           process started with its stdio closed would write there. Nor 3:
+           the child puts its passed descriptor there before it confines
+           itself with the ruleset's slot. */
+        slots[slot] = fcntl(null, F_DUPFD_CLOEXEC, 4);
         if (slots[slot] < 0) {
             while (slot-- > 0) close(slots[slot]);
             close(null);
@@ -197,7 +199,11 @@ static void reserve_slots(void) {
         if ((unsigned)slots[slot] + 1 > top) top = (unsigned)slots[slot] + 1;
     }
     slot_null = null;
-    slots_top = top;
+    /* A whole number of bitmap words (64 descriptors): before Linux 5.18
+       (and its stable backports) the copy of a table cut elsewhere left
+       the last few descriptors copied but not marked open, and the next
+       open in the child could land on one (a kernel BUG). */
+    slots_top = (top + 63) & ~63U;
 }
 
 void tether_spawn_reserve_descriptors(void) {
@@ -261,9 +267,16 @@ static pid_t clone_sharing(struct child_arguments *shared) {
     for (int slot = 0; slot < SLOT_COUNT; slot++) {
         if (used & (1 << slot)) dup3(slot_null, slots[slot], O_CLOEXEC);
     }
-    if (pid > 0 && shared->could_not_unshare) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-        slots_refused = 1;
+    /* Refused, by the clone or the child's unshare (an outer seccomp
+       filter): spawn as before, now and from now on. Another error (no
+       memory in the child's cgroup) is the spawn's. */
+    int refused_error = pid > 0 && shared->could_not_unshare ? shared->error : pid < 0 ? -pid : 0;
+    if (ok && (refused_error == EPERM || refused_error == EACCES || refused_error == ENOSYS
+               || (pid < 0 && refused_error == EINVAL))) {
+        if (pid > 0) {
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        __atomic_store_n(&slots_refused, 1, __ATOMIC_RELAXED);
         shared->error = 0;
         pid = clone_child(shared, 0);
     }
@@ -275,9 +288,9 @@ int tether_spawn(const struct tether_spawn_request *request, int *pid_out, int *
     pid_t pid;
     /* A child that keeps what it inherits needs the whole table anyway. */
     if (!request->keep_inherited) tether_spawn_reserve_descriptors();
-    if (!request->keep_inherited && slots_top > 0) {
+    if (!request->keep_inherited && slots_top > 0 && !__atomic_load_n(&slots_refused, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&slots_lock);
-        pid = slots_refused ? clone_child(&shared, 0) : clone_sharing(&shared);
+        pid = clone_sharing(&shared);
         pthread_mutex_unlock(&slots_lock);
     } else {
         pid = clone_child(&shared, 0);

@@ -4,28 +4,36 @@ import TetherLoop
 import Glibc
 #endif
 
-/// `spawn-without-unshare`: under a seccomp filter that refuses
-/// `close_range` and `unshare` (as an outer sandbox's may), runs
-/// `/bin/echo one`, then `/bin/echo two`, and prints what each printed, or
-/// the error: the spawn's child can then take no table of its own, and the
-/// spawn must fall back to copying the whole one.
+/// `spawn-without-unshare [clone]`: under a seccomp filter that refuses
+/// `close_range` and `unshare` (or, with `clone`, a clone that shares the
+/// descriptor table), as an outer sandbox's may, runs `/bin/echo one`,
+/// then `/bin/echo two`, and prints what each printed, or the error: the
+/// spawn's child can then take no table of its own, and the spawn must
+/// fall back to copying the whole one.
 enum SpawnWithoutUnshare {
     static func run() {
         #if arch(x86_64)
-        let (closeRange, unshare): (UInt32, UInt32) = (436, 272)
+        let (closeRange, unshare, clone): (UInt32, UInt32, UInt32) = (436, 272, 56)
         #else
-        let (closeRange, unshare): (UInt32, UInt32) = (436, 97)
+        let (closeRange, unshare, clone): (UInt32, UInt32, UInt32) = (436, 97, 220)
         #endif
         let refused: UInt32 = 0x0005_0000 | UInt32(EPERM)  // SECCOMP_RET_ERRNO
-        // Classic BPF: the system call's number, then one test each.
-        let program: [(code: UInt16, jt: UInt8, jf: UInt8, k: UInt32)] = [
-            (0x20, 0, 0, 0),              // ld [nr]
-            (0x15, 0, 1, closeRange),     // jeq close_range
-            (0x06, 0, 0, refused),
-            (0x15, 0, 1, unshare),        // jeq unshare
-            (0x06, 0, 0, refused),
-            (0x06, 0, 0, 0x7fff_0000),    // SECCOMP_RET_ALLOW
-        ]
+        let allowed: UInt32 = 0x7fff_0000                  // SECCOMP_RET_ALLOW
+        // Classic BPF: the system call's number (offset 0), then one test
+        // each; a clone's flags are its first argument's low word (offset 16).
+        let program: [(code: UInt16, jt: UInt8, jf: UInt8, k: UInt32)] = CommandLine.arguments.dropFirst(2).first == "clone"
+            ? [(0x20, 0, 0, 0),                   // ld [nr]
+               (0x15, 0, 3, clone),               // jeq clone, else allow
+               (0x20, 0, 0, 16),                  // ld [args[0] low]
+               (0x45, 0, 1, 0x400),             // jset CLONE_FILES
+               (0x06, 0, 0, refused),
+               (0x06, 0, 0, allowed)]
+            : [(0x20, 0, 0, 0),                   // ld [nr]
+               (0x15, 0, 1, closeRange),          // jeq close_range
+               (0x06, 0, 0, refused),
+               (0x15, 0, 1, unshare),             // jeq unshare
+               (0x06, 0, 0, refused),
+               (0x06, 0, 0, allowed)]
         var bytes: [UInt8] = []
         for instruction in program {
             bytes += [UInt8(instruction.code & 0xff), UInt8(instruction.code >> 8), instruction.jt, instruction.jf]

@@ -22,7 +22,7 @@ case "bar-widget": BarWidget.main()
 case "spare-without-descriptors": SpareWithoutDescriptors.run()
 case "spawn-without-unshare": SpawnWithoutUnshare.run()
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|spare-without-descriptors|spawn-without-unshare [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|spare-without-descriptors|spawn-without-unshare [unshare|clone] [--name N --group DIR ...]")
     exit(2)
 }
 
