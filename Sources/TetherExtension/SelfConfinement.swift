@@ -58,6 +58,11 @@ enum SelfConfinement {
         _ = try? identity.group.createdLockPath(for: .host)
         if policy.groupWritable { try? identity.group.prepareForExtensions() }
         let confinement = Confinement(policy: policy)
+        if let shortage = confinement.shortage {
+            // Short for a moment: no role runs with less than its rules.
+            if let temporary { try? PrivateTemporaryDirectory.remove(temporary) }
+            ExtensionMain.fail(tool, "cannot make its confinement's rules (\(shortage)); start it again when fewer files are open", code: 1)
+        }
         if !confinement.missing.isEmpty {
             LogOutput.standardError.write("\(tool): this kernel cannot confine it fully; running without: \(confinement.missing.joined(separator: "; "))")
         }

@@ -179,6 +179,11 @@ final class ExtensionSandbox {
         policy.temporaryDirectory = temporary
         let cgroup = makeCgroup(for: manifest)
         let confinement = Confinement(policy: policy, support: support, cgroup: cgroup, prepared: spare?.ruleset)
+        if let shortage = confinement.shortage {
+            try? PrivateTemporaryDirectory.remove(temporary)
+            if let cgroup = confinement.cgroup { retire(cgroup) }
+            throw .shortage(shortage)
+        }
         // The next launch of its kind finds its rules ready; not right after
         // a spare went stale (a busy /tmp would have each launch build twice).
         if spare == nil || confinement.usedPreparedRuleset {
@@ -308,6 +313,8 @@ final class ExtensionSandbox {
 enum SandboxRefusal: Error, CustomStringConvertible {
     case missing([String])
     case noTemporaryDirectory(Errno)
+    /// Descriptors or memory ran out while its rules were made.
+    case shortage(Errno)
 
     var description: String {
         switch self {
@@ -315,6 +322,8 @@ enum SandboxRefusal: Error, CustomStringConvertible {
             "--require-sandbox, and this kernel cannot confine it: missing \(what.joined(separator: "; "))"
         case .noTemporaryDirectory(let error):
             "cannot make its temporary directory: \(error)"
+        case .shortage(let error):
+            "cannot make its confinement's rules: \(error)"
         }
     }
 }

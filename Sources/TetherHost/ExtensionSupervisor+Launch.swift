@@ -46,6 +46,7 @@ extension ExtensionSupervisor {
             if case .noTemporaryDirectory(let cause) = error, Self.isResourceShortage(cause) {
                 return .launchFailed(.shortage("\(error)"))
             }
+            if case .shortage = error { return .launchFailed(.shortage("\(error)")) }
             if case .missing = error {
                 // As if it had exited with 3: it cannot run as configured here.
                 lastExit = ExtensionExit(status: .exited(3), intended: nil, memoryLimitMiB: manifest.memoryLimitMiB)

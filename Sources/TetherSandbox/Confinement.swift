@@ -20,7 +20,9 @@ import Glibc
 /// offline). Memory: the launch's cgroup (`memory.max`) where the host has
 /// one, else `RLIMIT_DATA`.
 ///
-/// A mechanism the kernel lacks is left out and named in `missing`.
+/// A mechanism the kernel lacks is left out and named in `missing`. Rules
+/// that could not be made for want of descriptors or memory are no
+/// missing mechanism: `shortage` says so, and nothing is to run with it.
 public final class Confinement {
     public let policy: SandboxPolicy
     public let support: KernelSupport
@@ -29,6 +31,10 @@ public final class Confinement {
     /// Protections the policy asks for that this kernel cannot give
     /// ("files", "network", "signals"), with why.
     public let missing: [String]
+    /// Descriptors or memory ran out while the rules were made: the
+    /// confinement is short of what the policy asks, for a moment; the
+    /// caller runs nothing with it (a launch is tried again later).
+    public let shortage: Errno?
     /// The launch's cgroup, if the host has a delegated one.
     public let cgroup: ExtensionCgroup?
     /// The rules were built ahead of the launch (and were still current).
@@ -48,6 +54,7 @@ public final class Confinement {
         var filesBy = "none"
         var secretsHidden = false
         var usedPrepared = false
+        var shortage: Errno?
         // Without a cgroup's memory.max, RLIMIT_DATA holds the limit, and
         // memory it does not count is refused (seccomp, and no /dev/zero to
         // map shared).
@@ -73,6 +80,8 @@ public final class Confinement {
                 if !built.hidden && !policy.hiddenTemporaryRoots.isEmpty {
                     missing.append("temporary directories (others' readable: a directory on the way cannot be listed, or descriptors ran out)")
                 }
+            case .failure(let error) where [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .noMemory].contains(error):
+                shortage = error
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")
             }
@@ -91,6 +100,7 @@ public final class Confinement {
         }
         self.ruleset = ruleset
         self.missing = missing
+        self.shortage = shortage
         usedPreparedRuleset = usedPrepared
         report = SandboxReport(files: filesBy, networkDenied: !policy.network && filter != nil,
                                signalsScoped: signalsScoped, memoryLimitMiB: policy.memoryLimitMiB,
@@ -119,6 +129,7 @@ public final class Confinement {
     /// call it before starting threads; the seccomp filter reaches every
     /// thread. A refused limit never skips the rest.
     public func applyToSelf() throws(Errno) {
+        if let shortage { throw shortage }
         var confinement = spawnConfinement
         confinement.cgroupProcs = -1
         let rc = confinement.withConfinement { applied in

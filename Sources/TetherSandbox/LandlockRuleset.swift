@@ -99,9 +99,18 @@ public final class LandlockRuleset {
         let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
         // Every other extension's TMPDIR too, for every role (its own is granted below).
         var listings: [DirectoryStamp] = []
-        let hidden = hides(policy)
-            && ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets,
-                              listings: &listings)
+        var hidden = false
+        if hides(policy) {
+            switch ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets,
+                                  listings: &listings) {
+            case .hidden: hidden = true
+            case .cannotList: break
+            case .outOfDescriptors:
+                // Short for a moment: no launch with "/" granted whole for it.
+                close(made)
+                return .failure(.tooManyOpenFiles)
+            }
+        }
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {
             // Parts of the group, never its top level (invariant 21); a

@@ -27,12 +27,22 @@ import Glibc
 /// `/tmp` of thousands) is listed each time, each entry closed once its
 /// rule is added, so it never runs the process out of descriptors.
 public enum ReadGrants {
+    /// What `add` did.
+    enum Outcome: Equatable {
+        /// Every entry granted but what is hidden.
+        case hidden
+        /// A directory on the way cannot be listed: nothing useful added.
+        case cannotList
+        /// Descriptors or memory ran out: nothing useful added, and a
+        /// moment later it may work.
+        case outOfDescriptors
+    }
+
     /// Adds the grants to `ruleset`, hiding `hidden` and `secrets` (and
-    /// any `.NAME.secrets` beside the latter); false (nothing useful added)
-    /// if a directory on the way cannot be listed, or descriptors ran out.
+    /// any `.NAME.secrets` beside the latter).
     /// `listings` gets each directory whose entries were granted, as it was.
     static func add(to ruleset: Int32, abi: Int32, hiding hidden: [String], secrets: [String] = [],
-                    listings stamps: inout [DirectoryStamp]) -> Bool {
+                    listings stamps: inout [DirectoryStamp]) -> Outcome {
         let secrets = Set(secrets.map(canonical))
         let hidden = Set(hidden.map(canonical)).union(secrets)
         var onTheWay: Set<String> = ["/"]
@@ -57,10 +67,10 @@ public enum ReadGrants {
                 let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 // Gone (another group's, removed meanwhile): nothing to grant or hide there.
                 if fd < 0, errno == ENOENT || errno == ENOTDIR { continue }
-                guard fd >= 0 else { return false }
+                guard fd >= 0 else { return Self.isShortage(errno) ? .outOfDescriptors : .cannotList }
                 defer { close(fd) }
                 var info = stat()
-                guard fstat(fd, &info) == 0 else { return false }
+                guard fstat(fd, &info) == 0 else { return Self.isShortage(errno) ? .outOfDescriptors : .cannotList }
                 stamps.append(DirectoryStamp(directory, info))
                 // What is left out here, and nothing else: another group
                 // hidden elsewhere keeps this listing.
@@ -87,14 +97,17 @@ public enum ReadGrants {
                     granted = grant(fd, directory, to: ruleset, abi: abi, keeping: 0, excluded: excluded, skipping: skipping)
                 }
                 switch granted {
-                case .failed, .outOfDescriptors: return false
+                case .failed: return .cannotList
+                case .outOfDescriptors: return .outOfDescriptors
                 case .granted(let grants?): listings[cacheKey] = Listing(stamp: DirectoryStamp(directory, info), grants: grants)
                 case .granted(nil): break
                 }
             }
-            return true
+            return .hidden
         }
     }
+
+    private static func isShortage(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE || error == ENOMEM }
 
     /// Closes what the listings keep open: for a process that confines
     /// itself once.
@@ -129,10 +142,15 @@ public enum ReadGrants {
                               excluded: Set<FileIdentity>, skipping: (String, String) -> Bool) -> Granted {
         let listing = dup(fd)
         guard listing >= 0, let stream = fdopendir(listing) else {
+            let error = errno
             if listing >= 0 { close(listing) }
-            return .failed
+            return isShortage(error) ? .outOfDescriptors : .failed
         }
         defer { closedir(stream) }
+        // From the start: a copy shares the offset, and a second pass over
+        // the same directory (the retry below a shortage) would read
+        // nothing, grant nothing, and keep that as the listing.
+        rewinddir(stream)
         var kept: [Entry] = []
         var keepsAll = true
         while let entry = readdir(stream) {
@@ -144,7 +162,7 @@ public enum ReadGrants {
             guard child >= 0 else {
                 // Gone since the listing: nothing to grant. Out of
                 // descriptors: the grants would be short of what they say.
-                if errno == EMFILE || errno == ENFILE || errno == ENOMEM {
+                if isShortage(errno) {
                     kept.forEach { _ = close($0.fd) }
                     return .outOfDescriptors
                 }

@@ -126,6 +126,38 @@ extension SandboxTests {
         #expect(fixture.stdout == "prepared false used false secretsHidden true\n", "\(fixture.stdout)")
     }
 
+    /// Rules made while descriptors ran out are no rules to run with: the
+    /// confinement says it is short (a launch is tried again later; an
+    /// extension started by hand stops), where it used to grant "/" whole
+    /// and go on with a warning, every group's secrets readable.
+    @Test func rulesMadeWithoutDescriptorsAreAShortageNotAMissingProtection() throws {
+        let group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        try group.makeSecrets()
+        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh",
+                                                 exampleExecutable("SDKFixture"), "confine-without-descriptors", group.path])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        #expect(fixture.stdout == "shortage true secretsHidden false\n", "\(fixture.stdout)")
+    }
+
+    /// A listing run short lets go of what is kept and reads the directory
+    /// again from its start: the rules still grant what they should. (The
+    /// second pass read on from the end, granted nothing under "/", and was
+    /// kept: every later launch failed with EACCES until a restart.)
+    @Test func aListingRetriedAfterAShortageGrantsEverything() throws {
+        let group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        try group.makeSecrets()
+        // An entry of /tmp's own, readable to a keyboard.
+        let probe = "/tmp/tether-probe.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        try Data("probe".utf8).write(to: URL(fileURLWithPath: probe))
+        defer { unlink(probe) }
+        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 256 && exec "$@""#, "sh",
+                                                 exampleExecutable("SDKFixture"), "grants-after-shortage", group.path, probe])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        #expect(fixture.stdout == "shortage false etcReadable true probeReadable true\n", "\(fixture.stdout)")
+    }
+
     /// What waited beside the launches in a spare's directory (a file a
     /// process of the user's put there) is no launch's: the directory goes
     /// and the launch gets a fresh one. (It was handed over as it was.)
