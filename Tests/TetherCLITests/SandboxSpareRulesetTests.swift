@@ -117,13 +117,8 @@ extension SandboxTests {
     /// descriptors are back; a launch builds its own, which hide the secrets.
     /// (Used, a read-only keyboard read every group's secrets.)
     @Test func rulesThatCouldNotHideWhatThePolicyHidesAreNeverUsed() throws {
-        let group = try TestGroup()
-        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
-        try group.makeSecrets()
-        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh",
-                                                 exampleExecutable("SDKFixture"), "spare-without-descriptors", group.path])
-        #expect(fixture.status == 0, "\(fixture.stderr)")
-        #expect(fixture.stdout == "prepared false used false secretsHidden true\n", "\(fixture.stdout)")
+        let output = try Self.shortageFixture("spare-without-descriptors", descriptorLimit: 64)
+        #expect(output == "prepared false used false secretsHidden true\n")
     }
 
     /// Rules made while descriptors ran out are no rules to run with: the
@@ -131,31 +126,34 @@ extension SandboxTests {
     /// extension started by hand stops), where it used to grant "/" whole
     /// and go on with a warning, every group's secrets readable.
     @Test func rulesMadeWithoutDescriptorsAreAShortageNotAMissingProtection() throws {
-        let group = try TestGroup()
-        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
-        try group.makeSecrets()
-        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh",
-                                                 exampleExecutable("SDKFixture"), "confine-without-descriptors", group.path])
-        #expect(fixture.status == 0, "\(fixture.stderr)")
-        #expect(fixture.stdout == "shortage true secretsHidden false\n", "\(fixture.stdout)")
+        let output = try Self.shortageFixture("confine-without-descriptors", descriptorLimit: 64)
+        #expect(output == "shortage true secretsHidden false\n")
     }
 
     /// A listing run short lets go of what is kept and reads the directory
     /// again from its start: the rules still grant what they should. (The
-    /// second pass read on from the end, granted nothing under "/", and was
-    /// kept: every later launch failed with EACCES until a restart.)
+    /// second pass read on from the end, granted nothing under "/" or
+    /// "/tmp", and was kept: every later launch failed with EACCES until a
+    /// restart.)
     @Test func aListingRetriedAfterAShortageGrantsEverything() throws {
-        let group = try TestGroup()
-        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
-        try group.makeSecrets()
         // An entry of /tmp's own, readable to a keyboard.
         let probe = "/tmp/tether-probe.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
         try Data("probe".utf8).write(to: URL(fileURLWithPath: probe))
         defer { unlink(probe) }
-        let fixture = try runCommand("/bin/sh", ["-c", #"ulimit -n 256 && exec "$@""#, "sh",
-                                                 exampleExecutable("SDKFixture"), "grants-after-shortage", group.path, probe])
+        let output = try Self.shortageFixture("grants-after-shortage", descriptorLimit: 256, probe)
+        #expect(output == "shortage false etcReadable true probeReadable true\n")
+    }
+
+    /// `SDKFixture MODE GROUP ARGUMENTS` under `ulimit -n`, for a group
+    /// with its secrets: what it printed (it must exit 0).
+    static func shortageFixture(_ mode: String, descriptorLimit: Int, _ arguments: String...) throws -> String {
+        let group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        try group.makeSecrets()
+        let fixture = try runCommand("/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$@\"", "sh",
+                                                 exampleExecutable("SDKFixture"), mode, group.path] + arguments)
         #expect(fixture.status == 0, "\(fixture.stderr)")
-        #expect(fixture.stdout == "shortage false etcReadable true probeReadable true\n", "\(fixture.stdout)")
+        return fixture.stdout
     }
 
     /// What waited beside the launches in a spare's directory (a file a
