@@ -270,9 +270,8 @@ static pid_t clone_sharing(struct child_arguments *shared) {
     /* Refused, by the clone or the child's unshare (an outer seccomp
        filter): spawn as before, now and from now on. Another error (no
        memory in the child's cgroup) is the spawn's. */
-    int refused_error = pid > 0 && shared->could_not_unshare ? shared->error : pid < 0 ? -pid : 0;
-    if (ok && (refused_error == EPERM || refused_error == EACCES || refused_error == ENOSYS
-               || (pid < 0 && refused_error == EINVAL))) {
+    int error = !ok ? 0 : pid < 0 ? -pid : shared->could_not_unshare ? shared->error : 0;
+    if (error == EPERM || error == EACCES || error == ENOSYS || (pid < 0 && error == EINVAL)) {
         if (pid > 0) {
             while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
         }

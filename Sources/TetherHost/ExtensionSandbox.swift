@@ -179,22 +179,20 @@ final class ExtensionSandbox {
         policy.temporaryDirectory = temporary
         let cgroup = makeCgroup(for: manifest)
         let confinement = Confinement(policy: policy, support: support, cgroup: cgroup, prepared: spare?.ruleset)
-        if let shortage = confinement.shortage {
+        // Nothing runs: what was made for it goes.
+        func refused(_ refusal: SandboxRefusal) -> SandboxRefusal {
             try? PrivateTemporaryDirectory.remove(temporary)
             if let cgroup = confinement.cgroup { retire(cgroup) }
-            throw .shortage(shortage)
+            return refusal
         }
+        if let shortage = confinement.shortage { throw refused(.shortage(shortage)) }
         // The next launch of its kind finds its rules ready; not right after
         // a spare went stale (a busy /tmp would have each launch build twice).
         if spare == nil || confinement.usedPreparedRuleset {
             spares.refill(policy, memoryByCgroup: cgroup?.memoryEnforced == true, in: parent)
         }
         if !confinement.missing.isEmpty {
-            if required {
-                try? PrivateTemporaryDirectory.remove(temporary)
-                if let cgroup = confinement.cgroup { retire(cgroup) }
-                throw .missing(confinement.missing)
-            }
+            if required { throw refused(.missing(confinement.missing)) }
             let new = confinement.missing.filter { !reported.contains($0) }
             if !new.isEmpty {
                 reported.formUnion(new)

@@ -75,12 +75,12 @@ public final class Confinement {
                 if !policy.groupWritable && !secretsHidden {
                     missing.append(policy.secrets == nil
                         ? "secrets (kept in the group: no secrets directory beside it, its parent not writable)"
-                        : "secrets (a directory on the way to them cannot be listed, or descriptors ran out)")
+                        : "secrets (a directory on the way to them cannot be listed)")
                 }
                 if !built.hidden && !policy.hiddenTemporaryRoots.isEmpty {
-                    missing.append("temporary directories (others' readable: a directory on the way cannot be listed, or descriptors ran out)")
+                    missing.append("temporary directories (others' readable: a directory on the way cannot be listed)")
                 }
-            case .failure(let error) where [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .noMemory].contains(error):
+            case .failure(let error) where ReadGrants.isShortage(error.rawValue):
                 shortage = error
             case .failure(let error):
                 missing.append("files (Landlock refused the rules: \(error))")

@@ -58,8 +58,13 @@ public final class LandlockRuleset {
 
     /// Whether `policy` asks for anything to be kept out of reading.
     static func hides(_ policy: SandboxPolicy) -> Bool {
-        let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
-        return !(secrets.isEmpty && policy.hiddenTemporaryRoots.isEmpty)
+        !(hiddenSecrets(policy).isEmpty && policy.hiddenTemporaryRoots.isEmpty)
+    }
+
+    /// Every group's secrets this user has, wherever the group lives, for
+    /// a role that does not write the group.
+    private static func hiddenSecrets(_ policy: SandboxPolicy) -> [String] {
+        policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
     }
 
     /// Whether `/dev/zero` may be opened for writing: not when `RLIMIT_DATA`
@@ -95,13 +100,12 @@ public final class LandlockRuleset {
         // Access: 0 read, 1 write, 2 remove empty directories (no read), 3
         // files in a directory, 4 existing files in place.
         var rules: [(String, access: Int32, required: Bool)] = []
-        // Every group's secrets this user has, wherever the group lives.
-        let secrets = policy.groupWritable ? [] : (policy.secrets.map { [$0] } ?? []) + policy.otherSecrets
         // Every other extension's TMPDIR too, for every role (its own is granted below).
         var listings: [DirectoryStamp] = []
         var hidden = false
         if hides(policy) {
-            switch ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots, secrets: secrets,
+            switch ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots,
+                                  secrets: hiddenSecrets(policy),
                                   listings: &listings) {
             case .hidden: hidden = true
             case .cannotList: break

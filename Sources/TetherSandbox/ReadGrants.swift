@@ -107,7 +107,8 @@ public enum ReadGrants {
         }
     }
 
-    private static func isShortage(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE || error == ENOMEM }
+    /// Descriptors or memory ran out: a moment later it may work.
+    static func isShortage(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE || error == ENOMEM }
 
     /// Closes what the listings keep open: for a process that confines
     /// itself once.
