@@ -49,9 +49,8 @@ let package = Package(
         // libcurl's ABI, loaded with dlopen at the first HTTP request: no
         // build dependency, and a process without HTTP never maps it.
         .target(name: "CTetherCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // The keyring: libsecret, loaded at first use (dlopen), like libcurl.
-        .target(name: "CTetherSecret", linkerSettings: [.linkedLibrary("dl")]),
-        // D-Bus through GDBus, loaded at run time: the systemd manager.
+        // D-Bus through sd-bus (libsystemd0), loaded at run time: the one
+        // D-Bus client (the user's manager, notifications, IBus).
         .target(name: "CTetherBus", linkerSettings: [.linkedLibrary("dl")]),
         // Kernel confinement per role: Landlock, a seccomp filter, limits.
         .target(
@@ -99,18 +98,22 @@ let package = Package(
         .target(
             name: "TetherAuth",
             dependencies: [
-                "CTetherSecret", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLoop", "TetherLog",
+                "TetherBus", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLoop", "TetherLog",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // D-Bus on the libuv loop: sd-bus's descriptor, events and timeout
+        // on uv_poll and uv_timer, as TetherHTTP drives libcurl.
+        .target(name: "TetherBus", dependencies: ["CTetherBus", "TetherLoop",
+                                                  .product(name: "SystemPackage", package: "swift-system")]),
         // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
         .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem"]),
         // The supervisor: manifests, extension processes, features, the socket.
         .target(
             name: "TetherHost",
             dependencies: ["TetherIPC", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherLog", "CTetherSystem",
-                           "CTetherBus", "TetherManifest", "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
+                           "TetherBus", "TetherManifest", "TetherSandbox", .product(name: "SystemPackage", package: "swift-system"),
                            .product(name: "CoreMetrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus")]
         ),
@@ -190,6 +193,7 @@ let package = Package(
         .testTarget(name: "TetherManifestTests", dependencies: ["TetherManifest"]),
         .testTarget(name: "TetherScaffoldTests", dependencies: ["TetherScaffold", "TetherManifest"]),
         .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherBusTests", dependencies: ["TetherBus", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),

@@ -49,6 +49,8 @@ cat > $ext/bomb.extension.json <<'JSON'
 JSON
 chown -R tether:tether $ext
 
+# The guest has no GLib: the user's manager is asked through sd-bus.
+check noGLib bash -c "! ldconfig -p | grep -q 'libgio-2.0'"
 check install user tether service install --extensions-dir $ext --watchdog 6
 check serviceActive within 300 bash -c '[ "$(show tether.service ActiveState)" = active ]'
 installed=$SECONDS

@@ -19,14 +19,17 @@ tether="$root/.build/debug/tether"
 work="$root/.build/systemd-vm"
 mkdir -p "$work"
 
-# The root, once: systemd, the user's bus, python3 for test extensions, and
-# what tether loads at run time (libuv, libseccomp, GIO for D-Bus).
-if [ ! -f "$work/root.done" ]; then
+# The root, once for its list of packages: systemd, the user's bus,
+# python3 for test extensions, and what tether loads at run time (libuv,
+# libseccomp, libcurl; D-Bus is libsystemd's sd-bus). No GLib: the
+# user's manager is reached without it.
+packages=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libuv1,libseccomp2,libcurl4
+if [ "$(cat "$work/root.done" 2>/dev/null)" != "$packages" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: building the guest's root (mmdebstrap --mode=root) needs root" >&2; exit 3; }
     rm -rf "$work/root"
     set +e
     mmdebstrap --variant=minbase --mode=root \
-      --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libuv1,libseccomp2,libglib2.0-0,libcurl4 \
+      --include="$packages" \
       --customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tether' \
       --customize-hook='mkdir -p "$1/var/lib/systemd/linger" && touch "$1/var/lib/systemd/linger/tether"' \
       --customize-hook='systemd-machine-id-setup --root "$1"' \
@@ -55,7 +58,7 @@ chroot "$1" systemctl enable vm-test.service' \
         echo "systemd-vm-tests: cannot build the guest's root (mmdebstrap failed: no Debian mirror reachable?): $(tail -1 "$work/mmdebstrap.log")" >&2
         exit 3
     fi
-    touch "$work/root.done"
+    echo "$packages" > "$work/root.done"
 fi
 
 # This run's binary, at the same path as here (its run path finds the Swift

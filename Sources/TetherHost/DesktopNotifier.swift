@@ -1,15 +1,14 @@
-import CTetherBus
 #if canImport(Glibc)
 import Glibc
 #endif
 import TetherIPC
 import TetherJSON
+import TetherBus
 import TetherLoop
 
 /// The desktop's notification server for the host, on its loop: one
-/// connection to the session bus (CTetherBus's notifier, which connects on
-/// a thread of its own and never blocks), its events read when its
-/// eventfd is readable. `Notify` is answered through `show`'s completion;
+/// connection to the session bus (TetherBus, sd-bus on the loop), which
+/// never blocks it. `Notify` is answered through `show`'s completion;
 /// `NotificationClosed` and `ActionInvoked` through `onSignal`.
 final class DesktopNotifier {
     enum Signal {
@@ -23,6 +22,9 @@ final class DesktopNotifier {
     /// `Notify` calls awaiting their answer.
     static let maximumPending = 64
 
+    static let name = "org.freedesktop.Notifications"
+    static let path = "/org/freedesktop/Notifications"
+
     private(set) var status: DesktopNotificationsStatus {
         didSet { if status != oldValue { onStatus(status) } }
     }
@@ -31,22 +33,20 @@ final class DesktopNotifier {
     private let loop: EventLoop
     private let address: String
     private let onSignal: (Signal) -> Void
-    private var handle: OpaquePointer?
-    private var watcher: PollWatcher?
-    /// The bus socket's hang-up (a duplicate of its descriptor).
-    private var hangUp: PollWatcher?
+    private var bus: BusConnection?
+    /// The server's unique name: signals from anyone else are not its.
+    private var server: String?
     /// Whether the server reads body markup (its capabilities say so).
     private var markup = false
-    private var pending: [UInt32: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
+    /// Each call's number, so that a late answer of a connection or a
+    /// question that is gone is known.
+    private var generation: UInt64 = 0
+    private var pending: [UInt64: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
     /// Calls answered as not shown when their time ran out, still unanswered:
-    /// a stalled bus holds them in GDBus's queue (the host's memory), so they
+    /// a stalled bus holds them in sd-bus's queue (the host's memory), so they
     /// count against `maximumPending` until the server answers or the
     /// connection goes.
-    private var unanswered: Set<UInt32> = []
-    /// Events the notifier's bounded queue dropped, as last told.
-    private var dropped: UInt64 = 0
-    /// Told when the queue dropped events (a flood of signals).
-    private let onDropped: (UInt64) -> Void
+    private var unanswered: Set<UInt64> = []
 
     struct Refusal: Error, CustomStringConvertible {
         let reason: String
@@ -55,9 +55,8 @@ final class DesktopNotifier {
 
     /// Connecting to `address` (`SessionBusAddress`) begins at once.
     init(loop: EventLoop, address: String, onStatus: @escaping (DesktopNotificationsStatus) -> Void,
-         onDropped: @escaping (UInt64) -> Void, onSignal: @escaping (Signal) -> Void) {
+         onSignal: @escaping (Signal) -> Void) {
         self.loop = loop
-        self.onDropped = onDropped
         self.address = address
         self.onStatus = onStatus
         self.onSignal = onSignal
@@ -66,20 +65,94 @@ final class DesktopNotifier {
     }
 
     private func connect() {
-        var error = [CChar](repeating: 0, count: 256)
-        guard let handle = tether_notifier_start(address, &error, error.count) else {
-            status = DesktopNotificationsStatus(state: .noSessionBus, reason: Self.string(error))
+        let bus: BusConnection
+        do {
+            bus = try BusConnection(loop: loop, address: address)
+        } catch {
+            status = DesktopNotificationsStatus(state: .noSessionBus, reason: error.reason)
             return
         }
-        do {
-            let watcher = try PollWatcher(loop: loop, fileDescriptor: tether_notifier_event_fd(handle))
-            try watcher.start(.readable) { [unowned self] _ in self.drain() }
-            self.watcher = watcher
-            self.handle = handle
-            status = DesktopNotificationsStatus(state: .connecting)
+        self.bus = bus
+        bus.onClose = { [unowned self] error in
+            // A bus that ends what it never finished (its handshake) is not
+            // tried again at once: the next push tries.
+            guard self.status.state != .connecting else {
+                self.close(error.reason)
+                self.status = DesktopNotificationsStatus(state: .noSessionBus, reason: error.reason)
+                return
+            }
+            self.reconnect("the session bus closed")
+        }
+        do throws(BusError) {
+            // Signals a server broadcasts (GNOME's, KDE's) reach us only
+            // through a match; dunst's are sent to the caller alone, and
+            // the same local match takes them.
+            try bus.subscribe("type='signal',interface='\(Self.name)',path='\(Self.path)'") { [unowned self] message in
+                self.serverSignal(message)
+            }
+            try bus.subscribe("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.name)'") {
+                [unowned self] message in
+                let arguments = message.arguments
+                guard arguments.count == 3, arguments[0].stringValue == Self.name else { return }
+                self.server = nil
+                if arguments[2].stringValue?.isEmpty ?? true {
+                    self.status = DesktopNotificationsStatus(state: .noServer, reason: "the notification server left the bus")
+                } else {
+                    self.askServer()
+                }
+            }
         } catch {
-            tether_notifier_release(handle)
-            status = DesktopNotificationsStatus(state: .noSessionBus, reason: "cannot watch the notifier: \(error)")
+            bus.close()
+            self.bus = nil
+            status = DesktopNotificationsStatus(state: .noSessionBus, reason: error.reason)
+            return
+        }
+        status = DesktopNotificationsStatus(state: .connecting, reason: "asking who serves notifications")
+        askServer()
+    }
+
+    /// GetServerInformation, then GetCapabilities: the server's name,
+    /// version and whether it reads markup.
+    private func askServer() {
+        guard let bus else { return }
+        generation += 1
+        let asked = generation
+        bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "GetServerInformation") {
+            [unowned self] result in
+            guard asked == self.generation, let bus = self.bus else { return }
+            switch result {
+            case .failure(let error):
+                self.status = DesktopNotificationsStatus(state: .noServer, reason: error.name ?? error.reason)
+            case .success(let answer):
+                let fields = answer.arguments.compactMap(\.stringValue)
+                guard fields.count == 4, let sender = answer.sender else {
+                    self.status = DesktopNotificationsStatus(state: .noServer, reason: "an unexpected answer")
+                    return
+                }
+                bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "GetCapabilities") {
+                    [unowned self] capabilities in
+                    guard asked == self.generation else { return }
+                    let names = (try? capabilities.get())?.arguments.first?.items?.compactMap(\.stringValue) ?? []
+                    self.markup = names.contains("body-markup")
+                    self.server = sender
+                    self.status = DesktopNotificationsStatus(state: .shown, server: fields[0], version: fields[2])
+                }
+            }
+        }
+    }
+
+    private func serverSignal(_ message: BusMessage) {
+        guard let server, message.sender == server else { return }
+        let arguments = message.arguments
+        switch message.member {
+        case "NotificationClosed":
+            guard arguments.count == 2, let id = arguments[0].uint32Value, let reason = arguments[1].uint32Value else { return }
+            onSignal(.closed(id, reason: reason))
+        case "ActionInvoked":
+            guard arguments.count == 2, let id = arguments[0].uint32Value, let key = arguments[1].stringValue else { return }
+            onSignal(.action(id, key: key))
+        default:
+            break
         }
     }
 
@@ -87,7 +160,7 @@ final class DesktopNotifier {
     /// `replacing` (0: none); `done` gets the server's id, or why not.
     func show(_ notification: DesktopNotification, appName: String, replacing: UInt32,
               done: @escaping (Result<UInt32, Refusal>) -> Void) {
-        guard let handle, status.state == .shown else {
+        guard let bus, status.state == .shown else {
             let why = status.whyNotShown ?? status.summary
             // The bus may be back (a new login at the same address): the
             // next push finds out; this one is answered now.
@@ -101,29 +174,16 @@ final class DesktopNotifier {
         // text is shown as it is and nothing in it is markup.
         let summary = markup ? MarkupText.escaped(notification.title) : notification.title
         let body = markup ? MarkupText.escaped(notification.body) : notification.body
-        let actions = notification.actions.flatMap { [$0.key, $0.label] }
-        var error = [CChar](repeating: 0, count: 256)
-        let serial = withCStrings(actions) { actions in
-            appName.withCString { appName in
-                summary.withCString { summary in
-                    body.withCString { body in
-                        Self.withOptionalCString(notification.category) { category in
-                            var call = tether_notification(
-                                app_name: appName, replaces_id: replacing, summary: summary, body: body,
-                                actions: actions, action_count: notification.actions.count,
-                                urgency: notification.urgency?.level ?? -1, category: category,
-                                expire_timeout: notification.expiryMilliseconds ?? -1)
-                            return tether_notifier_notify(handle, &call, &error, error.count)
-                        }
-                    }
-                }
-            }
-        }
-        guard serial != 0 else {
-            let reason = Self.string(error)
-            if reason == "the session bus closed" { reconnect(reason) }
-            return done(.failure(Refusal(reason: reason)))
-        }
+        var hints: [(String, BusValue)] = []
+        if let urgency = notification.urgency { hints.append(("urgency", .byte(UInt8(clamping: urgency.level)))) }
+        if let category = notification.category { hints.append(("category", .string(category))) }
+        let arguments: [BusValue] = [
+            .string(appName), .uint32(replacing), .string(""), .string(summary), .string(body),
+            .array(element: "s", notification.actions.flatMap { [BusValue.string($0.key), .string($0.label)] }),
+            .properties(hints), .int32(notification.expiryMilliseconds ?? -1),
+        ]
+        generation += 1
+        let serial = generation
         let timer = LoopTimer(loop: loop)
         pending[serial] = (timer, done)
         timer.start(afterMilliseconds: Self.answerMilliseconds) { [unowned self] in
@@ -131,17 +191,27 @@ final class DesktopNotifier {
                                                  + "\(Self.answerMilliseconds / 1000) s")))
             self.unanswered.insert(serial)
         }
+        // The time is the host's own; sd-bus's is only a backstop.
+        bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "Notify", arguments,
+                 timeoutMilliseconds: 60_000) { [unowned self] result in
+            switch result {
+            case .success(let answer):
+                guard let id = answer.arguments.first?.uint32Value else {
+                    return self.settle(serial, .failure(Refusal(reason: "the notification server answered no id")))
+                }
+                self.settle(serial, .success(id))
+            case .failure(let error):
+                let name = error.name.map { "\($0): " } ?? ""
+                self.settle(serial, .failure(Refusal(reason: "the notification server refused it: \(name)\(error.reason)")))
+            }
+        }
     }
 
     func close(_ reason: String = "the host is stopping") {
         for serial in Array(pending.keys) { settle(serial, .failure(Refusal(reason: reason))) }
-        watcher?.close()
-        watcher = nil
-        hangUp?.close()
-        hangUp = nil
-        if let handle { tether_notifier_release(handle) }
-        handle = nil
-        dropped = 0
+        bus?.close()
+        bus = nil
+        server = nil
         unanswered.removeAll()
     }
 
@@ -155,96 +225,12 @@ final class DesktopNotifier {
         }
     }
 
-    /// Watches the bus socket for its hang-up: the bus gone, the host says so
-    /// at once and connects again (which fails until a bus is back).
-    private func watchHangUp() {
-        guard let handle, hangUp == nil else { return }
-        let descriptor = tether_notifier_bus_fd(handle)
-        guard descriptor >= 0, let watcher = try? PollWatcher(loop: loop, fileDescriptor: descriptor) else { return }
-        do {
-            try watcher.start(.disconnect) { [unowned self] _ in
-                // Level-triggered: stopped before anything else.
-                self.hangUp?.stop()
-                self.reconnect("the session bus closed")
-            }
-            hangUp = watcher
-        } catch {
-            watcher.close()
-        }
-    }
-
-    private func settle(_ serial: UInt32, _ result: Result<UInt32, Refusal>) {
+    private func settle(_ serial: UInt64, _ result: Result<UInt32, Refusal>) {
         guard let entry = pending.removeValue(forKey: serial) else {
             unanswered.remove(serial)  // a late answer: that call is done
             return
         }
         entry.timer.close()
         entry.done(result)
-    }
-
-    private func drain() {
-        guard let handle else { return }
-        var event = tether_notifier_event()
-        // An event's handling may connect again (a new handle): this one's
-        // remaining events are then of a connection that is gone.
-        while self.handle == handle, tether_notifier_next(handle, &event) == 1 {
-            let text = Self.text(event.text), detail = Self.text(event.detail)
-            switch UInt32(bitPattern: event.kind) {
-            case TETHER_NOTIFIER_CONNECTED.rawValue:
-                status = DesktopNotificationsStatus(state: .connecting, reason: "asking who serves notifications")
-                watchHangUp()
-            case TETHER_NOTIFIER_UNREACHABLE.rawValue:
-                status = DesktopNotificationsStatus(state: .noSessionBus, reason: text)
-            case TETHER_NOTIFIER_SERVER.rawValue:
-                markup = event.reason == 1
-                status = DesktopNotificationsStatus(state: .shown, server: text, version: detail)
-            case TETHER_NOTIFIER_NO_SERVER.rawValue:
-                status = DesktopNotificationsStatus(state: .noServer, reason: text)
-            case TETHER_NOTIFIER_SHOWN.rawValue:
-                settle(event.serial, .success(event.id))
-            case TETHER_NOTIFIER_FAILED.rawValue:
-                settle(event.serial, .failure(Refusal(reason: "the notification server refused it: \(text)"
-                                                      + (detail.isEmpty ? "" : ": \(detail)"))))
-            case TETHER_NOTIFIER_CLOSED.rawValue:
-                onSignal(.closed(event.id, reason: event.reason))
-            case TETHER_NOTIFIER_ACTION.rawValue:
-                onSignal(.action(event.id, key: text))
-            default:
-                break
-            }
-        }
-        guard self.handle == handle else { return }
-        let total = tether_notifier_dropped(handle)
-        if total > dropped {
-            onDropped(total - dropped)
-            dropped = total
-        }
-    }
-
-    private static func string(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A fixed C array of the event, as text (the notifier wrote UTF-8, cut
-    /// at its size: a cut character is repaired).
-    private static func text<T>(_ tuple: T) -> String {
-        withUnsafeBytes(of: tuple) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
-    }
-
-    private static func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-        guard let text else { return body(nil) }
-        return text.withCString { body($0) }
-    }
-
-    /// `strings` as a C array of C strings, for the call's duration.
-    private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
-        var copies = strings.map { strdup($0) }
-        defer { for copy in copies { free(copy) } }
-        return copies.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, !buffer.isEmpty else { return body(nil) }
-            return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
-        }
     }
 }

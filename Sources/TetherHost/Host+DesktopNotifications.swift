@@ -1,3 +1,4 @@
+import TetherBus
 import TetherIPC
 import TetherJSON
 import TetherLoop
@@ -20,8 +21,6 @@ extension Host {
             desktop = DesktopNotifier(loop: loop, address: address, onStatus: { status in
                 // Settled states only: what `tether status` then says.
                 if status.state != .connecting { logger.info("\(status.text)") }
-            }, onDropped: { count in
-                logger.warning("desktop notifications: \(count) events from the session bus dropped (more than the host's queue holds at once)")
             }, onSignal: { [unowned self] signal in self.desktopSignal(signal) })
         }
     }

@@ -1,4 +1,4 @@
-import CTetherBus
+import TetherBus
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +18,7 @@ public enum ServiceManagerDelegation {
     }
 
     /// How long each of its three calls may take.
-    static let timeoutMilliseconds: Int32 = 2_000
+    static let timeoutMilliseconds: UInt64 = 2_000
 
     /// The unit the user's manager runs `pid` in; nil with why where there
     /// is no such manager, or it has no unit for `pid`.
@@ -29,14 +29,42 @@ public enum ServiceManagerDelegation {
         case .success(let found): address = found
         case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
         }
-        var name = [CChar](repeating: 0, count: 256)
-        var controlGroup = [CChar](repeating: 0, count: 1_024)
-        var error = [CChar](repeating: 0, count: 512)
-        var delegated: Int32 = 0
-        let found = tether_bus_unit_of_pid(address, UInt32(bitPattern: pid), timeoutMilliseconds, &name, name.count,
-                                           &controlGroup, controlGroup.count, &delegated, &error, error.count)
-        guard found == 1 else { return .failure(Failure(reason: string(error), noManager: found == 0)) }
-        return .success(Unit(name: string(name), controlGroup: string(controlGroup), delegated: delegated != 0))
+        let bus: BlockingBus
+        do {
+            bus = try BlockingBus(address: address)
+        } catch {
+            return .failure(Failure(reason: "no session bus: \(error.reason)", noManager: true))
+        }
+        let manager = "org.freedesktop.systemd1"
+        let path: String
+        do {
+            let answer = try bus.call(destination: manager, path: "/org/freedesktop/systemd1",
+                                      interface: "org.freedesktop.systemd1.Manager", member: "GetUnitByPID",
+                                      [.uint32(UInt32(bitPattern: pid))], timeoutMilliseconds: timeoutMilliseconds)
+            guard let found = answer.first?.stringValue else {
+                return .failure(Failure(reason: "the user's service manager: GetUnitByPID answered nothing", noManager: false))
+            }
+            path = found
+        } catch {
+            // No manager on this bus, or no unit of it holds the pid.
+            return .failure(Failure(reason: "the user's service manager: \(error.reason)", noManager: true))
+        }
+        do {
+            func text(_ interface: String, _ name: String) throws(BusError) -> String {
+                let value = try bus.property(destination: manager, path: path, interface: interface, name: name,
+                                             timeoutMilliseconds: timeoutMilliseconds)
+                guard let text = value.stringValue else { throw BusError("\(name): not a string") }
+                return text
+            }
+            let name = try text("org.freedesktop.systemd1.Unit", "Id")
+            let interface = name.hasSuffix(".scope") ? "org.freedesktop.systemd1.Scope" : "org.freedesktop.systemd1.Service"
+            let delegate = try bus.property(destination: manager, path: path, interface: interface, name: "Delegate",
+                                            timeoutMilliseconds: timeoutMilliseconds)
+            let controlGroup = try text(interface, "ControlGroup")
+            return .success(Unit(name: name, controlGroup: controlGroup, delegated: delegate.boolValue == true))
+        } catch {
+            return .failure(Failure(reason: error.reason, noManager: false))
+        }
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -51,9 +79,5 @@ public enum ServiceManagerDelegation {
     public static func delegates(_ path: String) -> Bool {
         guard case .success(let unit) = unit() else { return false }
         return unit.delegated && unit.controlGroup == path
-    }
-
-    private static func string(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

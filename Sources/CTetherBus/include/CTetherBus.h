@@ -4,88 +4,102 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// D-Bus through GDBus (GIO), loaded at the first call (`dlopen`): the one
-/// D-Bus client of the project (libsecret uses the same GIO). A process
-/// that never calls it never maps GLib, and nothing links it. Calls block,
-/// bounded by their timeout: call them where blocking is allowed (the
-/// notifier below excepted: it never blocks).
+/* D-Bus through sd-bus (libsystemd0), loaded at the first connection
+   (dlopen): the project's one D-Bus client, for the user's service
+   manager, the desktop's notification server, the keyring's Secret
+   Service and IBus. libsystemd0 is on every Debian-family system (apt
+   depends on it) where GLib may not be, and sd-bus runs on any event loop
+   (a descriptor, its events, a timeout, then `process`), so TetherBus
+   drives it on libuv. Its ABI is stable since systemd 221; what Tether
+   uses of it is declared here, so libsystemd-dev is no build dependency.
+   The variadic calls are not used: Swift appends and reads one value at
+   a time. */
 
-/// The unit the service manager on the user's bus at `address` (`systemd --user`,
-/// org.freedesktop.systemd1) runs `pid` in: its name, its control group
-/// and whether it is delegated (`Delegate=`). 1 with those filled in; 0
-/// when there is no such manager or it has no unit for `pid` (with why in
-/// `error`); -1 on any other failure, with why.
-int tether_bus_unit_of_pid(const char *address, unsigned int pid, int timeout_milliseconds, char *unit,
-                           size_t unit_size, char *control_group, size_t control_group_size, int *delegated,
-                           char *error, size_t error_size);
+typedef struct sd_bus sd_bus;
+typedef struct sd_bus_message sd_bus_message;
+typedef struct sd_bus_slot sd_bus_slot;
 
-/// The desktop's notification server (org.freedesktop.Notifications) on
-/// one private connection: made on a thread of its own, never blocking
-/// the caller; replies and signals come back as events, read with
-/// `tether_notifier_next` when `tether_notifier_event_fd` is readable.
-typedef struct tether_notifier tether_notifier;
+/* sd_bus_error's layout. */
+typedef struct tether_bus_error {
+    const char *name;
+    const char *message;
+    int _need_free;
+} tether_bus_error;
 
-enum tether_notifier_event_kind {
-    TETHER_NOTIFIER_CONNECTED = 1,
-    /// The bus could not be reached: `text` says why.
-    TETHER_NOTIFIER_UNREACHABLE,
-    /// A server owns the name: `text` its name, `detail` its version;
-    /// `reason` 1 when it reads body markup.
-    TETHER_NOTIFIER_SERVER,
-    /// No server owns the name (or it left): `text` says why.
-    TETHER_NOTIFIER_NO_SERVER,
-    /// `Notify` of `serial` answered: the notification's `id`.
-    TETHER_NOTIFIER_SHOWN,
-    /// `Notify` of `serial` failed: `text` the error's name, `detail` its message.
-    TETHER_NOTIFIER_FAILED,
-    /// `NotificationClosed(id, reason)`.
-    TETHER_NOTIFIER_CLOSED,
-    /// `ActionInvoked(id, text)`.
-    TETHER_NOTIFIER_ACTION,
+typedef int (*tether_bus_handler)(sd_bus_message *message, void *userdata, tether_bus_error *error);
+
+/* sd_bus_message_get_type's answers. */
+enum {
+    TETHER_BUS_METHOD_CALL = 1,
+    TETHER_BUS_METHOD_RETURN = 2,
+    TETHER_BUS_METHOD_ERROR = 3,
+    TETHER_BUS_SIGNAL = 4,
 };
 
-struct tether_notifier_event {
-    int kind;
-    uint32_t serial;
-    uint32_t id;
-    uint32_t reason;
-    char text[256];
-    char detail[256];
-};
+/* 0 once libsystemd is loaded, else -1 with why (naming the package). */
+int tether_bus_load(char *reason, size_t size);
 
-/// What `Notify` sends. Strings are checked for UTF-8 again here (GLib
-/// aborts on others); `actions` holds `action_count` key, label pairs.
-struct tether_notification {
-    const char *app_name;
-    uint32_t replaces_id;
-    const char *summary;
-    const char *body;
-    const char *const *actions;
-    size_t action_count;
-    /// 0 low, 1 normal, 2 critical; -1 for none.
-    int urgency;
-    /// NULL for none.
-    const char *category;
-    /// Milliseconds; -1 for the server's default, 0 for never.
-    int32_t expire_timeout;
-};
+/* A connection to the bus at `address` (a D-Bus address; an autolaunch:
+   one is refused), as a client of a message bus (Hello sent, and
+   answered while `process` runs). Returns a negative errno on failure. */
+int tether_bus_open(const char *address, sd_bus **bus);
+/* Ends the connection without waiting for what is queued, and frees it. */
+void tether_bus_close(sd_bus *bus);
+int tether_bus_fd(sd_bus *bus);
+/* POLLIN/POLLOUT wanted now. */
+int tether_bus_events(sd_bus *bus);
+/* An absolute CLOCK_MONOTONIC time in microseconds, or UINT64_MAX. */
+int tether_bus_timeout(sd_bus *bus, uint64_t *usec);
+/* Dispatches at most one message: >0 when more may wait, 0 when idle,
+   a negative errno when the connection is gone. */
+int tether_bus_process(sd_bus *bus);
+int tether_bus_is_open(sd_bus *bus);
+int tether_bus_unique_name(sd_bus *bus, const char **name);
 
-/// Starts connecting to the bus at `address` (a D-Bus address; never
-/// autolaunched); NULL with why if it cannot even start.
-tether_notifier *tether_notifier_start(const char *address, char *error, size_t error_size);
-/// Readable while events wait.
-int tether_notifier_event_fd(const tether_notifier *notifier);
-/// Once connected: a duplicate of the bus socket's descriptor (close-on-exec,
-/// the notifier's to close), to watch for its hang-up; -1 before or without one.
-int tether_notifier_bus_fd(tether_notifier *notifier);
-/// The next event: 1 if one was taken, 0 when none is left (the eventfd is then drained).
-int tether_notifier_next(tether_notifier *notifier, struct tether_notifier_event *event);
-/// Events dropped because the owner did not take them (the queue is bounded).
-uint64_t tether_notifier_dropped(tether_notifier *notifier);
-/// Sends `Notify`; its serial (the answer's event carries it), or 0 with why.
-uint32_t tether_notifier_notify(tether_notifier *notifier, const struct tether_notification *notification,
-                                char *error, size_t error_size);
-/// Closes the connection and frees the notifier once nothing uses it.
-void tether_notifier_release(tether_notifier *notifier);
+int tether_bus_new_method_call(sd_bus *bus, sd_bus_message **message, const char *destination, const char *path,
+                               const char *interface, const char *member);
+int tether_bus_new_signal(sd_bus *bus, sd_bus_message **message, const char *path, const char *interface,
+                          const char *member);
+int tether_bus_new_method_return(sd_bus_message *call, sd_bus_message **message);
+int tether_bus_new_method_error(sd_bus_message *call, sd_bus_message **message, const char *name,
+                                const char *text);
+void tether_bus_message_ref(sd_bus_message *message);
+void tether_bus_message_unref(sd_bus_message *message);
+
+/* The answer (or the error) comes to `handler`, within `usec` (0: sd-bus's 25 s). */
+int tether_bus_call_async(sd_bus *bus, sd_bus_slot **slot, sd_bus_message *message, tether_bus_handler handler,
+                          void *userdata, uint64_t usec);
+/* Waits for the answer, at most `usec`: only where blocking is allowed. */
+int tether_bus_call(sd_bus *bus, sd_bus_message *message, uint64_t usec, tether_bus_error *error,
+                    sd_bus_message **reply);
+int tether_bus_send(sd_bus *bus, sd_bus_message *message);
+/* A match rule, its AddMatch sent without waiting. */
+int tether_bus_add_match(sd_bus *bus, sd_bus_slot **slot, const char *match, tether_bus_handler handler,
+                         void *userdata);
+/* Every method call to `path` comes to `handler`: 1 answered, 0 not ours. */
+int tether_bus_add_object(sd_bus *bus, sd_bus_slot **slot, const char *path, tether_bus_handler handler,
+                          void *userdata);
+void tether_bus_slot_unref(sd_bus_slot *slot);
+void tether_bus_error_free(tether_bus_error *error);
+
+int tether_bus_append_basic(sd_bus_message *message, char type, const void *value);
+int tether_bus_open_container(sd_bus_message *message, char type, const char *contents);
+int tether_bus_close_container(sd_bus_message *message);
+/* >0 with the next value's type (and a container's contents), 0 at the end. */
+int tether_bus_peek_type(sd_bus_message *message, char *type, const char **contents);
+int tether_bus_read_basic(sd_bus_message *message, char type, void *value);
+int tether_bus_enter_container(sd_bus_message *message, char type, const char *contents);
+int tether_bus_exit_container(sd_bus_message *message);
+int tether_bus_skip(sd_bus_message *message, const char *types);
+
+uint8_t tether_bus_message_type(sd_bus_message *message);
+const char *tether_bus_message_member(sd_bus_message *message);
+const char *tether_bus_message_interface(sd_bus_message *message);
+const char *tether_bus_message_path(sd_bus_message *message);
+const char *tether_bus_message_sender(sd_bus_message *message);
+const char *tether_bus_message_signature(sd_bus_message *message);
+/* An error answer's name and text (NULL for other messages). */
+const char *tether_bus_message_error_name(sd_bus_message *message);
+const char *tether_bus_message_error_text(sd_bus_message *message);
 
 #endif

@@ -7,11 +7,11 @@ import Glibc
 /// address in `DBUS_SESSION_BUS_ADDRESS`, else the socket at
 /// `$XDG_RUNTIME_DIR/bus` (systemd's user bus). Never autolaunched: with
 /// neither there is no bus, and nothing is started to make one.
-enum SessionBusAddress {
-    static func resolve(_ value: (String) -> String? = ProcessEnvironment.value) -> Result<String, NoBus> {
+public enum SessionBusAddress {
+    public static func resolve(_ value: (String) -> String? = ProcessEnvironment.value) -> Result<String, NoBus> {
         if let address = value("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty {
-            // GIO would start a bus for an autolaunch address, anywhere in
-            // the list (it tries each in turn).
+            // An autolaunch address, anywhere in the list (clients try each
+            // in turn), would start a bus: never.
             guard !address.split(separator: ";").contains(where: { $0.hasPrefix("autolaunch:") }) else {
                 return .failure(NoBus(reason: "DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which Tether never does"))
             }
@@ -38,13 +38,13 @@ enum SessionBusAddress {
         return stat(path, &information) == 0 && information.st_mode & S_IFMT == S_IFSOCK
     }
 
-    struct NoBus: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { reason }
+    public struct NoBus: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
     }
 
     /// A D-Bus address value: bytes outside `[-0-9A-Za-z_/.\*]` as `%XX`.
-    static func escaped(_ value: String) -> String {
+    public static func escaped(_ value: String) -> String {
         var result = ""
         for byte in value.utf8 {
             let character = Character(Unicode.Scalar(byte))

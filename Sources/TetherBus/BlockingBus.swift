@@ -1,0 +1,54 @@
+import CTetherBus
+
+/// A connection used by one thread that may block: calls wait for their
+/// answer, each bounded by its timeout. For questions asked where no loop
+/// runs yet (the host's start, `doctor`); everything else uses
+/// `BusConnection` on the loop.
+public final class BlockingBus {
+    private var bus: OpaquePointer?
+
+    public init(address: String) throws(BusError) {
+        var reason = [CChar](repeating: 0, count: 256)
+        guard tether_bus_load(&reason, reason.count) == 0 else {
+            throw BusError(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        var made: OpaquePointer?
+        let opened = address.withCString { tether_bus_open($0, &made) }
+        guard opened >= 0, let made else { throw BusError.errno(opened, "cannot connect to the bus") }
+        bus = made
+    }
+
+    deinit { tether_bus_close(bus) }
+
+    /// Calls `member` and waits at most `timeoutMilliseconds` for its answer.
+    public func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
+                     timeoutMilliseconds: UInt64) throws(BusError) -> [BusValue] {
+        guard let bus else { throw BusError("the bus connection is closed") }
+        var message: OpaquePointer?
+        let made = tether_bus_new_method_call(bus, &message, destination, path, interface, member)
+        guard made >= 0, let message else { throw BusError.errno(made, "cannot make the call \(member)") }
+        defer { tether_bus_message_unref(message) }
+        try BusCoding.append(arguments, to: message)
+        var error = tether_bus_error(name: nil, message: nil, _need_free: 0)
+        defer { tether_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        let result = tether_bus_call(bus, message, timeoutMilliseconds * 1_000, &error, &reply)
+        guard result >= 0, let reply else {
+            if let name = error.name {
+                throw BusError(name: String(cString: name), error.message.map { String(cString: $0) } ?? String(cString: name))
+            }
+            throw BusError.errno(result, member)
+        }
+        defer { tether_bus_message_unref(reply) }
+        return try BusCoding.readAll(reply)
+    }
+
+    /// A property's value (`org.freedesktop.DBus.Properties.Get`).
+    public func property(destination: String, path: String, interface: String, name: String,
+                         timeoutMilliseconds: UInt64) throws(BusError) -> BusValue {
+        let answer = try call(destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
+                              member: "Get", [.string(interface), .string(name)], timeoutMilliseconds: timeoutMilliseconds)
+        guard let value = answer.first else { throw BusError("\(name): the answer is empty") }
+        return value.unwrapped
+    }
+}
