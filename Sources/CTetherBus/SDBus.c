@@ -31,6 +31,7 @@ static struct {
     int (*send)(sd_bus *, sd_bus_message *, uint64_t *);
     int (*add_match_async)(sd_bus *, sd_bus_slot **, const char *, tether_bus_handler, tether_bus_handler, void *);
     int (*add_object)(sd_bus *, sd_bus_slot **, const char *, tether_bus_handler, void *);
+    int (*add_filter)(sd_bus *, sd_bus_slot **, tether_bus_handler, void *);
     sd_bus_slot *(*slot_unref)(sd_bus_slot *);
     void (*error_free)(tether_bus_error *);
     int (*append_basic)(sd_bus_message *, char, const void *);
@@ -46,6 +47,7 @@ static struct {
     const char *(*get_interface)(sd_bus_message *);
     const char *(*get_path)(sd_bus_message *);
     const char *(*get_sender)(sd_bus_message *);
+    const char *(*get_destination)(sd_bus_message *);
     const char *(*get_signature)(sd_bus_message *, int);
     const tether_bus_error *(*get_error)(sd_bus_message *);
 } sd;
@@ -95,6 +97,7 @@ static void load(void) {
     FIND(send, "sd_bus_send");
     FIND(add_match_async, "sd_bus_add_match_async");
     FIND(add_object, "sd_bus_add_object");
+    FIND(add_filter, "sd_bus_add_filter");
     FIND(slot_unref, "sd_bus_slot_unref");
     FIND(error_free, "sd_bus_error_free");
     FIND(append_basic, "sd_bus_message_append_basic");
@@ -110,6 +113,7 @@ static void load(void) {
     FIND(get_interface, "sd_bus_message_get_interface");
     FIND(get_path, "sd_bus_message_get_path");
     FIND(get_sender, "sd_bus_message_get_sender");
+    FIND(get_destination, "sd_bus_message_get_destination");
     FIND(get_signature, "sd_bus_message_get_signature");
     FIND(get_error, "sd_bus_message_get_error");
     loaded = 0;
@@ -190,6 +194,10 @@ int tether_bus_add_object(sd_bus *bus, sd_bus_slot **slot, const char *path, tet
     return sd.add_object(bus, slot, path, handler, userdata);
 }
 
+int tether_bus_add_filter(sd_bus *bus, sd_bus_slot **slot, tether_bus_handler handler, void *userdata) {
+    return sd.add_filter(bus, slot, handler, userdata);
+}
+
 void tether_bus_slot_unref(sd_bus_slot *slot) { if (slot != NULL) sd.slot_unref(slot); }
 void tether_bus_error_free(tether_bus_error *error) { sd.error_free(error); }
 
@@ -220,6 +228,7 @@ const char *tether_bus_message_member(sd_bus_message *message) { return sd.get_m
 const char *tether_bus_message_interface(sd_bus_message *message) { return sd.get_interface(message); }
 const char *tether_bus_message_path(sd_bus_message *message) { return sd.get_path(message); }
 const char *tether_bus_message_sender(sd_bus_message *message) { return sd.get_sender(message); }
+const char *tether_bus_message_destination(sd_bus_message *message) { return sd.get_destination(message); }
 const char *tether_bus_message_signature(sd_bus_message *message) { return sd.get_signature(message, 1); }
 
 const char *tether_bus_message_error_name(sd_bus_message *message) {

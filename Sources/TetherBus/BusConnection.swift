@@ -19,6 +19,10 @@ public final class BusConnection: @unchecked Sendable {
     private var timer: LoopTimer
     /// What sd-bus's callbacks name (userdata): held while their slots live.
     private var callbacks: [ObjectIdentifier: BusCallback] = [:]
+    /// Exported objects' callbacks by path: also for calls that come with
+    /// no destination (a bus that is itself the peer, as ibus-daemon is),
+    /// which sd-bus's own dispatch leaves unanswered.
+    private var exported: [String: BusCallback] = [:]
     private var dispatching = false
     /// The loop's hold on an open connection.
     private var retained: Unmanaged<BusConnection>?
@@ -53,6 +57,17 @@ public final class BusConnection: @unchecked Sendable {
             throw BusError("cannot watch the bus: \(error)")
         }
         retained = Unmanaged.passRetained(self)
+        let filter = BusCallback()
+        filter.body = { [unowned self] message in self.peerCall(message) }
+        do throws(BusError) {
+            try register(filter) { bus, slot, userdata throws(BusError) in
+                let added = tether_bus_add_filter(bus, &slot, busCallbackEntry, userdata)
+                if added < 0 { throw BusError.errno(added, "cannot watch the bus's messages") }
+            }
+        } catch {
+            close()
+            throw error
+        }
         loop.whenStopping { [weak self] in self?.close() }
         rearm()
     }
@@ -148,6 +163,7 @@ public final class BusConnection: @unchecked Sendable {
             let added = tether_bus_add_object(bus, &slot, path, busCallbackEntry, userdata)
             if added < 0 { throw BusError.errno(added, "cannot export \(path)") }
         }
+        exported[path] = callback
         return BusSubscription(connection: self, callback: callback)
     }
 
@@ -167,9 +183,18 @@ public final class BusConnection: @unchecked Sendable {
 
     func release(_ callback: BusCallback) {
         guard callbacks.removeValue(forKey: ObjectIdentifier(callback)) != nil else { return }
+        if let path = exported.first(where: { $0.value === callback })?.key { exported[path] = nil }
         tether_bus_slot_unref(callback.slot)
         callback.slot = nil
         callback.body = nil
+    }
+
+    /// A method call with no destination, to an exported object: its
+    /// callback's (a filter's answer: 1 taken).
+    private func peerCall(_ message: OpaquePointer) -> Int32 {
+        guard Int(tether_bus_message_type(message)) == TETHER_BUS_METHOD_CALL, tether_bus_message_destination(message) == nil,
+              let path = tether_bus_message_path(message), let callback = exported[String(cString: path)] else { return 0 }
+        return callback.body?(message) ?? 0
     }
 
     private func methodCall(destination: String?, path: String, interface: String?, member: String,
@@ -209,6 +234,7 @@ public final class BusConnection: @unchecked Sendable {
             callback.body = nil
         }
         callbacks = [:]
+        exported = [:]
         watcher?.close()
         watcher = nil
         timer.close()

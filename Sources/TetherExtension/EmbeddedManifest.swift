@@ -7,22 +7,22 @@ import TetherIPC
 /// of the author's. Then the executable names itself after the manifest,
 /// refuses to run in another role, and `EXECUTABLE --manifest` prints the
 /// manifest to install, with its own path as the executable.
-public struct EmbeddedManifest: Sendable {
+struct EmbeddedManifest: Sendable {
     /// The manifest the build plugin embedded in this executable, or nil
     /// when the plugin was not applied to its target.
-    public static let embedded: EmbeddedManifest? = {
+    static let embedded: EmbeddedManifest? = {
         var length = 0
         guard let start = tether_find_embedded_manifest(&length), length > 0 else { return nil }
         return EmbeddedManifest(json: String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self))
     }()
 
     /// The manifest as JSON, as the plugin checked it.
-    public let json: String
+    let json: String
     /// Parsed once; the build already checked it.
     let object: [String: JSONValue]
 
     /// A manifest given as JSON (the plugin generates this call).
-    public init(json: String) {
+    init(json: String) {
         self.json = json
         if let value = try? JSONCodec.parse(Array(json.utf8)), case .object(let object) = value {
             self.object = object

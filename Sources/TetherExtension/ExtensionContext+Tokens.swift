@@ -13,7 +13,7 @@ extension ExtensionContext {
     /// (host-brokered); with no host they refresh themselves, coordinated
     /// with every other process. Notification extensions, and keyboards
     /// with open access, refresh themselves (coordinated).
-    public var refreshPolicy: RefreshPolicy {
+    var refreshPolicy: RefreshPolicy {
         switch identity.role {
         case .widget: .hostBrokered(strict: false)
         case .keyboard: hasOpenAccess ? .coordinated : .hostBrokered(strict: false)

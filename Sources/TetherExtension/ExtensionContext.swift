@@ -54,7 +54,7 @@ public final class ExtensionContext {
     /// Whether a host has answered its hello and it is attached now.
     public var isHostAttached: Bool { link?.isAttached ?? false }
     /// The pid of the host this extension is attached to.
-    public var hostPID: Int32? { link?.hostPID }
+    var hostPID: Int32? { link?.hostPID }
 
     /// The group's shared files; read-only without open access.
     public var container: SharedContainer {

@@ -23,7 +23,7 @@ public struct ExtensionIdentity: Sendable {
     let hostLink: Int32?
     /// The host that started this process, if one did. Such an extension
     /// ends with its host; one started by hand outlives hosts and re-attaches.
-    public let parentHostPID: Int32?
+    let parentHostPID: Int32?
     /// Open access as far as this process knows before the host answers.
     public let openAccess: Bool
     /// The command-line arguments left after the SDK's own options.

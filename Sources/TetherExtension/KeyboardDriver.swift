@@ -70,8 +70,30 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
             startReading()
         case .incompatible:
             break
-        case .message(let method, _, let respond):
-            if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
+        case .message(let method, let params, let respond):
+            switch method {
+            case KeyboardProtocol.key.name:
+                let press: KeyPress
+                do throws(RPCError) { press = try KeyPress(wire: params) } catch { return respond(.failure(error)) }
+                key(press, respond: respond)
+            case KeyboardProtocol.focus.name, HostNotification.stopping:
+                // Nothing is kept between keys: each key brings its field's context.
+                break
+            default:
+                respond(.failure(.methodNotFound(method)))
+            }
+        }
+    }
+
+    /// One key of the focused field: its own proxy, whose edits go back with
+    /// the answer. Keys come one at a time; one whose handling outlives its
+    /// deadline was answered by the host already, and its edits are dropped there.
+    private func key(_ press: KeyPress, respond: @escaping RPCConnection.Respond) {
+        let proxy = TextDocumentProxy(press.document)
+        let event = KeyEvent(characters: press.text ?? "", keyCode: press.keyval)
+        ExtensionActor.task { [self] in
+            let handled = await keyboard.handle(event, with: proxy, in: context)
+            respond(.success(KeyAnswer(handled: handled, edits: handled ? proxy.edits : []).wire))
         }
     }
 }

@@ -13,10 +13,6 @@ import TetherIPC
 public protocol NotificationService {
     /// Made once, before the first notification.
     init()
-    /// The manifest this executable was built with: by default the one the
-    /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
-    /// without the plugin.
-    static var manifest: EmbeddedManifest? { get }
     /// How long a rewrite may take, unless the push sets its own budget.
     static var timeBudget: Duration { get }
     /// The notification rewritten, within `request.budget`; past it the
@@ -33,8 +29,6 @@ public protocol NotificationService {
 extension NotificationService {
     public static var timeBudget: Duration { .seconds(30) }
 
-    public static var manifest: EmbeddedManifest? { .embedded }
-
     public func timeWillExpire(_ request: NotificationRequest, in context: ExtensionContext) -> NotificationContent? { nil }
 
     public func didReceiveResponse(_ response: NotificationResponse, in context: ExtensionContext) {}
@@ -42,7 +36,7 @@ extension NotificationService {
     /// Runs the service: attaches to a host and answers its pushes until
     /// it ends. `@main` calls it.
     public nonisolated static func main() {
-        ExtensionMain.run(role: .notification, manifest: { Self.manifest }) { context in
+        ExtensionMain.run(role: .notification, manifest: { EmbeddedManifest.embedded }) { context in
             NotificationDriver(service: Self(), context: context, budget: Self.timeBudget)
         }
     }

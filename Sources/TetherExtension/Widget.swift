@@ -20,10 +20,6 @@ import TetherIPC
 public protocol Widget {
     /// Made once, before the first timeline.
     init()
-    /// The manifest this executable was built with: by default the one the
-    /// TetherManifest plugin embedded (`EmbeddedManifest.embedded`), or nil
-    /// without the plugin.
-    static var manifest: EmbeddedManifest? { get }
     /// The timeline to show now, and when to ask again; a thrown error is
     /// logged and the previous timeline stays.
     func timeline(for reason: ReloadReason, in context: ExtensionContext) async throws -> Timeline
@@ -35,11 +31,9 @@ public protocol Widget {
 extension Widget {
     public func reloads(forChangedDefaults keys: [String]) -> Bool { true }
 
-    public static var manifest: EmbeddedManifest? { .embedded }
-
     /// Runs the widget: attaches to a host, confines itself when started
     /// by hand, and answers reloads until it ends. `@main` calls it.
     public nonisolated static func main() {
-        ExtensionMain.run(role: .widget, manifest: { Self.manifest }) { context in WidgetDriver(widget: Self(), context: context) }
+        ExtensionMain.run(role: .widget, manifest: { EmbeddedManifest.embedded }) { context in WidgetDriver(widget: Self(), context: context) }
     }
 }

@@ -26,6 +26,7 @@ extension Host {
         credentialsWatcher?.close()
         credentialsWatcher = nil
         stopDesktopNotifications()
+        stopInputMethod()
         for (_, lock) in features { lock.release() }
         features.removeAll()
         server?.broadcast(HostNotification.stopping)

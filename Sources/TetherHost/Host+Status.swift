@@ -23,7 +23,7 @@ extension Host {
             maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
-            desktopNotifications: desktopStatus)
+            desktopNotifications: desktopStatus, inputMethod: inputMethodStatus)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.

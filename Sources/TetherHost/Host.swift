@@ -103,6 +103,8 @@ public final class Host: @unchecked Sendable {
     /// Why nothing is shown, without a bus.
     var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
     var notificationIdentities = NotificationIdentities()
+    /// The keyboards as IBus engines, when the host has keyboards.
+    var inputMethod: InputMethodBridge?
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -190,6 +192,7 @@ public final class Host: @unchecked Sendable {
         }
         startedAt = loop.now
         startDesktopNotifications()
+        startInputMethod()
         // Before the reaper: a process left in the delegated cgroup would
         // keep its controllers off.
         let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
@@ -259,7 +262,7 @@ public final class Host: @unchecked Sendable {
         // Unix-socket services are not passed on: a confined extension
         // should not be pointed at a door out (the README's sandbox limits).
         let withheld = Set(["NOTIFY_SOCKET", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY",
-                            "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"] + SocketActivation.variables + ServiceWatchdog.variables)
+                            "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "IBUS_ADDRESS", "IBUS_ADDRESS_FILE"] + SocketActivation.variables + ServiceWatchdog.variables)
         for key in environment.keys where key.hasPrefix("TETHER_") || withheld.contains(key) {
             environment.removeValue(forKey: key)
         }

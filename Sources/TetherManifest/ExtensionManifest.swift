@@ -50,6 +50,12 @@ public struct ExtensionManifest: Sendable, Equatable {
     /// Notification role: whether what it delivers is shown on the desktop
     /// (org.freedesktop.Notifications); false for one that shows it itself.
     public var showOnDesktop: Bool
+    /// The name people see (an input method's list of keyboards); nil:
+    /// the name.
+    public var displayName: String?
+    /// Keyboard role: the language it types (`en`, `de_CH`), for the input
+    /// method's list; nil for none said.
+    public var language: String?
     /// The manifest file this came from.
     public var source: String
 
@@ -59,7 +65,7 @@ public struct ExtensionManifest: Sendable, Equatable {
                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
                 noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
                 memoryLimitMiB: Int?? = nil, diskLimitMiB: Int = ExtensionManifest.defaultDiskLimitMiB,
-                showOnDesktop: Bool = true, source: String) {
+                showOnDesktop: Bool = true, displayName: String? = nil, language: String? = nil, source: String) {
         self.name = name
         self.role = role
         self.executable = executable
@@ -73,6 +79,8 @@ public struct ExtensionManifest: Sendable, Equatable {
         self.memoryLimitMiB = memoryLimitMiB ?? role.defaultMemoryLimitMiB
         self.diskLimitMiB = diskLimitMiB
         self.showOnDesktop = showOnDesktop
+        self.displayName = displayName
+        self.language = language
         self.source = source
     }
 
@@ -92,7 +100,8 @@ public struct ExtensionManifest: Sendable, Equatable {
             throw ManifestError(file: path, field: nil, problem: "is not valid JSON")
         }
         let known: Set = ["name", "role", "executable", "arguments", "restart", "openAccess", "activation",
-                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB", "diskLimitMiB", "showOnDesktop"]
+                          "idleTimeout", "watchdog", "noRestartExitCodes", "memoryLimitMiB", "diskLimitMiB", "showOnDesktop",
+                          "displayName", "language"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ManifestError(file: path, field: unknown,
                                 problem: "is not a manifest field; use \(known.sorted().joined(separator: ", "))")
@@ -197,11 +206,41 @@ public struct ExtensionManifest: Sendable, Equatable {
             }
             showOnDesktop = flag
         }
+        var displayName: String?
+        if let value = object["displayName"] {
+            guard let text = value.stringValue, (1...64).contains(text.utf8.count),
+                  !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ManifestError(file: path, field: "displayName", problem: "must be text of 1 to 64 bytes, no control characters")
+            }
+            displayName = text
+        }
+        var language: String?
+        if let value = object["language"] {
+            guard role == .keyboard else {
+                throw ManifestError(file: path, field: "language", problem: "applies only to the keyboard role")
+            }
+            guard let text = value.stringValue, isLanguage(text) else {
+                throw ManifestError(file: path, field: "language", problem: "must be a language code such as en or de_CH")
+            }
+            language = text
+        }
         return ExtensionManifest(name: name, role: role, executable: executable, arguments: arguments,
                                  restart: restart, openAccess: openAccess, activation: activation,
                                  idleTimeoutMilliseconds: idleTimeout, watchdogMilliseconds: watchdog,
                                  noRestartExitCodes: noRestart, memoryLimitMiB: .some(memoryLimit),
-                                 diskLimitMiB: diskLimit, showOnDesktop: showOnDesktop, source: path)
+                                 diskLimitMiB: diskLimit, showOnDesktop: showOnDesktop, displayName: displayName,
+                                 language: language, source: path)
+    }
+
+    /// `ll`, `lll`, or either with `_` or `-` and a region or script (2 to 8 letters or digits).
+    private static func isLanguage(_ text: String) -> Bool {
+        let parts = text.split(separator: "_", maxSplits: 1, omittingEmptySubsequences: false)
+            .flatMap { $0.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false) }
+        guard (1...2).contains(parts.count), (2...3).contains(parts[0].count),
+              parts[0].unicodeScalars.allSatisfy({ ("a"..."z").contains($0) }) else { return false }
+        guard parts.count == 2 else { return true }
+        return (2...8).contains(parts[1].count)
+            && parts[1].unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
     }
 
     /// A duration in seconds (fractions allowed) as milliseconds; nil unless 0...86400.
@@ -225,6 +264,8 @@ public struct ExtensionManifest: Sendable, Equatable {
         // Only on-demand extensions have one: `parse` refuses it elsewhere.
         if activation == .onDemand { object["idleTimeout"] = .double(Double(idleTimeoutMilliseconds) / 1000) }
         if role == .notification { object["showOnDesktop"] = .bool(showOnDesktop) }
+        if let displayName { object["displayName"] = .string(displayName) }
+        if let language { object["language"] = .string(language) }
         return .object(object)
     }
 }

@@ -27,5 +27,6 @@ struct Status: ParsableCommand {
         let features = status.features
         output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
         output(PrintableText.escaped(status.desktopNotifications.text))
+        output(PrintableText.escaped(status.inputMethod.text))
     }
 }

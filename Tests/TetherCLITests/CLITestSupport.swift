@@ -6,10 +6,12 @@ import TetherTestSupport
 struct TestGroup {
     let dir: TemporaryDirectory
     var path: String { dir.group }
-    /// What every tether this group runs gets: by default no session bus,
-    /// so no test touches the keyring of whoever runs the tests; a keyring
-    /// test gives its own (`SecretService.environment`).
-    var environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tether-tests"]
+    /// What every tether this group runs gets: by default no session bus
+    /// and no ibus-daemon, so no test touches the keyring or the input
+    /// method of whoever runs the tests; a keyring or desktop test gives
+    /// its own (`SecretService.environment`, `InputMethodSession.environment`).
+    var environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tether-tests",
+                       "IBUS_ADDRESS": "unix:path=/nonexistent/tether-tests"]
 
     init() throws { dir = try TemporaryDirectory("tether-cli") }
 

@@ -11,7 +11,7 @@ public final class DesktopSession: @unchecked Sendable {
     public let address: String
     public let display: String
     private let bus: PrivateBus
-    private let server: TestProcess
+    private let screen: PrivateDisplay
     private var dunst: TestProcess?
     private let home: String, runtime: String, xauthority: String, dunstrc: String
 
@@ -31,7 +31,6 @@ public final class DesktopSession: @unchecked Sendable {
         directory = try TemporaryDirectory("tether-desktop")
         home = directory.path + "/home"
         runtime = directory.path + "/run"
-        xauthority = directory.path + "/Xauthority"
         dunstrc = directory.path + "/dunstrc"
         for made in [home + "/.config", runtime] {
             try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true,
@@ -39,18 +38,9 @@ public final class DesktopSession: @unchecked Sendable {
         }
         bus = try PrivateBus(in: directory.path)
         address = bus.address
-        // The display's cookie: the server reads every cookie in the file
-        // it is given; clients find theirs by display, added once known.
-        let cookie = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-        guard try runCommand("/usr/bin/env", ["xauth", "-f", xauthority, "add", ":0", "MIT-MAGIC-COOKIE-1", cookie]).status == 0
-        else { throw SpawnFailed(description: "xauth cannot write \(xauthority)") }
-        server = try TestProcess("Xvfb", ["-displayfd", "1", "-auth", xauthority, "-nolisten", "tcp", "-screen", "0", "800x600x24"])
-        guard let number = try server.readLine(timeout: 30), !number.isEmpty else {
-            throw SpawnFailed(description: "Xvfb printed no display number")
-        }
-        display = ":" + number
-        guard try runCommand("/usr/bin/env", ["xauth", "-f", xauthority, "add", display, "MIT-MAGIC-COOKIE-1", cookie]).status == 0
-        else { throw SpawnFailed(description: "xauth cannot add \(display)") }
+        screen = try PrivateDisplay(in: directory.path)
+        display = screen.display
+        xauthority = screen.xauthority
         // No idle rule (Xvfb has no user to be idle), so expiries run;
         // its defaults otherwise.
         try writeFile(dunstrc, "[global]\n    idle_threshold = 0\n    history_length = 100\n    markup = \(markup)\n")
@@ -151,7 +141,7 @@ public final class DesktopSession: @unchecked Sendable {
 
     deinit {
         dunst?.stopAlways()
-        server.stopAlways()
+        screen.stopAlways()
         bus.stopAlways()
     }
 }

@@ -79,6 +79,8 @@ int tether_bus_add_match(sd_bus *bus, sd_bus_slot **slot, const char *match, tet
 /* Every method call to `path` comes to `handler`: 1 answered, 0 not ours. */
 int tether_bus_add_object(sd_bus *bus, sd_bus_slot **slot, const char *path, tether_bus_handler handler,
                           void *userdata);
+/* Every incoming message comes to `handler` first: 1 taken, 0 not. */
+int tether_bus_add_filter(sd_bus *bus, sd_bus_slot **slot, tether_bus_handler handler, void *userdata);
 void tether_bus_slot_unref(sd_bus_slot *slot);
 void tether_bus_error_free(tether_bus_error *error);
 
@@ -97,6 +99,7 @@ const char *tether_bus_message_member(sd_bus_message *message);
 const char *tether_bus_message_interface(sd_bus_message *message);
 const char *tether_bus_message_path(sd_bus_message *message);
 const char *tether_bus_message_sender(sd_bus_message *message);
+const char *tether_bus_message_destination(sd_bus_message *message);
 const char *tether_bus_message_signature(sd_bus_message *message);
 /* An error answer's name and text (NULL for other messages). */
 const char *tether_bus_message_error_name(sd_bus_message *message);

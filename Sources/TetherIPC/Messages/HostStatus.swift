@@ -24,11 +24,14 @@ public struct HostStatus: Sendable, Equatable {
     public var droppedLogLines: Int
     /// Whether delivered pushes are shown on the desktop, and why not.
     public var desktopNotifications: DesktopNotificationsStatus
+    /// Whether the keyboards are input methods (IBus engines), and why not.
+    public var inputMethod: InputMethodStatus
 
     public init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
-                desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off)) {
+                desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
+                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards)) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
@@ -44,6 +47,7 @@ public struct HostStatus: Sendable, Equatable {
         self.evictedConnections = evictedConnections
         self.droppedLogLines = droppedLogLines
         self.desktopNotifications = desktopNotifications
+        self.inputMethod = inputMethod
     }
 
     private enum Field {
@@ -52,7 +56,7 @@ public struct HostStatus: Sendable, Equatable {
         static let extensionLinks = "extensionLinks", limits = "limits", maximumConnections = "maximumConnections"
         static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
         static let evictedConnections = "evictedConnections", droppedLogLines = "droppedLogLines"
-        static let desktopNotifications = "desktopNotifications"
+        static let desktopNotifications = "desktopNotifications", inputMethod = "inputMethod"
     }
 
     /// Read leniently, as a client reads a host of another release: what
@@ -69,7 +73,8 @@ public struct HostStatus: Sendable, Equatable {
                   maximumConnections: int(limits?[Field.maximumConnections]),
                   replyBudgetBytes: int(limits?[Field.replyBudgetBytes]), maximumFeatures: int(limits?[Field.maximumFeatures]),
                   evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]),
-                  desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]))
+                  desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]),
+                  inputMethod: InputMethodStatus(json: json[Field.inputMethod]))
     }
 
     public var json: JSONValue {
@@ -80,6 +85,6 @@ public struct HostStatus: Sendable, Equatable {
          Field.limits: [Field.maximumConnections: .integer(maximumConnections),
                         Field.replyBudgetBytes: .integer(replyBudgetBytes), Field.maximumFeatures: .integer(maximumFeatures)],
          Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines),
-         Field.desktopNotifications: desktopNotifications.json]
+         Field.desktopNotifications: desktopNotifications.json, Field.inputMethod: inputMethod.json]
     }
 }

@@ -1,0 +1,197 @@
+import TetherJSON
+
+/// The keyboard's messages: how a keyboard extension is an input method.
+/// The host (IBus's engine) hands each key of the focused field to the
+/// keyboard with the field's text around the cursor; the keyboard answers
+/// whether it took the key and what it did to the text. Only the focused
+/// field's keys and context ever reach a keyboard, never a password's.
+public enum KeyboardProtocol {
+    /// One key: `KeyPress` → `KeyAnswer`. Unanswered within
+    /// `answerMilliseconds` of its arrival, the key goes to the
+    /// application as if no keyboard were there, and a late answer is dropped.
+    public static let key = MethodDescriptor<KeyPress, KeyAnswer>("keyboard.key", sender: .host(toRole: "keyboard"))
+    /// A field took focus (with its kind) or lost it: the keyboard drops
+    /// what it knew of the text.
+    public static let focus = NotificationDescriptor<KeyboardFocus>("keyboard.focus", sender: .host(toRole: "keyboard"))
+    /// How long a key waits for the keyboard's answer.
+    public static let answerMilliseconds: UInt64 = 100
+    /// The context each side of the cursor a keyboard is given, in characters.
+    public static let contextCharacters = 300
+}
+
+/// What kind of text a field takes (IBus's content purpose, iOS's keyboard
+/// type). Password and PIN fields have none: no keyboard sees them.
+public enum FieldKind: String, Sendable, Equatable, CaseIterable {
+    case text, number, phone, email, url, name, terminal
+}
+
+/// The focused field's text around the cursor, capped to
+/// `KeyboardProtocol.contextCharacters` each side.
+public struct DocumentContext: Sendable, Equatable {
+    public var kind: FieldKind
+    public var before: String
+    public var after: String
+    public var selected: String
+
+    public init(kind: FieldKind = .text, before: String = "", after: String = "", selected: String = "") {
+        self.kind = kind
+        self.before = String(before.suffix(KeyboardProtocol.contextCharacters))
+        self.after = String(after.prefix(KeyboardProtocol.contextCharacters))
+        self.selected = String(selected.prefix(KeyboardProtocol.contextCharacters))
+    }
+
+    init(wire: JSONValue?) throws(RPCError) {
+        guard let object = wire, case .object = object else { throw .invalidParams("\"document\" must be an object") }
+        guard let kind = FieldKind(rawValue: object["kind"]?.stringValue ?? "") else {
+            throw .invalidParams("\"kind\" must be one of \(FieldKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.init(kind: kind, before: object["before"]?.stringValue ?? "", after: object["after"]?.stringValue ?? "",
+                  selected: object["selected"]?.stringValue ?? "")
+    }
+
+    var wire: JSONValue {
+        .object(["kind": .string(kind.rawValue), "before": .string(before), "after": .string(after),
+                 "selected": .string(selected)])
+    }
+}
+
+/// `keyboard.key`'s params: the key (X11 keysym, evdev code, modifier
+/// bits as IBus gives them, and the text it types, if any) and the field.
+public struct KeyPress: WireMessage, Equatable {
+    public var keyval: UInt32
+    public var keycode: UInt32
+    public var modifiers: UInt32
+    /// The character the key types, nil for a key that types none.
+    public var text: String?
+    public var document: DocumentContext
+
+    public init(keyval: UInt32, keycode: UInt32, modifiers: UInt32, text: String?, document: DocumentContext) {
+        self.keyval = keyval
+        self.keycode = keycode
+        self.modifiers = modifiers
+        self.text = text
+        self.document = document
+    }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        func number(_ field: String) throws(RPCError) -> UInt32 {
+            guard let value = wire?[field]?.uint64Value, let number = UInt32(exactly: value) else {
+                throw .invalidParams("\"\(field)\" must be an unsigned 32-bit number")
+            }
+            return number
+        }
+        self.init(keyval: try number("keyval"), keycode: try number("keycode"), modifiers: try number("modifiers"),
+                  text: wire?["text"]?.stringValue, document: try DocumentContext(wire: wire?["document"]))
+    }
+
+    public var wire: JSONValue {
+        var object: [String: JSONValue] = ["keyval": .number(JSONNumber(keyval)), "keycode": .number(JSONNumber(keycode)),
+                                           "modifiers": .number(JSONNumber(modifiers)), "document": document.wire]
+        if let text { object["text"] = .string(text) }
+        return .object(object)
+    }
+}
+
+/// What a keyboard does to the focused field (iOS's text document proxy).
+public enum TextEdit: Sendable, Equatable {
+    case insert(String)
+    /// Characters before the cursor.
+    case deleteBackward(Int)
+    /// The cursor moves by characters (negative: back).
+    case adjust(Int)
+    /// Marked (composing) text replaces the marked text there is.
+    case mark(String)
+    /// The marked text becomes ordinary text.
+    case unmark
+
+    /// What one answer may do: a key is a key, not a document.
+    public static let maximumEdits = 64, maximumTextBytes = 4_096, maximumCount = 1_024
+
+    init(wire: JSONValue) throws(RPCError) {
+        func count(_ value: JSONValue, _ field: String, signed: Bool) throws(RPCError) -> Int {
+            guard let number = value.intValue, abs(number) <= Self.maximumCount, signed || number >= 0 else {
+                throw .invalidParams("\"\(field)\" must be a\(signed ? "n" : " non-negative") integer within \(Self.maximumCount)")
+            }
+            return number
+        }
+        if let text = wire["insert"]?.stringValue {
+            self = .insert(text)
+        } else if let value = wire["deleteBackward"] {
+            self = .deleteBackward(try count(value, "deleteBackward", signed: false))
+        } else if let value = wire["adjust"] {
+            self = .adjust(try count(value, "adjust", signed: true))
+        } else if let text = wire["mark"]?.stringValue {
+            self = .mark(text)
+        } else if wire["unmark"]?.boolValue == true {
+            self = .unmark
+        } else {
+            throw .invalidParams("an edit must be one of insert, deleteBackward, adjust, mark, unmark")
+        }
+    }
+
+    var wire: JSONValue {
+        switch self {
+        case .insert(let text): .object(["insert": .string(text)])
+        case .deleteBackward(let count): .object(["deleteBackward": .number(JSONNumber(count))])
+        case .adjust(let offset): .object(["adjust": .number(JSONNumber(offset))])
+        case .mark(let text): .object(["mark": .string(text)])
+        case .unmark: .object(["unmark": .bool(true)])
+        }
+    }
+}
+
+/// `keyboard.key`'s answer: whether the keyboard took the key (false: the
+/// application gets it), and its edits, applied in order, all or none.
+public struct KeyAnswer: WireMessage, Equatable {
+    public var handled: Bool
+    public var edits: [TextEdit]
+
+    public init(handled: Bool, edits: [TextEdit] = []) {
+        self.handled = handled
+        self.edits = edits
+    }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let handled = wire?["handled"]?.boolValue else { throw .invalidParams("\"handled\" must be a boolean") }
+        let list = wire?["edits"]
+        guard list == nil || list?.arrayValue != nil else { throw .invalidParams("\"edits\" must be an array") }
+        let items = list?.arrayValue ?? []
+        guard items.count <= TextEdit.maximumEdits else {
+            throw .invalidParams("\(items.count) edits; at most \(TextEdit.maximumEdits) for one key")
+        }
+        var edits: [TextEdit] = []
+        var bytes = 0
+        for item in items {
+            let edit = try TextEdit(wire: item)
+            if case .insert(let text) = edit { bytes += text.utf8.count }
+            if case .mark(let text) = edit { bytes += text.utf8.count }
+            guard bytes <= TextEdit.maximumTextBytes else {
+                throw .invalidParams("the edits insert more than \(TextEdit.maximumTextBytes) bytes for one key")
+            }
+            edits.append(edit)
+        }
+        self.init(handled: handled, edits: edits)
+    }
+
+    public var wire: JSONValue {
+        .object(["handled": .bool(handled), "edits": .array(edits.map(\.wire))])
+    }
+}
+
+/// `keyboard.focus`'s params: a field took focus (its kind), or none has it.
+public struct KeyboardFocus: WireMessage, Equatable {
+    /// nil: the field lost focus.
+    public var kind: FieldKind?
+
+    public init(kind: FieldKind?) { self.kind = kind }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let focused = wire?["focused"]?.boolValue else { throw .invalidParams("\"focused\" must be a boolean") }
+        kind = focused ? FieldKind(rawValue: wire?["kind"]?.stringValue ?? "") ?? .text : nil
+    }
+
+    public var wire: JSONValue {
+        guard let kind else { return .object(["focused": .bool(false)]) }
+        return .object(["focused": .bool(true), "kind": .string(kind.rawValue)])
+    }
+}

@@ -1,0 +1,75 @@
+import TetherJSON
+
+/// A message as it crosses the wire: read from a request's params (refused
+/// with the field at fault) and written as JSON. JSON stays at this edge:
+/// the host, the SDK and the CLI handle the typed values.
+public protocol WireMessage: Sendable {
+    init(wire: JSONValue?) throws(RPCError)
+    var wire: JSONValue { get }
+}
+
+/// Who may send a method's requests or a notification.
+public enum MethodSender: Sendable, Equatable {
+    /// The host, to its extensions of `role` (a manifest's role name).
+    case host(toRole: String)
+    /// An extension of `role` (nil: any), to the host.
+    case extensionOf(role: String?)
+    /// Any client of the host's socket.
+    case client
+}
+
+/// One method, described once (name, parameters, answer, who calls it) and
+/// shared by the host, the SDK, the CLI and the tests, as grpc-swift's
+/// `MethodDescriptor` is: callers call with the types and get typed answers.
+public struct MethodDescriptor<Parameters: WireMessage, Answer: WireMessage>: Sendable {
+    public let name: String
+    public let sender: MethodSender
+
+    public init(_ name: String, sender: MethodSender) {
+        self.name = name
+        self.sender = sender
+    }
+}
+
+/// One notification (a message nobody answers), described once.
+public struct NotificationDescriptor<Parameters: WireMessage>: Sendable {
+    public let name: String
+    public let sender: MethodSender
+
+    public init(_ name: String, sender: MethodSender) {
+        self.name = name
+        self.sender = sender
+    }
+}
+
+/// No parameters, or an empty answer: `{}`.
+public struct NoFields: WireMessage, Equatable {
+    public init() {}
+    public init(wire: JSONValue?) throws(RPCError) {}
+    public var wire: JSONValue { .object([:]) }
+}
+
+extension RPCConnection {
+    /// Calls `method`; `done` gets its answer read as `Answer`, or why not.
+    @discardableResult
+    public func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
+                                         _ done: @escaping (Result<Answer, RPCError>) -> Void) -> JSONValue {
+        call(method.name, parameters.wire) { result in
+            switch result {
+            case .success(let json):
+                do throws(RPCError) {
+                    done(.success(try Answer(wire: json)))
+                } catch {
+                    done(.failure(error))
+                }
+            case .failure(let error):
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// Sends `notification`.
+    public func notify<Parameters>(_ notification: NotificationDescriptor<Parameters>, _ parameters: Parameters) {
+        notify(notification.name, parameters.wire)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+/// Keyboards as input methods on a desktop of the test's own (Xvfb, a
+/// private bus, ibus-daemon, GTK3 entries, keys from xdotool): the example
+/// keyboard's shortcut, a password's keys kept from every keyboard, hostile
+/// keyboards that cost the typist nothing, and a daemon restarted.
+@Suite(.timed) struct InputMethodTests {
+    /// A host whose extension `name` is `manifest`'s keyboard, attached and
+    /// registered as an engine, selected in `session`.
+    func withKeyboardHost<T>(_ session: InputMethodSession, name: String, executable: String, arguments: [String] = [],
+                             extra: String = "", _ body: (HostFixture, TestProcess) throws -> T) throws -> T {
+        let fixture = try HostFixture()
+        let list = arguments.map { "\"\($0)\"" }.joined(separator: ",")
+        try writeFile("\(fixture.extensions)/\(name).extension.json",
+                      #"{"name":"\#(name)","role":"keyboard","executable":"\#(executable)","arguments":[\#(list)]\#(extra)}"#)
+        // The session's HOME and display: the host finds the test's ibus-daemon, and no other.
+        var environment = session.environment
+        environment["IBUS_ADDRESS"] = ""
+        return try fixture.withHost(environment: environment) { host in
+            var missing = ["input method: IBus engines tether:\(name)", "[\(name)] attached to host pid"]
+            while !missing.isEmpty {
+                let line = try #require(try host.readLine(timeout: 30), "the host ended before saying \(missing)")
+                missing.removeAll { line.hasPrefix($0) }
+            }
+            try session.select("tether:\(name)")
+            return try body(fixture, host)
+        }
+    }
+
+    @Test func theExampleKeyboardTypesTheRecordingStateIntoAGTKEntry() throws {
+        let session = try InputMethodSession()
+        try withKeyboardHost(session, name: "kb", executable: exampleExecutable("example-keyboard")) { fixture, _ in
+            let entry = try session.entry()
+            try entry.type("hi ;rec ")
+            try entry.waitForText("hi recording off ")
+            // The app's recording runs: the same shortcut says so.
+            let recording = try startTether(fixture.group.withGroup(["hold", "feature", "recording", "--", "sleep", "600"]),
+                                            environment: fixture.group.environment)
+            defer { recording.stopAlways() }
+            try waitFor("the recording feature", timeout: 20) {
+                (try? fixture.group.run(["probe", "feature", "recording"]))?.status == 0
+            }
+            try entry.type("ok ;rec ")
+            try entry.waitForText("hi recording off ok recording on ")
+            #expect(try entry.close() == "hi recording off ok recording on ", "nothing typed twice after the last look")
+        }
+    }
+
+    /// A password entry's keys go to it unchanged and no keyboard hears of
+    /// them; an ordinary entry's do, with at most 300 characters of context.
+    @Test func aPasswordEntryKeepsItsKeysFromTheKeyboard() throws {
+        let session = try InputMethodSession()
+        try withKeyboardHost(session, name: "logger", executable: exampleExecutable("SDKFixture"),
+                             arguments: ["key-logging-keyboard"]) { _, host in
+            let password = try session.entry(password: true)
+            try password.type("pw;rec ")
+            try password.waitForText("pw;rec ")
+            #expect(try password.close() == "pw;rec ")
+            let entry = try session.entry()
+            try entry.type(String(repeating: "a", count: 310) + "b", delay: 2)
+            try entry.waitForText(String(repeating: "a", count: 310) + "b")
+            var keys: [String] = []
+            while keys.last?.contains("key 'b'") != true {
+                let line = try #require(try host.readLine(timeout: 30), "the keyboard never said key 'b'")
+                if line.hasPrefix("[logger] key ") { keys.append(line) }
+            }
+            #expect(keys.count == 311, "every ordinary key, and none of the password's: \(keys.prefix(3))")
+            #expect(keys.allSatisfy { !$0.contains("'p'") && !$0.contains("'w'") && !$0.contains("';'") })
+            #expect(keys.first?.contains("in a text field after '' (0 characters)") == true, "\(keys.first ?? "")")
+            #expect(keys.last?.hasSuffix("(300 characters)") == true, "the context is capped: \(keys.last ?? "")")
+        }
+    }
+
+    /// A keyboard that answers late, one that dies mid-word, one that floods
+    /// a key with insertions: the application gets every key once, in order.
+    @Test(arguments: ["late-keyboard", "crashing-keyboard", "flooding-keyboard"])
+    func aHostileKeyboardCostsTheTypistNothing(_ behaviour: String) throws {
+        let session = try InputMethodSession()
+        try withKeyboardHost(session, name: "hostile", executable: exampleExecutable("SDKFixture"),
+                             arguments: [behaviour]) { _, _ in
+            let entry = try session.entry()
+            try entry.type("hello world")
+            try entry.waitForText("hello world")
+            #expect(try entry.close() == "hello world")
+        }
+    }
+
+    /// ibus-daemon restarted (a new login, a crash): the host registers its
+    /// engines with the new one, and the keyboard types again.
+    @Test func aRestartedDaemonGetsTheEnginesAgain() throws {
+        let session = try InputMethodSession()
+        try withKeyboardHost(session, name: "kb", executable: exampleExecutable("example-keyboard")) { fixture, host in
+            try session.stopDaemon()
+            _ = try host.expectLineStarting("input method: not reachable: no ibus-daemon answers")
+            #expect(try fixture.group.run(["status"]).stdout.contains("input method: not reachable"))
+            try session.startDaemon()
+            _ = try host.expectLineStarting("input method: IBus engines tether:kb")
+            try session.select("tether:kb")
+            let entry = try session.entry()
+            try entry.type("x ;rec ")
+            try entry.waitForText("x recording off ")
+        }
+    }
+}
