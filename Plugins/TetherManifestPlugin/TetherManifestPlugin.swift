@@ -2,7 +2,7 @@ import Foundation
 import PackagePlugin
 
 /// Checks an extension target's manifest (`NAME.extension.json` in its
-/// source directory) at build time and embeds it as `EmbeddedManifest.built`.
+/// source directory) at build time and embeds it in the executable, where the SDK finds it.
 /// A malformed manifest fails the build with one line naming the file and
 /// the field; the host applies the same rules when it loads a manifest.
 @main

@@ -89,9 +89,9 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
     /// the answer. Keys come one at a time; one whose handling outlives its
     /// deadline was answered by the host already, and its edits are dropped there.
     private func key(_ press: KeyPress, respond: @escaping RPCConnection.Respond) {
-        let proxy = TextDocumentProxy(press.document)
         let event = KeyEvent(characters: press.text ?? "", keyCode: press.keyval)
         ExtensionActor.task { [self] in
+            let proxy = TextDocumentProxy(press.document)
             let handled = await keyboard.handle(event, with: proxy, in: context)
             respond(.success(KeyAnswer(handled: handled, edits: handled ? proxy.edits : []).wire))
         }

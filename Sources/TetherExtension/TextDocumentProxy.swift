@@ -5,8 +5,8 @@ import TetherIPC
 /// characters each side at most) and the edits the keyboard makes, which
 /// the host applies to the field when the key's handling returns, in
 /// order, all of them or, past the key's deadline, none. What the proxy
-/// says of the text follows the edits made so far.
-@ExtensionActor
+/// says of the text follows the edits made so far. One is made for each
+/// key, on the extension's actor, and used there.
 public final class TextDocumentProxy {
     private var before: String
     private var after: String

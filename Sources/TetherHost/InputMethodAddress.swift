@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TetherBus
 import TetherLoop
 
 /// Where ibus-daemon listens, found as IBus's own clients find it:
@@ -8,10 +9,10 @@ import TetherLoop
 /// machine and display in `$XDG_CONFIG_HOME/ibus/bus`. A host started by
 /// systemd has no `DISPLAY`: then the newest file of this machine whose
 /// daemon still runs.
-enum InputMethodAddress {
-    struct NotFound: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { reason }
+public enum InputMethodAddress {
+    public struct NotFound: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
     }
 
     /// The directory the daemon writes its address files in.
@@ -34,6 +35,23 @@ enum InputMethodAddress {
             if let address = liveAddress(in: path) { return .success(address) }
         }
         return .failure(NotFound(reason: "no ibus-daemon runs for this user (no live address in \(directory))"))
+    }
+
+    /// Whether an ibus-daemon answers now, for `doctor`: its address, or why not.
+    public static func reachable() -> Result<String, NotFound> {
+        let address: String
+        switch resolve() {
+        case .success(let found): address = found
+        case .failure(let notFound): return .failure(notFound)
+        }
+        do {
+            let bus = try BlockingBus(address: address)
+            _ = try bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                             member: "GetNameOwner", [.string(IBusSerialization.daemon)], timeoutMilliseconds: 2_000)
+            return .success(address)
+        } catch {
+            return .failure(NotFound(reason: "ibus-daemon at \(address) does not answer: \(error.reason)"))
+        }
     }
 
     /// `host-displaynumber` as IBus names its file: `unix-0` for `:0`,

@@ -46,7 +46,9 @@ final class InputMethodBridge {
         status = InputMethodStatus(state: .connecting)
         later = LoopTimer(loop: loop)
         watchAddresses()
-        connect()
+        // On the loop's next turn: whoever started the host hears it is
+        // ready before anything of the input method.
+        later.start(afterMilliseconds: 0) { [unowned self] in self.connect() }
     }
 
     func close() {

@@ -13,6 +13,13 @@ public enum MachineEnforcement {
         public let enforced: Bool
         public let detail: String
         public let fix: String?
+
+        public init(mechanism: String, enforced: Bool, detail: String, fix: String?) {
+            self.mechanism = mechanism
+            self.enforced = enforced
+            self.detail = detail
+            self.fix = fix
+        }
     }
 
     /// Run under systemd with a cgroup of its own, delegated: a user

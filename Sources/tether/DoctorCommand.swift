@@ -12,7 +12,8 @@ struct Doctor: ParsableCommand {
         abstract: "Say what this machine enforces for extensions, and how to get what it does not.",
         discussion: """
             One line per mechanism (cgroup v2 and its delegation, the memory and pids \
-            controllers, Landlock, seccomp, rlimits), each with its fix where there is one. \
+            controllers, Landlock, seccomp, rlimits), each with its fix where there is one, \
+            and whether an input method (ibus-daemon) answers for the keyboards. \
             Given manifests, also what each one asks for that cannot be enforced here: exit 1 \
             if any, 0 if none; a manifest that does not load exits 2. It changes nothing.
             """
@@ -26,7 +27,7 @@ struct Doctor: ParsableCommand {
     var json = false
 
     func run() throws {
-        let findings = MachineEnforcement.findings(authority: ServiceManagerDelegation.delegates)
+        let findings = MachineEnforcement.findings(authority: ServiceManagerDelegation.delegates) + [Self.inputMethod()]
         let (loaded, errors) = manifests.load()
         for error in errors { printError(error.description) }
         if !errors.isEmpty { throw ExitCode(2) }
@@ -56,6 +57,21 @@ struct Doctor: ParsableCommand {
             }
         }
         if !ok { throw ExitCode(1) }
+    }
+
+    /// Whether keyboards can be input methods here: an ibus-daemon answering.
+    static func inputMethod() -> MachineEnforcement.Finding {
+        switch InputMethodAddress.reachable() {
+        case .success(let address):
+            return MachineEnforcement.Finding(mechanism: "ibus", enforced: true,
+                                              detail: "ibus-daemon answers at \(address): keyboards are engines tether:NAME",
+                                              fix: nil)
+        case .failure(let notFound):
+            return MachineEnforcement.Finding(mechanism: "ibus", enforced: false,
+                                              detail: "keyboards are no input method: \(notFound.reason)",
+                                              fix: "start IBus (choose it in the desktop's input settings, or run ibus-daemon -d); "
+                                                  + "a running host registers its keyboards within a second")
+        }
     }
 
     /// What `manifest` asks for that this machine cannot enforce.

@@ -19,7 +19,7 @@ import TetherTestSupport
         var environment = session.environment
         environment["IBUS_ADDRESS"] = ""
         return try fixture.withHost(environment: environment) { host in
-            var missing = ["input method: IBus engines tether:\(name)", "[\(name)] attached to host pid"]
+            var missing = ["input method: IBus engines tether:\(name)", "extension '\(name)' attached"]
             while !missing.isEmpty {
                 let line = try #require(try host.readLine(timeout: 30), "the host ended before saying \(missing)")
                 missing.removeAll { line.hasPrefix($0) }
@@ -29,9 +29,15 @@ import TetherTestSupport
         }
     }
 
-    @Test func theExampleKeyboardTypesTheRecordingStateIntoAGTKEntry() throws {
+    /// The Swift example and the Python one (no SDK: the keyboard's
+    /// messages in JSON) type the same.
+    @Test(arguments: ["swift", "python"])
+    func theExampleKeyboardTypesTheRecordingStateIntoAGTKEntry(_ language: String) throws {
         let session = try InputMethodSession()
-        try withKeyboardHost(session, name: "kb", executable: exampleExecutable("example-keyboard")) { fixture, _ in
+        let python = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/python-keyboard/keyboard.py").path
+        try withKeyboardHost(session, name: "kb", executable: language == "swift" ? exampleExecutable("example-keyboard") : python) {
+            fixture, _ in
             let entry = try session.entry()
             try entry.type("hi ;rec ")
             try entry.waitForText("hi recording off ")
@@ -92,9 +98,16 @@ import TetherTestSupport
     @Test func aRestartedDaemonGetsTheEnginesAgain() throws {
         let session = try InputMethodSession()
         try withKeyboardHost(session, name: "kb", executable: exampleExecutable("example-keyboard")) { fixture, host in
+            var environment = fixture.group.environment.merging(session.environment) { $1 }
+            environment["IBUS_ADDRESS"] = ""
+            let doctor = try tether(fixture.group.withGroup(["doctor"]), environment: environment)
+            #expect(doctor.stdout.contains("ibus      yes  ibus-daemon answers at unix:"), "\(doctor.stdout)")
             try session.stopDaemon()
             _ = try host.expectLineStarting("input method: not reachable: no ibus-daemon answers")
             #expect(try fixture.group.run(["status"]).stdout.contains("input method: not reachable"))
+            let without = try tether(fixture.group.withGroup(["doctor"]), environment: environment).stdout
+            #expect(without.contains("ibus      no   keyboards are no input method") && without.contains("fix: start IBus"),
+                    "\(without)")
             try session.startDaemon()
             _ = try host.expectLineStarting("input method: IBus engines tether:kb")
             try session.select("tether:kb")

@@ -35,7 +35,10 @@ struct TetherBench: ParsableCommand {
             RSS, against flock -n FILE true and /bin/true in the same run; cli.extension-start: \
             example-widget from spawn until its hello reaches the socket), footprint (the sizes and shared \
             libraries of tether and example-widget against flock(1); the widget's threads and RSS once \
-            idle after one fetch with a refreshed token, against the same widget fetching nothing). \
+            idle after one fetch with a refreshed token, against the same widget fetching nothing), \
+            keyboard (keyboard.hop, where ibus-daemon and Python's IBus bindings are: a key from an \
+            application's ProcessKeyEvent to its answer through the host and the example keyboard, \
+            its commit first, against a key the host answers itself). \
             scale, only when named: --extensions N (1000) on-demand example widgets under one \
             host with default flags: ready, launches one by one (first and last tenth) and in a \
             burst, status and metrics, the host's peak and later memory, the stop and what it \
@@ -46,11 +49,11 @@ struct TetherBench: ParsableCommand {
             """
     )
 
-    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli", "footprint"]
+    static let all = ["probe", "watch", "host", "ipc", "tokens", "defaults", "cli", "footprint", "keyboard"]
     /// Run only when named: minutes, and a thousand processes.
     static let named = ["scale"]
 
-    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli, footprint, scale); all but scale by default.", valueName: "NAME"))
+    @Argument(help: ArgumentHelp("Benchmarks to run (probe, watch, host, ipc, tokens, defaults, cli, footprint, keyboard, scale); all but scale by default.", valueName: "NAME"))
     var names: [String] = []
 
     @Option(help: ArgumentHelp("Extensions the scale benchmark runs.", valueName: "N"))
@@ -128,6 +131,7 @@ struct TetherBench: ParsableCommand {
             case "defaults": results += try DefaultsBenchmark(scratch: scratch, scale: scale).run()
             case "cli": results += try CLIBenchmark(scratch: scratch, scale: scale).run()
             case "footprint": results += try FootprintBenchmark(scratch: scratch, scale: scale).run()
+            case "keyboard": results += try KeyboardBenchmark(scratch: scratch, scale: scale).run()
             case "scale": results += try ScaleBenchmark(scratch: scratch, count: extensions).run()
             default: break
             }
