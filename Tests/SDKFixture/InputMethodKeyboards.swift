@@ -15,13 +15,13 @@ struct KeyLoggingKeyboard: Keyboard {
     }
 }
 
-/// Takes every key and types it twice, a quarter of a second late: past
+/// Takes every key and types it twice, 150 ms late: past
 /// its deadline, so the host has given each key to the application.
 struct LateKeyboard: Keyboard {
     func keyPressed(_ text: String, in context: ExtensionContext) async throws {}
 
     func handle(_ key: KeyEvent, with proxy: TextDocumentProxy, in context: ExtensionContext) async -> Bool {
-        try? await Task.sleep(for: .milliseconds(250))
+        try? await Task.sleep(for: .milliseconds(150))
         proxy.insertText(key.characters + key.characters)
         return true
     }

@@ -79,6 +79,25 @@ import TetherTestSupport
         }
     }
 
+    /// A client that sends a password field's keys (GTK3 sends none; other
+    /// toolkits may): the host gives them back unhandled, and the keyboard
+    /// hears of none; the same client's ordinary field's keys reach it.
+    @Test func aPasswordsKeysSentByAnyClientNeverReachTheKeyboard() throws {
+        let session = try InputMethodSession()
+        try withKeyboardHost(session, name: "logger", executable: exampleExecutable("SDKFixture"),
+                             arguments: ["key-logging-keyboard"]) { _, host in
+            #expect(try session.clientKeys("tether:logger", purpose: 8, "pw") == "00")
+            #expect(try session.clientKeys("tether:logger", purpose: 9, "12") == "00", "a PIN's")
+            #expect(try session.clientKeys("tether:logger", purpose: 0, "ok") == "00", "the logger takes no key")
+            var keys: [String] = []
+            while keys.last?.contains("key 'k'") != true {
+                let line = try #require(try host.readLine(timeout: 30), "the keyboard never said key 'k'")
+                if line.hasPrefix("[logger] key ") { keys.append(line) }
+            }
+            #expect(keys.count == 2 && keys[0].contains("key 'o' in a text field"), "\(keys)")
+        }
+    }
+
     /// A keyboard that answers late, one that dies mid-word, one that floods
     /// a key with insertions: the application gets every key once, in order.
     @Test(arguments: ["late-keyboard", "crashing-keyboard", "flooding-keyboard"])

@@ -87,6 +87,31 @@ public final class InputMethodSession: @unchecked Sendable {
         return window0
     }
 
+    /// Keys sent as an IBus client itself (Python's bindings), not a
+    /// toolkit: an input context on `engine`, focused, its purpose set
+    /// (IBus's numbers: 8 a password), then each of `text`'s characters
+    /// pressed; whether each was handled, as "1" or "0".
+    public func clientKeys(_ engine: String, purpose: Int, _ text: String) throws -> String {
+        let script = directory.path + "/client.py"
+        try writeFile(script, """
+            import sys
+            import gi
+            gi.require_version("IBus", "1.0")
+            from gi.repository import IBus
+            IBus.init()
+            context = IBus.Bus().create_input_context("tether-test")
+            context.set_capabilities(IBus.Capabilite.FOCUS | IBus.Capabilite.SURROUNDING_TEXT)
+            context.set_engine(sys.argv[1])
+            context.focus_in()
+            context.set_content_type(int(sys.argv[2]), 0)
+            print("".join("1" if context.process_key_event(ord(c), 30, 0) else "0" for c in sys.argv[3]))
+            context.focus_out()
+            """)
+        let result = try command("/usr/bin/python3", [script, engine, String(purpose), text])
+        guard result.status == 0 else { throw SpawnFailed(description: "the IBus client failed: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .newlines)
+    }
+
     /// A command in this session.
     @discardableResult
     public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
