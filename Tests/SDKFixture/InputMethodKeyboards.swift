@@ -27,6 +27,17 @@ struct LateKeyboard: Keyboard {
     }
 }
 
+/// Takes every key and never answers: each waits out its deadline.
+struct SilentKeyboard: Keyboard {
+    func keyPressed(_ text: String, in context: ExtensionContext) async throws {}
+
+    func handle(_ key: KeyEvent, with proxy: TextDocumentProxy, in context: ExtensionContext) async -> Bool {
+        try? await Task.sleep(for: .seconds(3_600))
+        proxy.insertText("never")
+        return true
+    }
+}
+
 /// Types each key upper-cased, and dies (SIGKILL) at the third key of each
 /// run, before answering it: a keyboard that crashes mid-word.
 struct CrashingKeyboard: Keyboard {

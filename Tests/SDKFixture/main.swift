@@ -21,13 +21,14 @@ case "upsert-stress": UpsertStress.run()
 case "bar-widget": BarWidget.main()
 case "key-logging-keyboard": KeyLoggingKeyboard.main()
 case "late-keyboard": LateKeyboard.main()
+case "silent-keyboard": SilentKeyboard.main()
 case "crashing-keyboard": CrashingKeyboard.main()
 case "flooding-keyboard": FloodingKeyboard.main()
 case "spare-without-descriptors": SpareWithoutDescriptors.run()
 case "spawn-without-unshare": SpawnWithoutUnshare.run()
 case "confine-without-descriptors", "grants-after-shortage": ConfinementUnderShortage.run(CommandLine.arguments[1])
 default:
-    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|key-logging-keyboard|late-keyboard|crashing-keyboard|flooding-keyboard|spare-without-descriptors|spawn-without-unshare [unshare|clone]|confine-without-descriptors|grants-after-shortage [--name N --group DIR ...]")
+    print("usage: SDKFixture slow-widget|flaky-widget|budget-notification|fetch-keyboard|fetch-widget|user-data-keyboard|logging-widget|rmdir-keyboard|socket-keyboard|upsert-stress|bar-widget|key-logging-keyboard|late-keyboard|silent-keyboard|crashing-keyboard|flooding-keyboard|spare-without-descriptors|spawn-without-unshare [unshare|clone]|confine-without-descriptors|grants-after-shortage [--name N --group DIR ...]")
     exit(2)
 }
 
