@@ -1,4 +1,5 @@
 import TetherBus
+import TetherIPC
 
 /// IBus's serialized objects, as its daemon reads and writes them on its
 /// bus: each a structure of its type name, an empty property bag and its
@@ -99,8 +100,6 @@ enum IBusKey {
         }
     }
 }
-
-import TetherIPC
 
 enum FieldKindMapping: Equatable {
     case field(FieldKind)

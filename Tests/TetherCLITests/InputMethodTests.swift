@@ -30,6 +30,22 @@ import TetherTestSupport
         }
     }
 
+    /// Types `prefix` and the `;rec ` shortcut into a new entry, until the
+    /// keyboard answers the shortcut's space within its 100 ms (at most 3
+    /// entries: on a loaded machine a key can miss its deadline, and then
+    /// goes to the application as typed, which the entry shows); the entry.
+    func typeShortcut(_ session: InputMethodSession, _ prefix: String, expecting expected: String) throws -> EntryWindow {
+        var missed: [String] = []
+        for _ in 0..<3 {
+            let entry = try session.entry()
+            try entry.type(prefix + ";rec ")
+            let text = try entry.waitForTitle { $0 == prefix + expected || $0 == prefix + ";rec " }
+            if text == prefix + expected { return entry }
+            missed.append(try entry.close())
+        }
+        throw TestTimeout(what: "the shortcut answered within its deadline in 3 entries (they held \(missed))")
+    }
+
     /// The Swift example and the Python one (no SDK: the keyboard's
     /// messages in JSON) type the same.
     @Test(arguments: ["swift", "python"])
@@ -39,9 +55,7 @@ import TetherTestSupport
             .deletingLastPathComponent().appendingPathComponent("examples/python-keyboard/keyboard.py").path
         try withKeyboardHost(session, name: "kb", executable: language == "swift" ? exampleExecutable("example-keyboard") : python) {
             fixture, _ in
-            let entry = try session.entry()
-            try entry.type("hi ;rec ")
-            try entry.waitForText("hi recording off ")
+            let entry = try typeShortcut(session, "hi ", expecting: "recording off ")
             // The app's recording runs: the same shortcut says so.
             let recording = try startTether(fixture.group.withGroup(["hold", "feature", "recording", "--", "sleep", "600"]),
                                             environment: fixture.group.environment)
@@ -49,9 +63,9 @@ import TetherTestSupport
             try waitFor("the recording feature", timeout: 20) {
                 (try? fixture.group.run(["probe", "feature", "recording"]))?.status == 0
             }
-            try entry.type("ok ;rec ")
-            try entry.waitForText("hi recording off ok recording on ")
-            #expect(try entry.close() == "hi recording off ok recording on ", "nothing typed twice after the last look")
+            #expect(try entry.close() == "hi recording off ", "nothing typed twice after the last look")
+            let running = try typeShortcut(session, "ok ", expecting: "recording on ")
+            #expect(try running.close() == "ok recording on ")
         }
     }
 
@@ -122,17 +136,16 @@ import TetherTestSupport
         let session = try InputMethodSession()
         try withKeyboardHost(session, name: "kb", executable: exampleExecutable("example-keyboard"),
                              extra: #","activation":"on-demand","idleTimeout":1"#, attached: false) { _, host in
-            let entry = try session.entry()
+            // A field's focus launches it.
+            _ = try session.entry()
             _ = try host.expectLineStarting("extension 'kb' attached", timeout: 30)
-            try entry.type("hi ;rec ")
-            try entry.waitForText("hi recording off ")
+            let entry = try typeShortcut(session, "hi ", expecting: "recording off ")
             _ = try host.expectLineStarting("extension 'kb' ended (idle)", timeout: 30)
             // Keys while it is down go to the application; one launches it.
             try entry.type("x")
             try entry.waitForText("hi recording off x")
             _ = try host.expectLineStarting("extension 'kb' attached", timeout: 30)
-            try entry.type(" ;rec ")
-            try entry.waitForText("hi recording off x recording off ")
+            _ = try typeShortcut(session, "y ", expecting: "recording off ")
         }
     }
 
@@ -154,9 +167,7 @@ import TetherTestSupport
             try session.startDaemon()
             _ = try host.expectLineStarting("input method: IBus engines tether:kb")
             try session.select("tether:kb")
-            let entry = try session.entry()
-            try entry.type("x ;rec ")
-            try entry.waitForText("x recording off ")
+            _ = try typeShortcut(session, "x ", expecting: "recording off ")
         }
     }
 }
