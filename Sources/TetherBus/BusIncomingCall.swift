@@ -27,8 +27,6 @@ public final class BusIncomingCall {
         fail(name: "org.freedesktop.DBus.Error.Failed", "the call was dropped unanswered")
     }
 
-    public var isAnswered: Bool { call == nil }
-
     /// Lets go of a call its handler did not take, unanswered.
     func relinquish() {
         guard let call else { return }

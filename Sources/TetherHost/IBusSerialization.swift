@@ -56,7 +56,6 @@ enum IBusSerialization {
 
 /// IBus's key and state numbers the engine reads (ibustypes.h, ibuskeysyms.h).
 enum IBusKey {
-    static let shiftMask: UInt32 = 1 << 0
     static let controlMask: UInt32 = 1 << 2
     static let mod1Mask: UInt32 = 1 << 3
     static let superMask: UInt32 = 1 << 26
