@@ -133,16 +133,15 @@ final class InputEngine {
         let told = field.tellsKeyboard
         field.focused = focused
         field.marked = ""
-        if !focused {
-            perform(queue.drain())
-            field.forget()
-        }
+        // Each focus starts with no text known: the client tells it anew.
+        field.forget()
+        if !focused { perform(queue.drain()) }
         tellFocus(wasTold: told)
     }
 
     private func setPurpose(_ purpose: UInt32) {
         let told = field.tellsKeyboard
-        field.purpose = purpose
+        field.setPurpose(purpose)
         // A field that became a password's: what waits for the keyboard
         // goes to the application now.
         if told && !field.tellsKeyboard { perform(queue.drain()) }

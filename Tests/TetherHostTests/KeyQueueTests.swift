@@ -76,13 +76,46 @@ import TetherIPC
         #expect(field.keyboardKind == .text)
         for (purpose, kind) in [(2 as UInt32, FieldKind.number), (3, .number), (4, .phone), (5, .url), (6, .email),
                                 (7, .name), (10, .terminal), (99, .text)] {
-            field.purpose = purpose
+            field.setPurpose(purpose)
             #expect(field.keyboardKind == kind, "purpose \(purpose)")
         }
         for secret: UInt32 in [8, 9] {
-            field.purpose = secret
+            field.setPurpose(secret)
             #expect(field.keyboardKind == nil, "purpose \(secret) is a password's or a PIN's")
         }
+    }
+
+    /// One input context may serve several fields (Qt's does): a
+    /// password's text is never kept, and what a field told is dropped
+    /// when the purpose changes, so no later key carries it.
+    @Test func aSecretFieldsTextIsNeverKeptNorToldAfterItsPurposeChanges() {
+        var field = InputField()
+        field.focused = true
+        field.capabilities = IBusKey.surroundingTextCapability
+        for secret: UInt32 in [8, 9] {
+            field.setPurpose(secret)
+            field.surrounding("hunter2", cursor: 7, anchor: 7)
+            field.setPurpose(0)
+            #expect(field.document(.text) == DocumentContext(kind: .text), "purpose \(secret)")
+        }
+        field.surrounding("hello", cursor: 5, anchor: 5)
+        #expect(field.document(.text).before == "hello")
+        field.setPurpose(8)
+        field.setPurpose(0)
+        #expect(field.document(.text) == DocumentContext(kind: .text), "told before the field became a password's")
+    }
+
+    /// The cap counts Unicode scalars, as IBus's positions do: one
+    /// "character" of a letter and thousands of accents is no way past it.
+    @Test func theContextCapBoundsItsBytes() {
+        var field = InputField()
+        field.focused = true
+        field.capabilities = IBusKey.surroundingTextCapability
+        let heavy = "e" + String(repeating: "\u{301}", count: 20_000)
+        field.surrounding(heavy + heavy, cursor: 40_002, anchor: 40_002)
+        let document = field.document(.text)
+        #expect(document.before.unicodeScalars.count == KeyboardProtocol.contextCharacters)
+        #expect(document.before.utf8.count <= 4 * KeyboardProtocol.contextCharacters)
     }
 
     @Test func theContextIsCappedEachSideAndForgottenAtFocusOut() {

@@ -39,6 +39,18 @@ import TetherJSON
         #expect(refused(#"{"handled":true,"edits":[{"deleteBackward":-1}]}"#))
         #expect(refused(#"{"handled":true,"edits":[{"adjust":100000}]}"#))
         #expect(refused(#"{"handled":true,"edits":[{"explode":true}]}"#))
+        // The smallest integer has no magnitude: refused, not a trap.
+        #expect(refused(#"{"handled":true,"edits":[{"adjust":-9223372036854775808}]}"#))
+        #expect(refused(#"{"handled":true,"edits":[{"deleteBackward":-9223372036854775808}]}"#))
+        // 64 moves of 1,024 would be 131,072 keys sent for one.
+        let storm = Array(repeating: #"{"adjust":1024}"#, count: TextEdit.maximumEdits).joined(separator: ",")
+        #expect(refused(#"{"handled":true,"edits":[\#(storm)]}"#), "more keys than one key may send")
+        #expect(!refused(#"{"handled":true,"edits":[{"adjust":-1024}]}"#))
+        // Text, not a terminal's commands.
+        #expect(refused(#"{"handled":true,"edits":[{"insert":"echo pwned\r"}]}"#))
+        #expect(refused(#"{"handled":true,"edits":[{"insert":"\u001b[2J"}]}"#))
+        #expect(refused(#"{"handled":true,"edits":[{"mark":"a\u0000b"}]}"#))
+        #expect(!refused(#"{"handled":true,"edits":[{"insert":"line\n\tnext"}]}"#))
         #expect(refused(#"{"edits":[]}"#), "no handled")
         #expect(!refused(#"{"handled":false}"#))
     }

@@ -109,23 +109,48 @@ public enum TextEdit: Sendable, Equatable {
 
     init(wire: JSONValue) throws(RPCError) {
         func count(_ value: JSONValue, _ field: String, signed: Bool) throws(RPCError) -> Int {
-            guard let number = value.intValue, abs(number) <= Self.maximumCount, signed || number >= 0 else {
+            // Not abs(): the smallest integer has no magnitude in Int.
+            guard let number = value.intValue, number <= Self.maximumCount, number >= (signed ? -Self.maximumCount : 0) else {
                 throw .invalidParams("\"\(field)\" must be a\(signed ? "n" : " non-negative") integer within \(Self.maximumCount)")
             }
             return number
         }
-        if let text = wire["insert"]?.stringValue {
-            self = .insert(text)
+        func text(_ value: String, _ field: String) throws(RPCError) -> String {
+            // Text, not a terminal's commands: no control character but a
+            // tab and a newline (the return key's), no escape sequence.
+            guard !value.unicodeScalars.contains(where: Self.isRefusedControl) else {
+                throw .invalidParams("\"\(field)\" holds a control character (only tab and newline are text)")
+            }
+            return value
+        }
+        if let value = wire["insert"]?.stringValue {
+            self = .insert(try text(value, "insert"))
         } else if let value = wire["deleteBackward"] {
             self = .deleteBackward(try count(value, "deleteBackward", signed: false))
         } else if let value = wire["adjust"] {
             self = .adjust(try count(value, "adjust", signed: true))
-        } else if let text = wire["mark"]?.stringValue {
-            self = .mark(text)
+        } else if let value = wire["mark"]?.stringValue {
+            self = .mark(try text(value, "mark"))
         } else if wire["unmark"]?.boolValue == true {
             self = .unmark
         } else {
             throw .invalidParams("an edit must be one of insert, deleteBackward, adjust, mark, unmark")
+        }
+    }
+
+    /// C0 (but tab and newline), DEL and C1.
+    static func isRefusedControl(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\t" && scalar != "\n") || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// The keys the host sends the application for it (cursor moves, and
+    /// deletions where the text is unknown): counted against one answer's
+    /// `maximumCount`.
+    var keyCount: Int {
+        switch self {
+        case .deleteBackward(let count): count
+        case .adjust(let offset): offset.magnitude > Int.max.magnitude ? Int.max : Int(offset.magnitude)
+        default: 0
         }
     }
 
@@ -160,9 +185,16 @@ public struct KeyAnswer: WireMessage, Equatable {
             throw .invalidParams("\(items.count) edits; at most \(TextEdit.maximumEdits) for one key")
         }
         var edits: [TextEdit] = []
-        var bytes = 0
+        var bytes = 0, keys = 0
         for item in items {
             let edit = try TextEdit(wire: item)
+            // A key is a key: its answer moves the cursor or deletes at most
+            // `maximumCount` in all, not a key storm (ibus-daemon gives up on
+            // a key after 15 s, and the application would get it twice).
+            keys += edit.keyCount
+            guard keys <= TextEdit.maximumCount else {
+                throw .invalidParams("the edits move or delete more than \(TextEdit.maximumCount) characters for one key")
+            }
             if case .insert(let text) = edit { bytes += text.utf8.count }
             if case .mark(let text) = edit { bytes += text.utf8.count }
             guard bytes <= TextEdit.maximumTextBytes else {
