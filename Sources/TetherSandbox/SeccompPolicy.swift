@@ -30,7 +30,17 @@ struct SeccompPolicy: Sendable, Hashable {
         rules += Self.descriptors(readOnly: readOnly, sharedMemory: sharedMemory)
         rules += Self.sockets(network: network, unixSockets: unixSockets)
         if !readOnly { rules += Self.writerMetadata }
+        rules += Self.fileMask
         return rules
+    }
+
+    /// umask stays 077 (the spawn sets it): a call for any other mask
+    /// "succeeds" (0, as for a mask of 0 before) and changes nothing, so
+    /// no role makes a group- or world-readable file or directory (a store
+    /// so made is refused by every reader), and no program fails for
+    /// asking.
+    static var fileMask: [SyscallRule] {
+        [SyscallRule("umask", when: [.int(0, is: 0o077)]), SyscallRule("umask", .fail(0), when: [.word(0, isNot: 0o077)])]
     }
 
     /// What a role that may write the group may also do to what it may
@@ -63,7 +73,7 @@ struct SeccompPolicy: Sendable, Hashable {
         "execve", "execveat", "exit", "exit_group", "wait4", "waitid", "fork", "vfork",
         "set_tid_address", "set_robust_list", "get_robust_list", "rseq", "arch_prctl", "restart_syscall",
         "getpid", "gettid", "getppid", "getpgid", "getpgrp", "getsid", "getuid", "geteuid", "getgid", "getegid",
-        "getresuid", "getresgid", "getgroups", "capget", "uname", "sysinfo", "getrusage", "times", "umask",
+        "getresuid", "getresgid", "getgroups", "capget", "uname", "sysinfo", "getrusage", "times",
         "getcpu", "sched_yield", "getrandom", "futex", "membarrier",
         // Further confinement of itself only narrows what it may do.
         "seccomp",

@@ -107,9 +107,13 @@ extension SandboxTests {
         # FS_IOC_SETFLAGS with no flag at all: refused before it is read.
         attempt("inodeFlags", lambda: on_store(lambda fd: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0))))
         attempt("chmod", lambda: os.chmod(store, 0o644))
+        # umask(0) "succeeds" and changes nothing: what it makes stays its own.
+        r["umask"] = oct(os.umask(0)) + "," + oct(os.umask(0o022))
         tmpfile = os.path.join(os.environ["TMPDIR"], "mine")
         write(tmpfile)
         r["madeMode"] = oct(os.stat(tmpfile).st_mode & 0o777)
+        os.mkdir(os.path.join(os.environ["TMPDIR"], "made"), 0o777)
+        r["madeDirectoryMode"] = oct(os.stat(os.path.join(os.environ["TMPDIR"], "made")).st_mode & 0o777)
         attempt("chmodTmp", lambda: os.chmod(tmpfile, 0o700))
         attempt("chmodWide", lambda: os.chmod(tmpfile, 0o644))
         attempt("chmodSetuid", lambda: os.chmod(tmpfile, 0o4700))

@@ -38,7 +38,7 @@ struct SandboxTests {
     static let everyRole = [
         "lease": "EPERM", "prlimitHost": "EPERM", "prlimitSelf": "ok", "affinityHost": "EPERM", "priorityHost": "EPERM",
         "priorityUser": "EPERM", "growsDown": "EPERM", "privateMapping": "ok", "sysvShm": "EPERM", "inodeFlags": "EPERM",
-        "chmod": "EPERM", "chmodWide": "EPERM", "chmodSetuid": "EPERM", "madeMode": "0o600", "chown": "EPERM",
+        "chmod": "EPERM", "chmodWide": "EPERM", "chmodSetuid": "EPERM", "madeMode": "0o600", "madeDirectoryMode": "0o700", "umask": "0o0,0o0", "chown": "EPERM",
         "setxattr": "EPERM",
         "datagramPair": "EPERM", "userNamespace": "EPERM", "cloneParent": "EPERM", "sethostname": "EPERM", "keyring": "EPERM",
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
