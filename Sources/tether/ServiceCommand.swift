@@ -34,6 +34,14 @@ struct ServiceCommand: ParsableCommand {
         }
 
         func run() throws {
+            // A unit file is lines: a control character in a path (a
+            // newline) would be written into it and the unit never load.
+            let groupPath = try? GroupDirectory.resolvePath(explicit: group.path, variable: ProcessEnvironment.value)
+            let paths: [String] = [groupPath ?? "", ownExecutable()] + manifests.extensionsDir + manifests.files
+            if let bad = paths.first(where: { ServiceUnits.holdsControlCharacter($0) }) {
+                throw CLIError.badInput("\(ServiceUnits.shown(bad)) holds a control character, which a systemd unit cannot carry: "
+                                        + "rename it, or run tether host from a shell")
+            }
             try SystemctlUser.reachable()
             let directory = try open()
             let units = ServiceUnits(

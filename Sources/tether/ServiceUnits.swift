@@ -60,6 +60,16 @@ struct ServiceUnits {
             """
     }
 
+    /// A unit file is lines: no control character can be carried in one.
+    static func holdsControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
+    /// A path as an error shows it: control characters escaped.
+    static func shown(_ text: String) -> String {
+        "'" + text.unicodeScalars.map { holdsControlCharacter(String($0)) ? $0.escaped(asASCII: true) : String($0) }.joined() + "'"
+    }
+
     /// `%` starts a specifier in every unit setting.
     static func specifiers(_ text: String) -> String { text.replacing("%", with: "%%") }
 

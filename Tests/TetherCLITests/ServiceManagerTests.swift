@@ -182,4 +182,23 @@ import TetherTestSupport
         }
         #expect(!FileManager.default.fileExists(atPath: config))
     }
+
+    /// A unit file is lines: a group path with a newline (or any control
+    /// character) is refused before anything is made, whatever answers.
+    @Test func aPathWithAControlCharacterIsRefusedBeforeAnythingIsWritten() throws {
+        let group = try TestGroup()
+        let config = group.dir.path + "/config"
+        let environment = group.environment.merging(["XDG_CONFIG_HOME": config]) { $1 }
+        for bad in ["\(group.dir.path)/new\nline", "\(group.dir.path)/tab\there", "\(group.dir.path)/esc\u{1b}[0m"] {
+            let result = try tether(["service", "install", "--group", bad], environment: environment)
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("holds a control character") && result.stderr.contains("\\"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: bad), "the group was made")
+        }
+        let manifest = try tether(["service", "install", "--extension", "\(group.dir.path)/a\rb.extension.json"],
+                                  environment: environment)
+        #expect(manifest.status == 2, "\(manifest.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: config))
+    }
 }
