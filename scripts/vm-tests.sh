@@ -13,7 +13,7 @@
 # with the tests' status; 3 when qemu cannot run here (said in one line).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-filter=${1:-CgroupTests|SandboxTests|DoctorTests}
+filter=${1:-CgroupTests|SandboxTests|DoctorTests|ExtensionWorld}
 "$root/.ci/ensure-system-libraries" --vm
 
 # virtme-ng, pinned, in a virtual environment of its own (PyPI).

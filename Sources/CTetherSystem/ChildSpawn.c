@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CTetherSystem.h"
 #include "Confinement.h"
+#include "ExtensionWorld.h"
 
 #ifdef __linux__
 #include <errno.h>
@@ -90,8 +91,10 @@ static int run_child(void *argument) {
         if (prctl(PR_SET_PDEATHSIG, (unsigned long)request->parent_death_signal, 0UL, 0UL, 0UL) < 0) {
             report_and_exit(shared, errno);
         }
-        /* The parent may have died before the line above took effect. */
-        if (getppid() != parent) report_and_exit(shared, ESRCH);
+        /* The parent may have died before the line above took effect. (In
+           a PID namespace of its own the parent is out of sight: its link
+           ends it, or the group reaper.) */
+        if (!request->world && getppid() != parent) report_and_exit(shared, ESRCH);
     }
     /* stdio: first every source above 2 (a source may itself be 0, 1 or 2,
        or another's target), then into place; dup2 clears close-on-exec. */
@@ -129,6 +132,10 @@ static int run_child(void *argument) {
         }
     }
 
+    /* Its world before its directory, which is a path in it. */
+    if (request->world && tether_enter_world(request->world, request->confinement.landlock_ruleset) < 0) {
+        report_and_exit(shared, request->world->error);
+    }
     if (request->working_directory && chdir(request->working_directory) < 0) report_and_exit(shared, errno);
 
     /* Confinement last: nothing above needs rights it takes away. */
@@ -228,9 +235,15 @@ static int clone_child(struct child_arguments *shared, int flags) {
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
+    struct tether_world *world = shared->request->world;
+    if (world) flags |= tether_world_clone_flags(world);
     /* Returns once the child has exec'd or exited. */
     pid_t pid = clone(run_child, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | flags, shared);
     int clone_error = errno;
+    if (pid < 0 && world) {
+        world->error = clone_error;
+        world->failed_step = TETHER_WORLD_STEP_CLONE;
+    }
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     munmap(stack, stack_size);
     return pid < 0 ? -clone_error : pid;
@@ -271,6 +284,8 @@ static pid_t clone_sharing(struct child_arguments *shared) {
        filter): spawn as before, now and from now on. Another error (no
        memory in the child's cgroup) is the spawn's. */
     int error = !ok ? 0 : pid < 0 ? -pid : shared->could_not_unshare ? shared->error : 0;
+    /* Its namespaces refused: the world's failure, not the slots'. */
+    if (request->world && request->world->error) error = 0;
     if (error == EPERM || error == EACCES || error == ENOSYS || (pid < 0 && error == EINVAL)) {
         if (pid > 0) {
             while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}

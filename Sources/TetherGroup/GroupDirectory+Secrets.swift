@@ -54,7 +54,10 @@ extension GroupDirectory {
         }
         if moved { return }
         switch Errno(rawValue: errno) {
-        case .noSuchFileOrDirectory: return
+        // In an extension's world the group and its secrets are two mounts
+        // (the kernel says so before it looks for `from`): the host, which
+        // sees one file system, moved it before any launch.
+        case .noSuchFileOrDirectory, .improperLink: return
         case .fileExists:
             var old = stat(), new = stat()
             guard lstat(from, &old) == 0, lstat(to, &new) == 0 else { return }

@@ -64,6 +64,9 @@ public struct GroupDirectory: Sendable {
         try Self.validate(path)
     }
 
+    /// Where instance locks live: the host's alone (no extension sees it).
+    public static func extensionLocksPath(of group: String) -> String { "\(group)/locks/extensions" }
+
     public func lockPath(for target: LockTarget) -> String {
         switch target {
         case .host: "\(path)/locks/host.lock"

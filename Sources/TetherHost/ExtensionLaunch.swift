@@ -18,6 +18,8 @@ struct ExtensionLaunch {
     /// Held while it runs: no second copy starts anywhere.
     let instanceLock: LivenessLock
     let startedAt: UInt64
+    /// It runs in a world of its own: its PID namespace's init.
+    let ownWorld: Bool
 }
 
 /// What a supervisor tells the host: one channel, instead of callbacks.

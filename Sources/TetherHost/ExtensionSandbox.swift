@@ -36,6 +36,9 @@ final class ExtensionSandbox {
     private var retireTimer: LoopTimer?
     /// Rulesets built ahead of launches.
     private let spares: SpareRulesets
+    /// Each extension's world, made at its first launch (by name, with the
+    /// executable and disk limit it was made for), where the machine allows.
+    private var worlds: [String: (executable: String, arguments: [String], diskLimitMiB: Int, world: SpawnWorld)] = [:]
     /// Temporary directories being removed, and who waits for the last.
     private var removals = 0
     private var removalWaiters: [() -> Void] = []
@@ -153,6 +156,47 @@ final class ExtensionSandbox {
         report.memoryByCgroup = cgroups?.controllers.contains("memory") == true
         expectedReports.append((policy, report))
         return report
+    }
+
+    /// Its own world (namespaces and root), or nil where the machine refuses
+    /// one (said once; under `--require-sandbox`, refused).
+    func world(for manifest: ExtensionManifest, policy: SandboxPolicy) throws(SandboxRefusal) -> SpawnWorld? {
+        if let reason = ExtensionWorld.unavailable {
+            if required { throw .missing(["its own world (\(reason))"]) }
+            if reported.insert("world").inserted {
+                logger.warning("extensions share this machine's file system, processes and network: user namespaces are refused (\(reason)); tether doctor says more")
+            }
+            return nil
+        }
+        if let made = worlds[manifest.name], made.executable == manifest.executable, made.arguments == manifest.arguments,
+           made.diskLimitMiB == manifest.diskLimitMiB {
+            return made.world
+        }
+        let bundle = manifest.source.isEmpty ? nil : ExecutableDependencies.directory(of: manifest.source)
+        let made: SpawnWorld?
+        do throws(Errno) {
+            made = try ExtensionWorld.make(policy: policy, executable: manifest.executable, arguments: manifest.arguments,
+                                           bundle: bundle,
+                                           diskLimitMiB: manifest.diskLimitMiB, support: support)
+        } catch {
+            throw .shortage(error)
+        }
+        guard let world = made else {
+            // Every place for its TMPDIR holds what it must see.
+            try worldFailed(manifest, ("its TMPDIR (/tmp, /var/tmp and /run/tmp each hold what it must see)", .fileExists))
+            return nil
+        }
+        worlds[manifest.name] = (manifest.executable, manifest.arguments, manifest.diskLimitMiB, world)
+        return world
+    }
+
+    /// A launch whose world could not be made although the machine allows
+    /// worlds: said, and (but under `--require-sandbox`) run without.
+    func worldFailed(_ manifest: ExtensionManifest, _ failure: (step: String, error: Errno)) throws(SandboxRefusal) {
+        worlds[manifest.name] = nil
+        let reason = "cannot make the world of '\(manifest.name)' (\(failure.step): \(failure.error))"
+        if required { throw .missing([reason]) }
+        logger.warning("\(reason); it runs in the machine's")
     }
 
     /// A launch's temporary directory and confinement. Throws `.refused`
@@ -335,6 +379,7 @@ extension SandboxReport {
         ]
         if let memoryBy { object["memoryBy"] = .string(memoryBy) }
         object["secrets"] = .string(secretsHidden ? "hidden" : "readable")
+        object["world"] = .string(world ? "own" : "machine")
         if let cgroup { object["cgroup"] = .string(cgroup) }
         return .object(object)
     }

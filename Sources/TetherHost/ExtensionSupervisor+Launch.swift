@@ -66,24 +66,44 @@ extension ExtensionSupervisor {
         } catch {
             return failed("cannot make its link", error)
         }
-        let options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
-                                     environment: environment + ["TMPDIR=\(temporary)"], stdin: .ignore,
-                                     stdout: .pipe, stderr: .pipe, detached: true, parentDeathSignal: SIGTERM,
-                                     descriptorSoftLimit: DescriptorLimit.childSoftLimit,
-                                     confinement: confinement.spawnConfinement, passedDescriptor: link.child)
-        let spawned: Result<ChildProcess, Errno>
-        do throws(Errno) {
-            // Owns the ruleset, which the child has applied by the time spawn
-            // returns; the child's ends close before anything is cleared.
-            defer {
-                withExtendedLifetime(confinement) {}
-                confinement.cgroup?.closeProcs()
-                close(link.child)
-            }
-            spawned = .success(try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) })
+        var world: SpawnWorld?
+        do throws(SandboxRefusal) {
+            world = try sandbox.world(for: manifest, policy: confinement.policy)
         } catch {
-            spawned = .failure(error)
+            close(link.host)
+            close(link.child)
+            return failed("\(error)", .notPermitted)
         }
+        var spawned: Result<ChildProcess, Errno>
+        repeat {
+            // In its own world, its TMPDIR is its own tmpfs, and it starts there.
+            var options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
+                                         environment: environment + ["TMPDIR=\(world?.temporaryDirectory ?? temporary)"],
+                                         stdin: .ignore, stdout: .pipe, stderr: .pipe, detached: true,
+                                         // Its namespace's init is spared a SIGTERM it has no handler for.
+                                         parentDeathSignal: world == nil ? SIGTERM : SIGKILL,
+                                         descriptorSoftLimit: DescriptorLimit.childSoftLimit,
+                                         confinement: confinement.spawnConfinement, passedDescriptor: link.child)
+            options.confinement?.world = world
+            if let world { options.workingDirectory = world.temporaryDirectory }
+            do throws(Errno) {
+                spawned = .success(try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) })
+            } catch {
+                spawned = .failure(error)
+            }
+            guard case .failure = spawned, let failure = world?.failure else { break }
+            world = nil
+            do throws(SandboxRefusal) { try sandbox.worldFailed(manifest, failure) } catch {
+                spawned = .failure(.notPermitted)
+                break
+            }
+        } while true
+        // Owned the ruleset, which the child has applied by the time spawn
+        // returns; the child's ends close before anything is cleared.
+        withExtendedLifetime(confinement) {}
+        confinement.cgroup?.closeProcs()
+        close(link.child)
+        sandboxReport.world = world != nil
         let process: ChildProcess
         switch spawned {
         case .success(let child):
@@ -95,8 +115,10 @@ extension ExtensionSupervisor {
         if let onNotice { onNotice(.link(descriptor: link.host, pid: process.pid)) } else { close(link.host) }
         let launch = ExtensionLaunch(
             process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,
-            diskUsage: sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() },
-            instanceLock: lock, startedAt: loop.now)
+            // In its own world the kernel counts its tmpfs.
+            diskUsage: world != nil ? nil
+                : sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() },
+            instanceLock: lock, startedAt: loop.now, ownWorld: world != nil)
         reaper.guardGroup(launch.group)
         metrics.extensionLaunched(manifest.name)
         logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",

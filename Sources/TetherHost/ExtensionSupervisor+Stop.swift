@@ -22,6 +22,12 @@ extension ExtensionSupervisor {
         } else {
             try? launch.process.signal(signal)
         }
+        // In its own world it is its PID namespace's init, which the kernel
+        // spares every signal it has no handler for: the SIGTERM it would
+        // die of elsewhere (left to its default) is a SIGKILL here.
+        if signal == SIGTERM, launch.ownWorld, ProcessStatistics.defaults(pid: launch.process.pid, signal: SIGTERM) == true {
+            try? launch.process.signal(SIGKILL)
+        }
         if signal == SIGKILL { launch.cgroup?.kill() } else { launch.cgroup?.signalAll(signal) }
     }
 

@@ -33,7 +33,10 @@ public enum LaunchLink {
     public static func inherited(_ fd: Int32, from hostPID: Int32) -> Int32? {
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
-              let peer = PeerCredentials.of(socket: fd), peer.pid == hostPID, peer.uid == geteuid(),
+              let peer = PeerCredentials.of(socket: fd), peer.uid == geteuid(),
+              // A host's launch in a world of its own is its PID namespace's
+              // init, and the host, outside it, has no pid there (0).
+              peer.pid == hostPID || (peer.pid == 0 && getpid() == 1),
               fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { return nil }
         return fd
     }

@@ -17,9 +17,12 @@ public struct SpawnConfinement: Sendable {
     /// A cgroup's `cgroup.procs`, open for writing (the caller keeps and
     /// closes it), or -1.
     public var cgroupProcs: Int32
+    /// Namespaces and a root of its own, or nil: the host's.
+    public var world: SpawnWorld?
 
     public init(dataLimitBytes: Int? = nil, fileSizeLimitBytes: Int? = nil, landlockRuleset: Int32 = -1,
-                seccompFilter: [UInt8]? = nil, cgroupProcs: Int32 = -1) {
+                seccompFilter: [UInt8]? = nil, cgroupProcs: Int32 = -1, world: SpawnWorld? = nil) {
+        self.world = world
         self.dataLimitBytes = dataLimitBytes
         self.fileSizeLimitBytes = fileSizeLimitBytes
         self.landlockRuleset = landlockRuleset
@@ -32,6 +35,7 @@ public struct SpawnConfinement: Sendable {
     public static func spawn(_ request: inout tether_spawn_request, confinement: SpawnConfinement?,
                              pid: inout Int32, pidfd: inout Int32) -> Int32 {
         request.cgroup_procs = confinement?.cgroupProcs ?? -1
+        request.world = confinement?.world?.prepared()
         guard let confinement else {
             request.confinement = tether_confinement(data_limit: 0, file_size_limit: 0, no_new_privileges: 0,
                                                      landlock_ruleset: -1, seccomp_filter: nil,

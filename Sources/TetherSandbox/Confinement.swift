@@ -155,6 +155,8 @@ public struct SandboxReport: Sendable, Equatable {
     public var sharedMemoryRefused: Bool
     /// The group's secrets are out of its reach, even to read.
     public var secretsHidden: Bool
+    /// It runs in a world of its own (`ExtensionWorld`), not the machine's.
+    public var world = false
 
     public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
                 memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false,

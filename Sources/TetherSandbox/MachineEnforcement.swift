@@ -71,6 +71,12 @@ public enum MachineEnforcement {
             findings.append(Finding(mechanism: "landlock", enforced: false, detail: "no Landlock: files, TCP and signals unconfined",
                                     fix: "Linux 5.13+ with landlock in the boot's lsm= list (lsm=landlock,…)"))
         }
+        let refused = ExtensionWorld.unavailable
+        findings.append(Finding(
+            mechanism: "namespaces", enforced: refused == nil,
+            detail: refused.map { "no world of its own for an extension (\($0)): each sees the machine's files (Landlock limits what it reads), processes and abstract sockets, and its TMPDIR is counted by the host" }
+                ?? "a world of its own per extension: user, mount, PID, IPC and cgroup namespaces (and network for a role without), a read-only view of what programs need, a tmpfs TMPDIR the kernel counts",
+            fix: refused == nil ? nil : "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 (Debian), or an AppArmor profile for tether granting userns (Ubuntu 23.10+: kernel.apparmor_restrict_unprivileged_userns)"))
         findings.append(Finding(mechanism: "seccomp", enforced: support.seccomp,
                                 detail: support.seccomp ? "seccomp filters (sockets, locks, ptrace, setsid, memfd)" : "no seccomp filter",
                                 fix: support.seccomp ? nil : "a kernel with CONFIG_SECCOMP_FILTER, and libseccomp2"))

@@ -35,6 +35,21 @@ public struct ProcessStatistics: Sendable, Equatable {
                                  cpuSeconds: Double(user &+ system) / Double(ticks))
     }
 
+    /// Whether process `pid` leaves `signal` to its default action (no
+    /// handler, not ignored: `SigCgt` and `SigIgn` in `/proc/PID/status`);
+    /// nil once it is gone.
+    public static func defaults(pid: Int32, signal: Int32) -> Bool? {
+        guard pid > 0, signal > 0, signal <= 64, let text = CgroupFile.read("/proc/\(pid)/status", limit: 8_192) else {
+            return nil
+        }
+        func mask(_ field: String) -> UInt64? {
+            text.split(separator: "\n").first { $0.hasPrefix(field) }
+                .flatMap { UInt64($0.dropFirst(field.count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16) }
+        }
+        guard let caught = mask("SigCgt:"), let ignored = mask("SigIgn:") else { return nil }
+        return (caught | ignored) & (1 << UInt64(signal - 1)) == 0
+    }
+
     /// The calling process's open descriptors (the listing's own left out).
     public static func openDescriptors() -> Int? {
         let directory = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -19,8 +19,8 @@ import TetherTestSupport
         let fixture = try HostFixture()
         try fixture.addExtension("victim", script: helloScript)
         let host = try fixture.startHost()
-        let line = try host.expectLineStarting("", containing: "hello from victim").last ?? ""
-        return (fixture, host, try #require(helloPID(line)))
+        let lines = try host.expectLineStarting("", containing: "hello from victim")
+        return (fixture, host, try #require(startedPID("victim", in: lines)))
     }
 
     func startKeyboard(_ group: TestGroup, environment: [String: String]? = nil) throws -> TestProcess {

@@ -21,7 +21,9 @@ struct CgroupTests {
         // Into the host's leaf if an earlier host made it: a cgroup whose
         // controllers are on for its children can hold no process.
         let join = #"d="$0"; [ -d "$d/host" ] && d="$d/host"; echo $$ > "$d/cgroup.procs" && exec "$@""#
-        let command = (mechanisms.isEmpty ? [] : withoutMechanisms(mechanisms))
+        // No world of its own for an extension here: these tests follow its
+        // processes by the pids it prints, which its PID namespace would hide.
+        let command = withoutMechanisms(mechanisms + [.namespaces])
             + [tetherExecutable, "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions, "--grace", "1"]
         let host = try TestProcess("/bin/sh", ["-c", join, cgroup.directory] + command + extra)
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")

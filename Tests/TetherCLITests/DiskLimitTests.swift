@@ -6,6 +6,8 @@ import TetherTestSupport
 /// A file past an extension's size limit (`RLIMIT_FSIZE`) ends it with
 /// SIGXFSZ, and its exit says why (a shell's `head`: Python ignores the
 /// signal, and gets EFBIG instead).
+/// Where extensions get no world of their own (user namespaces refused):
+/// in a world, TMPDIR is a tmpfs the kernel counts (ExtensionWorldTests).
 @Suite(.timed)
 struct DiskLimitTests {
     @Test func aFilePastTheLimitEndsTheExtensionWithReasonDisk() throws {
@@ -14,7 +16,7 @@ struct DiskLimitTests {
         try fixture.addExtension("filler", restart: "never", script: """
             exec head -c \(size) /dev/zero > "$TMPDIR/big"
             """)
-        try fixture.withHost { host in
+        try fixture.withHost(without: [.namespaces]) { host in
             let last = try lastExit(of: "filler", in: fixture)
             #expect(last["reason"] as? String == "disk", "\(last)")
             #expect(last["signal"] as? Int == Int(SIGXFSZ), "\(last)")
@@ -37,7 +39,7 @@ struct DiskLimitTests {
         let manifest = #"{"name":"hoarder","role":"widget","executable":"hoarder.sh","restart":"never","#
             + #""activation":"always","diskLimitMiB":8}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(fixture.extensions)/hoarder.extension.json"))
-        try fixture.withHost { host in
+        try fixture.withHost(without: [.namespaces]) { host in
             let last = try lastExit(of: "hoarder", in: fixture)
             #expect(last["reason"] as? String == "disk", "\(last)")
             #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")

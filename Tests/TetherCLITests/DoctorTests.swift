@@ -7,7 +7,7 @@ import TetherTestSupport
 /// enforces, with the fix for what it does not; given manifests, it exits
 /// 1 when one asks for what cannot be enforced here.
 @Suite(.timed) struct DoctorTests {
-    static let mechanisms = ["cgroup", "memory", "pids", "landlock", "seccomp", "rlimits", "ibus"]
+    static let mechanisms = ["cgroup", "memory", "pids", "landlock", "namespaces", "seccomp", "rlimits", "ibus"]
 
     @Test func everyMechanismHasALineAndWhatIsNotEnforcedHasAFix() throws {
         let group = try TestGroup()

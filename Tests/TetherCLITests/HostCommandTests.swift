@@ -25,11 +25,14 @@ struct HostFixture {
     /// A raw connection to the group's host socket.
     func rawClient() throws -> RawClient { try RawClient(path: group.path + "/host.sock") }
 
-    func startHost(arguments: [String] = [], environment: [String: String]? = nil) throws -> TestProcess {
+    /// `without`: as on a kernel without those mechanisms (`.namespaces`:
+    /// what the host does where extensions get no world of their own).
+    func startHost(arguments: [String] = [], environment: [String: String]? = nil,
+                   without: [KernelMechanism] = []) throws -> TestProcess {
         // The group's environment first (no session bus: a test host never
         // shows its pushes on the desktop of whoever runs the tests).
         let host = try startTether(group.withGroup(["host", "--extensions-dir", extensions, "--grace", "2"] + arguments),
-                                   environment: group.environment.merging(environment ?? [:]) { $1 })
+                                   without: without, environment: group.environment.merging(environment ?? [:]) { $1 })
         // Messages about manifests or instances may come first.
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         return host
@@ -47,9 +50,9 @@ struct HostFixture {
 
     /// Starts the host, runs `body` with it, and stops it whatever
     /// happened: SIGTERM, its exit awaited (bounded), SIGKILL past that.
-    func withHost<T>(arguments: [String] = [], environment: [String: String]? = nil,
+    func withHost<T>(arguments: [String] = [], environment: [String: String]? = nil, without: [KernelMechanism] = [],
                      _ body: (TestProcess) throws -> T) throws -> T {
-        let host = try startHost(arguments: arguments, environment: environment)
+        let host = try startHost(arguments: arguments, environment: environment, without: without)
         defer { host.stopAlways() }
         return try body(host)
     }
@@ -64,7 +67,12 @@ struct HostFixture {
 /// "hello from NAME (ROLE) pid N", then wait to be stopped.
 let helloScript = #"echo "hello from $TETHER_EXTENSION ($TETHER_ROLE) pid $$"; exec sleep 300"#
 
-func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMap { Int32($0) } }
+/// The pid the host says it started `name` as ("extension 'NAME' started
+/// (pid N)"): in a world of its own, the pid it sees itself is 1.
+func startedPID(_ name: String, in lines: [String]) -> Int32? {
+    let prefix = "extension '\(name)' started (pid "
+    return lines.last { $0.hasPrefix(prefix) }.flatMap { Int32($0.dropFirst(prefix.count).prefix { $0 != ")" }) }
+}
 
 @Suite(.timed) struct HostCommandTests {
     @Test func hostRunsExtensionsServesFeaturesAndStopsCleanly() throws {
@@ -74,9 +82,9 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
             .write(to: URL(fileURLWithPath: fixture.extensions + "/broken.extension.json"))
         let host = try fixture.startHost()
         // After "extension 'hello' started (pid N)".
-        let hello = try host.expectLineStarting("[hello] hello from hello").last ?? ""
-        #expect(hello.hasPrefix("[hello] hello from hello (widget) pid "))
-        let extensionPID = try #require(helloPID(hello))
+        let lines = try host.expectLineStarting("[hello] hello from hello")
+        #expect(lines.last?.hasPrefix("[hello] hello from hello (widget) pid ") == true)
+        let extensionPID = try #require(startedPID("hello", in: lines))
 
         let status = try fixture.status()
         #expect(status["pid"] as? Int == Int(host.pid))
@@ -113,11 +121,9 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         let fixture = try HostFixture()
         try fixture.addExtension("hello", script: helloScript)
         try fixture.withHost { host in
-            let firstLine = try host.expectLineStarting("[hello] hello from hello").last ?? ""
-            let first = try #require(helloPID(firstLine))
+            let first = try #require(startedPID("hello", in: try host.expectLineStarting("[hello] hello from hello")))
             kill(first, SIGKILL)
-            let lines = try host.expectLineStarting("[hello] hello from hello")
-            let second = try #require(helloPID(lines.last ?? ""))
+            let second = try #require(startedPID("hello", in: try host.expectLineStarting("[hello] hello from hello")))
             #expect(second != first)
             let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
             #expect(extensions.first?["restarts"] as? Int == 1)
@@ -156,8 +162,8 @@ func helloPID(_ line: String) -> Int32? { line.split(separator: " ").last.flatMa
         let fixture = try HostFixture()
         try fixture.addExtension("alive", script: helloScript)
         let host = try fixture.startHost()
-        let line = try host.expectLineStarting("", containing: "hello from alive").last ?? ""
-        let child = try #require(helloPID(line))
+        let lines = try host.expectLineStarting("", containing: "hello from alive")
+        let child = try #require(startedPID("alive", in: lines))
         defer { kill(child, SIGKILL) }
 
         host.signal(SIGKILL)

@@ -5,7 +5,11 @@ import TetherTestSupport
 
 /// Invariant 11: the host never traps or blocks on its own output, its peers
 /// or its extensions. Each test puts the host in a situation real use
-/// creates, then checks that it still answers `status` quickly.
+/// creates, then checks that it still answers `status` quickly. The hosts
+/// here give their extensions no world of their own: the tests follow an
+/// extension's processes by the pids its scripts print, which its own PID
+/// namespace would hide (in a world, the kernel ends them with it:
+/// ExtensionWorldTests).
 @Suite(.timed) struct HostHardeningTests {
     /// Lines of about 1.2 KB as fast as the shell can: past the host's rate
     /// limit and its output queue within a second.
@@ -92,7 +96,7 @@ import TetherTestSupport
     @Test func aChattyExtensionIsRateLimitedAndCounted() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("spam", restart: "always", script: "exec yes spam")
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         let status = try waitForStatus(fixture) { status in
             let entry = (status["extensions"] as? [[String: Any]])?.first
             return (entry?["droppedLines"] as? Int ?? 0) > 0
@@ -123,7 +127,7 @@ import TetherTestSupport
         // sh runs its TERM trap only once its foreground child has ended.
         // The foreground child says "ready" itself, so it exists when the host is stopped.
         try fixture.addExtension("stubborn", script: #"trap 'echo "term"' TERM; sh -c 'echo ready; exec sleep 1000'; echo "done""#)
-        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "10"]))
+        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "10"]), without: [.namespaces])
         _ = try host.expectLineStarting("[stubborn] ready")
         let started = Date()
         host.signal(SIGTERM)
@@ -136,7 +140,7 @@ import TetherTestSupport
     /// (the runtime's backtracer) and loses the extension's last work.
     @Test func anSDKExtensionWithAClosedStdoutCarriesOnAndExitsCleanly() throws {
         let fixture = try HostFixture()
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         let keyboard = exampleExecutable("example-keyboard")
         let script = "printf 'is recording running?\\nstart recording\\n' | '\(keyboard)' --group '\(fixture.group.path)'"
             + " | head -c 0; echo \"keyboard=${PIPESTATUS[1]}\""
@@ -153,7 +157,7 @@ import TetherTestSupport
     @Test func losingTheHostEndsTheExtensionsBackgroundChildren() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("parent", script: #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         let line = try #require(try host.expectLineStarting("[parent] child").last)
         let words = line.split(separator: " ")
         let child = try #require(Int32(words[2]))
@@ -172,7 +176,7 @@ import TetherTestSupport
         let fixture = try HostFixture()
         try fixture.addExtension("parent", script: #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#)
         try fixture.addExtension("later", restart: "always", script: #"echo "later $$"; exec sleep 1000"#)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         var child: Int32 = 0, later: Int32 = 0
         for _ in 0..<20 where child == 0 || later == 0 {
             let line = try #require(try host.readLine())
@@ -199,7 +203,7 @@ import TetherTestSupport
     @Test func withoutItsReaperAHostsDeathStillEndsItsExtensions() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("alone", script: #"echo "pid $$"; exec sleep 1000"#)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         let line = try #require(try host.expectLineStarting("[alone] pid").last)
         let pid = try #require(Int32(line.split(separator: " ").last ?? ""))
         let reaper = try #require(groupReaper(of: host.pid), "no group reaper reads the host's pipe")
@@ -214,7 +218,7 @@ import TetherTestSupport
         let script = #"sleep 1000 & echo "child $! of $$"; exec sleep 1000"#
         try fixture.addExtension("parent", script: script)
         try fixture.addExtension("crasher", restart: "always", script: script)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         var children: [String: (child: Int32, leader: Int32)] = [:]
         for _ in 0..<2 {
             // An extension's own line, after the host's "started" ones.
@@ -256,7 +260,7 @@ import TetherTestSupport
     func startTree() throws -> (fixture: HostFixture, host: TestProcess, pids: [Int32]) {
         let fixture = try HostFixture()
         try fixture.addExtension("tree", script: Self.script)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         let line = try #require(try host.expectLineStarting("[tree] tree", timeout: 20).last)
         let words = line.split(separator: " ")
         #expect(line.hasSuffix("daemon refused"), "a confined launch could leave its session: \(line)")
@@ -292,7 +296,7 @@ import TetherTestSupport
             while [ ! -e "$TMPDIR/ignoring" ]; do sleep 0.01; done
             echo "left $!"
             """#)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         defer { host.signal(SIGKILL) }
         let line = try #require(try host.expectLineStarting("[left] left ", timeout: 20).last)
         let child = try #require(line.split(separator: " ").last.flatMap { Int32($0) })

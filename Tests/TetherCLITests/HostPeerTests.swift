@@ -32,8 +32,7 @@ import TetherTestSupport
         let host = try TestProcess("/bin/sh", ["-c", "ulimit -n 1024 && exec '\(tether)' host --group '\(fixture.group.path)'"
                                                 + " --extensions-dir '\(fixture.extensions)' --grace 2"])
         _ = try host.expectLineStarting("tether host ready")
-        let first = try #require(try host.expectLineStarting("[steady] pid").last)
-        let extensionPID = try #require(Int32(first.split(separator: " ").last ?? ""))
+        let extensionPID = try #require(startedPID("steady", in: try host.expectLineStarting("[steady] pid")))
 
         var clients: [RawClient] = []
         for _ in 0..<1_100 { clients.append(try fixture.rawClient()) }

@@ -72,10 +72,12 @@ import TetherTestSupport
     /// through its link and gets its push.
     @Test func aHelloAsAnExtensionTheHostRunsIsRefused() throws {
         let fixture = try HostFixture()
-        let gate = fixture.group.dir.path + "/gate"
+        let gate = fixture.extensions + "/gate"  // beside its manifest: in its world too
         #expect(mkfifo(gate, 0o600) == 0)
         // It waits at the gate before its hello.
-        try writeFile(fixture.extensions + "/notify.sh", "#!/bin/sh\nread line < '\(gate)'\nexec python3 '\(Self.pythonNotification)'\n", mode: 0o755)
+        // The script beside its manifest too: what its world shows.
+        try FileManager.default.copyItem(atPath: Self.pythonNotification, toPath: fixture.extensions + "/notification.py")
+        try writeFile(fixture.extensions + "/notify.sh", "#!/bin/sh\nread line < '\(gate)'\nexec python3 '\(fixture.extensions)/notification.py'\n", mode: 0o755)
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"notify.sh","activation":"always","restart":"never"}"#)
         try fixture.withHost { host in
             let started = try #require(try host.expectLineStarting("extension 'notify' started (pid ", timeout: 15).last)

@@ -110,9 +110,10 @@ import TetherTestSupport
     /// surely waiting.
     @Test func pushesDuringALaunchWaitForTheHello() throws {
         let fixture = try HostFixture()
-        let gate = fixture.group.dir.path + "/gate"
+        // Beside its manifest: in its world too.
+        let gate = fixture.extensions + "/gate"
         #expect(mkfifo(gate, 0o600) == 0)
-        let script = pythonNotification(first: "open(\(String(reflecting: gate))).read()",
+        let script = pythonNotification(first: "open(\(String(reflecting: gate))).readline()",
                                         rewrite: #"c["title"] = "[late] " + c.get("title", "")"#)
         try writeFile(fixture.extensions + "/late.py", script)
         try writeFile(fixture.extensions + "/late.sh", "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/late.py\"\n", mode: 0o755)
@@ -131,9 +132,13 @@ import TetherTestSupport
             #expect(waiting == 2)
             #expect(try entry(fixture, "late")["attached"] as? Bool == false)
             // Let it say hello.
-            let writer = open(gate, O_WRONLY)
+            // Read-write never blocks (a write-only open would wait for the
+            // reader for good if it never came); the line waits in the FIFO
+            // while it is open, for a reader that opens it before or after.
+            let writer = open(gate, O_RDWR)
             #expect(writer >= 0)
-            close(writer)
+            defer { close(writer) }
+            #expect(write(writer, "go\n", 3) == 3)
             for (index, process) in pushes.enumerated() {
                 #expect(try process.waitForExit(timeout: 20) == 0)
                 let output = try process.remainingOutput()
@@ -153,13 +158,14 @@ import TetherTestSupport
     /// wrapper's child, still the host's own.
     @Test func aPushDuringAnIdleEndGoesToTheNextInstance() throws {
         let fixture = try HostFixture()
-        let script = pythonNotification(rewrite: #"c["by"] = os.getpid()"#)
+        // Which instance answered: not its pid (1 in a world of its own).
+        let script = pythonNotification(first: "instance = os.urandom(8).hex()", rewrite: #"c["by"] = instance"#)
         try writeFile(fixture.extensions + "/quick.py", script)
         try writeFile(fixture.extensions + "/quick.sh", "#!/bin/sh\npython3 \"$(dirname \"$0\")/quick.py\"\n", mode: 0o755)
         try manifest(fixture, name: "quick", role: "notification", executable: "quick.sh", ["idleTimeout": 0.5])
         try fixture.withHost { host in
             let first = try push(fixture, #"{"title":"A"}"#)
-            let firstBy = (first["content"] as? [String: Any])?["by"] as? Int
+            let firstBy = (first["content"] as? [String: Any])?["by"] as? String
             #expect(firstBy != nil)
             #expect(try entry(fixture, "quick")["managed"] as? Bool == true, "the wrapper's child is the host's own")
             // Bounded: until the host is ending it for idleness.
@@ -168,7 +174,7 @@ import TetherTestSupport
             while state != "stopping", Date() < deadline { state = try entry(fixture, "quick")["state"] as? String ?? "" }
             #expect(state == "stopping")
             let second = try push(fixture, #"{"title":"B"}"#)
-            let secondBy = (second["content"] as? [String: Any])?["by"] as? Int
+            let secondBy = (second["content"] as? [String: Any])?["by"] as? String
             #expect(second["modified"] as? Bool == true, "\(second)")
             #expect(secondBy != nil && secondBy != firstBy, "a new instance took it")
         }

@@ -64,7 +64,7 @@ extension SandboxTests {
         let path = "/tmp/tether-spare-test-\(UUID().uuidString)"
         defer { unlink(path) }
         try Self.addSpareReaders(fixture, role: "widget", reading: path)
-        try fixture.withHost { host in
+        try fixture.withHost(without: [.namespaces]) { host in
             // Its answer comes after the spare for the next one was built.
             #expect(try Self.spareResult(fixture, host, "first")["read"] == "ENOENT")
             var before = stat()
@@ -99,7 +99,7 @@ extension SandboxTests {
         try writeFile(fixture.group.credentialsPath, #"{"refresh":"SECRET"}"#, mode: 0o600)
         #expect(try tether(fixture.group.withGroup(["token", "status"]), environment: environment).status == 0)
         try Self.addSpareReaders(fixture, role: "keyboard", reading: other.credentialsPath)
-        try fixture.withHost(environment: environment) { host in
+        try fixture.withHost(environment: environment, without: [.namespaces]) { host in
             #expect(try Self.spareResult(fixture, host, "first", environment: environment)["read"] == "ENOENT")
             // What a login of the other group does first: its store opened,
             // its secrets listed in the user's index.
@@ -161,7 +161,7 @@ extension SandboxTests {
     /// and the launch gets a fresh one. (It was handed over as it was.)
     @Test func aSparesDirectoryThatIsNoLongerEmptyIsNotHandedOver() throws {
         let (fixture, base, root) = try Self.spareFixtureWithOwnTemporaryBase()
-        try fixture.withHost(environment: ["TMPDIR": base]) { host in
+        try fixture.withHost(environment: ["TMPDIR": base], without: [.namespaces]) { host in
             #expect(try Self.spareResult(fixture, host, "first")["found"] == "")
             let parent = try #require((try FileManager.default.contentsOfDirectory(atPath: root)).first { $0.count == 16 })
             let spare = try #require((try FileManager.default.contentsOfDirectory(atPath: root + "/" + parent))
@@ -185,14 +185,14 @@ extension SandboxTests {
         func spares() -> [String] {
             parent().flatMap { try? FileManager.default.contentsOfDirectory(atPath: $0) }?.filter { $0.hasPrefix(".spare.") } ?? []
         }
-        let killed = try fixture.startHost(environment: ["TMPDIR": base])
+        let killed = try fixture.startHost(environment: ["TMPDIR": base], without: [.namespaces])
         #expect(try Self.spareResult(fixture, killed, "first")["write"] == "ok")
         #expect(spares().count == 1, "\(spares())")
         killed.signal(SIGKILL)
         _ = try killed.waitForExit(timeout: 30)
         #expect(spares().count == 1, "\(spares())")
 
-        let host = try fixture.startHost(environment: ["TMPDIR": base])
+        let host = try fixture.startHost(environment: ["TMPDIR": base], without: [.namespaces])
         #expect(spares().isEmpty, "\(spares())")
         #expect(try Self.spareResult(fixture, host, "second")["write"] == "ok")
         #expect(spares().count == 1, "\(spares())")

@@ -43,7 +43,7 @@ extension SandboxTests {
         let listed = try byHand.expectLineStarting("", containing: "list: ", timeout: 20).last ?? ""
         #expect(listed.contains("list: refused (Permission denied)"), "\(listed)")
 
-        try fixture.withHost(environment: ["TMPDIR": base]) { host in
+        try fixture.withHost(environment: ["TMPDIR": base], without: [.namespaces]) { host in
             #expect(try fixture.group.run(["extension", "start", "kb"]).status == 0)
             let typed = try host.expectLineStarting("[kb] TYPED ", timeout: 30).last ?? ""
             let keyboard = try #require(typed.split(separator: " ").last.map(String.init))

@@ -21,10 +21,21 @@ struct SandboxTests {
         let expected: [String: String]
         var testDescription: String { "\(role)\(openAccess ? " with open access" : "")" }
 
-        /// What `support` lets through that the newest kernels refuse.
-        func expected(on support: KernelSupport) -> [String: String] {
+        /// What `support` lets through that the newest kernels refuse, and
+        /// in a world of its own (`world`), what it does not see at all.
+        func expected(on support: KernelSupport, world: Bool = ExtensionWorld.unavailable == nil) -> [String: String] {
             var expected = self.expected
             if !support.landlockScopes { expected["killHost"] = "ok" }
+            if world {
+                // Not there: the host's pid, the machine's files, the secrets
+                // of a role that may not read them; the group read-only by its mount.
+                expected.merge(["killHost": "ESRCH", "hostEnviron": "ENOENT", "outside": "ENOENT"]) { $1 }
+                if role == "keyboard" && !openAccess {
+                    for key in ["secrets", "otherSecrets", "secretsList", "secretsByLink", "secretsHardLink"] { expected[key] = "ENOENT" }
+                    for key in ["group", "topLevelFile", "storeWrite", "unlinkSocket", "renameLocks", "renameHostLock",
+                                "renameStoreLock"] { expected[key] = "EROFS" }
+                }
+            }
             #if arch(x86_64)
             expected["i386Call"] = "ENOSYS"
             #endif
@@ -69,8 +80,11 @@ struct SandboxTests {
         ]) { $1 }),
     ]
 
-    @Test(arguments: cases)
-    func theKernelEnforcesTheRolesTable(_ sandboxCase: Case) throws {
+    /// In a world of its own where the machine allows one, and as where
+    /// user namespaces are refused (Landlock and seccomp alone).
+    @Test(arguments: cases, [true, false])
+    func theKernelEnforcesTheRolesTable(_ sandboxCase: Case, ownWorld: Bool) throws {
+        let world = ownWorld && ExtensionWorld.unavailable == nil
         let fixture = try HostFixture()
         let outside = fixture.group.dir.path + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
@@ -85,7 +99,8 @@ struct SandboxTests {
         try writeFile(fixture.group.dir.path + "/.other.secrets/credentials.json", "{}", mode: 0o600)
         // A symbolic link to them beside the group leads nowhere either.
         #expect(symlink(".group.secrets", fixture.group.dir.path + "/link") == 0)
-        let gate = fixture.group.dir.path + "/gate"
+        // Beside its manifest: a path it sees in a world of its own too.
+        let gate = fixture.extensions + "/gate"
         #expect(mkfifo(gate, 0o600) == 0)
         let listener = try LoopbackSocket(listening: true)
         try writeFile("\(fixture.extensions)/probe.py", Self.probeScript)
@@ -99,7 +114,8 @@ struct SandboxTests {
         // The host inherits descriptor 7 without close-on-exec (as from a
         // careless launcher): no extension may get it.
         // ... and a stack limit of 64 MiB, where it may raise it.
-        let host = try TestProcess("/bin/sh", ["-c", #"ulimit -s 65536 2>/dev/null; exec 7>>"$0"; exec "$@""#, outside + "/leak", tetherExecutable,
+        let host = try TestProcess("/bin/sh", ["-c", #"ulimit -s 65536 2>/dev/null; exec 7>>"$0"; exec "$@""#, outside + "/leak"]
+                                               + (world ? [] : withoutMechanisms([.namespaces])) + [tetherExecutable,
                                                "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions])
         defer { host.signal(SIGTERM) }
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
@@ -109,7 +125,7 @@ struct SandboxTests {
         let result = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[probe] RESULT ".count).utf8))
             as? [String: String])
         let temporary = try #require(result["tmpdir"])
-        for (key, value) in sandboxCase.expected(on: .current) {
+        for (key, value) in sandboxCase.expected(on: .current, world: world) {
             #expect(result[key] == value, "\(key): \(result)")
         }
         // The group stays readable as it changes: a store replaced after the launch.
@@ -133,6 +149,13 @@ struct SandboxTests {
         #expect(sandbox["memoryBy"] as? String == "rlimit+seccomp")
         #expect(sandbox["secrets"] as? String == (sandboxCase.role == "keyboard" && !sandboxCase.openAccess ? "hidden" : "readable"))
 
+        #expect(sandbox["world"] as? String == (world ? "own" : "machine"))
+        if world {
+            // Its own tmpfs, not /tmp: the group it must see lies there.
+            #expect(temporary == "/var/tmp")
+            #expect(try fixture.group.run(["extension", "stop", "probe"]).status == 0)
+            return
+        }
         // Its TMPDIR is private while it runs, outside the group (where a
         // sibling could swap it), and gone once it ends.
         #expect(!temporary.hasPrefix(fixture.group.path) && temporary.contains("/tether-\(geteuid())/"), "\(temporary)")
@@ -149,7 +172,9 @@ struct SandboxTests {
     @Test func aKilledHostsTemporaryDirectoriesAreRemovedByTheNextHost() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("w", script: #"echo secret > "$TMPDIR/token" && echo "wrote $TMPDIR" && exec sleep 30"#)
-        let host = try fixture.startHost()
+        // A world's TMPDIR is a tmpfs that ends with it: this is the TMPDIR
+        // of a host whose extensions get none.
+        let host = try fixture.startHost(without: [.namespaces])
         let left = String(try host.expectLineStarting("[w] wrote ", timeout: 15).last?.dropFirst("[w] wrote ".count) ?? "")
         #expect((left as NSString).lastPathComponent.hasPrefix("w."), "\(left)")
         host.signal(SIGKILL)

@@ -5,6 +5,8 @@ import TetherTestSupport
 /// An extension's TMPDIR goes when it ends, however it was filled: a tree
 /// deeper than any fixed bound, and 100k files whose removal takes seconds
 /// without the host's loop ever waiting for it.
+/// Where extensions get no world of their own (user namespaces refused):
+/// in a world, TMPDIR is a tmpfs the kernel counts (ExtensionWorldTests).
 @Suite(.timed) struct TemporaryRemovalTests {
     /// Fills its TMPDIR (a chain 300 levels deep with a file at each; 100k
     /// files), says where, and exits.
@@ -29,7 +31,7 @@ import TetherTestSupport
     @Test func aDeepAndCrowdedDirectoryGoesWhileTheHostAnswers() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("filler", restart: "never", script: Self.filler)
-        let host = try fixture.startHost()
+        let host = try fixture.startHost(without: [.namespaces])
         defer { host.signal(SIGKILL) }
         let line = try #require(try host.expectLineStarting("[filler] filled", timeout: 120).last)
         let directory = String(line.dropFirst("[filler] filled ".count))

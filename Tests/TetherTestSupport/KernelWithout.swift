@@ -9,6 +9,10 @@ public enum KernelMechanism: String, Sendable {
     /// `prctl(PR_GET_SECCOMP/PR_SET_SECCOMP)` EINVAL, as in a kernel built
     /// without `CONFIG_SECCOMP`.
     case seccomp
+    /// User namespaces: `clone` and `unshare` with `CLONE_NEWUSER` answer
+    /// EPERM (and `clone3`, whose flags a filter cannot read, ENOSYS), as
+    /// where a sysctl or an AppArmor policy refuses them.
+    case namespaces
 }
 
 /// The command prefix that runs a program on this kernel as a kernel
@@ -22,9 +26,11 @@ public func withoutMechanisms(_ mechanisms: [KernelMechanism]) -> [String] {
 }
 
 /// `tether ARGS` started in the background as on a kernel without `mechanisms`.
-public func startTether(_ arguments: [String], without mechanisms: [KernelMechanism]) throws -> TestProcess {
+public func startTether(_ arguments: [String], without mechanisms: [KernelMechanism],
+                        environment: [String: String]? = nil) throws -> TestProcess {
+    guard !mechanisms.isEmpty else { return try startTether(arguments, environment: environment) }
     let prefix = withoutMechanisms(mechanisms)
-    return try TestProcess(prefix[0], Array(prefix.dropFirst()) + [tetherExecutable] + arguments)
+    return try TestProcess(prefix[0], Array(prefix.dropFirst()) + [tetherExecutable] + arguments, environment: environment)
 }
 
 /// Runs `tether ARGS` as on a kernel without `mechanisms`.
@@ -49,6 +55,12 @@ enum KernelWithout {
         if "seccomp" in mechanisms:
             # prctl(PR_GET_SECCOMP = 21 or PR_SET_SECCOMP = 22): EINVAL.
             body += [(JEQ, 0, 4, prctl_nr), (LD, 0, 0, 16), (JEQ, 1, 0, 21), (JEQ, 0, 1, 22), (RET, 0, 0, ERRNO | EINVAL)]
+        if "namespaces" in mechanisms:
+            clone_nr, unshare_nr = {"x86_64": (56, 272), "aarch64": (220, 97)}[os.uname().machine]
+            JSET, EPERM, NEWUSER = 0x45, 1, 0x10000000
+            body += [(JEQ, 0, 1, 435), (RET, 0, 0, ERRNO | ENOSYS)]
+            for nr in (clone_nr, unshare_nr):
+                body += [(JEQ, 0, 4, nr), (LD, 0, 0, 16), (JSET, 0, 1, NEWUSER), (RET, 0, 0, ERRNO | EPERM), (LD, 0, 0, 0)]
         program = [(LD, 0, 0, 4), (JEQ, 0, len(body), arch)] + body + [(RET, 0, 0, ALLOW)]
         packed = b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
         class Program(ctypes.Structure):

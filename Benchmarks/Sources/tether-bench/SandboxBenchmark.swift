@@ -19,6 +19,10 @@ import Glibc
 /// `getppid` and an argument-filtered `fcntl`), against the same calls
 /// without a filter.
 ///
+/// `launch.world` is the confined launch in a world of its own (user, mount,
+/// PID, IPC, cgroup and network namespaces, its root built and pivoted
+/// into), against the confined launch in the machine's.
+///
 /// Run in a delegated cgroup (systemd's `Delegate=yes`), it also measures
 /// `launch.cgroup`: the confined launch in a cgroup of its own (made, joined
 /// by the child, removed), against the confined launch without.
@@ -33,6 +37,15 @@ struct SandboxBenchmark {
         let confined = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: true) }
         var results = [BenchResult(name: "launch.confined", samples: confined,
                                    baselines: ["the same launch unconfined": Percentiles(nanoseconds: unconfined)])]
+        // Its own world (the host makes it once per extension and keeps it).
+        let policy = SandboxPolicy(role: .keyboard, openAccess: false, group: group, temporaryDirectory: nil, memoryLimitMiB: 96)
+        if ExtensionWorld.unavailable == nil,
+           let world = try? ExtensionWorld.make(policy: policy, executable: "/bin/true", arguments: [], bundle: nil,
+                                                diskLimitMiB: 256) {
+            let inWorld = try measure(samples: samples, warmup: 10) { try launch(group: group, confined: true, world: world) }
+            results.append(BenchResult(name: "launch.world", samples: inWorld,
+                                       baselines: ["the same confined launch in the machine's world": Percentiles(nanoseconds: confined)]))
+        }
         results.append(try syscallCost(samples: samples))
         if case .success(let cgroups) = DelegatedCgroup.claim(group: group) {
             let inCgroup = try measure(samples: samples, warmup: 10) {
@@ -67,7 +80,7 @@ struct SandboxBenchmark {
                            baselines: ["the same calls without a filter": bare])
     }
 
-    private func launch(group: String, confined: Bool, cgroups: DelegatedCgroup? = nil) throws {
+    private func launch(group: String, confined: Bool, cgroups: DelegatedCgroup? = nil, world: SpawnWorld? = nil) throws {
         var confinement: Confinement?
         var temporary: String?
         if confined {
@@ -89,7 +102,9 @@ struct SandboxBenchmark {
             }
         }
         defer { if let temporary { try? PrivateTemporaryDirectory.remove(temporary) } }
-        let spawned = try spawnTrue(confinement?.spawnConfinement)
+        var spawnConfinement = confinement?.spawnConfinement
+        spawnConfinement?.world = world
+        let spawned = try spawnTrue(spawnConfinement)
         var status: Int32 = 0
         while waitpid(spawned.pid, &status, 0) < 0 && errno == EINTR {}
         close(spawned.pidfd)

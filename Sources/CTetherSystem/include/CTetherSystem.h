@@ -59,6 +59,59 @@ struct tether_confinement {
     unsigned short seccomp_filter_length; /* instructions */
 };
 
+/* An extension's own world (bubblewrap's model): new user, mount, PID,
+   IPC and cgroup namespaces, a network namespace of its own when
+   offline, and a root built from steps. Every `target` is an absolute
+   path in the new root; a `source`, in the host's. */
+enum tether_world_step_kind {
+    TETHER_WORLD_READ = 0,      /* bind source at target, read-only */
+    TETHER_WORLD_WRITE = 1,     /* bind source at target, writable */
+    TETHER_WORLD_TMPFS = 2,     /* a tmpfs at target, mount options in data */
+    TETHER_WORLD_SYMLINK = 3,   /* a symbolic link at target, its text source */
+    TETHER_WORLD_DEVICE = 4,    /* bind the device file source at target */
+    TETHER_WORLD_PROC = 5,      /* the PID namespace's /proc at target */
+    TETHER_WORLD_DIRECTORY = 6, /* an empty directory at target */
+    TETHER_WORLD_MASK = 7,      /* an empty read-only tmpfs over target (options in data), hiding it */
+};
+
+struct tether_world_step {
+    int kind;
+    const char *source;
+    const char *target;
+    const char *data;
+    int optional;               /* a missing source (or MASK target) skips the step */
+    int landlock;               /* -1, or the Landlock access (tether_landlock_allow's) its target gets */
+};
+
+/* failed_step, when no step of the list failed. */
+enum {
+    TETHER_WORLD_STEP_CLONE = -1, /* the namespaces were refused */
+    TETHER_WORLD_STEP_IDS = -2,   /* its uid/gid maps */
+    TETHER_WORLD_STEP_ROOT = -3,  /* the tmpfs the root is built on */
+    TETHER_WORLD_STEP_PIVOT = -4, /* the switch to the new root */
+};
+
+struct tether_world {
+    int own_network;            /* nonzero: an empty network namespace */
+    unsigned uid, gid;          /* each mapped to itself */
+    const char *staging;        /* an existing directory to build on (hidden by a tmpfs, in its namespace only) */
+    const struct tether_world_step *steps;
+    int step_count;
+    int landlock_abi;           /* for the rules its tmpfs and /proc get */
+    /* Set by the child when it could not enter it: an errno, and the
+       step (an index, or TETHER_WORLD_STEP_*). */
+    int error;
+    int failed_step;
+};
+
+/// The clone flags of `world`'s namespaces.
+int tether_world_clone_flags(const struct tether_world *world);
+
+/// Enters `world` in a child that exits at once (no exec): 0 if this
+/// machine lets the host give extensions worlds of their own, else -errno
+/// with world->error and world->failed_step set.
+int tether_world_probe(struct tether_world *world);
+
 struct tether_spawn_request {
     const char *path;            /* run as is: no PATH search */
     char *const *argv;
@@ -73,6 +126,9 @@ struct tether_spawn_request {
     long long descriptor_soft_limit; /* 0, or the child's soft RLIMIT_NOFILE (under the hard one) */
     int cgroup_procs;            /* -1, or a cgroup's cgroup.procs open for writing: the child joins it first */
     struct tether_confinement confinement; /* applied last before exec */
+    struct tether_world *world;  /* NULL, or the world it runs in (entered after stdio, before
+                                    the directory); where it cannot be entered, world->error says
+                                    why and the spawn fails with it */
 };
 
 /// fork, then in the child only async-signal-safe steps (every signal to

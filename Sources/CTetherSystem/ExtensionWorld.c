@@ -1,0 +1,270 @@
+#define _GNU_SOURCE
+#include "CTetherSystem.h"
+#include "ExtensionWorld.h"
+
+#ifdef __linux__
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* An extension's own world, made by the spawn's child between clone and
+   exec: bubblewrap's steps (setup_newroot), in raw system calls only (the
+   child shares the host's memory: no malloc, no locks). The child is in
+   new user, mount, PID, IPC and cgroup namespaces (and a network one when
+   offline) from its clone; here it maps its ids to themselves, builds a
+   root on a tmpfs from the steps, pivots into it and drops the old root. */
+
+#ifndef SYS_pivot_root
+#define SYS_pivot_root 155
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#define WORLD_ATTR_RDONLY 0x00000001ULL
+#define WORLD_ATTR_NOSUID 0x00000002ULL
+#define WORLD_ATTR_NODEV 0x00000004ULL
+#define WORLD_ATTR_NOEXEC 0x00000008ULL
+struct world_mount_attr { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
+
+/* Where the build happens, once the first pivot has put a scratch tmpfs
+   at "/": the old root beneath it, the new one beside it. */
+#define OLD_ROOT "/oldroot"
+#define NEW_ROOT "/newroot"
+enum { PATH_BYTES = 4096 };
+
+static int fail(struct tether_world *world, int step, int error) {
+    world->failed_step = step;
+    world->error = error ? error : EIO;
+    return -world->error;
+}
+
+static int join(char *out, const char *prefix, const char *path) {
+    size_t first = strlen(prefix), second = strlen(path);
+    if (first + second + 1 > PATH_BYTES) return -ENAMETOOLONG;
+    memcpy(out, prefix, first);
+    memcpy(out + first, path, second + 1);
+    return 0;
+}
+
+static int write_text(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    size_t length = strlen(text);
+    ssize_t written = write(fd, text, length);
+    int error = errno;
+    close(fd);
+    if (written < 0) return -error;
+    return (size_t)written == length ? 0 : -EIO;
+}
+
+/* "ID ID 1\n": the id maps to itself, the only mapping an unprivileged
+   process may write for its own namespace. */
+static void id_map(char out[32], unsigned id) {
+    char digits[12];
+    int count = 0;
+    do { digits[count++] = (char)('0' + id % 10); id /= 10; } while (id > 0);
+    int at = 0;
+    for (int copy = 0; copy < 2; copy++) {
+        for (int i = count - 1; i >= 0; i--) out[at++] = digits[i];
+        out[at++] = ' ';
+    }
+    out[at++] = '1';
+    out[at++] = '\n';
+    out[at] = 0;
+}
+
+/* Every directory of `path` (a buffer it may write to) up to and, with
+   `whole`, including its last component. */
+static int make_directories(char *path, int whole, mode_t mode) {
+    for (char *at = path + 1; *at; at++) {
+        if (*at != '/') continue;
+        *at = 0;
+        int rc = mkdir(path, 0755);
+        *at = '/';
+        if (rc < 0 && errno != EEXIST) return -errno;
+    }
+    if (whole && mkdir(path, mode) < 0 && errno != EEXIST) return -errno;
+    return 0;
+}
+
+/* Mount attributes on what is mounted at `path`, and beneath when
+   `recursive`; before Linux 5.12, a remount of the top alone that keeps
+   the flags the kernel locked (a user namespace may not clear them). */
+static int set_attributes(const char *path, unsigned long long attributes, int recursive) {
+    struct world_mount_attr attr = {attributes, 0, 0, 0};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr, sizeof attr) == 0) return 0;
+    if (errno != ENOSYS) return -errno;
+    struct statfs status;
+    if (statfs(path, &status) < 0) return -errno;
+    unsigned long flags = MS_REMOUNT | MS_BIND;
+    unsigned long kept = (unsigned long)status.f_flags;
+    if ((attributes & WORLD_ATTR_RDONLY) || (kept & ST_RDONLY)) flags |= MS_RDONLY;
+    if ((attributes & WORLD_ATTR_NOSUID) || (kept & ST_NOSUID)) flags |= MS_NOSUID;
+    if ((attributes & WORLD_ATTR_NODEV) || (kept & ST_NODEV)) flags |= MS_NODEV;
+    if ((attributes & WORLD_ATTR_NOEXEC) || (kept & ST_NOEXEC)) flags |= MS_NOEXEC;
+    if (kept & ST_NOATIME) flags |= MS_NOATIME;
+    if (kept & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (kept & ST_RELATIME) flags |= MS_RELATIME;
+    return mount(NULL, path, NULL, flags, NULL) < 0 ? -errno : 0;
+}
+
+/* A bind of `source` at `target` (made as a directory or an empty file,
+   like its source), then its attributes. A missing optional source: 1. */
+static int bind(const char *source, char *target, int optional, unsigned long long attributes) {
+    struct stat status;
+    if (stat(source, &status) < 0) return optional && errno == ENOENT ? 1 : -errno;
+    int rc = make_directories(target, S_ISDIR(status.st_mode), 0755);
+    if (rc < 0) return rc;
+    if (!S_ISDIR(status.st_mode)) {
+        int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) return -errno;
+        close(fd);
+    }
+    if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0) return -errno;
+    return set_attributes(target, attributes, 1);
+}
+
+static int run_step(const struct tether_world_step *step, char *source, char *target) {
+    int rc = join(target, NEW_ROOT, step->target);
+    if (rc == 0 && step->kind != TETHER_WORLD_SYMLINK && step->source) rc = join(source, OLD_ROOT, step->source);
+    if (rc < 0) return rc;
+    switch (step->kind) {
+    case TETHER_WORLD_READ:
+        return bind(source, target, step->optional, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+    case TETHER_WORLD_WRITE:
+        return bind(source, target, step->optional, WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+    case TETHER_WORLD_DEVICE:
+        return bind(source, target, step->optional, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC);
+    case TETHER_WORLD_TMPFS:
+    case TETHER_WORLD_MASK: {
+        struct stat status;
+        if (step->kind == TETHER_WORLD_MASK && stat(target, &status) < 0) {
+            return step->optional && errno == ENOENT ? 1 : -errno;
+        }
+        if ((rc = make_directories(target, 1, 0755)) < 0) return rc;
+        unsigned long flags = MS_NOSUID | MS_NODEV | (step->kind == TETHER_WORLD_MASK ? MS_RDONLY | MS_NOEXEC : 0);
+        return mount("tmpfs", target, "tmpfs", flags, step->data) < 0 ? -errno : 0;
+    }
+    case TETHER_WORLD_PROC:
+        if ((rc = make_directories(target, 1, 0555)) < 0) return rc;
+        return mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : 0;
+    case TETHER_WORLD_SYMLINK:
+        if ((rc = make_directories(target, 0, 0755)) < 0) return rc;
+        return symlink(step->source, target) < 0 && errno != EEXIST ? -errno : 0;
+    case TETHER_WORLD_DIRECTORY:
+        return make_directories(target, 1, 0755);
+    default:
+        return -EINVAL;
+    }
+}
+
+int tether_enter_world(struct tether_world *world, int ruleset) {
+    char map[32];
+    /* Its ids: setgroups off first, as the kernel requires before an
+       unprivileged gid_map. */
+    int written = write_text("/proc/self/setgroups", "deny");
+    if (written < 0 && written != -ENOENT) return fail(world, TETHER_WORLD_STEP_IDS, -written);
+    id_map(map, world->gid);
+    if ((written = write_text("/proc/self/gid_map", map)) < 0) return fail(world, TETHER_WORLD_STEP_IDS, -written);
+    id_map(map, world->uid);
+    if ((written = write_text("/proc/self/uid_map", map)) < 0) return fail(world, TETHER_WORLD_STEP_IDS, -written);
+
+    /* Nothing mounted here reaches the host's namespace, nor back. */
+    if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0) return fail(world, TETHER_WORLD_STEP_ROOT, errno);
+    if (mount("tmpfs", world->staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755") < 0
+        || chdir(world->staging) < 0 || mkdir("oldroot", 0755) < 0
+        || syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0
+        || mkdir(NEW_ROOT, 0755) < 0
+        || mount("tmpfs", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
+        return fail(world, TETHER_WORLD_STEP_ROOT, errno);
+    }
+    char source[PATH_BYTES], target[PATH_BYTES];
+    for (int index = 0; index < world->step_count; index++) {
+        int rc = run_step(&world->steps[index], source, target);
+        if (rc < 0) return fail(world, index, -rc);
+    }
+    /* Landlock's rules were built in the host's view, where a grant on a
+       directory above a bind's source covers it; here the walk up from a
+       file leaves the bind at its root, for directories of the new root
+       no rule names. So each step says what its target is granted (what
+       the world shows, read; its TMPDIR and /proc, new file systems, too).
+       A grant covers the binds beneath it as well: the host puts none
+       beneath what it lets be written. */
+    if (ruleset >= 0) {
+        for (int index = 0; index < world->step_count; index++) {
+            const struct tether_world_step *step = &world->steps[index];
+            if (step->landlock < 0 || join(target, NEW_ROOT, step->target) < 0) continue;
+            int rc = tether_landlock_allow(ruleset, world->landlock_abi, target, step->landlock);
+            if (rc == -ENOENT && step->optional) continue;
+            if (rc < 0) return fail(world, index, -rc);
+        }
+    }
+    if (umount2(OLD_ROOT, MNT_DETACH) < 0 || chdir(NEW_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0
+        || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+        return fail(world, TETHER_WORLD_STEP_PIVOT, errno);
+    }
+    /* Its root holds only mount points: read-only, like bubblewrap's. */
+    int rc = set_attributes("/", WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV, 0);
+    if (rc < 0) return fail(world, TETHER_WORLD_STEP_PIVOT, -rc);
+    return 0;
+}
+
+int tether_world_clone_flags(const struct tether_world *world) {
+    return CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWCGROUP
+        | (world->own_network ? CLONE_NEWNET : 0);
+}
+
+struct probe_arguments { struct tether_world *world; };
+
+static int run_probe(void *argument) {
+    struct probe_arguments *shared = argument;
+    _exit(tether_enter_world(shared->world, -1) < 0 ? 1 : 0);
+}
+
+int tether_world_probe(struct tether_world *world) {
+    const size_t stack_size = 64 * 1024;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -errno;
+    struct probe_arguments shared = {world};
+    world->error = 0;
+    world->failed_step = 0;
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pid_t pid = clone(run_probe, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | tether_world_clone_flags(world), &shared);
+    int clone_error = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    munmap(stack, stack_size);
+    if (pid < 0) return fail(world, TETHER_WORLD_STEP_CLONE, clone_error);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (world->error) return -world->error;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : fail(world, TETHER_WORLD_STEP_PIVOT, EIO);
+}
+
+#else
+#include <errno.h>
+
+int tether_enter_world(struct tether_world *world, int ruleset) {
+    (void)ruleset;
+    world->failed_step = TETHER_WORLD_STEP_CLONE;
+    world->error = ENOSYS;
+    return -ENOSYS;
+}
+int tether_world_clone_flags(const struct tether_world *world) { (void)world; return 0; }
+int tether_world_probe(struct tether_world *world) { return tether_enter_world(world, -1); }
+#endif

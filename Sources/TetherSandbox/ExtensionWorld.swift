@@ -1,0 +1,144 @@
+import SystemPackage
+import TetherGroup
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An extension's own world (invariant 26), bubblewrap's model made in the
+/// spawn itself: user, mount, PID, IPC and cgroup namespaces, an empty
+/// network namespace for a role without network (abstract sockets are the
+/// namespace's too), and a root that holds only a read-only view of what
+/// programs need, its executable's directories (and a script's its
+/// arguments name), `/dev`'s harmless devices,
+/// its own `/proc`, a private `/tmp` (a tmpfs of `diskLimitMiB`: the kernel
+/// counts unlinked and `O_TMPFILE` files and symlinks there), and the group
+/// (writable or read-only by role) without its instance locks. Nothing else
+/// of `/home`, `/var`, `/run` or `/tmp`. Landlock and seccomp stay on top.
+public enum ExtensionWorld {
+    /// Its `TMPDIR` and the directory it starts in: `/tmp`, unless what
+    /// the world shows lies beneath it (a group in /tmp): a grant to write
+    /// a directory covers every bind beneath it too.
+    static let temporaryCandidates = ["/tmp", "/var/tmp", "/run/tmp"]
+
+    /// The system's programs and libraries, read-only (a symbolic link
+    /// where the machine has one: merged /usr).
+    static let system = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"]
+    /// What a resolver, TLS, the dynamic loader, time zones and a Python
+    /// read in /etc.
+    static let configuration = [
+        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
+        "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+        "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group", "/etc/ssl", "/etc/ca-certificates",
+        "/etc/pki", "/etc/alternatives", "/etc/os-release", "/etc/mime.types", "/etc/locale.alias",
+        "/etc/python3", "/etc/python3.11", "/etc/python3.12", "/etc/python3.13",
+    ]
+    static let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+
+    /// The steps of `executable`'s world under `policy`; `bundle`, the
+    /// directory of its manifest (the scripts and data beside it), is read-only there.
+    /// Nil where its TMPDIR would have to cover what it shows.
+    public static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
+                             diskLimitMiB: Int) -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
+        var steps: [SpawnWorld.Step] = []
+        for path in system {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFLNK, let text = Self.linkText(path) {
+                steps.append(.symlink(at: path, text: text))
+            } else {
+                steps.append(.read(path, at: path, optional: true))
+            }
+        }
+        steps += configuration.map { .read($0, at: $0, optional: true) }
+        steps.append(.tmpfs(at: "/dev", options: "size=16k,nr_inodes=32,mode=0755", writable: false))
+        steps += devices.map { .device($0) }
+        for (index, name) in ["stdin", "stdout", "stderr"].enumerated() {
+            steps.append(.symlink(at: "/dev/\(name)", text: "/proc/self/fd/\(index)"))
+        }
+        steps.append(.symlink(at: "/dev/fd", text: "/proc/self/fd"))
+        steps.append(.proc(at: "/proc"))
+        // Its own directories and the group's, parents before what lies
+        // beneath them (a bind inside another lands on top of it).
+        var binds: [(path: String, writable: Bool, optional: Bool)] = []
+        var programs = [ExecutableDependencies.directory(of: executable)]
+        if let resolved = realpath(executable, nil) {
+            programs.append(ExecutableDependencies.directory(of: String(cString: resolved)))
+            free(resolved)
+        }
+        programs += ExecutableDependencies.directories(of: executable)
+        if let bundle { programs.append(bundle) }
+        // A script named by its absolute path (`/usr/bin/env python3 /x/y.py`).
+        for argument in arguments where argument.hasPrefix("/") {
+            var info = stat()
+            if stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                programs.append(ExecutableDependencies.directory(of: argument))
+            }
+        }
+        for directory in programs where !covered(directory, by: system) {
+            binds.append((directory, false, directory != programs[0]))
+        }
+        binds.append((policy.group, policy.groupWritable, false))
+        if policy.groupWritable, let secrets = policy.secrets { binds.append((secrets, true, true)) }
+        guard let temporary = temporaryCandidates.first(where: { candidate in
+            !binds.contains { covered($0.path, by: [candidate]) || covered(candidate, by: [$0.path]) }
+        }) else { return nil }
+        // Inodes too: empty files cost the kernel memory no size counts.
+        let inodes = max(1024, min(diskLimitMiB, 1 << 20) * 64)
+        steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700",
+                            writable: true))
+        var seen: Set<String> = []
+        for bind in binds.sorted(by: { depth($0.path) < depth($1.path) }) where seen.insert(bind.path).inserted {
+            steps.append(bind.writable ? .write(bind.path, at: bind.path, optional: bind.optional)
+                                       : .read(bind.path, at: bind.path, optional: bind.optional))
+        }
+        // Instance locks are the host's alone: a sibling that could lock
+        // one would keep its extension from ever launching.
+        steps.append(.mask(at: GroupDirectory.extensionLocksPath(of: policy.group)))
+        return (steps, temporary)
+    }
+
+    /// A world for `executable` (where `unavailable` is nil), or nil where
+    /// no directory is left for its TMPDIR.
+    public static func make(policy: SandboxPolicy, executable: String, arguments: [String], bundle: String?,
+                            diskLimitMiB: Int, support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
+        guard let made = steps(policy: policy, executable: executable, arguments: arguments, bundle: bundle,
+                               diskLimitMiB: diskLimitMiB)
+        else { return nil }
+        return try SpawnWorld(steps: made.steps, ownNetwork: !policy.network, temporaryDirectory: made.temporaryDirectory,
+                              staging: staging, landlockABI: support.landlockABI)
+    }
+
+    /// Why extensions cannot have worlds of their own here (user
+    /// namespaces refused by a sysctl, an AppArmor policy, an outer
+    /// seccomp filter, a kernel without them), or nil: probed once.
+    public static let unavailable: String? = {
+        let probe: SpawnWorld
+        do throws(Errno) {
+            probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k", writable: true)],
+                                   ownNetwork: true, temporaryDirectory: "/tmp", staging: staging, landlockABI: nil)
+        } catch {
+            return "\(error)"
+        }
+        guard let failure = probe.probe() else { return nil }
+        return "\(failure.step): \(failure.error)"
+    }()
+
+    /// An existing directory to build the root on: a tmpfs hides it in the
+    /// child's namespace only, and what lies beneath stays a source (the
+    /// old root is reached beside it, as bubblewrap does).
+    static let staging = "/tmp"
+
+    private static func covered(_ path: String, by roots: [String]) -> Bool {
+        roots.contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
+    private static func depth(_ path: String) -> Int { path.split(separator: "/").count }
+
+    private static func linkText(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

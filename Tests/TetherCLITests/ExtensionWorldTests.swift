@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import TetherSandbox
+import TetherTestSupport
+
+/// Invariant 26: where the kernel allows it, each launch has a world of its
+/// own. Python extensions (no SDK: the kernel is what answers) under a real
+/// host look at what they can see, lock and fill.
+@Suite(.timed, .enabled(if: ExtensionWorld.unavailable == nil, "user namespaces are refused here"))
+struct ExtensionWorldTests {
+    static let probe = #"""
+        import errno, fcntl, json, os, socket, sys
+        group, outside, sibling, abstract = sys.argv[1:5]
+        host = os.environ["TETHER_HOST_PID"]
+        r = {"pid": os.getpid(), "processes": sorted(p for p in os.listdir("/proc") if p.isdigit())}
+        def attempt(name, f):
+            try:
+                value = f(); r[name] = "ok" if value is None else value
+            except OSError as e:
+                r[name] = errno.errorcode.get(e.errno, str(e.errno))
+        attempt("killHost", lambda: os.kill(int(host), 0))
+        for name, path in [("home", "/home"), ("root", "/root"), ("dpkg", "/var/lib/dpkg"), ("run", "/run/user"),
+                           ("outside", outside)]:
+            attempt(name, lambda path=path: os.listdir(path) and None)
+        attempt("instanceLocks", lambda: ",".join(os.listdir(os.path.join(group, "locks", "extensions"))))
+        def lock_sibling():
+            fd = os.open(sibling, os.O_RDONLY)
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        attempt("lockSibling", lock_sibling)
+        attempt("groupRead", lambda: os.listdir(group) and None)
+        attempt("unixSockets", lambda: "seen" if abstract in open("/proc/net/unix").read() else "unseen")
+        tmp = os.environ["TMPDIR"]
+        st = os.statvfs(tmp)
+        r["tmpMiB"] = st.f_blocks * st.f_frsize // 1048576
+        def fill(path, mode=None):
+            # 3 MiB each (under the size a file may have) to two open files
+            # unlinked (or never named): ENOSPC if the kernel counts them.
+            fds = []
+            try:
+                for i in range(2):
+                    named = path + str(i)
+                    fds.append(os.open(path, mode) if mode else os.open(named, os.O_RDWR | os.O_CREAT, 0o600))
+                    if not mode: os.unlink(named)
+                    for _ in range(3): os.write(fds[-1], b"x" * 1048576)
+            finally:
+                for fd in fds: os.close(fd)
+        attempt("unlinkedFile", lambda: fill(os.path.join(tmp, "gone")))
+        attempt("tmpfile", lambda: fill(tmp, os.O_RDWR | os.O_TMPFILE))
+        def links():
+            for i in range(5000): os.symlink("y" * 4000, os.path.join(tmp, "l%d" % i))
+        attempt("symlinks", links)
+        print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
+        sys.stdin.read()
+        """#
+
+    @Test(arguments: ["widget", "keyboard"])
+    func anExtensionSeesOnlyItsOwnWorld(role: String) throws {
+        let fixture = try HostFixture()
+        let outside = fixture.group.dir.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        // A sibling's instance lock, as the host makes it for its launch.
+        let locks = fixture.group.path + "/locks/extensions"
+        try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: true)
+        try writeFile(locks + "/sibling.lock", "", mode: 0o600)
+        // An abstract socket of the machine's: an offline role's network
+        // namespace has none of them.
+        let abstract = "tether-world-\(UUID().uuidString.prefix(8))"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for (index, byte) in abstract.utf8.enumerated() { path[index + 1] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sa_family_t>.size + 1 + abstract.utf8.count))
+            }
+        }
+        #expect(bound == 0)
+        try writeFile("\(fixture.extensions)/probe.py", Self.probe)
+        try fixture.addExtension("sibling", script: "exec sleep 300")
+        let manifest: [String: Any] = [
+            "name": "probe", "role": role, "executable": "/usr/bin/env", "diskLimitMiB": 4, "restart": "never",
+            "activation": "on-demand",
+            "arguments": ["python3", "\(fixture.extensions)/probe.py", fixture.group.path, outside, locks + "/sibling.lock",
+                          abstract],
+        ]
+        try JSONSerialization.data(withJSONObject: manifest)
+            .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
+        let host = try fixture.startHost()
+        defer { host.stopAlways() }
+        #expect(try fixture.group.run(["extension", "start", "probe"]).status == 0)
+        let line = try host.expectLineStarting("[probe] RESULT ", timeout: 30).last ?? ""
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[probe] RESULT ".count).utf8))
+            as? [String: Any])
+        // Its own PID namespace, as its init: the host is not there.
+        #expect(result["pid"] as? Int == 1, "\(result)")
+        #expect(result["processes"] as? [String] == ["1"], "\(result)")
+        #expect(result["killHost"] as? String == "ESRCH")
+        // Nothing of the machine but what programs need.
+        for name in ["home", "root", "dpkg", "run", "outside"] {
+            #expect(result[name] as? String == "ENOENT", "\(name): \(result)")
+        }
+        #expect(result["groupRead"] as? String == "ok")
+        // No sibling's instance lock to take: the host's alone.
+        #expect(result["instanceLocks"] as? String == "", "\(result)")
+        #expect(result["lockSibling"] as? String == "ENOENT", "\(result)")
+        // An offline role's abstract sockets are its network namespace's.
+        if role == "keyboard" { #expect(result["unixSockets"] as? String == "unseen", "\(result)") }
+        // Its TMPDIR: a tmpfs of its disk limit, which counts unlinked and
+        // unnamed files and symlinks.
+        #expect(result["tmpMiB"] as? Int == 4, "\(result)")
+        for name in ["unlinkedFile", "tmpfile", "symlinks"] {
+            #expect(result[name] as? String == "ENOSPC", "\(name): \(result)")
+        }
+        let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "probe" })
+        #expect((entry["sandbox"] as? [String: Any])?["world"] as? String == "own")
+        // The sibling, launched by the host all along, was never held elsewhere.
+        let sibling = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == "sibling" })
+        #expect(sibling["state"] as? String == "running", "\(sibling)")
+    }
+
+    /// Where user namespaces are refused, extensions run as before, and
+    /// every place that reports it says so; `--require-sandbox` refuses.
+    @Test func whereNamespacesAreRefusedEveryReportSaysSo() throws {
+        let fixture = try HostFixture()
+        try fixture.addExtension("plain", script: #"echo "at $TMPDIR" && exec sleep 300"#)
+        try fixture.withHost(without: [.namespaces]) { host in
+            let line = try host.expectLineStarting("[plain] at ", timeout: 30).last ?? ""
+            #expect(line.contains("/tether-\(geteuid())/"), "\(line)")
+            let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            #expect((entry["sandbox"] as? [String: Any])?["world"] as? String == "machine")
+            try host.waitForError(containing: "user namespaces are refused")
+        }
+        let doctor = try tether(fixture.group.withGroup(["doctor", "--json"]), without: [.namespaces])
+        let findings = try #require(try fixture.group.json(doctor)["mechanisms"] as? [[String: Any]])
+        let namespaces = try #require(findings.first { $0["mechanism"] as? String == "namespaces" })
+        #expect(namespaces["enforced"] as? Bool == false, "\(namespaces)")
+        #expect((namespaces["fix"] as? String)?.contains("unprivileged_userns_clone") == true, "\(namespaces)")
+        let required = try fixture.startHost(arguments: ["--require-sandbox"], without: [.namespaces])
+        defer { required.stopAlways() }
+        try required.waitForError(containing: "its own world")
+    }
+}
+
+/// Where this kernel lets an unprivileged process make a user namespace
+/// with its own mounts and processes (util-linux's `unshare` says), the
+/// host must find worlds available: the suite above is no silent skip.
+@Suite struct ExtensionWorldAvailabilityTests {
+    @Test func whereTheKernelAllowsItTheHostGivesWorlds() throws {
+        let unshare = try runCommand("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "--pid", "--fork",
+                                                           "--mount-proc", "/bin/true"])
+        guard unshare.status == 0 else { return }
+        #expect(ExtensionWorld.unavailable == nil, "unshare makes one here, the host could not: \(ExtensionWorld.unavailable ?? "")")
+    }
+}
