@@ -118,6 +118,13 @@ static int run_child(void *argument) {
     }
     if (passed >= 0 && dup2(passed, 3) < 0) report_and_exit(shared, errno);
 
+    /* Its world before its directory, which is a path in it, and before
+       the descriptor limit: the opens it makes may be numbered past it
+       where the child still holds the parent's whole table. */
+    if (request->world && tether_enter_world(request->world, request->confinement.landlock_ruleset) < 0) {
+        report_and_exit(shared, request->world->error);
+    }
+
     /* After stdio: the parent's descriptors may reach past the new limit,
        and the copies above were made at the lowest free number. */
     if (request->descriptor_soft_limit > 0) {
@@ -132,10 +139,6 @@ static int run_child(void *argument) {
         }
     }
 
-    /* Its world before its directory, which is a path in it. */
-    if (request->world && tether_enter_world(request->world, request->confinement.landlock_ruleset) < 0) {
-        report_and_exit(shared, request->world->error);
-    }
     if (request->working_directory && chdir(request->working_directory) < 0) report_and_exit(shared, errno);
 
     /* Confinement last: nothing above needs rights it takes away. */

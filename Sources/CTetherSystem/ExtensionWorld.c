@@ -126,7 +126,8 @@ static int set_attributes(const char *path, unsigned long long attributes, int r
    like its source), then its attributes. A missing optional source: 1. */
 static int bind(const char *source, char *target, int optional, unsigned long long attributes) {
     struct stat status;
-    if (stat(source, &status) < 0) return optional && errno == ENOENT ? 1 : -errno;
+    /* An optional source that is not there (or not ours to see) is left out. */
+    if (stat(source, &status) < 0) return optional ? 1 : -errno;
     int rc = make_directories(target, S_ISDIR(status.st_mode), 0755);
     if (rc < 0) return rc;
     if (!S_ISDIR(status.st_mode)) {
@@ -209,7 +210,7 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
             const struct tether_world_step *step = &world->steps[index];
             if (step->landlock < 0 || join(target, NEW_ROOT, step->target) < 0) continue;
             int rc = tether_landlock_allow(ruleset, world->landlock_abi, target, step->landlock);
-            if (rc == -ENOENT && step->optional) continue;
+            if (rc < 0 && step->optional) continue;
             if (rc < 0) return fail(world, index, -rc);
         }
     }

@@ -182,8 +182,10 @@ final class ExtensionSandbox {
             throw .shortage(error)
         }
         guard let world = made else {
-            // Every place for its TMPDIR holds what it must see.
-            try worldFailed(manifest, ("its TMPDIR (/tmp, /var/tmp and /run/tmp each hold what it must see)", .fileExists))
+            // Its executable's directory holds what it may not see, or every
+            // place for its TMPDIR holds what it must.
+            try worldFailed(manifest, ("its root (its executable's directory would show the user's home or secrets, "
+                                       + "or /tmp, /var/tmp and /run/tmp each hold what it must see)", .notPermitted))
             return nil
         }
         worlds[manifest.name] = (manifest.executable, manifest.arguments, manifest.diskLimitMiB, world)

@@ -34,9 +34,9 @@ public enum LaunchLink {
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
               let peer = PeerCredentials.of(socket: fd), peer.uid == geteuid(),
-              // A host's launch in a world of its own is its PID namespace's
-              // init, and the host, outside it, has no pid there (0).
-              peer.pid == hostPID || (peer.pid == 0 && getpid() == 1),
+              // In a world of its own (and a wrapper's child there too) the
+              // host is outside its PID namespace and has no pid in it (0).
+              peer.pid == hostPID || peer.pid == 0,
               fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { return nil }
         return fd
     }

@@ -9,9 +9,12 @@ import Glibc
 public enum ExecutableDependencies {
     /// Directories (absolute, unchecked) `path` needs besides its own.
     static func directories(of path: String) -> [String] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Not blocking on a FIFO planted at the path; regular files only.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
         var head = [UInt8](repeating: 0, count: 64)
         guard read(fd, &head, 64) >= 4 else { return [] }
         if head[0] == 0x23, head[1] == 0x21 {  // "#!"
@@ -37,15 +40,17 @@ public enum ExecutableDependencies {
     private static func runpaths(fd: Int32, header: [UInt8]) -> [String] {
         guard header.count >= 64, header[0] == 0x7F, header[1] == 0x45, header[2] == 0x4C, header[3] == 0x46,
               header[4] == 2, header[5] == 1 else { return [] }
-        let sectionOffset = Int(le64(header, 0x28))
+        // Every number is the file's: none may trap (a hostile ELF still execs).
+        guard let sectionOffset = Int(exactly: le64(header, 0x28)) else { return [] }
         let sectionSize = Int(le16(header, 0x3A)), sectionCount = Int(le16(header, 0x3C))
         guard sectionSize >= 64, sectionCount > 0, sectionCount < 4096,
               let sections = readAt(fd, sectionOffset, sectionSize * sectionCount) else { return [] }
         func section(_ index: Int) -> (type: UInt32, offset: Int, size: Int, link: Int)? {
             guard index < sectionCount else { return nil }
             let base = index * sectionSize
-            return (le32(sections, base + 4), Int(le64(sections, base + 0x18)), Int(le64(sections, base + 0x20)),
-                    Int(le32(sections, base + 0x28)))
+            guard let offset = Int(exactly: le64(sections, base + 0x18)), let size = Int(exactly: le64(sections, base + 0x20))
+            else { return nil }
+            return (le32(sections, base + 4), offset, size, Int(le32(sections, base + 0x28)))
         }
         guard let dynamic = (0..<sectionCount).lazy.compactMap(section).first(where: { $0.type == 6 }),
               dynamic.size <= 1 << 20, let strings = section(dynamic.link), strings.size <= 1 << 24,
@@ -54,10 +59,11 @@ public enum ExecutableDependencies {
         for at in stride(from: 0, to: entries.count - 15, by: 16) {
             let tag = le64(entries, at)
             if tag == 0 { break }
-            if tag == 29 || tag == 15 { offsets.append(Int(le64(entries, at + 8))) }
+            if tag == 29 || tag == 15, let offset = Int(exactly: le64(entries, at + 8)) { offsets.append(offset) }
         }
         return offsets.compactMap { offset in
-            guard offset < strings.size, let bytes = readAt(fd, strings.offset + offset, min(4096, strings.size - offset))
+            let (start, overflow) = strings.offset.addingReportingOverflow(offset)
+            guard offset < strings.size, !overflow, let bytes = readAt(fd, start, min(4096, strings.size - offset))
             else { return nil }
             return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }

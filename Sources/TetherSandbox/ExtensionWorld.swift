@@ -37,7 +37,9 @@ public enum ExtensionWorld {
 
     /// The steps of `executable`'s world under `policy`; `bundle`, the
     /// directory of its manifest (the scripts and data beside it), is read-only there.
-    /// Nil where its TMPDIR would have to cover what it shows.
+    /// Nil where no world could show it without what it must not see: its
+    /// executable's directory is a kept place, or each place for its TMPDIR
+    /// would cover what it shows.
     public static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
                              diskLimitMiB: Int) -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
         var steps: [SpawnWorld.Step] = []
@@ -50,7 +52,12 @@ public enum ExtensionWorld {
                 steps.append(.read(path, at: path, optional: true))
             }
         }
-        steps += configuration.map { .read($0, at: $0, optional: true) }
+        // Resolved here: an absolute link (/etc/localtime, a managed
+        // resolv.conf) would resolve against the root being built.
+        for path in configuration {
+            guard let resolved = Self.resolved(path) else { continue }
+            steps.append(.read(resolved, at: path, optional: true))
+        }
         steps.append(.tmpfs(at: "/dev", options: "size=16k,nr_inodes=32,mode=0755", writable: false))
         steps += devices.map { .device($0) }
         for (index, name) in ["stdin", "stdout", "stderr"].enumerated() {
@@ -62,10 +69,10 @@ public enum ExtensionWorld {
         // beneath them (a bind inside another lands on top of it).
         var binds: [(path: String, writable: Bool, optional: Bool)] = []
         var programs = [ExecutableDependencies.directory(of: executable)]
-        if let resolved = realpath(executable, nil) {
-            programs.append(ExecutableDependencies.directory(of: String(cString: resolved)))
-            free(resolved)
-        }
+        if let resolved = Self.resolved(executable) { programs.append(ExecutableDependencies.directory(of: resolved)) }
+        // What the program's own bytes name (its RUNPATH, its interpreter)
+        // and its arguments' scripts: vetted like the rest, as the program
+        // may be hostile.
         programs += ExecutableDependencies.directories(of: executable)
         if let bundle { programs.append(bundle) }
         // A script named by its absolute path (`/usr/bin/env python3 /x/y.py`).
@@ -75,8 +82,15 @@ public enum ExtensionWorld {
                 programs.append(ExecutableDependencies.directory(of: argument))
             }
         }
-        for directory in programs where !covered(directory, by: system) {
-            binds.append((directory, false, directory != programs[0]))
+        let kept = Self.kept(policy)
+        // Its own directory it must see, or it has no world.
+        guard let own = Self.resolved(programs[0]), covered(own, by: system) || Self.mayShow(own, keeping: kept) else {
+            return nil
+        }
+        for directory in programs {
+            guard let source = Self.resolved(directory), !covered(source, by: system),
+                  Self.mayShow(source, keeping: kept) else { continue }
+            binds.append((source, false, true))
         }
         binds.append((policy.group, policy.groupWritable, false))
         if policy.groupWritable, let secrets = policy.secrets { binds.append((secrets, true, true)) }
@@ -128,6 +142,32 @@ public enum ExtensionWorld {
     /// child's namespace only, and what lies beneath stays a source (the
     /// old root is reached beside it, as bubblewrap does).
     static let staging = "/tmp"
+
+    /// Places no bind may show, nor any directory above them: the secrets a
+    /// role may not read, every extension's host-side TMPDIR, the user's
+    /// home as a whole, the group's parent (other groups, their secrets).
+    static func kept(_ policy: SandboxPolicy) -> [String] {
+        var kept = policy.hiddenTemporaryRoots + policy.otherSecrets
+        if !policy.groupWritable, let secrets = policy.secrets { kept.append(secrets) }
+        if let home = ProcessEnvironment.value("HOME"), home.hasPrefix("/") { kept.append(home) }
+        kept.append(ExecutableDependencies.directory(of: policy.group))
+        return kept.compactMap { resolved($0) ?? $0 }
+    }
+
+    /// Whether a program directory may be bound: never the machine's top
+    /// directories or what holds the user's data or a kept place.
+    static func mayShow(_ path: String, keeping kept: [String]) -> Bool {
+        let refused = ["/", "/home", "/root", "/run", "/proc", "/sys", "/dev", "/tmp", "/var", "/etc", "/mnt", "/media", "/srv"]
+        if refused.contains(path) || covered(path, by: ["/proc", "/sys", "/dev", "/run"]) { return false }
+        return !kept.contains { $0 == path || $0.hasPrefix(path == "/" ? "/" : path + "/") }
+    }
+
+    /// `path` with every link and `..` resolved, or nil if it is not there.
+    static func resolved(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 
     private static func covered(_ path: String, by roots: [String]) -> Bool {
         roots.contains { path == $0 || path.hasPrefix($0 + "/") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherSandbox
 import TetherTestSupport
 
 /// `tether bench` runs the benchmarks package's tether-bench (found on PATH here).
@@ -43,10 +44,11 @@ import TetherTestSupport
         let byName = Dictionary(uniqueKeysWithValues: benchmarks.compactMap { item in
             (item["name"] as? String).map { ($0, item) }
         })
-        #expect(Set(byName.keys) == ["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
+        #expect(Set(byName.keys) == Set<String>(["host.attach", "host.restart", "host.idle-cpu", "host.idle-wakeups", "host.rss",
                                      "host.status.under-spam", "host.cpu.under-spam", "host.rss.after-abuse",
                                      "ipc.roundtrip", "ipc.roundtrip.one-cpu", "ipc.throughput", "push.cold", "push.warm",
                                      "launch.confined", "sandbox.syscall"])
+                    .union(ExtensionWorld.unavailable == nil ? ["launch.world"] : []))
         let syscall = try #require(byName["sandbox.syscall"]?["baselines"] as? [String: [String: Double]])
         #expect(syscall["the same calls without a filter"]?["p50"] ?? 0 > 0, "\(syscall)")
         let launch = try #require(byName["launch.confined"]?["baselines"] as? [String: [String: Double]])

@@ -80,11 +80,15 @@ struct ExtensionWorldTests {
         #expect(bound == 0)
         try writeFile("\(fixture.extensions)/probe.py", Self.probe)
         try fixture.addExtension("sibling", script: "exec sleep 300")
+        // A file its arguments name in the group's parent: that directory
+        // (other groups, their secrets, "outside") is never bound for it.
+        let planted = fixture.group.dir.path + "/planted.py"
+        try writeFile(planted, "", mode: 0o600)
         let manifest: [String: Any] = [
             "name": "probe", "role": role, "executable": "/usr/bin/env", "diskLimitMiB": 4, "restart": "never",
             "activation": "on-demand",
             "arguments": ["python3", "\(fixture.extensions)/probe.py", fixture.group.path, outside, locks + "/sibling.lock",
-                          abstract],
+                          abstract, planted],
         ]
         try JSONSerialization.data(withJSONObject: manifest)
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
