@@ -1,3 +1,4 @@
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,11 +30,8 @@ public enum ExecutableDependencies {
         }.filter { $0.hasPrefix("/") }
     }
 
-    /// The directory `path` is in.
-    public static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    /// The directory `path` (absolute) is in: swift-system's, as the manifest loader's.
+    public static func directory(of path: String) -> String { FilePath(path).removingLastComponent().string }
 
     /// `DT_RUNPATH` and `DT_RPATH` of a little-endian ELF64 file, from its
     /// section headers (the dynamic section and its string table).
