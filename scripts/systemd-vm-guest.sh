@@ -93,9 +93,24 @@ user systemctl --user stop tether.service tether.socket
 check noProcessLeft bash -c "! pgrep -u tether -f 'tether host'"
 check noCgroupLeft test ! -e "$cgroup"
 
-# A scope with Delegate=yes is found delegated; a plain shell's cgroup is not.
+# A scope with Delegate=yes is found delegated; from a plain shell's
+# cgroup, doctor says the host would ask the user's manager for one.
 check scopeDelegated bash -c "user systemd-run --user --scope -q -p Delegate=yes tether doctor --json | holds cgroup"
-check plainNotDelegated bash -c "user tether doctor --json | holds '!cgroup'"
+check plainAsksForScope bash -c "user tether doctor --json | holds cgroup memory pids"
+
+# A host started by hand outside any delegated cgroup gets a scope of its
+# own from the user's manager: a hog is killed at its memory.max there too.
+hand=/home/tether/by-hand
+user mkdir -p $hand
+user tether host --group $hand --extensions-dir $ext > /tmp/by-hand.log 2>&1 &
+check byHandStarted within 300 user tether status --group $hand
+check byHandScope bash -c "user systemctl --user list-units --no-legend --state=running 'tether-*.scope' | grep -q scope"
+user tether extension start hog --group $hand >/dev/null 2>&1
+check byHandMemoryKill within 600 bash -c "user tether status --group $hand --json | grep -q '\"reason\":\"memory\"'"
+check byHandMemoryByCgroup bash -c "user tether status --group $hand --json | grep -q '\"memoryBy\":\"cgroup\"'"
+pkill -TERM -u tether -f "tether host --group $hand"
+check byHandStopped within 300 bash -c "! pgrep -u tether -f 'tether host --group $hand'"
+check byHandScopeGone within 100 bash -c "! user systemctl --user list-units --no-legend --state=running 'tether-*.scope' | grep -q scope"
 
 check uninstall user tether service uninstall
 check unitsRemoved test ! -e /home/tether/.config/systemd/user/tether.service

@@ -1,4 +1,8 @@
 import CTetherBus
+import TetherLoop
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A connection used by one thread that may block: calls wait for their
 /// answer, each bounded by its timeout. For questions asked where no loop
@@ -50,5 +54,43 @@ public final class BlockingBus {
                               member: "Get", [.string(interface), .string(name)], timeoutMilliseconds: timeoutMilliseconds)
         guard let value = answer.first else { throw BusError("\(name): the answer is empty") }
         return value.unwrapped
+    }
+
+    /// Calls `member`, then reads the bus until a signal matching `rule`
+    /// comes that `accept` takes (given the call's answer), for at most
+    /// `timeoutMilliseconds` in all. The match is made before the call, so
+    /// a signal the call causes cannot pass unseen (systemd's `JobRemoved`
+    /// for the job a call queued, as `systemd-run` waits for it).
+    public func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
+                     thenAwait rule: String, until accept: ([BusValue], BusMessage) -> Bool,
+                     timeoutMilliseconds: UInt64) throws(BusError) -> (answer: [BusValue], signal: BusMessage) {
+        guard let bus else { throw BusError("the bus connection is closed") }
+        let deadline = MonotonicClock.nanoseconds() + timeoutMilliseconds * 1_000_000
+        var arrived: [BusMessage] = []
+        let callback = BusCallback()
+        callback.body = { message in
+            if let decoded = try? BusMessage.decode(message) { arrived.append(decoded) }
+            return 0
+        }
+        var slot: OpaquePointer?
+        let added = tether_bus_add_match(bus, &slot, rule, busCallbackEntry, Unmanaged.passUnretained(callback).toOpaque())
+        guard added >= 0 else { throw BusError.errno(added, "cannot subscribe to \(rule)") }
+        defer {
+            tether_bus_slot_unref(slot)
+            withExtendedLifetime(callback) {}
+        }
+        let answer = try call(destination: destination, path: path, interface: interface, member: member, arguments,
+                              timeoutMilliseconds: timeoutMilliseconds)
+        while true {
+            if let signal = arrived.first(where: { accept(answer, $0) }) { return (answer, signal) }
+            arrived.removeAll()
+            let processed = tether_bus_process(bus)
+            if processed < 0 { throw BusError.errno(processed, "the bus connection ended") }
+            if processed > 0 { continue }
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { throw BusError("\(member): no answer's signal within \(timeoutMilliseconds) ms") }
+            var watched = pollfd(fd: tether_bus_fd(bus), events: Int16(truncatingIfNeeded: tether_bus_events(bus)), revents: 0)
+            _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+        }
     }
 }

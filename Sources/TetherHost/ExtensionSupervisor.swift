@@ -125,13 +125,14 @@ final class ExtensionSupervisor {
 
     /// `pid` is its process or anything it started (its process group):
     /// a wrapper script's child saying hello is still the host's own.
-    func owns(pid: Int32) -> Bool {
-        if leftoverGroups.contains(where: { pid == $0 || getpgid(pid) == $0 }) { return true }
+    func owns(_ peer: PeerProcess) -> Bool {
+        if leftoverGroups.contains(where: { peer.pid == $0 || peer.group == $0 }) { return true }
         guard hasProcess, let launch = lifecycle.launch, launch.group > 0 else { return false }
         // Its session too: a child that moved to a group of its own stays
         // in it. Its cgroup even holds what left the session.
         let group = launch.group
-        return pid == group || getpgid(pid) == group || getsid(pid) == group || launch.cgroup?.contains(pid: pid) == true
+        return peer.pid == group || peer.group == group || peer.session == group
+            || (peer.cgroup != nil && launch.cgroup?.path == peer.cgroup)
     }
 
     /// Where the host puts it when it starts: running, or idle until asked.

@@ -23,7 +23,7 @@ extension Host {
         // The process first, whatever the connection said: a second
         // connection's hello under another name changes nothing.
         if let pid = connection.peer?.pid {
-            if let supervisor = readOnlyKeyboards.first(where: { $0.owns(pid: pid) }) {
+            if !readOnlyKeyboards.isEmpty, let supervisor = readOnlyKeyboards.first(where: { $0.owns(PeerProcess(pid: pid)) }) {
                 return supervisor.manifest.name
             }
             if let entry = readOnlyAttached.values.first(where: { $0.pid == pid }) {
@@ -41,7 +41,8 @@ extension Host {
         let key = ObjectIdentifier(connection)
         if let name = links[key]?.name ?? attached[key]?.name { return name }
         guard let pid = connection.peer?.pid else { return nil }
-        if let supervisor = supervisors.first(where: { $0.owns(pid: pid) }) { return supervisor.manifest.name }
+        let process = PeerProcess(pid: pid)
+        if let supervisor = supervisors.first(where: { $0.owns(process) }) { return supervisor.manifest.name }
         return attached.values.first { $0.pid == pid }?.name
     }
 
@@ -147,7 +148,8 @@ extension Host {
             logger.warning("extension '\(link)' said hello as '\(name)' over its link; refused")
             return .refused("this link is extension '\(link)''s; it cannot say hello as '\(name)'")
         }
-        if let owner = supervisors.first(where: { $0.owns(pid: pid) }) {
+        let process = PeerProcess(pid: pid)
+        if let owner = supervisors.first(where: { $0.owns(process) }) {
             logger.warning("pid \(pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)' on the socket; refused")
             return .refused("a process of extension '\(owner.manifest.name)' speaks only through the link the host handed it")
         }
@@ -269,6 +271,7 @@ extension Host {
             entry.connection.notify(HostNotification.willTerminate, ["reason": "idle"])
         case .gone(let relaunching):
             closeLinks(of: name)
+            endFeatures(startedBy: name)
             if !relaunching { answerHelloWaiters(name, with: nil) }
         }
     }

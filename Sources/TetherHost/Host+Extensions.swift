@@ -93,6 +93,8 @@ extension Host {
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
         publish(HostNotification.extensionChanged, entry.status(attached: false))
         widgetAttachmentChanged(entry)
+        // One started by hand ended (a launch's end is its supervisor's `.gone`).
+        if !entry.managed, attachedEntry(named: entry.name) == nil { endFeatures(startedBy: entry.name) }
     }
 
     func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {

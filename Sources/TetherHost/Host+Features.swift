@@ -18,6 +18,41 @@ extension Host {
         do { return .success(try FeatureName(text)) } catch { return .failure(.invalidParams(error.description)) }
     }
 
+    /// Features one extension may have started and running at once.
+    static let featuresPerExtension = 16
+
+    /// Who started a feature, if an extension did.
+    struct FeatureStarter {
+        let name: String
+        /// Started without open access: it ends when its starter does.
+        let endsWithIt: Bool
+    }
+
+    /// `feature.start` by the user or by extension `starter`: an extension
+    /// runs at most `featuresPerExtension`, and one without open access
+    /// only while it runs (`endFeatures(startedBy:)`).
+    func startFeature(_ params: JSONValue?, by starter: String?) -> Result<JSONValue, RPCError> {
+        if let starter, featureStarters.values.count(where: { $0.name == starter }) >= Self.featuresPerExtension {
+            return .failure(.refused("'\(starter)' already runs \(Self.featuresPerExtension) features it started, its limit; stop one first"))
+        }
+        let result = featureName(params).flatMap(startFeature)
+        if case .success(let answer) = result, answer["started"]?.boolValue == true,
+           let feature = params?["name"]?.stringValue, let starter {
+            let openAccess = supervisor(named: starter)?.manifest.openAccess ?? attachedEntry(named: starter)?.openAccess ?? false
+            featureStarters[feature] = FeatureStarter(name: starter, endsWithIt: !openAccess)
+        }
+        return result
+    }
+
+    /// Extension `name` ended: the features it started without open
+    /// access end too (nobody else may stop them).
+    func endFeatures(startedBy name: String) {
+        for (feature, starter) in featureStarters where starter.name == name && starter.endsWithIt {
+            guard let valid = try? FeatureName(feature) else { continue }
+            _ = stopFeature(valid)
+        }
+    }
+
     func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
         if features[name.rawValue] != nil {
             return .success(["name": .string(name.rawValue), "started": false, "pid": .integer(pid)])

@@ -75,18 +75,17 @@ extension Host {
         case HostMethod.ping:
             respond(.success(["pid": .integer(pid)]))
         case HostMethod.status:
-            respond(.success(status().json))
+            // An extension sees its own status; the others' (their exits)
+            // are the user's to read.
+            var answer = status()
+            if let name = extensionPeer(connection) { answer.extensions.removeAll { $0.name != name } }
+            respond(.success(answer.json))
         case HostMethod.featureStart:
-            let result = featureName(params).flatMap(startFeature)
-            if case .success(let answer) = result, answer["started"]?.boolValue == true,
-               let feature = params?["name"]?.stringValue, let starter = extensionPeer(connection) {
-                featureStarters[feature] = starter
-            }
-            respond(result)
+            respond(startFeature(params, by: extensionPeer(connection)))
         case HostMethod.featureStop:
             // An extension, launched or by hand, stops only what it started.
             if let name = extensionPeer(connection), let feature = params?["name"]?.stringValue,
-               featureStarters[feature] != name {
+               featureStarters[feature]?.name != name {
                 return respond(.failure(.refused("'\(name)' may stop only a feature it started; it did not start '\(feature)'")))
             }
             respond(featureName(params).flatMap(stopFeature))
@@ -120,7 +119,8 @@ extension Host {
             }
             stopExtension(params, respond: respond)
         case HostMethod.extensionList:
-            respond(.success(.array(extensionList().map(\.json))))
+            let viewer = extensionPeer(connection)
+            respond(.success(.array(extensionList().filter { viewer == nil || $0.name == viewer }.map(\.json))))
         case HostMethod.subscribe:
             respond(subscribe(connection, params))
         case HostMethod.widgetEntry:
@@ -128,6 +128,10 @@ extension Host {
         case HostMethod.widgetWatch:
             respond(watchWidget(connection, params))
         case HostMethod.metrics:
+            // Every extension's counters: the user's to read, as status is.
+            if let name = extensionPeer(connection) {
+                return respond(.failure(.refused("'\(name)' is an extension; the host's metrics are the user's to read (tether metrics)")))
+            }
             respond(.success(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())]))
         default:
             respond(.failure(.methodNotFound(method)))

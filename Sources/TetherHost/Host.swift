@@ -60,7 +60,7 @@ public final class Host: @unchecked Sendable {
     var features: [String: LivenessLock] = [:]
     /// The extension that asked for each feature it started: the only
     /// extension that may stop it.
-    var featureStarters: [String: String] = [:]
+    var featureStarters: [String: FeatureStarter] = [:]
     /// Extensions that said hello, by connection (`addAttached`), and the
     /// same by name, the by-hand count and the read-only keyboards.
     var attached: [ObjectIdentifier: AttachedExtension] = [:]

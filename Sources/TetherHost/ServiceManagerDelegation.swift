@@ -1,4 +1,6 @@
 import TetherBus
+import TetherGroup
+import TetherSandbox
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,17 +25,10 @@ public enum ServiceManagerDelegation {
     /// The unit the user's manager runs `pid` in; nil with why where there
     /// is no such manager, or it has no unit for `pid`.
     public static func unit(of pid: Int32 = getpid()) -> Result<Unit, Failure> {
-        // The bus a desktop session leaves, never an autolaunched one.
-        let address: String
-        switch SessionBusAddress.resolve() {
-        case .success(let found): address = found
-        case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
-        }
         let bus: BlockingBus
-        do {
-            bus = try BlockingBus(address: address)
-        } catch {
-            return .failure(Failure(reason: "no session bus: \(error.reason)", noManager: true))
+        switch connect() {
+        case .success(let connected): bus = connected
+        case .failure(let failure): return .failure(failure)
         }
         let manager = "org.freedesktop.systemd1"
         let path: String
@@ -64,6 +59,75 @@ public enum ServiceManagerDelegation {
             return .success(Unit(name: name, controlGroup: controlGroup, delegated: delegate.boolValue == true))
         } catch {
             return .failure(Failure(reason: error.reason, noManager: false))
+        }
+    }
+
+    /// Asks the user's manager for a scope of its own with `Delegate=yes`
+    /// and this process in it, as `systemd-run --user --scope -p
+    /// Delegate=yes` does, and waits for the job (bounded). The manager
+    /// moves the process (or has PID 1 move it, from a login session's
+    /// cgroup); the scope ends when its last process does. Named after
+    /// the group and the pid: a killed host's scope may still hold what
+    /// it left.
+    public static func startScope(group: String, pid: Int32 = getpid()) -> Result<Unit, Failure> {
+        let bus: BlockingBus
+        switch connect() {
+        case .success(let connected): bus = connected
+        case .failure(let failure): return .failure(failure)
+        }
+        let manager = "org.freedesktop.systemd1"
+        let name = "tether-\(PathHash.hex(group))-\(pid).scope"
+        let properties: [BusValue] = [
+            .structure([.string("Description"), .variant(.string("Tether host of \(group)"))]),
+            .structure([.string("PIDs"), .variant(.array(element: "u", [.uint32(UInt32(bitPattern: pid))]))]),
+            .structure([.string("Delegate"), .variant(.boolean(true))]),
+            // A scope that failed is not kept for `systemctl reset-failed`.
+            .structure([.string("CollectMode"), .variant(.string("inactive-or-failed"))]),
+        ]
+        let rule = "type='signal',sender='\(manager)',path='/org/freedesktop/systemd1',"
+            + "interface='org.freedesktop.systemd1.Manager',member='JobRemoved'"
+        let result: String
+        do {
+            let (_, removed) = try bus.call(
+                destination: manager, path: "/org/freedesktop/systemd1", interface: "org.freedesktop.systemd1.Manager",
+                member: "StartTransientUnit",
+                [.string(name), .string("fail"), .array(element: "(sv)", properties), .array(element: "(sa(sv))", [])],
+                // JobRemoved(id, job, unit, result) for the job the call queued.
+                thenAwait: rule, until: { answer, signal in
+                    signal.arguments.count == 4 && signal.arguments[1].stringValue == answer.first?.stringValue
+                }, timeoutMilliseconds: timeoutMilliseconds)
+            result = removed.arguments[3].stringValue ?? ""
+        } catch {
+            return .failure(Failure(reason: "the user's service manager made no scope: \(error.reason)", noManager: error.name == nil))
+        }
+        guard result == "done" else {
+            return .failure(Failure(reason: "the user's service manager made no scope: its job ended \"\(result)\"", noManager: false))
+        }
+        return unit(of: pid)
+    }
+
+    /// The controllers a scope of the user's manager would get (those of
+    /// the manager's own cgroup); nil where no manager answers.
+    public static func scopeControllers() -> Set<String>? {
+        guard case .success(let bus) = connect(),
+              let value = try? bus.property(destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
+                                            interface: "org.freedesktop.systemd1.Manager", name: "ControlGroup",
+                                            timeoutMilliseconds: timeoutMilliseconds),
+              let path = value.stringValue else { return nil }
+        return DelegatedCgroup.controllers(at: path)
+    }
+
+    /// The session bus a desktop session leaves, never an autolaunched one.
+    private static func connect() -> Result<BlockingBus, Failure> {
+        let address: String
+        switch SessionBusAddress.resolve() {
+        case .success(let found): address = found
+        case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
+        }
+        do {
+            return .success(try BlockingBus(address: address))
+        } catch {
+            return .failure(Failure(reason: "no session bus: \(error.reason)", noManager: true))
         }
     }
 

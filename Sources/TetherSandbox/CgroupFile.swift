@@ -50,6 +50,11 @@ enum CgroupFile {
         return nil
     }
 
+    /// The controllers a cgroup offers its children (`cgroup.controllers`).
+    static func controllers(_ directory: String) -> Set<String> {
+        Set((read(directory + "/cgroup.controllers") ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+    }
+
     /// The pids listed in a cgroup.procs file.
     static func pids(_ path: String) -> [Int32] {
         (read(path, limit: 1 << 20) ?? "").split(separator: "\n").compactMap { Int32($0) }

@@ -160,6 +160,13 @@ public final class DelegatedCgroup {
         return .success((mount, path))
     }
 
+    /// The controllers the cgroup at `path` in this process's hierarchy
+    /// offers (a service manager's, for what a scope of it would get).
+    public static func controllers(at path: String) -> Set<String>? {
+        guard let (mount, _) = ownCgroup(), !path.split(separator: "/").contains("..") else { return nil }
+        return CgroupFile.controllers(mount + path)
+    }
+
     /// A unit's own cgroup (a service's or a scope's): only a unit is ever
     /// delegated, so only then is its manager asked.
     static func isUnit(_ path: String) -> Bool {
@@ -227,7 +234,7 @@ public final class DelegatedCgroup {
     /// "+memory +pids" for the children, each on its own: one refused
     /// (not delegated, or processes still in the parent: EBUSY) leaves the other.
     private static func enableControllers(in directory: String) -> Set<String> {
-        let offered = Set((CgroupFile.read(directory + "/cgroup.controllers") ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+        let offered = CgroupFile.controllers(directory)
         var enabled: Set<String> = []
         for controller in ["memory", "pids"] where offered.contains(controller) {
             if (try? CgroupFile.write(directory + "/cgroup.subtree_control", "+\(controller)")) != nil {

@@ -49,12 +49,6 @@ public final class ExtensionCgroup {
         CgroupFile.read(directory + "/memory.events").flatMap { CgroupFile.field("oom_kill", in: $0) } ?? 0
     }
 
-    /// `pid` is in it (or was, if it is a zombie of it).
-    public func contains(pid: Int32) -> Bool {
-        guard pid > 0, let text = CgroupFile.read("/proc/\(pid)/cgroup") else { return false }
-        return text.split(separator: "\n").contains { $0 == "0::" + path }
-    }
-
     /// `signal` to every process in it, one by one (a process forking
     /// meanwhile may miss it; SIGKILL goes through `kill()`).
     public func signalAll(_ signal: Int32) {

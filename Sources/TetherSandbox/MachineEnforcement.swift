@@ -25,27 +25,39 @@ public enum MachineEnforcement {
     /// Run under systemd with a cgroup of its own, delegated: a user
     /// manager's unit (found by asking the manager), or a system unit with
     /// `User=` (marked, and chowned to the user).
-    public static let delegationFix = "run the host in a delegated cgroup: tether service install (a user service), "
-        + "or systemd-run --user --scope -p Delegate=yes tether host …"
+    public static let delegationFix = "run the host where the user's service manager runs: tether service install "
+        + "(a user service; on a server, loginctl enable-linger USER first), or from a session that has one"
 
     /// `authority`: as `DelegatedCgroup.claim` asks the service manager.
+    /// `scopeControllers`: where the cgroup is not delegated, the
+    /// controllers a scope of the user's manager would get (the host asks
+    /// for one), nil where no manager answers.
     public static func findings(support: KernelSupport = .current,
-                                authority: (String) -> Bool = { _ in false }) -> [Finding] {
+                                authority: (String) -> Bool = { _ in false },
+                                scopeControllers: () -> Set<String>? = { nil }) -> [Finding] {
         var findings: [Finding] = []
         var offered: Set<String> = []
         let own = DelegatedCgroup.ownCgroup()
         switch DelegatedCgroup.candidate(in: own, authority: authority) {
         case .success(let (mount, path)):
-            offered = Set((CgroupFile.read(mount + path + "/cgroup.controllers") ?? "")
-                .split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+            offered = CgroupFile.controllers(mount + path)
             findings.append(Finding(mechanism: "cgroup", enforced: true,
                                     detail: "cgroup v2, delegated: \(path) (each extension gets a cgroup of its own)", fix: nil))
         case .failure(.notDelegated(let path)):
             let mount = own?.mount ?? ""
-            let hybrid = mount.hasSuffix("/unified") ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""
-            findings.append(Finding(mechanism: "cgroup", enforced: false,
-                                    detail: "cgroup v2 at \(mount)\(hybrid), but \(path) is not delegated to this user",
-                                    fix: delegationFix))
+            let hybrid = mount.hasSuffix("/unified")
+            if !hybrid, let controllers = scopeControllers() {
+                offered = controllers
+                findings.append(Finding(mechanism: "cgroup", enforced: true, detail: """
+                    cgroup v2; \(path) is not delegated, so the host asks the user's service manager for a scope \
+                    of its own with Delegate=yes (each extension gets a cgroup of its own)
+                    """, fix: nil))
+            } else {
+                findings.append(Finding(mechanism: "cgroup", enforced: false, detail: """
+                    cgroup v2 at \(mount)\(hybrid ? " (a hybrid hierarchy: its controllers are on cgroup v1)" : ""), \
+                    but \(path) is not delegated to this user, and no user service manager answers
+                    """, fix: delegationFix))
+            }
         case .failure:
             findings.append(Finding(mechanism: "cgroup", enforced: false, detail: "no cgroup v2 hierarchy (a v1 or hybrid machine)",
                                     fix: "boot with systemd.unified_cgroup_hierarchy=1 (the default since systemd 247)"))

@@ -27,7 +27,8 @@ struct Doctor: ParsableCommand {
     var json = false
 
     func run() throws {
-        let findings = MachineEnforcement.findings(authority: ServiceManagerDelegation.delegates) + [Self.inputMethod()]
+        let findings = MachineEnforcement.findings(authority: ServiceManagerDelegation.delegates,
+                                                    scopeControllers: ServiceManagerDelegation.scopeControllers) + [Self.inputMethod()]
         let (loaded, errors) = manifests.load()
         for error in errors { printError(error.description) }
         if !errors.isEmpty { throw ExitCode(2) }
