@@ -19,13 +19,15 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case corruptStore(String, keptAs: String, reason: String)
     case invalidKey(String)
     case valueTooDeep(String, limit: Int)
+    /// A write that would make the store `bytes` long, over `limit`.
+    case storeTooLarge(String, bytes: Int, limit: Int)
     /// Waited `seconds` for a lock another process holds (stopped or hung).
     case lockTimeout(String, seconds: Int)
     case exposedFile(String, mode: UInt32)
 
     public var isBadInput: Bool {
         switch self {
-        case .invalidFeatureName, .invalidKey, .valueTooDeep: return true
+        case .invalidFeatureName, .invalidKey, .valueTooDeep, .storeTooLarge: return true
         default: return false
         }
     }
@@ -58,6 +60,8 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
             return "another process has held \(path) for \(seconds) s; it may be stopped or hung (gave up waiting)"
         case .valueTooDeep(let key, let limit):
             return "the value for \(quoted(key)) is nested deeper than \(limit) levels; nothing was stored"
+        case .storeTooLarge(let path, let bytes, let limit):
+            return "\(path) would be \(bytes) bytes, over a store's limit of \(limit >> 20) MiB (what an extension can read under its memory limit); nothing was stored"
         case .invalidKey(let key):
             return "invalid key \(quoted(key)): use 1 to 256 printable characters"
         }

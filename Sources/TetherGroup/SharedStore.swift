@@ -17,6 +17,12 @@ import TetherJSON
 /// - A file that fails to parse is moved aside (under the lock) and reported
 ///   with `GroupError.corruptStore`; it is never silently overwritten.
 public final class SharedStore: Sendable {
+    /// A store's largest size, read or written: what the SDK parses within
+    /// the smallest role's memory limit (a JSON value takes up to about
+    /// twenty times its text's bytes once parsed: a 15 MiB store did not
+    /// fit in 128 MiB). Larger files are moved aside like corrupt ones.
+    public static let maximumSize = 1 << 20
+
     public let path: String
     public let lockPath: String
 
@@ -144,8 +150,13 @@ public final class SharedStore: Sendable {
             throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
         }
         if after != before {
+            let bytes = JSONCodec.serialize(.object(after)) + [0x0a]
+            // What is written can be read back, by the smallest role too.
+            guard bytes.count <= Self.maximumSize else {
+                throw .storeTooLarge(path, bytes: bytes.count, limit: Self.maximumSize)
+            }
             // Leftovers were swept above, under the lock.
-            try AtomicFile.write(JSONCodec.serialize(.object(after)) + [0x0a], to: path, mode: 0o600, sweeping: .none)
+            try AtomicFile.write(bytes, to: path, mode: 0o600, sweeping: .none)
         }
         return result
     }
@@ -204,6 +215,10 @@ public final class SharedStore: Sendable {
             throw .system("read", path: path, error)
         }
         let info = try OwnedFile.inspect(fd, path: path, doing: "read", private: true)
+        guard Int(info.st_size) <= Self.maximumSize else {
+            Syscall.close(fd)
+            return .corrupt(reason: "it is \(info.st_size) bytes, over a store's limit of \(Self.maximumSize >> 20) MiB")
+        }
         let bytes: [UInt8]
         do { bytes = try AtomicFile.read(fd: fd, path: path) } catch {
             Syscall.close(fd)

@@ -28,6 +28,7 @@ final class DiskUsageWatcher {
     private struct Usage {
         let root: String
         let limitBytes: Int64
+        let maximumEntries: Int
         let onExceeded: () -> Void
         var directories: [Int32: String] = [:]
         var total: Int64 = 0
@@ -64,13 +65,17 @@ final class DiskUsageWatcher {
     }
 
     /// Counts `root` from now on; `onExceeded` is called once, on the
-    /// loop, when it holds more than `limitBytes` (or more directories
-    /// than `maximumDirectories`).
-    func watch(_ root: String, limitBytes: Int64, onExceeded: @escaping () -> Void) throws(Errno) -> Tree {
+    /// loop, when it holds more than `limitBytes`, more than
+    /// `maximumEntries` entries (each count stops there: its cost is
+    /// bounded whatever is made there) or more directories than
+    /// `maximumDirectories`.
+    func watch(_ root: String, limitBytes: Int64, maximumEntries: Int,
+               onExceeded: @escaping () -> Void) throws(Errno) -> Tree {
         nextID += 1
         let id = nextID
         let descriptor = try inotify.watch(root, mask: Self.mask)
-        trees[id] = Usage(root: root, limitBytes: limitBytes, onExceeded: onExceeded, directories: [descriptor: root])
+        trees[id] = Usage(root: root, limitBytes: limitBytes, maximumEntries: maximumEntries, onExceeded: onExceeded,
+                          directories: [descriptor: root])
         owners[descriptor] = id
         schedule(id)  // what it holds already
         return Tree(id: id)
@@ -154,15 +159,18 @@ final class DiskUsageWatcher {
         }
         trees[id]?.dirty = false
         trees[id]?.counting = true
-        let root = usage.root
+        let (root, entries) = (usage.root, usage.maximumEntries)
         nonisolated(unsafe) let watcher = self  // touched on the loop only
         let finished: @Sendable (DiskCount) -> Void = { [loop] count in
             _ = loop.execute { watcher.counted(count, in: id) }
         }
         do throws(Errno) {
-            try DetachedThread.start { finished(DiskCount.walk(root, maximumDirectories: Self.maximumDirectories)) }
+            try DetachedThread.start {
+                finished(DiskCount.walk(root, maximumDirectories: Self.maximumDirectories, maximumEntries: entries))
+            }
         } catch {
-            finished(DiskCount.walk(root, maximumDirectories: Self.maximumDirectories))  // no thread to be had: here
+            // No thread to be had: here.
+            finished(DiskCount.walk(root, maximumDirectories: Self.maximumDirectories, maximumEntries: entries))
         }
     }
 
@@ -171,7 +179,9 @@ final class DiskUsageWatcher {
         trees[id]?.counting = false
         trees[id]?.countedAt = loop.now
         trees[id]?.total = count.bytes
-        if count.directories.count > Self.maximumDirectories { return exceed(id) }
+        if count.directories.count > Self.maximumDirectories || count.entries > (trees[id]?.maximumEntries ?? 0) {
+            return exceed(id)
+        }
         for directory in count.directories { add(directory: directory, to: id) }
         if let usage = trees[id], usage.total > usage.limitBytes { return exceed(id) }
         schedule(id)  // changed again while it was counted

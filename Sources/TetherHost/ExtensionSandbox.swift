@@ -122,7 +122,8 @@ final class ExtensionSandbox {
     func watchDisk(_ temporary: String, limitMiB: Int, onExceeded: @escaping () -> Void) -> DiskUsageWatcher.Tree? {
         do throws(Errno) {
             if diskUsage == nil { diskUsage = try DiskUsageWatcher(loop: loop) }
-            return try diskUsage?.watch(temporary, limitBytes: Int64(limitMiB) << 20, onExceeded: onExceeded)
+            return try diskUsage?.watch(temporary, limitBytes: Int64(limitMiB) << 20,
+                                        maximumEntries: ExtensionWorld.entries(forDiskLimitMiB: limitMiB), onExceeded: onExceeded)
         } catch {
             if reported.insert("disk").inserted {
                 logger.warning("""

@@ -3,6 +3,7 @@ import Logging
 import TetherGroup
 import TetherLog
 import TetherLoop
+import TetherSandbox
 
 /// What the lifecycle decides, carried out: timers, signals, the lock's
 /// watch, the log, and what the host hears.
@@ -39,7 +40,7 @@ extension ExtensionSupervisor {
         case .kill(let reason):
             if reason == .disk {
                 let limit = manifest.diskLimitMiB
-                logger.warning("extension '\(manifest.name)' holds more than \(limit) MiB in its temporary directory (its diskLimitMiB); killing it")
+                logger.warning("extension '\(manifest.name)' holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries in its temporary directory (its diskLimitMiB); killing it")
             }
             signal(SIGKILL)
         case .endLaunch(let launch):

@@ -31,14 +31,17 @@ extension Host {
     }
 
     func stopDesktopNotifications() {
+        for timer in desktopPaceTimers.values { timer.close() }
+        desktopPaceTimers = [:]
         desktop?.close()
         desktop = nil
     }
 
     /// Shows what `answer` (`push.send`'s) delivered, then answers with it
     /// and `desktop`: how it went there. The content shown is the first
-    /// rewritten one, else the first delivered.
-    func showDelivered(_ answer: JSONValue, respond: @escaping RPCConnection.Respond) {
+    /// rewritten one, else the first delivered. `pusher`: the extension
+    /// that pushed, whose pace it keeps (nil: the user, as sent).
+    func showDelivered(_ answer: JSONValue, pushedBy pusher: String?, respond: @escaping RPCConnection.Respond) {
         func answered(_ display: DesktopDisplay) {
             guard case .object(var object) = answer else { return respond(.success(answer)) }
             object[DesktopDisplay.field] = display.json
@@ -68,7 +71,18 @@ extension Host {
         guard !notification.title.isEmpty || !notification.body.isEmpty else {
             return answered(DesktopDisplay(reason: "it has no title or body to show"))
         }
-        let appName = configuration.group.path.split(separator: "/").last.map(String.init) ?? "tether"
+        if let pusher {
+            switch desktopPace.admit(pusher, notification, now: loop.now) {
+            case .show:
+                break
+            case .coalesced(let flushAfter):
+                if let flushAfter { showSummary(of: pusher, after: flushAfter) }
+                return answered(DesktopDisplay(reason: """
+                    coalesced: '\(pusher)' pushed more than \(DesktopPace.burst) at a pace over one every \
+                    \(DesktopPace.intervalMilliseconds / 1_000) s; the latest is shown in one summary when its turn comes
+                    """))
+            }
+        }
         desktop.show(notification, appName: appName, replacing: notificationIdentities.serverID(for: notification.id)) {
             [unowned self] result in
             switch result {
@@ -77,6 +91,37 @@ extension Host {
                 answered(DesktopDisplay(notification: server))
             case .failure(let refusal):
                 answered(DesktopDisplay(reason: refusal.reason))
+            }
+        }
+    }
+
+    /// The group's name, as the desktop shows who a notification is from.
+    var appName: String { configuration.group.path.split(separator: "/").last.map(String.init) ?? "tether" }
+
+    /// What `pusher` pushed faster than its pace, shown as one summary when
+    /// its turn comes: the latest, and how many more came with it.
+    private func showSummary(of pusher: String, after milliseconds: UInt64) {
+        let timer = desktopPaceTimers[pusher] ?? LoopTimer(loop: loop)
+        desktopPaceTimers[pusher] = timer
+        timer.start(afterMilliseconds: milliseconds) { [unowned self] in
+            switch desktopPace.due(pusher, now: loop.now) {
+            case .failure(let wait):
+                guard let milliseconds = wait.milliseconds else {
+                    desktopPaceTimers.removeValue(forKey: pusher)?.close()
+                    return
+                }
+                showSummary(of: pusher, after: milliseconds)
+            case .success(let (held, count, replacing)):
+                desktopPaceTimers.removeValue(forKey: pusher)?.close()
+                guard let desktop else { return }
+                let summary = count == 1 ? held : DesktopNotification(
+                    title: held.title, body: held.body + (held.body.isEmpty ? "" : "\n")
+                        + "(and \(count - 1) more from \(pusher), coalesced)")
+                let replaced = count == 1 ? notificationIdentities.serverID(for: held.id) : replacing ?? 0
+                desktop.show(summary, appName: appName, replacing: replaced) { [unowned self] result in
+                    guard case .success(let server) = result else { return }
+                    if count == 1 { notificationIdentities.record(server, id: held.id) } else { desktopPace.summaryShown(pusher, as: server) }
+                }
             }
         }
     }

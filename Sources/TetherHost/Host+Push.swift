@@ -37,6 +37,8 @@ extension Host {
             endPushes(of: largest, "the host's pushes in flight reached their limit, and this connection's held the most")
         }
         pushLedger.charge(sender, bytes: bytes)
+        // An extension's pushes reach the desktop at its pace (`DesktopPace`); the user's as sent.
+        let pusher = extensionPeer(connection)
         var delivery: PushDelivery?
         let settled: RPCConnection.Respond = { [unowned self] result in
             if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
@@ -48,7 +50,7 @@ extension Host {
                 respond(result)
             }
             guard case .success(let delivered) = result, !self.shuttingDown else { return answer(result) }
-            self.showDelivered(delivered, respond: answer)
+            self.showDelivered(delivered, pushedBy: pusher, respond: answer)
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.

@@ -103,6 +103,9 @@ public final class Host: @unchecked Sendable {
     /// Why nothing is shown, without a bus.
     var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
     var notificationIdentities = NotificationIdentities()
+    /// Each extension's pace on the desktop, and the timers of its summaries.
+    var desktopPace = DesktopPace()
+    var desktopPaceTimers: [String: LoopTimer] = [:]
     /// The keyboards as IBus engines, when the host has keyboards.
     var inputMethod: InputMethodBridge?
 

@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The log handler's last line of defence: anything that looks like a JWT,
 /// and every secret a process has registered (stored refresh tokens, opaque
@@ -24,30 +27,67 @@ public final class Redactor: Sendable {
     /// the last (Swift 6.3): a long-lived host's log grew dear, then deep.
     private struct Provider: Sendable {
         let body: @Sendable () -> [String]
+        /// What it last returned, and when (monotonic nanoseconds).
+        var secrets: [String] = []
+        var askedAt: UInt64?
     }
 
-    public init() {}
+    /// The provider is asked at most this often: whatever a writer does
+    /// to the store it reads (two large ones swapped at every record),
+    /// the log costs at most four reads a second. A secret stored since
+    /// is caught from the next read on; JWTs always are.
+    public static let providerIntervalNanoseconds: UInt64 = 250_000_000
+    private let providerInterval: UInt64
+    /// At most this many provided secrets are matched per record, the
+    /// first in the provider's order: each costs a pass over the record.
+    static let maximumProvidedSecrets = 64
+
+    /// `providerInterval`: how often at most the provider is asked.
+    public init(providerInterval: UInt64 = Redactor.providerIntervalNanoseconds) {
+        self.providerInterval = providerInterval
+    }
 
     public func register(_ secret: String) {
         guard secret.utf8.count >= Self.minimumSecretLength else { return }
         secrets.withLock { _ = $0.insert(secret) }
     }
 
-    /// `body` returns secrets to redact, read afresh for each record (keep
-    /// it cheap: a cached store read is one lstat).
+    /// `body` returns secrets to redact, asked at most four times a second
+    /// (`providerIntervalNanoseconds`).
     public func setProvider(_ body: (@Sendable () -> [String])?) {
-        provider.withLock { $0 = body.map(Provider.init) }
+        provider.withLock { $0 = body.map { Provider(body: $0) } }
     }
 
     public func redact(_ text: String) -> String {
         var known = secrets.withLock { $0 }
-        if let provided = provider.withLock({ $0 })?.body() {
-            for secret in provided where secret.utf8.count >= Self.minimumSecretLength { known.insert(secret) }
-        }
+        for secret in providedSecrets() { known.insert(secret) }
         var bytes = Array(text.utf8)
         var changed = Self.redactJWTs(&bytes)
         for secret in known where Self.replace(Array(secret.utf8), in: &bytes) { changed = true }
         return changed ? String(decoding: bytes, as: UTF8.self) : text
+    }
+
+    /// The provider's secrets, asked afresh at most every
+    /// `providerInterval` (under the lock: one read at a time).
+    private func providedSecrets() -> [String] {
+        provider.withLock { provider in
+            guard provider != nil else { return [] }
+            let now = Self.monotonicNanoseconds()
+            if let askedAt = provider?.askedAt, now &- askedAt < providerInterval {
+                return provider?.secrets ?? []
+            }
+            let fresh = (provider?.body() ?? []).lazy.filter { $0.utf8.count >= Self.minimumSecretLength }
+                .prefix(Self.maximumProvidedSecrets)
+            provider?.secrets = Array(fresh)
+            provider?.askedAt = now
+            return provider?.secrets ?? []
+        }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
     /// `eyJ...` segments joined by dots, three or more: a JWS or JWE. The

@@ -7,7 +7,9 @@ import TetherGroup
 /// a duplicate of its descriptor: the caller's stays open. The duplicate
 /// shares its offset, so the listing starts by rewinding it.
 enum DirectoryEntries {
-    static func read(_ directory: Int32) -> [(name: String, isDirectory: Bool)]? {
+    /// At most `limit` entries (a directory of a million files costs what
+    /// the caller can afford).
+    static func read(_ directory: Int32, limit: Int = .max) -> [(name: String, isDirectory: Bool)]? {
         let listing = fcntl(directory, F_DUPFD_CLOEXEC, 0)
         guard listing >= 0 else { return nil }
         guard lseek(listing, 0, SEEK_SET) == 0 else {
@@ -20,7 +22,7 @@ enum DirectoryEntries {
         }
         defer { closedir(stream) }
         var entries: [(name: String, isDirectory: Bool)] = []
-        while let entry = readdir(stream) {
+        while entries.count < limit, let entry = readdir(stream) {
             let name = DirectoryEntry.name(entry)
             if name == "." || name == ".." { continue }
             entries.append((name, entry.pointee.d_type == DT_DIR))

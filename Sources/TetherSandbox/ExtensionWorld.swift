@@ -16,6 +16,13 @@ import Glibc
 /// (writable or read-only by role) without its instance locks. Nothing else
 /// of `/home`, `/var`, `/run` or `/tmp`. Landlock and seccomp stay on top.
 public enum ExtensionWorld {
+    /// Entries (inodes) a TMPDIR may hold for a disk limit: empty files
+    /// cost the kernel memory no size counts, and the host's count a stat
+    /// each where no world's tmpfs counts them.
+    public static func entries(forDiskLimitMiB diskLimitMiB: Int) -> Int {
+        max(1024, min(max(diskLimitMiB, 0), 1 << 20) * 64)
+    }
+
     /// Its `TMPDIR` and the directory it starts in: `/tmp`, unless what
     /// the world shows lies beneath it (a group in /tmp): a grant to write
     /// a directory covers every bind beneath it too.
@@ -97,8 +104,7 @@ public enum ExtensionWorld {
         guard let temporary = temporaryCandidates.first(where: { candidate in
             !binds.contains { covered($0.path, by: [candidate]) || covered(candidate, by: [$0.path]) }
         }) else { return nil }
-        // Inodes too: empty files cost the kernel memory no size counts.
-        let inodes = max(1024, min(diskLimitMiB, 1 << 20) * 64)
+        let inodes = Self.entries(forDiskLimitMiB: diskLimitMiB)
         steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700",
                             writable: true))
         var seen: Set<String> = []

@@ -45,7 +45,39 @@ struct DiskLimitTests {
             #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
             #expect(try host.stop() == 0)
             let errors = try host.standardError()
-            #expect(errors.contains("more than 8 MiB in its temporary directory"), "\(errors)")
+            #expect(errors.contains("more than 8 MiB or 1024 entries in its temporary directory"), "\(errors)")
+        }
+    }
+
+    /// What costs no bytes of content counts too: more entries than the
+    /// limit allows (64 a MiB, at least 1,024; each count of the tree stops
+    /// there, so a million empty files cost the host no more than that),
+    /// and symlinks' targets.
+    @Test func emptyFilesAndSymlinksCountToo() throws {
+        let fixture = try HostFixture()
+        // 1,100 entries of nothing; 300 entries of 4 KiB in symlinks.
+        for (name, count, make) in [("many", 1_100, "open(os.path.join(t, 'f%d' % i), 'w').close()"),
+                                    ("links", 300, "os.symlink('x' * 4000, os.path.join(t, 'l%d' % i))")] {
+            try writeFile("\(fixture.extensions)/\(name).py", """
+                import os, sys, time
+                t = os.environ["TMPDIR"]
+                for i in range(\(count)):
+                    \(make)
+                print("made", flush=True)
+                time.sleep(60)
+                """)
+            let manifest = #"{"name":"\#(name)","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/\#(name).py"],"#
+                + #""restart":"never","activation":"always","diskLimitMiB":1}"#
+            try writeFile("\(fixture.extensions)/\(name).extension.json", manifest)
+        }
+        try fixture.withHost(without: [.namespaces]) { host in
+            for name in ["many", "links"] {
+                let last = try lastExit(of: name, in: fixture)
+                #expect(last["reason"] as? String == "disk", "\(name): \(last)")
+            }
+            #expect(try host.stop() == 0)
+            let errors = try host.standardError()
+            #expect(errors.contains("'many' holds more than 1 MiB or 1024 entries"), "\(errors)")
         }
     }
 

@@ -37,6 +37,23 @@ import TetherTestSupport
         throw TestTimeout(what: "a widget line with content")
     }
 
+    /// The largest store (1 MiB, of the values that cost most once
+    /// parsed: small numbers) is read by an SDK extension within the
+    /// smallest role's memory limit (a keyboard's 96 MiB).
+    @Test func theLargestStoreIsReadWithinTheSmallestRolesMemoryLimit() throws {
+        let fixture = try HostFixture()
+        let manifest = #"{"name":"bar","role":"widget","executable":"\#(exampleExecutable("SDKFixture"))","arguments":["bar-widget"],"activation":"on-demand","memoryLimitMiB":96}"#
+        try writeFile("\(fixture.extensions)/bar.extension.json", manifest)
+        #expect(try fixture.group.run(["defaults", "set", "bar.text", #""big""#]).status == 0)
+        let value = "[" + Array(repeating: "0", count: 49_999).joined(separator: ",") + "]"
+        for index in 0..<10 { #expect(try fixture.group.run(["defaults", "set", "filler\(index)", value]).status == 0) }
+        try fixture.withHost { _ in
+            let watcher = try watch(fixture)
+            defer { watcher.stopAlways() }
+            #expect(try nextShown(watcher)["text"] as? String == "big")
+        }
+    }
+
     @Test func theFirstLineComesAtOnceThenTheEntryWithItsTooltipClassAndPercentage() throws {
         let fixture = try barFixture()
         for (key, value) in [("bar.text", #""3 <b>builds</b> & more""#), ("bar.tooltip", #""queue: 3""#),

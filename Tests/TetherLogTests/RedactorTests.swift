@@ -27,7 +27,7 @@ import Glibc
     /// provider out of its lock once wrapped it in one more thunk, kept,
     /// so the call stack under the provider grew by a level per record.
     @Test func theProviderIsCalledThroughTheSameStackAtEveryRecord() {
-        let redactor = Redactor()
+        let redactor = Redactor(providerInterval: 0)
         let depths = Mutex<[Int32]>([])
         redactor.setProvider {
             var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 256)
@@ -39,6 +39,34 @@ import Glibc
         let seen = depths.withLock { $0 }
         #expect(seen.count == 500)
         #expect(Set(seen).count == 1, "stack depths \(seen.first ?? 0) … \(seen.last ?? 0)")
+    }
+}
+
+/// A writer swapping large credential stores under the host must not make
+/// every log record a store read (issue 55): the provider is asked at most
+/// four times a second, and only its first 64 secrets are matched.
+@Suite struct RedactorProviderBoundsTests {
+    @Test func theProviderIsAskedAtMostFourTimesASecond() {
+        let redactor = Redactor()
+        let asked = Mutex(0)
+        redactor.setProvider {
+            asked.withLock { $0 += 1 }
+            return ["from-the-store-1234"]
+        }
+        var start = timespec(), end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        for _ in 0..<2_000 { #expect(redactor.redact("x from-the-store-1234") == "x [redacted]") }
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        let elapsed = Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9
+        let calls = asked.withLock { $0 }
+        #expect(calls >= 1 && calls <= 1 + Int(elapsed * 4) + 1, "\(calls) reads in \(elapsed) s")
+    }
+
+    @Test func atMostSixtyFourProvidedSecretsAreMatched() {
+        let redactor = Redactor()
+        redactor.setProvider { (0..<1_000).map { "s\($0)-secret-end" } }
+        #expect(redactor.redact("s63-secret-end!") == "[redacted]!")
+        #expect(redactor.redact("s64-secret-end!") == "s64-secret-end!")
     }
 }
 
