@@ -40,6 +40,10 @@ extension GroupDirectory {
     /// extension started by hand before it confines itself.
     public func prepareForExtensions() throws(GroupError) {
         for directory in ["shared", "tallies"] { try Self.ensureDirectory("\(path)/\(directory)") }
+        // Extensions read features' locks (probes) beside the instance locks
+        // kept from them: what is made beside those after their rules is
+        // not readable to them, so it is made now.
+        for directory in ["locks", "locks/features"] { try Self.ensureDirectory("\(path)/\(directory)") }
         _ = try preparedStorePath("defaults")
         _ = try preparedStorePath("user-scoped")
         for name in Self.storesExtensionsWrite { try createLockFile(try preparedStoreLockPath(name)) }

@@ -52,13 +52,15 @@ public final class LandlockRuleset {
         guard let abi = support.landlockABI,
               let ruleset = try? build(policy, abi: abi, support: support,
                                        writableZero: writableZero(policy, memoryByCgroup: memoryByCgroup)).get(),
-              ruleset.hidden || !hides(policy) else { return nil }
+              ruleset.hidden else { return nil }
         return ruleset
     }
 
-    /// Whether `policy` asks for anything to be kept out of reading.
-    static func hides(_ policy: SandboxPolicy) -> Bool {
-        !(hiddenSecrets(policy).isEmpty && policy.hiddenTemporaryRoots.isEmpty)
+    /// Kept out of reading (with the secrets): other extensions' TMPDIRs,
+    /// and the group's instance locks, always (a lock on another's would
+    /// make the host think it runs outside it).
+    private static func hiddenPaths(_ policy: SandboxPolicy) -> [String] {
+        policy.hiddenTemporaryRoots + [GroupDirectory.extensionLocksPath(of: policy.group)]
     }
 
     /// Every group's secrets this user has, wherever the group lives, for
@@ -78,7 +80,7 @@ public final class LandlockRuleset {
         guard policy.kind == self.policy, abi == self.abi, writableZero == self.writableZero else { return false }
         // Rules that could not hide what the policy hides (descriptors ran
         // out: every directory granted whole) are never what a build now gives.
-        guard hidden || !Self.hides(policy) else { return false }
+        guard hidden else { return false }
         switch (temporary, policy.temporaryDirectory) {
         case (nil, nil): break
         case (let granted?, let path?):
@@ -103,17 +105,15 @@ public final class LandlockRuleset {
         // Every other extension's TMPDIR too, for every role (its own is granted below).
         var listings: [DirectoryStamp] = []
         var hidden = false
-        if hides(policy) {
-            switch ReadGrants.add(to: made, abi: Int32(abi), hiding: policy.hiddenTemporaryRoots,
-                                  secrets: hiddenSecrets(policy),
-                                  listings: &listings) {
-            case .hidden: hidden = true
-            case .cannotList: break
-            case .outOfDescriptors:
-                // Short for a moment: no launch with "/" granted whole for it.
-                close(made)
-                return .failure(.tooManyOpenFiles)
-            }
+        switch ReadGrants.add(to: made, abi: Int32(abi), hiding: hiddenPaths(policy),
+                              secrets: hiddenSecrets(policy),
+                              listings: &listings) {
+        case .hidden: hidden = true
+        case .cannotList: break
+        case .outOfDescriptors:
+            // Short for a moment: no launch with "/" granted whole for it.
+            close(made)
+            return .failure(.tooManyOpenFiles)
         }
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {

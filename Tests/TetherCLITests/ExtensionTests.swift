@@ -247,10 +247,12 @@ import TetherTestSupport
             "cannot save the note: 'example-keyboard' has read-only access to the group (set \"openAccess\": true in its manifest)",
             "typed: hello",
         ])
-        #expect(try group.run(["probe", "feature", "recording"]).status == 0, "the host runs the feature")
+        // Started without open access, it ended with the keyboard.
+        #expect(try group.run(["probe", "feature", "recording"]).status == 1, "the feature outlived its starter")
         #expect(!FileManager.default.fileExists(atPath: group.path + "/shared/keyboard-note"))
 
         // The host refuses a read-only keyboard's stop, whatever the SDK says.
+        #expect(try group.run(["feature", "start", "recording"]).status == 0)
         let client = try RawClient(path: group.path + "/host.sock")
         defer { client.close() }
         client.send(Array((#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"raw-kb","role":"keyboard"}}"#

@@ -133,6 +133,13 @@ extension SandboxTests {
         attempt("unlinkSocket", lambda: os.unlink(os.path.join(group, "host.sock")))
         attempt("renameHostLock", lambda: os.rename(os.path.join(group, "locks", "host.lock"), os.path.join(group, "locks", "x")))
         attempt("renameLocks", lambda: os.rename(os.path.join(group, "locks"), os.path.join(group, "shared", "locks")))
+        # Another extension's instance lock: a lock on it would make the
+        # host think that extension runs outside it.
+        def sibling_lock():
+            fd = os.open(os.path.join(group, "locks", "extensions", "sibling.lock"), os.O_RDONLY)
+            try: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            finally: os.close(fd)
+        attempt("siblingLock", sibling_lock)
         stores_lock = os.path.join(group, "locks", "stores", "defaults.lock")
         attempt("renameStoreLock", lambda: os.rename(stores_lock, stores_lock + ".x"))
         attempt("topLevelFile", lambda: write(os.path.join(group, "x")))

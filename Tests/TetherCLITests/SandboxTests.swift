@@ -29,7 +29,7 @@ struct SandboxTests {
             if world {
                 // Not there: the host's pid, the machine's files, the secrets
                 // of a role that may not read them; the group read-only by its mount.
-                expected.merge(["killHost": "ESRCH", "hostEnviron": "ENOENT", "outside": "ENOENT"]) { $1 }
+                expected.merge(["killHost": "ESRCH", "hostEnviron": "ENOENT", "outside": "ENOENT", "siblingLock": "ENOENT"]) { $1 }
                 if role == "keyboard" && !openAccess {
                     for key in ["secrets", "otherSecrets", "secretsList", "secretsByLink", "secretsHardLink"] { expected[key] = "ENOENT" }
                     for key in ["group", "topLevelFile", "storeWrite", "unlinkSocket", "renameLocks", "renameHostLock",
@@ -55,7 +55,7 @@ struct SandboxTests {
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
         "descriptorLimit": "1024/1024", "raiseDescriptors": "EPERM", "stackLimit": "8388608",
         "unlinkSocket": "EACCES", "renameHostLock": "EACCES", "renameLocks": "EACCES", "renameStoreLock": "EACCES",
-        "topLevelFile": "EACCES", "storeWrite": "ok",
+        "topLevelFile": "EACCES", "storeWrite": "ok", "siblingLock": "EACCES",
     ]
 
     static let cases = [
@@ -90,6 +90,9 @@ struct SandboxTests {
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: fixture.group.path + "/shared", withIntermediateDirectories: true)
         try writeFile(fixture.group.path + "/shared/existing", "x", mode: 0o600)
+        // A sibling's instance lock, as the host makes it.
+        try FileManager.default.createDirectory(atPath: fixture.group.path + "/locks/extensions", withIntermediateDirectories: true)
+        try writeFile(fixture.group.path + "/locks/extensions/sibling.lock", "", mode: 0o600)
         // The group's secrets, beside it (what `tether login` writes).
         let secrets = fixture.group.dir.path + "/.group.secrets"
         #expect(mkdir(secrets, 0o700) == 0)

@@ -31,6 +31,10 @@ import TetherTestSupport
     @Test func aDeepAndCrowdedDirectoryGoesWhileTheHostAnswers() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("filler", restart: "never", script: Self.filler)
+        // Room for 100k entries (64 a MiB), or the host ends it first.
+        let manifest = "\(fixture.extensions)/filler.extension.json"
+        try writeFile(manifest, try String(contentsOfFile: manifest, encoding: .utf8)
+            .replacingOccurrences(of: #""activation""#, with: #""diskLimitMiB":2048,"activation""#))
         let host = try fixture.startHost(without: [.namespaces])
         defer { host.signal(SIGKILL) }
         let line = try #require(try host.expectLineStarting("[filler] filled", timeout: 120).last)

@@ -4,8 +4,9 @@ import TetherTestSupport
 @testable import TetherSandbox
 
 /// Rules built ahead of a launch are used only while they are what a build
-/// now would give. Policies here hide nothing (no listing is involved, so
-/// no other process's change to `/tmp` decides the outcome).
+/// now would give. Policies here hide only the group's instance locks, in
+/// the test's own directory (no other process's change to `/tmp` decides
+/// the outcome).
 @Suite(.timed) struct LandlockRulesetTests {
     static func policy(_ scratch: TemporaryDirectory, temporary: String?) -> SandboxPolicy {
         var policy = SandboxPolicy(role: .widget, openAccess: false, group: scratch.path + "/group",
@@ -19,7 +20,7 @@ import TetherTestSupport
         let scratch = try TemporaryDirectory("tether-ruleset")
         let spare = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: ".spare")
         let prepared = try #require(LandlockRuleset.prepare(Self.policy(scratch, temporary: spare), memoryByCgroup: false))
-        #expect(prepared.hidden == false)
+        #expect(prepared.hidden)
         // Renamed for its launch: the same directory, so the same rules.
         let renamed = try PrivateTemporaryDirectory.rename(spare, in: scratch.path + "/tmp", prefix: "widget")
         #expect(renamed.hasPrefix(scratch.path + "/tmp/widget.") && access(spare, F_OK) != 0)
