@@ -75,6 +75,9 @@ public enum ExtensionWorld {
         // Its own directories and the group's, parents before what lies
         // beneath them (a bind inside another lands on top of it).
         var binds: [(path: String, writable: Bool, optional: Bool)] = []
+        // Where a program's path goes through a symlink (`.build/release`),
+        // its directory is bound at that path too: it is exec'd by it.
+        var aliases: [(source: String, target: String)] = []
         var programs = [ExecutableDependencies.directory(of: executable)]
         if let resolved = Self.resolved(executable) { programs.append(ExecutableDependencies.directory(of: resolved)) }
         // What the program's own bytes name (its RUNPATH, its interpreter)
@@ -98,11 +101,16 @@ public enum ExtensionWorld {
             guard let source = Self.resolved(directory), !covered(source, by: system),
                   Self.mayShow(source, keeping: kept) else { continue }
             binds.append((source, false, true))
+            let lexical = FilePath(directory).lexicallyNormalized().string
+            if lexical != source, lexical.hasPrefix("/"), !covered(lexical, by: system), Self.mayShow(lexical, keeping: kept) {
+                aliases.append((source, lexical))
+            }
         }
         binds.append((policy.group, policy.groupWritable, false))
         if policy.groupWritable, let secrets = policy.secrets { binds.append((secrets, true, true)) }
+        let targets = binds.map(\.path) + aliases.map(\.target)
         guard let temporary = temporaryCandidates.first(where: { candidate in
-            !binds.contains { covered($0.path, by: [candidate]) || covered(candidate, by: [$0.path]) }
+            !targets.contains { covered($0, by: [candidate]) || covered(candidate, by: [$0]) }
         }) else { return nil }
         let inodes = Self.entries(forDiskLimitMiB: diskLimitMiB)
         steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700",
@@ -111,6 +119,9 @@ public enum ExtensionWorld {
         for bind in binds.sorted(by: { depth($0.path) < depth($1.path) }) where seen.insert(bind.path).inserted {
             steps.append(bind.writable ? .write(bind.path, at: bind.path, optional: bind.optional)
                                        : .read(bind.path, at: bind.path, optional: bind.optional))
+        }
+        for alias in aliases.sorted(by: { depth($0.target) < depth($1.target) }) where seen.insert(alias.target).inserted {
+            steps.append(.read(alias.source, at: alias.target, optional: true))
         }
         // Instance locks are the host's alone: a sibling that could lock
         // one would keep its extension from ever launching.

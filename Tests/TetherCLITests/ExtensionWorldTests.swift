@@ -125,6 +125,26 @@ struct ExtensionWorldTests {
         #expect(sibling["state"] as? String == "running", "\(sibling)")
     }
 
+    /// An executable named through a symlinked directory (SwiftPM's
+    /// `.build/release`) is exec'd by that path in its world: the directory
+    /// is there under both names.
+    @Test func anExecutableReachedThroughASymlinkedDirectoryRunsInItsWorld() throws {
+        let fixture = try HostFixture()
+        let programs = try TemporaryDirectory("tether-world-link")
+        try FileManager.default.createDirectory(atPath: programs.path + "/real", withIntermediateDirectories: true)
+        try writeFile(programs.path + "/real/hello.sh", "#!/bin/sh\necho \"ran as $0, pid $$\"\nexec sleep 300\n", mode: 0o755)
+        #expect(symlink("real", programs.path + "/linked") == 0)
+        try writeFile("\(fixture.extensions)/linked.extension.json",
+                      #"{"name":"linked","role":"widget","executable":"\#(programs.path)/linked/hello.sh","activation":"on-demand"}"#)
+        try fixture.withHost { host in
+            #expect(try fixture.group.run(["extension", "start", "linked"], timeout: 30).status == 0)
+            let line = try host.expectLineStarting("[linked] ran as", timeout: 30).last ?? ""
+            #expect(line == "[linked] ran as \(programs.path)/linked/hello.sh, pid 1", "\(line)")
+            let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
+            #expect((entry["sandbox"] as? [String: Any])?["world"] as? String == "own")
+        }
+    }
+
     /// Where user namespaces are refused, extensions run as before, and
     /// every place that reports it says so; `--require-sandbox` refuses.
     @Test func whereNamespacesAreRefusedEveryReportSaysSo() throws {
