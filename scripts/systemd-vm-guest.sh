@@ -12,7 +12,11 @@ user() {
 check() { # NAME COMMAND...: ok when the command succeeds
     local name=$1; shift
     local out
-    if out=$("$@" 2>&1); then echo "CHECK $name ok (${SECONDS} s)"; else echo "CHECK $name FAILED (${SECONDS} s: $(echo "$out" | tail -3 | tr '\n' ' '))"; fi
+    if out=$("$@" 2>&1); then echo "CHECK $name ok (${SECONDS} s)"; else
+        echo "CHECK $name FAILED (${SECONDS} s: $(echo "$out" | tail -3 | tr '\n' ' '))"
+        # What the host said last.
+        journalctl --no-pager -q -n 8 _SYSTEMD_USER_UNIT=tether.service | sed 's/^/JOURNAL /'
+    fi
 }
 # Up to $1 tenths of a second until the rest succeeds (state another
 # process owns, which no event of ours announces).
@@ -47,7 +51,15 @@ cat > $ext/bomb.extension.json <<'JSON'
 {"name": "bomb", "role": "widget", "executable": "/usr/bin/python3", "activation": "on-demand", "restart": "never",
  "arguments": ["-c", "import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(1000)\n            os._exit(0)\n    except OSError:\n        time.sleep(0.01)"]}
 JSON
+# One that fetches from a server on the guest's loopback and says what it got
+# in the group (where it may write): the network works under the unit's hardening.
+cat > $ext/fetcher.extension.json <<'JSON'
+{"name": "fetcher", "role": "widget", "executable": "/usr/bin/python3", "activation": "on-demand", "restart": "never",
+ "arguments": ["-c", "import os, urllib.request\nbody = urllib.request.urlopen('http://127.0.0.1:8765/hello.txt', timeout=10).read()\nopen(os.environ['TETHER_GROUP'] + '/shared/fetched', 'wb').write(body)"]}
+JSON
 chown -R tether:tether $ext
+mkdir -p /srv/www && echo hello-from-the-guest > /srv/www/hello.txt
+(cd /srv/www && exec python3 -m http.server --bind 127.0.0.1 8765 >/dev/null 2>&1) &
 
 # The guest has no GLib: the user's manager is asked through sd-bus.
 check noGLib bash -c "! ldconfig -p | grep -q 'libgio-2.0'"
@@ -58,6 +70,14 @@ pid=$(show tether.service MainPID)
 check statusAnswers user tether status
 check delegated bash -c "user tether service status --json | grep -q '\"delegated\":true'"
 check doctorInService bash -c "user systemd-run --user --wait --pipe -q -p Delegate=yes tether doctor --json | holds cgroup memory pids"
+
+# Hardened (systemd-analyze security: 6.0 or lower), it still launches,
+# fetches and stops an extension.
+exposure=$(user systemd-analyze --user security --no-pager tether.service 2>&1 | sed -n 's/.*Overall exposure level for tether.service: \([0-9.]*\).*/\1/p')
+echo "systemd-vm: tether.service's exposure: ${exposure:-unknown}"
+check exposure awk -v e="$exposure" 'BEGIN { exit !(e != "" && e + 0 <= 6.0) }'
+check fetcherStarted user tether extension start fetcher
+check fetchUnderHardening within 300 grep -qx hello-from-the-guest /home/tether/.local/state/tether/default/shared/fetched
 
 # A hog is killed at memory.max, and status says so.
 user tether extension start hog >/dev/null 2>&1

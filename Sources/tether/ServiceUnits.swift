@@ -53,10 +53,51 @@ struct ServiceUnits {
             # SIGTERM to the host alone: it stops its extensions itself.
             KillMode=mixed
             TimeoutStopSec=30
+            \(hardening)
 
             [Install]
             WantedBy=default.target
 
+            """
+    }
+
+    /// Every setting of systemd's hardening that leaves the host's job
+    /// intact (the systemd tier launches, fetches and stops under them).
+    /// Not: a system call allowlist (each extension has its own; the host
+    /// makes worlds, Landlock rulesets and filters, which systemd 252's
+    /// groups do not name), ProtectControlGroups (its cgroup is delegated to it),
+    /// RestrictNamespaces of user, mount, PID, IPC, cgroup and network
+    /// (extensions' worlds), PrivateNetwork (widgets fetch),
+    /// MemoryDenyWriteExecute (inherited: a Python extension's ctypes
+    /// writes code), ProtectHome (the group lives there). A user manager
+    /// can drop capabilities and make namespaces only in a user namespace
+    /// of the unit's own: PrivateUsers=yes (only the user is mapped there).
+    var hardening: String {
+        let parent = groupPath.lastIndex(of: "/").map { String(groupPath[..<$0]) } ?? groupPath
+        return """
+            # Hardening (systemd-analyze security: docs/operations.md).
+            PrivateUsers=yes
+            NoNewPrivileges=yes
+            CapabilityBoundingSet=
+            RestrictSUIDSGID=yes
+            LockPersonality=yes
+            RestrictRealtime=yes
+            SystemCallArchitectures=native
+            SystemCallFilter=~@clock @cpu-emulation @debug @module @obsolete @raw-io @reboot @swap
+            SystemCallErrorNumber=EPERM
+            RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK
+            RestrictNamespaces=user mnt pid ipc cgroup net
+            UMask=0077
+            KeyringMode=private
+            ProtectSystem=strict
+            ReadWritePaths=\(Self.quotedPath("-" + parent))
+            PrivateTmp=yes
+            PrivateDevices=yes
+            ProtectKernelModules=yes
+            ProtectKernelLogs=yes
+            ProtectKernelTunables=yes
+            ProtectClock=yes
+            ProtectHostname=yes
             """
     }
 
@@ -68,6 +109,12 @@ struct ServiceUnits {
     /// A path as an error shows it: control characters escaped.
     static func shown(_ text: String) -> String {
         "'" + text.unicodeScalars.map { holdsControlCharacter(String($0)) ? $0.escaped(asASCII: true) : String($0) }.joined() + "'"
+    }
+
+    /// One path of a path list setting (`ReadWritePaths=`): quoted, with
+    /// `\`, `"` and `%` escaped (a space would end it unquoted).
+    static func quotedPath(_ path: String) -> String {
+        "\"" + specifiers(path).replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 
     /// `%` starts a specifier in every unit setting.
