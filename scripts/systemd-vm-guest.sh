@@ -15,7 +15,8 @@ check() { # NAME COMMAND...: ok when the command succeeds
     if out=$("$@" 2>&1); then echo "CHECK $name ok (${SECONDS} s)"; else
         echo "CHECK $name FAILED (${SECONDS} s: $(echo "$out" | tail -3 | tr '\n' ' '))"
         # What the host said last.
-        journalctl --no-pager -q -n 8 _SYSTEMD_USER_UNIT=tether.service | sed 's/^/JOURNAL /'
+        journalctl --no-pager -q -n 8 _SYSTEMD_USER_UNIT=$svc | sed 's/^/JOURNAL /'
+        user systemctl --user status --no-pager -n 3 $svc 2>&1 | tail -4 | sed 's/^/UNIT /'
     fi
 }
 # Up to $1 tenths of a second until the rest succeeds (state another
@@ -63,18 +64,33 @@ mkdir -p /srv/www && echo hello-from-the-guest > /srv/www/hello.txt
 
 # The guest has no GLib: the user's manager is asked through sd-bus.
 check noGLib bash -c "! ldconfig -p | grep -q 'libgio-2.0'"
-check install user tether service install --extensions-dir $ext --watchdog 6
-check serviceActive within 300 bash -c '[ "$(show tether.service ActiveState)" = active ]'
+# The units of an install before templates (one group): moved over by install.
+units=/home/tether/.config/systemd/user
+mkdir -p $units
+printf '# Written by tether service install: the group'"'"'s socket.\n[Socket]\nListenStream=/home/tether/old.sock\n[Install]\nWantedBy=sockets.target\n' > $units/tether.socket
+printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart=/bin/sleep 1000\n' > $units/tether.service
+chown -R tether:tether /home/tether/.config
+user systemctl --user daemon-reload
+user systemctl --user enable --now tether.socket >/dev/null 2>&1
+
+# One instance per group, named as systemd-escape --path names the group.
+group=/home/tether/.local/state/tether/default
+svc="tether@$(systemd-escape --path $group).service"
+sock="tether@$(systemd-escape --path $group).socket"
+export svc sock
+check install bash -c "user tether service install --extensions-dir $ext --watchdog 6 | tee /dev/stderr | grep -q 'moved the single-group tether.socket and tether.service over'"
+check oldUnitsGone bash -c "[ ! -e $units/tether.socket ] && [ ! -e $units/tether.service ]"
+check serviceActive within 300 bash -c '[ "$(show $svc ActiveState)" = active ]'
 installed=$SECONDS
-pid=$(show tether.service MainPID)
+pid=$(show $svc MainPID)
 check statusAnswers user tether status
 check delegated bash -c "user tether service status --json | grep -q '\"delegated\":true'"
 check doctorInService bash -c "user systemd-run --user --wait --pipe -q -p Delegate=yes tether doctor --json | holds cgroup memory pids"
 
 # Hardened (systemd-analyze security: 6.0 or lower), it still launches,
 # fetches and stops an extension.
-exposure=$(user systemd-analyze --user security --no-pager tether.service 2>&1 | sed -n 's/.*Overall exposure level for tether.service: \([0-9.]*\).*/\1/p')
-echo "systemd-vm: tether.service's exposure: ${exposure:-unknown}"
+exposure=$(user systemd-analyze --user security --no-pager $svc 2>&1 | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
+echo "systemd-vm: tether@.service's exposure: ${exposure:-unknown}"
 check exposure awk -v e="$exposure" 'BEGIN { exit !(e != "" && e + 0 <= 6.0) }'
 check fetcherStarted user tether extension start fetcher
 check fetchUnderHardening within 300 grep -qx hello-from-the-guest /home/tether/.local/state/tether/default/shared/fetched
@@ -86,7 +102,7 @@ check memoryByCgroup bash -c "user tether status --json | grep -q '\"memoryBy\":
 
 # A fork bomb stops at pids.max (the kernel counts refused forks in
 # pids.events), and status still answers.
-service=/sys/fs/cgroup$(show tether.service ControlGroup)
+service=/sys/fs/cgroup$(show $svc ControlGroup)
 user tether extension start bomb >/dev/null 2>&1
 check bombBounded within 1800 bash -c "grep -qs '^max [1-9]' $service/ext-*bomb*/pids.events && grep -qx 512 $service/ext-*bomb*/pids.max"
 check statusDuringBomb timeout 30 runuser -u tether -- env HOME=/home/tether tether status
@@ -94,22 +110,22 @@ user tether extension stop bomb >/dev/null 2>&1
 
 # A live host pings: no restart over two watchdog intervals (12 s) and more.
 while [ "$SECONDS" -lt $((installed + 13)) ]; do sleep 1; done  # time that must pass, not a wait for state
-check pingsKeepItAlive bash -c "[ \"\$(show tether.service MainPID)\" = $pid ] && [ \"\$(show tether.service NRestarts)\" = 0 ]"
+check pingsKeepItAlive bash -c "[ \"\$(show $svc MainPID)\" = $pid ] && [ \"\$(show $svc NRestarts)\" = 0 ]"
 
 # A stopped host is killed by the watchdog (6 s) and restarted.
 kill -STOP "$pid"
-check watchdogRestart within 600 bash -c "p=\$(show tether.service MainPID); [ \"\$p\" != 0 ] && [ \"\$p\" != $pid ]"
-check watchdogResult bash -c '[ "$(show tether.service NRestarts)" -ge 1 ]'
+check watchdogRestart within 600 bash -c "p=\$(show $svc MainPID); [ \"\$p\" != 0 ] && [ \"\$p\" != $pid ]"
+check watchdogResult bash -c '[ "$(show $svc NRestarts)" -ge 1 ]'
 
 # Stopped, the first client starts it through the socket.
-user systemctl --user stop tether.service
+user systemctl --user stop $svc
 check probeStopped bash -c "! runuser -u tether -- env HOME=/home/tether tether probe host"
 check activatedByClient user tether status
-check activeAgain test "$(show tether.service ActiveState)" = active
+check activeAgain test "$(show $svc ActiveState)" = active
 
 # Stopped for good: no process, no cgroup left.
-cgroup=/sys/fs/cgroup$(show tether.service ControlGroup)
-user systemctl --user stop tether.service tether.socket
+cgroup=/sys/fs/cgroup$(show $svc ControlGroup)
+user systemctl --user stop $svc $sock
 check noProcessLeft bash -c "! pgrep -u tether -f 'tether host'"
 check noCgroupLeft test ! -e "$cgroup"
 
@@ -132,6 +148,18 @@ pkill -TERM -u tether -f "tether host --group $hand"
 check byHandStopped within 300 bash -c "! pgrep -u tether -f 'tether host --group $hand'"
 check byHandScopeGone within 100 bash -c "! user systemctl --user list-units --no-legend --state=running 'tether-*.scope' | grep -q scope"
 
+# A second group is a second instance: both hosts run at once.
+user systemctl --user start $sock
+second=/home/tether/second
+svc2="tether@$(systemd-escape --path $second).service"
+check secondInstall user tether service install --group $second --extensions-dir $ext
+check bothAnswer bash -c "user tether status >/dev/null && user tether status --group $second >/dev/null"
+check bothActive within 30 bash -c "[ \"\$(show $svc ActiveState)\" = active ] && [ \"\$(show $svc2 ActiveState)\" = active ]"
+check secondDelegated bash -c "user tether service status --group $second --json | grep -q '\"delegated\":true'"
+check secondStatusNamesIt bash -c "user tether service status --group $second | grep -q '^tether@home-tether-second.service: active'"
+
 check uninstall user tether service uninstall
-check unitsRemoved test ! -e /home/tether/.config/systemd/user/tether.service
+check secondStillRuns bash -c "[ \"\$(show $svc2 ActiveState)\" = active ] && [ -e $units/tether@.service ]"
+check secondUninstall user tether service uninstall --group $second
+check unitsRemoved bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ ! -e $units/$svc.d ]"
 echo VM-TEST-DONE

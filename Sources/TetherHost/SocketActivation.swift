@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Socket activation, as `sd_listen_fds` reads it: a service manager that
-/// listens on the group's socket (a `tether.socket` unit) starts the host
+/// listens on the group's socket (a `tether@.socket` instance) starts the host
 /// on the first connection and passes the socket as descriptor 3 onward,
 /// with `LISTEN_PID` (this process), `LISTEN_FDS` (how many) and,
 /// optionally, `LISTEN_FDNAMES`. The connections waiting in its queue are

@@ -17,7 +17,7 @@ import Glibc
 /// (its CGROUP_DELEGATION.md), whoever may write it.
 public final class DelegatedCgroup {
     /// The delegated cgroup's directory, e.g.
-    /// `/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/tether.service`.
+    /// `/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/tether@home-me-.local-state-tether-default.service`.
     public let directory: String
     /// Its path in the hierarchy (as /proc/PID/cgroup names it).
     public let path: String
