@@ -29,8 +29,13 @@ public struct SharedContainer: Sendable {
     public func write(_ name: String, _ bytes: [UInt8], userScoped: Bool = false) throws(ExtensionError) {
         guard !isReadOnly else { throw .readOnly(extension: owner) }
         guard FeatureName.isValid(name) else { throw .invalidName(name) }
-        do {
+        do throws(GroupError) {
             _ = try GroupDirectory(path: directory)  // creates it 0700, refuses a symlink
+            // Over the group's size (the host's mark), only what shrinks a file is written.
+            if GroupDirectory.fullRefuses(bytes.count, over: "\(directory)/\(name)",
+                                          marker: GroupDirectory.fullMarkerPath(of: group.path)) {
+                throw GroupError.groupFull(group.path)
+            }
             if userScoped { try UserScopedData(group: group).markFile(name) }
             // No lock here: the write sweeps only temp files of writers that are gone.
             try AtomicFile.write(bytes, to: "\(directory)/\(name)")

@@ -64,6 +64,19 @@ public struct GroupDirectory: Sendable {
         try Self.validate(path)
     }
 
+    /// The host's mark that the group's shared parts (`shared/`,
+    /// `stores/`) hold more than it allows: writers that would add refuse.
+    public static func fullMarkerPath(of group: String) -> String { "\(group)/locks/group-full" }
+
+    static func group(ofFullMarker marker: String) -> String { String(marker.dropLast("/locks/group-full".count)) }
+
+    /// Whether the host's mark refuses writing `count` bytes over `path`:
+    /// while the group is full, only what shrinks a file is written.
+    public static func fullRefuses(_ count: Int, over path: String, marker: String) -> Bool {
+        guard (try? Syscall.lstat(marker)) != nil else { return false }
+        return count > Int((try? Syscall.lstat(path))?.st_size ?? 0)
+    }
+
     /// Where instance locks live: the host's alone (no extension sees it).
     public static func extensionLocksPath(of group: String) -> String { "\(group)/locks/extensions" }
 

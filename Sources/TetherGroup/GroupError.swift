@@ -21,6 +21,8 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case valueTooDeep(String, limit: Int)
     /// A write that would make the store `bytes` long, over `limit`.
     case storeTooLarge(String, bytes: Int, limit: Int)
+    /// The group's shared parts hold more than its host allows.
+    case groupFull(String)
     /// Waited `seconds` for a lock another process holds (stopped or hung).
     case lockTimeout(String, seconds: Int)
     case exposedFile(String, mode: UInt32)
@@ -62,6 +64,8 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
             return "the value for \(quoted(key)) is nested deeper than \(limit) levels; nothing was stored"
         case .storeTooLarge(let path, let bytes, let limit):
             return "\(path) would be \(bytes) bytes, over a store's limit of \(limit >> 20) MiB (what an extension can read under its memory limit); nothing was stored"
+        case .groupFull(let path):
+            return "the group \(path) is full: its shared/ and stores/ hold more than its host allows (tether status); remove files from \(path)/shared or values from its defaults; nothing was stored"
         case .invalidKey(let key):
             return "invalid key \(quoted(key)): use 1 to 256 printable characters"
         }

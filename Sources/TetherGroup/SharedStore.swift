@@ -25,6 +25,11 @@ public final class SharedStore: Sendable {
 
     public let path: String
     public let lockPath: String
+    /// The group's "full" mark (`GroupDirectory.fullMarkerPath`), for a
+    /// store of the group's parts the host counts: while it is there, a
+    /// write that grows the store is refused. Nil for the credentials
+    /// (a refreshed token is always saved: a rotated one must not be lost).
+    let fullMarker: String?
 
     private struct Cache {
         var fd: Int32 = -1
@@ -34,14 +39,16 @@ public final class SharedStore: Sendable {
     }
     private let cache = Mutex(Cache())
 
-    public init(path: String, lockPath: String) {
+    public init(path: String, lockPath: String, fullMarker: String? = nil) {
         self.path = path
         self.lockPath = lockPath
+        self.fullMarker = fullMarker
     }
 
     /// The defaults store: app settings every extension may read.
     public static func defaults(in group: GroupDirectory) throws(GroupError) -> SharedStore {
-        SharedStore(path: try group.preparedStorePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"))
+        SharedStore(path: try group.preparedStorePath("defaults"), lockPath: try group.preparedStoreLockPath("defaults"),
+                    fullMarker: GroupDirectory.fullMarkerPath(of: group.path))
     }
 
     /// The credential store: token sets, readable by this user only.
@@ -154,6 +161,10 @@ public final class SharedStore: Sendable {
             // What is written can be read back, by the smallest role too.
             guard bytes.count <= Self.maximumSize else {
                 throw .storeTooLarge(path, bytes: bytes.count, limit: Self.maximumSize)
+            }
+            // Over the group's size, only what shrinks the store is written.
+            if let fullMarker, GroupDirectory.fullRefuses(bytes.count, over: path, marker: fullMarker) {
+                throw .groupFull(GroupDirectory.group(ofFullMarker: fullMarker))
             }
             // Leftovers were swept above, under the lock.
             try AtomicFile.write(bytes, to: path, mode: 0o600, sweeping: .none)

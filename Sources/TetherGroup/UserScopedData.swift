@@ -13,7 +13,8 @@ public struct UserScopedData: Sendable {
     let group: GroupDirectory
 
     public init(group: GroupDirectory) throws(GroupError) {
-        store = SharedStore(path: try group.preparedStorePath("user-scoped"), lockPath: try group.preparedStoreLockPath("user-scoped"))
+        store = SharedStore(path: try group.preparedStorePath("user-scoped"), lockPath: try group.preparedStoreLockPath("user-scoped"),
+                            fullMarker: GroupDirectory.fullMarkerPath(of: group.path))
         self.group = group
     }
 

@@ -30,6 +30,9 @@ final class DiskUsageWatcher {
         let limitBytes: Int64
         let maximumEntries: Int
         let onExceeded: () -> Void
+        /// Told each count (bytes, and whether past a bound) instead of
+        /// once: the tree is counted on past its limit.
+        var onCount: ((Int64, Bool) -> Void)?
         var directories: [Int32: String] = [:]
         var total: Int64 = 0
         var dirty = true
@@ -81,6 +84,17 @@ final class DiskUsageWatcher {
         return Tree(id: id)
     }
 
+    /// Counts `root` from now on, telling `onCount` each count's bytes and
+    /// whether it holds more entries or directories than counted (its
+    /// bytes then are a floor): for a tree that may shrink again (the
+    /// group's shared parts), whose bytes the caller weighs.
+    func watch(_ root: String, limitBytes: Int64, maximumEntries: Int,
+               onCount: @escaping (Int64, Bool) -> Void) throws(Errno) -> Tree {
+        let tree = try watch(root, limitBytes: limitBytes, maximumEntries: maximumEntries, onExceeded: {})
+        trees[tree.id]?.onCount = onCount
+        return tree
+    }
+
     /// Stops counting (the launch ended); its watches go.
     func unwatch(_ tree: Tree) {
         timers.removeValue(forKey: tree.id)?.close()
@@ -129,8 +143,9 @@ final class DiskUsageWatcher {
         guard let usage = trees[id], !usage.exceeded, !usage.directories.values.contains(path) else { return }
         guard usage.directories.count < Self.maximumDirectories,
               let descriptor = try? inotify.watch(path, mask: Self.mask) else {
-            // Past the bound, or a directory we cannot watch: it could hold anything.
-            return exceed(id)
+            // Past the bound, or a directory we cannot watch: it could hold
+            // anything (a tree counted on says so at each count instead).
+            return usage.onCount == nil ? exceed(id) : ()
         }
         trees[id]?.directories[descriptor] = path
         owners[descriptor] = id
@@ -179,9 +194,13 @@ final class DiskUsageWatcher {
         trees[id]?.counting = false
         trees[id]?.countedAt = loop.now
         trees[id]?.total = count.bytes
-        if count.directories.count > Self.maximumDirectories || count.entries > (trees[id]?.maximumEntries ?? 0) {
-            return exceed(id)
+        let crowded = count.directories.count > Self.maximumDirectories || count.entries > (trees[id]?.maximumEntries ?? 0)
+        if let onCount = trees[id]?.onCount {
+            for directory in count.directories.prefix(Self.maximumDirectories) { add(directory: directory, to: id) }
+            onCount(count.bytes, crowded)
+            return schedule(id)
         }
+        if crowded { return exceed(id) }
         for directory in count.directories { add(directory: directory, to: id) }
         if let usage = trees[id], usage.total > usage.limitBytes { return exceed(id) }
         schedule(id)  // changed again while it was counted

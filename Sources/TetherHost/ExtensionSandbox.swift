@@ -135,6 +135,20 @@ final class ExtensionSandbox {
         }
     }
 
+    /// Counts one of the group's shared parts from now on, up to 64
+    /// entries a MiB of twice `limitMiB` (nil, logged, where inotify
+    /// cannot watch it).
+    func watchGroupPart(_ path: String, limitMiB: Int, onCount: @escaping (Int64, Bool) -> Void) -> DiskUsageWatcher.Tree? {
+        do throws(Errno) {
+            if diskUsage == nil { diskUsage = try DiskUsageWatcher(loop: loop) }
+            return try diskUsage?.watch(path, limitBytes: Int64(limitMiB) << 20,
+                                        maximumEntries: ExtensionWorld.entries(forDiskLimitMiB: 2 * limitMiB), onCount: onCount)
+        } catch {
+            logger.warning("cannot count what the group's \(path) holds (\(error)): it is not bounded")
+            return nil
+        }
+    }
+
     func unwatchDisk(_ tree: DiskUsageWatcher.Tree?) {
         if let tree { diskUsage?.unwatch(tree) }
     }

@@ -3,7 +3,6 @@ import Logging
 import TetherGroup
 import TetherLog
 import TetherLoop
-import TetherSandbox
 
 /// What the lifecycle decides, carried out: timers, signals, the lock's
 /// watch, the log, and what the host hears.
@@ -37,11 +36,7 @@ extension ExtensionSupervisor {
             }
         case .cancelEnding:
             ender.cancel()
-        case .kill(let reason):
-            if reason == .disk {
-                let limit = manifest.diskLimitMiB
-                logger.warning("extension '\(manifest.name)' holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries in its temporary directory (its diskLimitMiB); killing it")
-            }
+        case .kill:
             signal(SIGKILL)
         case .endLaunch(let launch):
             endLaunch(launch)

@@ -117,7 +117,11 @@ extension ExtensionSupervisor {
             process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,
             // In its own world the kernel counts its tmpfs.
             diskUsage: world != nil ? nil
-                : sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self] in self?.killForDisk() },
+                : sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
+                    let limit = manifest.diskLimitMiB
+                    self?.killForDisk("holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries "
+                                      + "in its temporary directory (its diskLimitMiB)")
+                },
             instanceLock: lock, startedAt: loop.now, ownWorld: world != nil)
         reaper.guardGroup(launch.group)
         metrics.extensionLaunched(manifest.name)

@@ -177,9 +177,13 @@ final class ExtensionSupervisor {
         }
     }
 
-    /// Its temporary directory passed its disk limit: SIGKILL to the whole
+    /// It wrote past a disk limit (`why`, logged): SIGKILL to the whole
     /// group now, as a memory limit does; the exit says `disk`.
-    func killForDisk() { handle(.overDiskLimit) }
+    func killForDisk(_ why: String) {
+        guard hasProcess else { return }
+        logger.warning("extension '\(manifest.name)' \(why); killing it")
+        handle(.overDiskLimit)
+    }
 
     /// The watchdog's verdict: SIGKILL to the whole group now; the exit is
     /// recorded as unresponsive and handled by the restart policy.

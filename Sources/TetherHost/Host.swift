@@ -33,8 +33,13 @@ public final class Host: @unchecked Sendable {
         /// Show delivered pushes on the desktop when a notification server
         /// answers on the session bus (`--no-desktop-notifications`: off).
         public var desktopNotifications = true
+        /// What the group's `shared/` and `stores/` may hold, in MiB: past
+        /// it the group is marked full; past twice it, extensions that may
+        /// write it are stopped (`Host+GroupSize`).
+        public var groupLimitMiB = Configuration.defaultGroupLimitMiB
 
         public static let defaultMaximumFeatures = 256
+        public static let defaultGroupLimitMiB = 256
 
         public init(group: GroupDirectory, manifests: [ExtensionManifest],
                     graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
@@ -103,6 +108,8 @@ public final class Host: @unchecked Sendable {
     /// Why nothing is shown, without a bus.
     var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
     var notificationIdentities = NotificationIdentities()
+    /// What the group's shared parts hold, by part, as last counted.
+    var groupParts: [String: (bytes: Int64, crowded: Bool)] = [:]
     /// Each extension's pace on the desktop, and the timers of its summaries.
     var desktopPace = DesktopPace()
     var desktopPaceTimers: [String: LoopTimer] = [:]
@@ -248,6 +255,7 @@ public final class Host: @unchecked Sendable {
             for supervisor in self.supervisors { supervisor.begin() }
         }
         watchStores()
+        watchGroupSize()
     }
 
     /// The group's stores, watched for widgets (`watchStores`).

@@ -59,8 +59,16 @@ struct HostCommand: ParsableCommand {
         """))
     var noDesktopNotifications = false
 
+    @Option(help: ArgumentHelp("""
+        What the group's shared/ and stores/ may hold. Past it the group is marked full and \
+        writes that would add are refused with a clear error; past twice it, extensions that \
+        may write the group are stopped.
+        """, valueName: "MiB"))
+    var groupLimit = TetherHost.Host.Configuration.defaultGroupLimitMiB
+
     func validate() throws {
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1.") }
+        guard (1...1_048_576).contains(groupLimit) else { throw ValidationError("--group-limit takes 1 to 1048576 MiB.") }
     }
 
     func run() throws {
@@ -69,7 +77,8 @@ struct HostCommand: ParsableCommand {
         let session = try HostSession(group: directory, manifests: loaded, skipped: errors.map { "\($0)" },
                                       grace: grace, format: logFormat.value, level: logLevel.value,
                                       limits: RPCServer.Limits(maximumConnections: maxConnections),
-                                      requireSandbox: requireSandbox, desktopNotifications: !noDesktopNotifications)
+                                      requireSandbox: requireSandbox, desktopNotifications: !noDesktopNotifications,
+                                      groupLimitMiB: groupLimit)
         switch session.run() {
         case .success(let code): if code != 0 { throw ExitCode(code) }
         case .failure(let error): throw error

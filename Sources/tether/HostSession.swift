@@ -18,13 +18,15 @@ final class HostSession: LoopSession, @unchecked Sendable {
     private let skipped: [String]
     private let requireSandbox: Bool
     private let desktopNotifications: Bool
+    private let groupLimitMiB: Int
     private var host: TetherHost.Host?
     private var watchdog: ServiceWatchdog?
 
     init(group: GroupDirectory, manifests: [ExtensionManifest], skipped: [String], grace: Seconds,
          format: LogFormat, level: Logger.Level, limits: RPCServer.Limits, requireSandbox: Bool = false,
-         desktopNotifications: Bool = true) throws {
+         desktopNotifications: Bool = true, groupLimitMiB: Int = TetherHost.Host.Configuration.defaultGroupLimitMiB) throws {
         self.group = group
+        self.groupLimitMiB = groupLimitMiB
         self.desktopNotifications = desktopNotifications
         self.requireSandbox = requireSandbox
         self.manifests = manifests
@@ -50,6 +52,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
             group: group, manifests: manifests, graceMilliseconds: grace.milliseconds,
             logger: logger, limits: limits, requireSandbox: requireSandbox)
         configuration.desktopNotifications = desktopNotifications
+        configuration.groupLimitMiB = groupLimitMiB
         switch SocketActivation.listeningSocket(at: group.socketPath, environment: environment) {
         case .success(let socket): configuration.listeningSocket = socket
         case .failure(let mismatch): return finish(.failure(.environment(mismatch.description)))
