@@ -61,11 +61,7 @@ extension ExtensionContext {
         if case .hostBrokered(let strict) = refreshPolicy {
             if isHostAttached {
                 do throws(ExtensionError) {
-                    let params = TokenRequest(rejected: rejected).json
-                    guard let grant = TokenGrant(json: try await call(HostMethod.tokenGet, params)) else {
-                        throw .environment("the host's token answer had no token")
-                    }
-                    return grant.accessToken
+                    return try await call(HostMethods.tokenGet, TokenRequest(rejected: rejected)).accessToken
                 } catch .hostNotRunning where !strict {
                     // The host went away meanwhile: refresh here, coordinated.
                 } catch {

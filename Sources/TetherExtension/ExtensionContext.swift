@@ -128,14 +128,26 @@ public final class ExtensionContext {
     @discardableResult
     public func startFeature(_ feature: String) async throws(ExtensionError) -> Bool {
         guard FeatureName.isValid(feature) else { throw .invalidName(feature) }
-        return try await call(HostMethod.featureStart, ["name": .string(feature)])["started"]?.boolValue ?? false
+        return try await call(HostMethods.featureStart, NamedTarget(name: feature)).json["started"]?.boolValue ?? false
     }
 
     /// Asks the host to stop a feature. The host decides who may: a
     /// keyboard without open access is refused.
     public func stopFeature(_ feature: String) async throws(ExtensionError) {
         guard FeatureName.isValid(feature) else { throw .invalidName(feature) }
-        _ = try await call(HostMethod.featureStop, ["name": .string(feature)])
+        _ = try await call(HostMethods.featureStop, NamedTarget(name: feature))
+    }
+
+    /// `method` with its types: the answer read as the description says,
+    /// or why not.
+    func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>,
+                                  _ parameters: Parameters) async throws(ExtensionError) -> Answer {
+        let answer = try await call(method.name, parameters.wire)
+        do throws(RPCError) {
+            return try Answer(wire: answer)
+        } catch {
+            throw .environment("the host's answer to \(method.name) cannot be read: \(error.message)")
+        }
     }
 
     /// Any request to the host; `.hostNotRunning` when there is none. While

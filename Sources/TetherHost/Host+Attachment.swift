@@ -46,15 +46,10 @@ extension Host {
         return attached.values.first { $0.pid == pid }?.name
     }
 
-    func hello(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
-        // A hello without a version is version 1: shell and Python
-        // extensions written before versions keep working.
-        let hello: ExtensionHello
-        do throws(RPCError) {
-            hello = try ExtensionHello(params: params, isValidName: FeatureName.isValid)
-        } catch {
-            return .failure(error)
-        }
+    /// `extension.hello` (read with the host's rule for names, `HostRoutes`).
+    /// A hello without a version is version 1: shell and Python extensions
+    /// written before versions keep working.
+    func hello(_ connection: RPCConnection, _ hello: ExtensionHello) -> Result<HelloAnswer, RPCError> {
         let (name, version) = (hello.name, hello.protocolVersion)
         guard let role = ExtensionRole(rawValue: hello.role) else { return .failure(ExtensionHello.invalidRole) }
         guard let peer = connection.peer else { return .failure(.internalError("peer credentials unavailable")) }
@@ -126,16 +121,36 @@ extension Host {
         answerHelloWaiters(name, with: entry)
         return .success(HelloAnswer(hostPID: pid, group: configuration.group.path, managed: managed,
                                     openAccess: entry.openAccess, timeBudgetMilliseconds: budget, protocolVersion: version,
-                                    capabilities: capabilities(for: entry), events: events).json)
+                                    capabilities: capabilities(for: entry), events: events))
     }
 
-    /// What hello's answer offers: a keyboard without open access is not
-    /// offered what it would be refused (`readOnlyMethods`).
+    /// What hello's answer offers: what the extension may call, by its
+    /// methods' descriptions (a keyboard without open access only what
+    /// reads; no extension what is the user's). A capability that names no
+    /// method (what the host sends) is always offered.
     func capabilities(for entry: AttachedExtension) -> [String] {
-        guard entry.role == .keyboard, !entry.openAccess else { return HostProtocol.capabilities }
-        let relays: Set = ["push", "reload", "defaults.changed", "extension.start"]
-        return HostProtocol.capabilities.filter { !relays.contains($0) }
+        let readOnly = entry.role == .keyboard && !entry.openAccess
+        return HostProtocol.capabilities.filter { capability in
+            guard let methods = Self.capabilityMethods[capability] else { return true }
+            return methods.contains { method in
+                switch router.routes[method]?.access {
+                case .reading?: true
+                case .relaying?: !readOnly
+                case .user?, nil: false
+                }
+            }
+        }
     }
+
+    /// The requests each capability stands for.
+    static let capabilityMethods: [String: [String]] = [
+        "push": [HostMethods.push.name], "reload": [HostMethods.reload.name],
+        "defaults.changed": [HostMethods.defaultsChanged.name],
+        "feature": [HostMethods.featureStart.name, HostMethods.featureStop.name, HostMethods.featureList.name],
+        "token.get": [HostMethods.tokenGet.name], "extension.start": [HostMethods.extensionStart.name],
+        "host.metrics": [HostMethods.metrics.name], "host.subscribe": [HostMethods.subscribe.name],
+        "widget.entry": [HostMethods.widgetEntry.name],
+    ]
 
     /// Why a hello as `name` is refused on `connection`, if it is: a link
     /// speaks only as its launch; the socket never for a launch (its

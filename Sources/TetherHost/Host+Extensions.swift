@@ -16,8 +16,8 @@ import TetherManifest
 extension Host {
     /// `extension.start {name}`: launch it if it is not running and wait
     /// for its hello (at most `startWait`); `{name, state, pid, attached}`.
-    func startExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
-        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+    func startExtension(_ target: NamedTarget, respond: @escaping RPCConnection.Respond) {
+        let name = target.name
         guard let supervisor = supervisor(named: name) else {
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
         }
@@ -52,8 +52,8 @@ extension Host {
 
     /// `extension.stop {name}`: SIGTERM to its group, SIGKILL after the
     /// grace; answered once it is gone. An on-demand one rests idle after.
-    func stopExtension(_ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
-        guard let name = params?["name"]?.stringValue else { return respond(.failure(.invalidParams("\"name\" is required"))) }
+    func stopExtension(_ target: NamedTarget, respond: @escaping RPCConnection.Respond) {
+        let name = target.name
         guard let supervisor = supervisor(named: name) else {
             let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests\(byHand)")))
@@ -97,8 +97,8 @@ extension Host {
         if !entry.managed, attachedEntry(named: entry.name) == nil { endFeatures(startedBy: entry.name) }
     }
 
-    func reload(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
-        let name = params?["name"]?.stringValue
+    func reload(_ request: ReloadRequest) -> Result<JSONValue, RPCError> {
+        let name = request.name
         let widgets = attached.values.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
         // An idle on-demand widget is launched: its first timeline is the reload.
         let launched = shuttingDown ? [] : launchIdleWidgets(named: name)

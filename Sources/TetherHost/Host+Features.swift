@@ -13,9 +13,8 @@ import TetherManifest
 
 /// Features: named liveness locks the host holds for whoever asks.
 extension Host {
-    func featureName(_ params: JSONValue?) -> Result<FeatureName, RPCError> {
-        guard let text = params?["name"]?.stringValue else { return .failure(.invalidParams("\"name\" is required")) }
-        do { return .success(try FeatureName(text)) } catch { return .failure(.invalidParams(error.description)) }
+    func featureName(_ target: NamedTarget) -> Result<FeatureName, RPCError> {
+        do { return .success(try FeatureName(target.name)) } catch { return .failure(.invalidParams(error.description)) }
     }
 
     /// Features one extension may have started and running at once.
@@ -31,13 +30,13 @@ extension Host {
     /// `feature.start` by the user or by extension `starter`: an extension
     /// runs at most `featuresPerExtension`, and one without open access
     /// only while it runs (`endFeatures(startedBy:)`).
-    func startFeature(_ params: JSONValue?, by starter: String?) -> Result<JSONValue, RPCError> {
+    func startFeature(_ target: NamedTarget, by starter: String?) -> Result<JSONValue, RPCError> {
         if let starter, featureStarters.values.count(where: { $0.name == starter }) >= Self.featuresPerExtension {
             return .failure(.refused("'\(starter)' already runs \(Self.featuresPerExtension) features it started, its limit; stop one first"))
         }
-        let result = featureName(params).flatMap(startFeature)
-        if case .success(let answer) = result, answer["started"]?.boolValue == true,
-           let feature = params?["name"]?.stringValue, let starter {
+        let result = featureName(target).flatMap(startFeature)
+        if case .success(let answer) = result, answer["started"]?.boolValue == true, let starter {
+            let feature = target.name
             let openAccess = supervisor(named: starter)?.manifest.openAccess ?? attachedEntry(named: starter)?.openAccess ?? false
             featureStarters[feature] = FeatureStarter(name: starter, endsWithIt: !openAccess)
         }

@@ -14,9 +14,7 @@ import TetherManifest
 /// `extension.push`: a notification to each usable notification extension,
 /// launched on demand, within its time budget.
 extension Host {
-    func push(from connection: RPCConnection, _ params: JSONValue?, respond: @escaping RPCConnection.Respond) {
-        let request: PushRequest
-        do throws(RPCError) { request = try PushRequest(params: params) } catch { return respond(.failure(error)) }
+    func push(from connection: RPCConnection, _ request: PushRequest, respond: @escaping RPCConnection.Respond) {
         let budget = request.budgetMilliseconds
         // What it holds is counted as it travels on to each extension.
         let bytes = JSONCodec.serialize(.object(request.payload)).count

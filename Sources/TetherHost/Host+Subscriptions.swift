@@ -9,9 +9,8 @@ extension Host {
     static let subscribable = Set(HostNotification.subscribable)
 
     /// {events: [name]} → {events: [every event this connection now hears]}.
-    func subscribe(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
-        let names: [String]
-        do throws(RPCError) { names = try Subscription(params: params).events } catch { return .failure(error) }
+    func subscribe(_ connection: RPCConnection, _ subscription: Subscription) -> Result<JSONValue, RPCError> {
+        let names = subscription.events
         if let unknown = names.first(where: { !Self.subscribable.contains($0) }) {
             return .failure(Subscription.unknownEvent(.string(unknown)))
         }

@@ -12,12 +12,10 @@ extension Host {
 
     /// `widget.entry` from an attached widget: kept, and told to its
     /// watchers if it changed.
-    func widgetEntry(from connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
+    func widgetEntry(from connection: RPCConnection, _ entry: WidgetEntry) -> Result<JSONValue, RPCError> {
         guard let peer = attached[ObjectIdentifier(connection)], peer.role == .widget else {
             return .failure(.refused("only an attached widget tells its entry"))
         }
-        let entry: WidgetEntry
-        do throws(RPCError) { entry = try WidgetEntry(params: params) } catch { return .failure(error) }
         if widgetEntries[peer.name] != entry {
             widgetEntries[peer.name] = entry
             tellWidgetWatchers(peer.name)

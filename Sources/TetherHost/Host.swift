@@ -108,6 +108,8 @@ public final class Host: @unchecked Sendable {
     /// Why nothing is shown, without a bus.
     var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
     var notificationIdentities = NotificationIdentities()
+    /// The handler of each request method (`Host+Routes`).
+    lazy var router: HostRouter<RPCConnection> = makeRouter()
     /// What the group's shared parts hold, by part, as last counted.
     var groupParts: [String: (bytes: Int64, crowded: Bool)] = [:]
     /// Each extension's pace on the desktop, and the timers of its summaries.

@@ -18,16 +18,31 @@ public enum MethodSender: Sendable, Equatable {
     case client
 }
 
+/// Which of a host method's callers it answers (invariant 25: a keyboard
+/// without open access passes nothing on).
+public enum MethodAccess: Sendable, Equatable {
+    /// Every caller: it reads, or is the role's own (its openURL hop, its tokens).
+    case reading
+    /// Every caller but a keyboard without open access: what it carries
+    /// reaches another process.
+    case relaying
+    /// The user's clients only, never an extension: it reaches other
+    /// extensions' processes, or tells of them.
+    case user
+}
+
 /// One method, described once (name, parameters, answer, who calls it) and
 /// shared by the host, the SDK, the CLI and the tests, as grpc-swift's
 /// `MethodDescriptor` is: callers call with the types and get typed answers.
 public struct MethodDescriptor<Parameters: WireMessage, Answer: WireMessage>: Sendable {
     public let name: String
     public let sender: MethodSender
+    public let access: MethodAccess
 
-    public init(_ name: String, sender: MethodSender) {
+    public init(_ name: String, sender: MethodSender, access: MethodAccess = .reading) {
         self.name = name
         self.sender = sender
+        self.access = access
     }
 }
 

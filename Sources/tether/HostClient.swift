@@ -2,48 +2,53 @@ import TetherGroup
 import TetherIPC
 
 /// The running host, as the CLI calls it: one typed call per method of the
-/// protocol (`HostMethod`). "host is not running" (exit 1) when there is
+/// protocol (`HostMethods`). "host is not running" (exit 1) when there is
 /// none, the host's own message (exit 1) when it refuses.
 struct HostClient {
     let group: GroupDirectory
 
-    func status() throws -> JSONValue { try call(HostMethod.status) }
+    func status() throws -> JSONValue { try call(HostMethods.status, NoFields()).wire }
 
-    func startFeature(_ name: String) throws -> JSONValue { try call(HostMethod.featureStart, ["name": .string(name)]) }
+    func startFeature(_ name: String) throws -> JSONValue { try call(HostMethods.featureStart, NamedTarget(name: name)).json }
 
-    func stopFeature(_ name: String) throws -> JSONValue { try call(HostMethod.featureStop, ["name": .string(name)]) }
+    func stopFeature(_ name: String) throws -> JSONValue { try call(HostMethods.featureStop, NamedTarget(name: name)).json }
 
-    func features() throws -> JSONValue { try call(HostMethod.featureList) }
+    func features() throws -> JSONValue { try call(HostMethods.featureList, NoFields()).json }
 
     /// Waits for its hello (the host's own wait, and a margin).
     func startExtension(_ name: String) throws -> JSONValue {
-        try call(HostMethod.extensionStart, ["name": .string(name)], timeoutMilliseconds: 15_000)
+        try call(HostMethods.extensionStart, NamedTarget(name: name), timeoutMilliseconds: 15_000).json
     }
 
     /// The host answers once it is gone: SIGTERM, then SIGKILL after its grace.
     func stopExtension(_ name: String) throws -> JSONValue {
-        try call(HostMethod.extensionStop, ["name": .string(name)], timeoutMilliseconds: 60_000)
+        try call(HostMethods.extensionStop, NamedTarget(name: name), timeoutMilliseconds: 60_000).json
     }
 
-    func extensions() throws -> JSONValue { try call(HostMethod.extensionList) }
+    func extensions() throws -> JSONValue { try call(HostMethods.extensionList, NoFields()).json }
 
     func push(_ request: PushRequest, waitingAtMost milliseconds: UInt64) throws -> JSONValue {
-        try call(HostMethod.push, request.json, timeoutMilliseconds: milliseconds)
+        try call(HostMethods.push, request, timeoutMilliseconds: milliseconds).json
     }
 
     /// Every attached widget, or the one named.
-    func reload(_ name: String?) throws -> JSONValue { try call(HostMethod.reload, name.map { ["name": .string($0)] }) }
+    func reload(_ name: String?) throws -> JSONValue { try call(HostMethods.reload, ReloadRequest(name: name)).json }
 
-    func metrics() throws -> JSONValue { try call(HostMethod.metrics) }
+    func metrics() throws -> JSONValue { try call(HostMethods.metrics, NoFields()).json }
 
-    private func call(_ method: String, _ params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000) throws -> JSONValue {
+    private func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
+                                          timeoutMilliseconds: UInt64 = 5_000) throws -> Answer {
         let running = try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running
         // With no host, a socket unit may listen there: connecting starts one.
         guard running || SocketFile.exists(at: group.socketPath) else { throw CLIError.refused("host is not running") }
-        switch RPCCall.perform(socketPath: group.socketPath, method: method, params: params,
+        switch RPCCall.perform(socketPath: group.socketPath, method: method.name, params: parameters.wire,
                                timeoutMilliseconds: timeoutMilliseconds) {
         case .success(let value):
-            return value
+            do throws(RPCError) {
+                return try Answer(wire: value)
+            } catch {
+                throw CLIError.environment("the host's answer to \(method.name) cannot be read: \(error.message)")
+            }
         case .failure(.remote(let error)):
             throw CLIError.refused(error.message)
         case .failure(.unreachable) where !running:

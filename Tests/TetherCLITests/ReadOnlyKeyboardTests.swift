@@ -17,7 +17,7 @@ import TetherTestSupport
     static let cases: [Case] = [
         Case(method: "host.ping", params: "{}", allowed: true),
         Case(method: "host.status", params: "{}", allowed: true),
-        Case(method: "host.metrics", params: "{}", allowed: true),
+        Case(method: "host.metrics", params: "{}", allowed: false),
         Case(method: "extension.list", params: "{}", allowed: true),
         Case(method: "feature.list", params: "{}", allowed: true),
         Case(method: "feature.start", params: #"{"name":"typed"}"#, allowed: true),

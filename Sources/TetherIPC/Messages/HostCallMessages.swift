@@ -1,0 +1,62 @@
+import TetherJSON
+
+/// `host.ping`'s answer: the host's pid.
+public struct PingAnswer: WireMessage, Equatable {
+    public var pid: Int64
+
+    public init(pid: Int64) { self.pid = pid }
+
+    private enum Field { static let pid = "pid" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let pid = wire?[Field.pid]?.intValue else { throw .invalidParams("\"\(Field.pid)\" is required") }
+        self.pid = Int64(pid)
+    }
+
+    public var wire: JSONValue { [Field.pid: .integer(pid)] }
+}
+
+/// A feature or an extension, by name: `feature.start`, `feature.stop`,
+/// `extension.start`, `extension.stop`. The host checks the name's rule.
+public struct NamedTarget: WireMessage, Equatable {
+    public var name: String
+
+    public init(name: String) { self.name = name }
+
+    private enum Field { static let name = "name" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let name = wire?[Field.name]?.stringValue else { throw .invalidParams("\"\(Field.name)\" is required") }
+        self.name = name
+    }
+
+    public var wire: JSONValue { [Field.name: .string(name)] }
+}
+
+/// `widget.reload`'s params: one widget, or every one.
+public struct ReloadRequest: WireMessage, Equatable {
+    public var name: String?
+
+    public init(name: String? = nil) { self.name = name }
+
+    private enum Field { static let name = "name" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let value = wire?[Field.name], value != .null else { return }
+        guard let name = value.stringValue else { throw .invalidParams("\"\(Field.name)\" must be a string") }
+        self.name = name
+    }
+
+    public var wire: JSONValue { name.map { [Field.name: .string($0)] } ?? .object([:]) }
+}
+
+/// A message still read and written as JSON where it is used: its type
+/// is the next step of issue 56 (the push desk's answer, the feature and
+/// extension controls, a widget watch).
+public struct JSONFields: WireMessage, Equatable {
+    public var json: JSONValue
+
+    public init(_ json: JSONValue) { self.json = json }
+    public init(wire: JSONValue?) throws(RPCError) { json = wire ?? .null }
+    public var wire: JSONValue { json }
+}
