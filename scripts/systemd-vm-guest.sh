@@ -68,7 +68,7 @@ check noGLib bash -c "! ldconfig -p | grep -q 'libgio-2.0'"
 units=/home/tether/.config/systemd/user
 mkdir -p $units
 printf '# Written by tether service install: the group'"'"'s socket.\n[Socket]\nListenStream=/home/tether/old.sock\n[Install]\nWantedBy=sockets.target\n' > $units/tether.socket
-printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart=/bin/sleep 1000\n' > $units/tether.service
+printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart="/usr/local/bin/tether" "host" "--group" "/home/tether/.local/state/tether/default"\n' > $units/tether.service
 chown -R tether:tether /home/tether/.config
 user systemctl --user daemon-reload
 user systemctl --user enable --now tether.socket >/dev/null 2>&1

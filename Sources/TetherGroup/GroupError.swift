@@ -65,7 +65,7 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
         case .storeTooLarge(let path, let bytes, let limit):
             return "\(path) would be \(bytes) bytes, over a store's limit of \(limit >> 20) MiB (what an extension can read under its memory limit); nothing was stored"
         case .groupFull(let path):
-            return "the group \(path) is full: its shared/ and stores/ hold more than its host allows (tether status); remove files from \(path)/shared or values from its defaults; nothing was stored"
+            return "the group \(path) is full: what its extensions may write holds more than its host allows (--group-limit; the host's log says how much); remove files from \(path)/shared or values from its defaults; nothing was stored"
         case .invalidKey(let key):
             return "invalid key \(quoted(key)): use 1 to 256 printable characters"
         }

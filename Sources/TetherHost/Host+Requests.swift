@@ -35,6 +35,9 @@ extension Host {
             do throws(AuthError) {
                 // `rejected`: a server refused that token early; one coordinated refresh.
                 let set = try await broker.tokenSet(kind, rejecting: rejected)
+                // What the host hands out is redacted from its log at once,
+                // before the store's next read (an extension may print it).
+                Redactor.shared.register(set.accessToken)
                 result = .success(TokenGrant(accessToken: set.accessToken, expiresAt: set.expiry))
             } catch {
                 result = .failure(.refused(error.description))

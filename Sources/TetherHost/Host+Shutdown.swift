@@ -38,6 +38,8 @@ extension Host {
             self.sandbox?.killLeftoverCgroups()
             self.sandbox?.removeLeftovers(of: self.configuration.manifests)
             self.sandbox?.removeParentIfEmpty()
+            // Under the lock still: no mark of a count outlives the counting.
+            self.endGroupSize()
             self.hostLock?.release()
             self.hostLock = nil
             self.groupClaim = nil

@@ -27,7 +27,13 @@ extension Host {
 
     /// Tells `event` to its subscribers only.
     func publish(_ event: String, _ params: JSONValue) {
-        for connection in subscribers[event]?.values ?? [:].values { connection.notify(event, params) }
+        // What becomes of other extensions (their pids, their ends) is the
+        // user's to hear, as their status is: an extension hears of itself.
+        let about = event == HostNotification.extensionChanged ? params["name"]?.stringValue : nil
+        for (key, connection) in subscribers[event] ?? [:] {
+            if let about, let listener = links[key]?.name ?? attached[key]?.name, listener != about { continue }
+            connection.notify(event, params)
+        }
     }
 
     /// The group's defaults and sign-in, watched once for every launched

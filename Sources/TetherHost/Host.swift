@@ -111,7 +111,7 @@ public final class Host: @unchecked Sendable {
     /// The handler of each request method (`Host+Routes`).
     lazy var router: HostRouter<RPCConnection> = makeRouter()
     /// What the group's shared parts hold, by part, as last counted.
-    var groupParts: [String: (bytes: Int64, crowded: Bool)] = [:]
+    var groupSizes: [String: (bytes: Int64, crowded: Bool)] = [:]
     /// Each extension's pace on the desktop, and the timers of its summaries.
     var desktopPace = DesktopPace()
     var desktopPaceTimers: [String: LoopTimer] = [:]

@@ -102,7 +102,9 @@ public enum ExtensionWorld {
                   Self.mayShow(source, keeping: kept) else { continue }
             binds.append((source, false, true))
             let lexical = FilePath(directory).lexicallyNormalized().string
-            if lexical != source, lexical.hasPrefix("/"), !covered(lexical, by: system), Self.mayShow(lexical, keeping: kept) {
+            // A '..' after a symlink is not what the kernel would resolve: no alias then.
+            if lexical != source, lexical.hasPrefix("/"), !directory.split(separator: "/").contains(".."),
+               !covered(lexical, by: system), Self.mayShow(lexical, keeping: kept) {
                 aliases.append((source, lexical))
             }
         }
@@ -115,13 +117,13 @@ public enum ExtensionWorld {
         let inodes = Self.entries(forDiskLimitMiB: diskLimitMiB)
         steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700",
                             writable: true))
+        // Binds and aliases together, parents first: one beneath another lands on top of it.
+        let mounts = binds.map { (source: $0.path, target: $0.path, writable: $0.writable, optional: $0.optional) }
+            + aliases.map { (source: $0.source, target: $0.target, writable: false, optional: true) }
         var seen: Set<String> = []
-        for bind in binds.sorted(by: { depth($0.path) < depth($1.path) }) where seen.insert(bind.path).inserted {
-            steps.append(bind.writable ? .write(bind.path, at: bind.path, optional: bind.optional)
-                                       : .read(bind.path, at: bind.path, optional: bind.optional))
-        }
-        for alias in aliases.sorted(by: { depth($0.target) < depth($1.target) }) where seen.insert(alias.target).inserted {
-            steps.append(.read(alias.source, at: alias.target, optional: true))
+        for mount in mounts.sorted(by: { depth($0.target) < depth($1.target) }) where seen.insert(mount.target).inserted {
+            steps.append(mount.writable ? .write(mount.source, at: mount.target, optional: mount.optional)
+                                        : .read(mount.source, at: mount.target, optional: mount.optional))
         }
         // Instance locks are the host's alone: a sibling that could lock
         // one would keep its extension from ever launching.

@@ -52,7 +52,7 @@ struct ServiceCommand: ParsableCommand {
                     + manifests.files.flatMap { ["--extension", absolutePath($0)] },
                 watchdogSeconds: watchdog)
             let unitDirectory = try SystemctlUser.unitDirectory()
-            let moved = try ServiceCommand.removeOldUnits(in: unitDirectory)
+            let moved = try ServiceCommand.removeOldUnits(in: unitDirectory, group: directory.path)
             try SystemctlUser.makeDirectory("\(unitDirectory)/\(units.dropInDirectory)")
             for (path, text) in [(ServiceUnits.socketTemplate, units.socket), (ServiceUnits.serviceTemplate, units.service),
                                  ("\(units.dropInDirectory)/\(ServiceUnits.dropInName)", units.dropIn)] {
@@ -99,7 +99,7 @@ struct ServiceCommand: ParsableCommand {
                     }
                 }
             }
-            _ = try ServiceCommand.removeOldUnits(in: unitDirectory)
+            _ = try ServiceCommand.removeOldUnits(in: unitDirectory, group: path)
             try SystemctlUser.run(["daemon-reload"])
             output("removed \(socket) and \(service)")
         }
@@ -151,12 +151,15 @@ struct ServiceCommand: ParsableCommand {
         }
     }
 
-    /// The single-group units an install before templates wrote: stopped,
-    /// disabled and removed. True if there were any.
-    static func removeOldUnits(in unitDirectory: String) throws -> Bool {
+    /// The single-group units an install before templates wrote for
+    /// `group`: stopped, disabled and removed. True if there were any. Those
+    /// of another group stay (that group's install moves them).
+    static func removeOldUnits(in unitDirectory: String, group: String) throws -> Bool {
         let service = "\(unitDirectory)/\(ServiceUnits.oldServiceName)"
-        guard let text = try? AtomicFile.read(service), String(decoding: text, as: UTF8.self).contains("Written by tether service install")
-        else { return false }
+        guard let bytes = try? AtomicFile.read(service) else { return false }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let ownGroup = ServiceUnits.quoted("--group") + " " + ServiceUnits.quoted(group)
+        guard text.contains("Written by tether service install"), text.contains(ownGroup) else { return false }
         try? SystemctlUser.run(["disable", "--now", ServiceUnits.oldServiceName, ServiceUnits.oldSocketName])
         for name in [ServiceUnits.oldServiceName, ServiceUnits.oldSocketName] {
             if unlink("\(unitDirectory)/\(name)") != 0, errno != ENOENT {
