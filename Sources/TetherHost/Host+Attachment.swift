@@ -142,16 +142,18 @@ extension Host {
         }
     }
 
-    /// The requests each capability stands for.
-    static let capabilityMethods: [String: [String]] = [
-        "push": [HostMethods.push.name], "reload": [HostMethods.reload.name],
-        "defaults.changed": [HostMethods.defaultsChanged.name],
-        "feature": [HostMethods.featureStart.name, HostMethods.featureStop.name, HostMethods.featureList.name],
-        "token.get": [HostMethods.tokenGet.name], "extension.start": [HostMethods.extensionStart.name],
-        "host.metrics": [HostMethods.metrics.name], "host.subscribe": [HostMethods.subscribe.name],
-        "widget.entry": [HostMethods.widgetEntry.name],
-    ]
-
+    /// The requests each capability stands for: a method's own name, but
+    /// "push", "reload" and "feature".
+    static let capabilityMethods: [String: [String]] = {
+        var methods: [String: [String]] = ["push": [HostMethods.push.name], "reload": [HostMethods.reload.name],
+                                           "feature": [HostMethods.featureStart.name, HostMethods.featureStop.name,
+                                                       HostMethods.featureList.name]]
+        for name in [HostMethods.defaultsChanged.name, HostMethods.tokenGet.name, HostMethods.extensionStart.name,
+                     HostMethods.metrics.name, HostMethods.subscribe.name, HostMethods.widgetEntry.name] {
+            methods[name] = [name]
+        }
+        return methods
+    }()
     /// Why a hello as `name` is refused on `connection`, if it is: a link
     /// speaks only as its launch; the socket never for a launch (its
     /// processes have their link), nor as an extension this host is running
