@@ -141,8 +141,12 @@ static int run_child(void *argument) {
 
     if (request->working_directory && chdir(request->working_directory) < 0) report_and_exit(shared, errno);
 
-    /* Confinement last: nothing above needs rights it takes away. */
-    int confined = tether_apply_confinement(&request->confinement, 0);
+    /* Confinement last: nothing above needs rights it takes away. In a
+       world, never without dropping every capability: its old root lies
+       beneath its new one (see ExtensionWorld.c). */
+    struct tether_confinement confinement = request->confinement;
+    if (request->world) confinement.no_new_privileges = 1;
+    int confined = tether_apply_confinement(&confinement, 0);
     if (confined < 0) report_and_exit(shared, -confined);
     /* A child keeps no descriptor but its stdio (and the passed one). Ours are close-on-exec,
        but not every one in the process is: libcurl's own socket pairs (its

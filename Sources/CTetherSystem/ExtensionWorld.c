@@ -23,28 +23,42 @@
    child shares the host's memory: no malloc, no locks). The child is in
    new user, mount, PID, IPC and cgroup namespaces (and a network one when
    offline) from its clone; here it maps its ids to themselves, builds a
-   root on a tmpfs from the steps, pivots into it and drops the old root. */
+   root on a tmpfs from the steps and moves it over the old root.
 
-#ifndef SYS_pivot_root
-#define SYS_pivot_root 155
-#endif
+   No pivot_root, unlike bubblewrap: it visits every thread on the
+   machine (to move their root and directory references), which with a
+   thousand extensions running was a third of a launch's world, and grows
+   with each. The new root is moved over the old one and entered with
+   chroot, as switch_root does: what lies beneath is covered, out of
+   reach of any path, and the process that execs holds no capability to
+   uncover it (no CAP_SYS_CHROOT or CAP_SYS_ADMIN, even in its own user
+   namespace: the spawn drops them all for a world, and seccomp refuses
+   mount and chroot besides). The sources are opened before the new
+   root's tmpfs covers the staging directory, and bound from there. */
+
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#define WORLD_OPEN_TREE_CLONE 1
+#define WORLD_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #define WORLD_ATTR_RDONLY 0x00000001ULL
 #define WORLD_ATTR_NOSUID 0x00000002ULL
 #define WORLD_ATTR_NODEV 0x00000004ULL
 #define WORLD_ATTR_NOEXEC 0x00000008ULL
 struct world_mount_attr { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
 
-/* Where the build happens, once the first pivot has put a scratch tmpfs
-   at "/": the old root beneath it, the new one beside it. */
-#define OLD_ROOT "/oldroot"
-#define NEW_ROOT "/newroot"
-enum { PATH_BYTES = 4096 };
+/* The new root's tmpfs covers the staging directory; steps name their
+   targets beneath it. Sources are reached by descriptor. */
+enum { PATH_BYTES = 4096, SOURCES_MAX = 256 };
 
 static int fail(struct tether_world *world, int step, int error) {
     world->failed_step = step;
@@ -88,8 +102,20 @@ static void id_map(char out[32], unsigned id) {
 }
 
 /* Every directory of `path` (a buffer it may write to) up to and, with
-   `whole`, including its last component. */
+   `whole`, including its last component. Its parent is tried first: most
+   steps land beside an earlier one, and each mkdir is a path walk. */
 static int make_directories(char *path, int whole, mode_t mode) {
+    char *last = strrchr(path, '/');
+    if (last && last != path) {
+        *last = 0;
+        int rc = mkdir(path, 0755);
+        int error = errno;
+        *last = '/';
+        if (rc == 0 || error == EEXIST) {
+            if (whole && mkdir(path, mode) < 0 && errno != EEXIST) return -errno;
+            return 0;
+        }
+    }
     for (char *at = path + 1; *at; at++) {
         if (*at != '/') continue;
         *at = 0;
@@ -122,12 +148,38 @@ static int set_attributes(const char *path, unsigned long long attributes, int r
     return mount(NULL, path, NULL, flags, NULL) < 0 ? -errno : 0;
 }
 
-/* A bind of `source` at `target` (made as a directory or an empty file,
-   like its source), then its attributes. A missing optional source: 1. */
-static int bind(const char *source, char *target, int optional, unsigned long long attributes) {
+/* "/proc/self/fd/N": a path the kernel resolves to what descriptor N
+   holds, for mount(2)'s source (before Linux 5.2: no open_tree). */
+static void descriptor_path(char out[32], int fd) {
+    static const char prefix[] = "/proc/self/fd/";
+    memcpy(out, prefix, sizeof prefix - 1);
+    char digits[12];
+    int count = 0;
+    do { digits[count++] = (char)('0' + fd % 10); fd /= 10; } while (fd > 0);
+    int at = sizeof prefix - 1;
+    while (count > 0) out[at++] = digits[--count];
+    out[at] = 0;
+}
+
+/* A bind's source, opened before the new root covers it: a detached copy
+   of its mounts (Linux 5.2+), else an O_PATH descriptor. -errno. */
+static int open_source(const char *path, int *detached) {
+    if (*detached) {
+        int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, WORLD_OPEN_TREE_CLONE | AT_RECURSIVE | O_CLOEXEC);
+        if (fd >= 0) return fd;
+        /* Not in this kernel, or refused by a filter outside: as before 5.2. */
+        if (errno != ENOSYS && errno != EPERM) return -errno;
+        *detached = 0;
+    }
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+/* What `source` (from open_source) holds, bound at `target` (made as a
+   directory or an empty file, like it), then its attributes. */
+static int bind(int source, int detached, char *target, unsigned long long attributes) {
     struct stat status;
-    /* An optional source that is not there (or not ours to see) is left out. */
-    if (stat(source, &status) < 0) return optional ? 1 : -errno;
+    if (fstat(source, &status) < 0) return -errno;
     int rc = make_directories(target, S_ISDIR(status.st_mode), 0755);
     if (rc < 0) return rc;
     if (!S_ISDIR(status.st_mode)) {
@@ -135,21 +187,34 @@ static int bind(const char *source, char *target, int optional, unsigned long lo
         if (fd < 0) return -errno;
         close(fd);
     }
-    if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0) return -errno;
+    if (detached) {
+        /* A path through /proc/self/fd costs the kernel more than the bind. */
+        if (syscall(SYS_move_mount, source, "", AT_FDCWD, target, WORLD_MOVE_MOUNT_F_EMPTY_PATH) < 0) return -errno;
+    } else {
+        char path[32];
+        descriptor_path(path, source);
+        if (mount(path, target, NULL, MS_BIND | MS_REC, NULL) < 0) return -errno;
+    }
     return set_attributes(target, attributes, 1);
 }
 
-static int run_step(const struct tether_world_step *step, char *source, char *target) {
-    int rc = join(target, NEW_ROOT, step->target);
-    if (rc == 0 && step->kind != TETHER_WORLD_SYMLINK && step->source) rc = join(source, OLD_ROOT, step->source);
+static int is_bind(const struct tether_world_step *step) {
+    return step->kind == TETHER_WORLD_READ || step->kind == TETHER_WORLD_WRITE || step->kind == TETHER_WORLD_DEVICE;
+}
+
+/* One step, its target under `root`; `source`: a bind's descriptor (-1: an
+   optional source that is not there, left out: 1). */
+static int run_step(const struct tether_world_step *step, const char *root, int source, int detached, char *target) {
+    int rc = join(target, root, step->target);
     if (rc < 0) return rc;
+    if (is_bind(step) && source < 0) return 1;
     switch (step->kind) {
     case TETHER_WORLD_READ:
-        return bind(source, target, step->optional, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+        return bind(source, detached, target, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
     case TETHER_WORLD_WRITE:
-        return bind(source, target, step->optional, WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
     case TETHER_WORLD_DEVICE:
-        return bind(source, target, step->optional, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC);
+        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC);
     case TETHER_WORLD_TMPFS:
     case TETHER_WORLD_MASK: {
         struct stat status;
@@ -173,6 +238,14 @@ static int run_step(const struct tether_world_step *step, char *source, char *ta
     }
 }
 
+/* Closes the sources' descriptors, then fails (or not: `rc` >= 0). */
+static int finish(struct tether_world *world, const int *sources, int count, int step, int rc) {
+    for (int index = 0; index < count; index++) {
+        if (sources[index] >= 0) close(sources[index]);
+    }
+    return rc < 0 ? fail(world, step, -rc) : 0;
+}
+
 int tether_enter_world(struct tether_world *world, int ruleset) {
     char map[32];
     /* Its ids: setgroups off first, as the kernel requires before an
@@ -186,18 +259,29 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
 
     /* Nothing mounted here reaches the host's namespace, nor back. */
     if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0) return fail(world, TETHER_WORLD_STEP_ROOT, errno);
-    if (mount("tmpfs", world->staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755") < 0
-        || chdir(world->staging) < 0 || mkdir("oldroot", 0755) < 0
-        || syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0
-        || mkdir(NEW_ROOT, 0755) < 0
-        || mount("tmpfs", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
-        return fail(world, TETHER_WORLD_STEP_ROOT, errno);
-    }
-    char source[PATH_BYTES], target[PATH_BYTES];
+    if (world->step_count > SOURCES_MAX) return fail(world, TETHER_WORLD_STEP_ROOT, E2BIG);
+    /* Every bind's source, before the new root covers what may hold it.
+       An optional source that is not there (or not ours to see) is left out. */
+    int sources[SOURCES_MAX];
+    int detached = 1;
     for (int index = 0; index < world->step_count; index++) {
-        int rc = run_step(&world->steps[index], source, target);
-        if (rc < 0) return fail(world, index, -rc);
+        const struct tether_world_step *step = &world->steps[index];
+        sources[index] = -1;
+        if (!is_bind(step)) continue;
+        int fd = open_source(step->source, &detached);
+        if (fd < 0 && !step->optional) return finish(world, sources, index, index, fd);
+        sources[index] = fd < 0 ? -1 : fd;
     }
+    const char *root = world->staging;
+    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
+        return finish(world, sources, world->step_count, TETHER_WORLD_STEP_ROOT, -errno);
+    }
+    char target[PATH_BYTES];
+    for (int index = 0; index < world->step_count; index++) {
+        int rc = run_step(&world->steps[index], root, sources[index], detached, target);
+        if (rc < 0) return finish(world, sources, world->step_count, index, rc);
+    }
+    finish(world, sources, world->step_count, 0, 0);
     /* Landlock's rules were built in the host's view, where a grant on a
        directory above a bind's source covers it; here the walk up from a
        file leaves the bind at its root, for directories of the new root
@@ -208,14 +292,14 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
     if (ruleset >= 0) {
         for (int index = 0; index < world->step_count; index++) {
             const struct tether_world_step *step = &world->steps[index];
-            if (step->landlock < 0 || join(target, NEW_ROOT, step->target) < 0) continue;
+            if (step->landlock < 0 || join(target, root, step->target) < 0) continue;
             int rc = tether_landlock_allow(ruleset, world->landlock_abi, target, step->landlock);
             if (rc < 0 && step->optional) continue;
             if (rc < 0) return fail(world, index, -rc);
         }
     }
-    if (umount2(OLD_ROOT, MNT_DETACH) < 0 || chdir(NEW_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0
-        || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+    /* The new root over the old one, and the process's root. */
+    if (chdir(root) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 || chdir("/") < 0) {
         return fail(world, TETHER_WORLD_STEP_PIVOT, errno);
     }
     /* Its root holds only mount points: read-only, like bubblewrap's. */

@@ -11,8 +11,9 @@ struct ExtensionLaunch {
     /// Everything it started, whatever session or group it moved to
     /// (where the host has a delegated cgroup).
     let cgroup: ExtensionCgroup?
-    /// Its private TMPDIR, removed once its group is gone.
-    let temporaryDirectory: String
+    /// Its private TMPDIR, removed once its group is gone (none in a world
+    /// of its own: its tmpfs goes with it).
+    let temporaryDirectory: String?
     /// What that directory holds, counted while it runs.
     let diskUsage: DiskUsageWatcher.Tree?
     /// Held while it runs: no second copy starts anywhere.

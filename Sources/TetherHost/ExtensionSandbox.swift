@@ -9,8 +9,9 @@ import TetherLoop
 import TetherManifest
 import TetherSandbox
 
-/// The host's side of confinement: for each launch, the extension's private
-/// temporary directory (`TMPDIR/tether-UID/G/NAME.XXXXXX`, its `TMPDIR`) and its
+/// The host's side of confinement: for each launch, its world
+/// (`ExtensionWorld`) where the machine allows, else a private temporary
+/// directory (`TMPDIR/tether-UID/G/NAME.XXXXXX`, its `TMPDIR`), and its
 /// confinement by role (TetherSandbox), applied by the spawn's child just
 /// before exec. Where the host was delegated a cgroup, each launch also
 /// runs in a cgroup of its own (memory and task limits, one kill for the
@@ -197,9 +198,17 @@ final class ExtensionSandbox {
     }
 
     /// A launch's temporary directory and confinement. Throws `.refused`
-    /// under `--require-sandbox` when a protection is missing.
-    func prepare(_ manifest: ExtensionManifest) throws(SandboxRefusal) -> (Confinement, temporaryDirectory: String) {
+    /// under `--require-sandbox` when a protection is missing. In a world
+    /// of its own (`world`), its TMPDIR is the world's tmpfs: none here,
+    /// and its few rules are built at once (no spare).
+    func prepare(_ manifest: ExtensionManifest, world: Bool) throws(SandboxRefusal)
+        -> (Confinement, temporaryDirectory: String?) {
         var policy = policy(for: manifest, temporaryDirectory: nil)
+        if world {
+            let cgroup = makeCgroup(for: manifest)
+            let confinement = Confinement(policy: policy, support: support, cgroup: cgroup, world: true)
+            return (try checked(confinement, removing: nil), nil)
+        }
         let spare = spares.take(for: policy)
         let parent: String, temporary: String
         do throws(Errno) {
@@ -220,18 +229,26 @@ final class ExtensionSandbox {
         policy.temporaryDirectory = temporary
         let cgroup = makeCgroup(for: manifest)
         let confinement = Confinement(policy: policy, support: support, cgroup: cgroup, prepared: spare?.ruleset)
+        if confinement.shortage == nil && (confinement.missing.isEmpty || !required)
+            // The next launch of its kind finds its rules ready; not right after
+            // a spare went stale (a busy /tmp would have each launch build twice).
+            && (spare == nil || confinement.usedPreparedRuleset) {
+            spares.refill(policy, memoryByCgroup: cgroup?.memoryEnforced == true, in: parent)
+        }
+        return (try checked(confinement, removing: temporary), temporary)
+    }
+
+    /// `confinement`, unless it is short of rules or (under
+    /// `--require-sandbox`) of a protection: then what was made for the
+    /// launch goes (its cgroup, its `temporary` directory) and it is refused.
+    private func checked(_ confinement: Confinement, removing temporary: String?) throws(SandboxRefusal) -> Confinement {
         // Nothing runs: what was made for it goes.
         func refused(_ refusal: SandboxRefusal) -> SandboxRefusal {
-            try? PrivateTemporaryDirectory.remove(temporary)
+            if let temporary { try? PrivateTemporaryDirectory.remove(temporary) }
             if let cgroup = confinement.cgroup { retire(cgroup) }
             return refusal
         }
         if let shortage = confinement.shortage { throw refused(.shortage(shortage)) }
-        // The next launch of its kind finds its rules ready; not right after
-        // a spare went stale (a busy /tmp would have each launch build twice).
-        if spare == nil || confinement.usedPreparedRuleset {
-            spares.refill(policy, memoryByCgroup: cgroup?.memoryEnforced == true, in: parent)
-        }
         if !confinement.missing.isEmpty {
             if required { throw refused(.missing(confinement.missing)) }
             let new = confinement.missing.filter { !reported.contains($0) }
@@ -240,7 +257,7 @@ final class ExtensionSandbox {
                 logger.warning("this kernel cannot confine extensions fully; running them without: \(new.joined(separator: "; ")) (tether host --require-sandbox refuses instead)")
             }
         }
-        return (confinement, temporary)
+        return confinement
     }
 
     /// The launch's cgroup, or nil (no delegation, or it could not be

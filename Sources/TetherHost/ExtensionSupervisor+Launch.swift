@@ -35,50 +35,40 @@ extension ExtensionSupervisor {
         // loop thread spawns, and it lives as long as the host). The host
         // raised its own descriptor limit; the extension gets the usual one.
         // All of it is set between fork and exec, in C: no launcher exec.
-        // Confined by its role (files, network, signals, memory), with a
-        // private TMPDIR: applied in the same child, last before exec.
-        let confinement: Confinement
-        let temporary: String
-        do {
-            (confinement, temporary) = try sandbox.prepare(manifest)
+        // Confined by its role (files, network, signals, memory), in a
+        // world of its own where the machine allows (else with a private
+        // TMPDIR): applied in the same child, last before exec.
+        var world: SpawnWorld?
+        do throws(SandboxRefusal) {
+            world = try sandbox.world(for: manifest, policy: sandbox.policy(for: manifest, temporaryDirectory: nil))
         } catch {
             lock.release()
-            if case .noTemporaryDirectory(let cause) = error, Self.isResourceShortage(cause) {
-                return .launchFailed(.shortage("\(error)"))
-            }
-            if case .shortage = error { return .launchFailed(.shortage("\(error)")) }
-            if case .missing = error {
-                // As if it had exited with 3: it cannot run as configured here.
-                lastExit = ExtensionExit(status: .exited(3), intended: nil, memoryLimitMiB: manifest.memoryLimitMiB)
-            }
             return .launchFailed(.broken("\(error)"))
-        }
-        sandboxReport = confinement.report
-        func failed(_ reason: String, _ error: Errno) -> Lifecycle.Event {
-            lock.release()
-            sandbox.removeTemporaryDirectory(temporary)
-            if let unused = confinement.cgroup { sandbox.retire(unused) }
-            return .launchFailed(Self.isResourceShortage(error) ? .shortage("\(reason): \(error)") : .broken("\(reason): \(error)"))
         }
         let link: (host: Int32, child: Int32)
         do {
             link = try LaunchLink.pair()
         } catch {
-            return failed("cannot make its link", error)
+            lock.release()
+            return .launchFailed(Self.isResourceShortage(error) ? .shortage("cannot make its link: \(error)")
+                                                                 : .broken("cannot make its link: \(error)"))
         }
-        var world: SpawnWorld?
-        do throws(SandboxRefusal) {
-            world = try sandbox.world(for: manifest, policy: confinement.policy)
-        } catch {
-            close(link.host)
-            close(link.child)
-            return failed("\(error)", .notPermitted)
-        }
-        var spawned: Result<ChildProcess, Errno>
-        repeat {
+        while true {
+            let confinement: Confinement
+            let temporary: String?
+            do {
+                (confinement, temporary) = try sandbox.prepare(manifest, world: world != nil)
+            } catch {
+                close(link.host)
+                close(link.child)
+                lock.release()
+                return preparationFailed(error)
+            }
+            sandboxReport = confinement.report
+            sandboxReport.world = world != nil
             // In its own world, its TMPDIR is its own tmpfs, and it starts there.
             var options = ProcessOptions(executable: manifest.executable, arguments: manifest.arguments,
-                                         environment: environment + ["TMPDIR=\(world?.temporaryDirectory ?? temporary)"],
+                                         environment: environment + ["TMPDIR=\(world?.temporaryDirectory ?? temporary ?? "/tmp")"],
                                          stdin: .ignore, stdout: .pipe, stderr: .pipe, detached: true,
                                          // Its namespace's init is spared a SIGTERM it has no handler for.
                                          parentDeathSignal: world == nil ? SIGTERM : SIGKILL,
@@ -86,43 +76,70 @@ extension ExtensionSupervisor {
                                          confinement: confinement.spawnConfinement, passedDescriptor: link.child)
             options.confinement?.world = world
             if let world { options.workingDirectory = world.temporaryDirectory }
+            let spawned: Result<ChildProcess, Errno>
             do throws(Errno) {
                 spawned = .success(try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) })
             } catch {
                 spawned = .failure(error)
             }
-            guard case .failure = spawned, let failure = world?.failure else { break }
-            world = nil
-            do throws(SandboxRefusal) { try sandbox.worldFailed(manifest, failure) } catch {
-                spawned = .failure(.notPermitted)
-                break
+            // Owned the ruleset, which the child has applied by the time spawn
+            // returns; the child's ends close before anything is cleared.
+            withExtendedLifetime(confinement) {}
+            confinement.cgroup?.closeProcs()
+            switch spawned {
+            case .success(let process):
+                close(link.child)
+                return launched(process, confinement: confinement, temporary: temporary, link: link.host,
+                                lock: lock, ownWorld: world != nil)
+            case .failure(let error):
+                if let temporary { sandbox.removeTemporaryDirectory(temporary) }
+                if let unused = confinement.cgroup { sandbox.retire(unused) }
+                // Its world could not be made: again in the machine's (unless refused).
+                if let failure = world?.failure {
+                    world = nil
+                    do throws(SandboxRefusal) {
+                        try sandbox.worldFailed(manifest, failure)
+                        continue
+                    } catch {}
+                }
+                close(link.host)
+                close(link.child)
+                lock.release()
+                let reason = "cannot start \(manifest.executable)"
+                return .launchFailed(Self.isResourceShortage(error) ? .shortage("\(reason): \(error)")
+                                                                     : .broken("\(reason): \(error)"))
             }
-        } while true
-        // Owned the ruleset, which the child has applied by the time spawn
-        // returns; the child's ends close before anything is cleared.
-        withExtendedLifetime(confinement) {}
-        confinement.cgroup?.closeProcs()
-        close(link.child)
-        sandboxReport.world = world != nil
-        let process: ChildProcess
-        switch spawned {
-        case .success(let child):
-            process = child
-        case .failure(let error):
-            close(link.host)
-            return failed("cannot start \(manifest.executable)", error)
         }
-        if let onNotice { onNotice(.link(descriptor: link.host, pid: process.pid)) } else { close(link.host) }
+    }
+
+    /// Why its confinement could not be prepared, for the lifecycle.
+    private func preparationFailed(_ error: SandboxRefusal) -> Lifecycle.Event {
+        if case .noTemporaryDirectory(let cause) = error, Self.isResourceShortage(cause) {
+            return .launchFailed(.shortage("\(error)"))
+        }
+        if case .shortage = error { return .launchFailed(.shortage("\(error)")) }
+        if case .missing = error {
+            // As if it had exited with 3: it cannot run as configured here.
+            lastExit = ExtensionExit(status: .exited(3), intended: nil, memoryLimitMiB: manifest.memoryLimitMiB)
+        }
+        return .launchFailed(.broken("\(error)"))
+    }
+
+    /// A spawned launch: its link handed to the host, its output forwarded.
+    private func launched(_ process: ChildProcess, confinement: Confinement, temporary: String?, link: Int32,
+                          lock: LivenessLock, ownWorld: Bool) -> Lifecycle.Event {
+        if let onNotice { onNotice(.link(descriptor: link, pid: process.pid)) } else { close(link) }
         let launch = ExtensionLaunch(
             process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,
             // In its own world the kernel counts its tmpfs.
-            diskUsage: world != nil ? nil
-                : sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
+            diskUsage: temporary.flatMap { temporary in
+                sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
                     let limit = manifest.diskLimitMiB
                     self?.killForDisk("holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries "
                                       + "in its temporary directory (its diskLimitMiB)")
-                },
-            instanceLock: lock, startedAt: loop.now, ownWorld: world != nil)
+                }
+            },
+            instanceLock: lock, startedAt: loop.now, ownWorld: ownWorld)
         reaper.guardGroup(launch.group)
         metrics.extensionLaunched(manifest.name)
         logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",

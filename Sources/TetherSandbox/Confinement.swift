@@ -44,8 +44,10 @@ public final class Confinement {
 
     /// `prepared`: rules built ahead of the launch (`LandlockRuleset.prepare`),
     /// used only if they are what a build now would give; else built here.
+    /// `world`: the launch runs in a world of its own, which hides by
+    /// showing nothing: its rules are the few its view needs, built here.
     public init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil,
-                prepared: LandlockRuleset? = nil) {
+                prepared: LandlockRuleset? = nil, world: Bool = false) {
         self.policy = policy
         self.support = support
         self.cgroup = cgroup
@@ -61,11 +63,11 @@ public final class Confinement {
         let writableZero = LandlockRuleset.writableZero(policy, memoryByCgroup: cgroup?.memoryEnforced == true)
         if let abi = support.landlockABI {
             let made: Result<LandlockRuleset, Errno>
-            if let prepared, prepared.isCurrent(for: policy, abi: abi, writableZero: writableZero) {
+            if !world, let prepared, prepared.isCurrent(for: policy, abi: abi, writableZero: writableZero) {
                 made = .success(prepared)
                 usedPrepared = true
             } else {
-                made = LandlockRuleset.build(policy, abi: abi, support: support, writableZero: writableZero)
+                made = LandlockRuleset.build(policy, abi: abi, support: support, writableZero: writableZero, world: world)
             }
             switch made {
             case .success(let built):

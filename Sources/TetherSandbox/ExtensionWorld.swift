@@ -158,8 +158,8 @@ public enum ExtensionWorld {
     }()
 
     /// An existing directory to build the root on: a tmpfs hides it in the
-    /// child's namespace only, and what lies beneath stays a source (the
-    /// old root is reached beside it, as bubblewrap does).
+    /// child's namespace only, and what lies beneath stays a source (each
+    /// source is opened before it is covered).
     static let staging = "/tmp"
 
     /// Places no bind may show, nor any directory above them: the secrets a

@@ -92,8 +92,11 @@ public final class LandlockRuleset {
         return listings.allSatisfy { $0.matches($0.path) }
     }
 
+    /// `world`: for a launch in a world of its own (`ExtensionWorld`),
+    /// which shows nothing these rules would hide and grants reading at
+    /// each of its mounts: no read grants here, and no TMPDIR of the host's.
     static func build(_ policy: SandboxPolicy, abi: Int, support: KernelSupport,
-                      writableZero: Bool) -> Result<LandlockRuleset, Errno> {
+                      writableZero: Bool, world: Bool = false) -> Result<LandlockRuleset, Errno> {
         // Scopes: 2 signals (every role), 1 abstract Unix sockets (offline
         // ones: an abstract socket could reach a proxy outside).
         let scopes: Int32 = support.landlockScopes ? (policy.network ? 2 : 3) : 0
@@ -104,16 +107,18 @@ public final class LandlockRuleset {
         var rules: [(String, access: Int32, required: Bool)] = []
         // Every other extension's TMPDIR too, for every role (its own is granted below).
         var listings: [DirectoryStamp] = []
-        var hidden = false
-        switch ReadGrants.add(to: made, abi: Int32(abi), hiding: hiddenPaths(policy),
-                              secrets: hiddenSecrets(policy),
-                              listings: &listings) {
-        case .hidden: hidden = true
-        case .cannotList: break
-        case .outOfDescriptors:
-            // Short for a moment: no launch with "/" granted whole for it.
-            close(made)
-            return .failure(.tooManyOpenFiles)
+        var hidden = world
+        if !world {
+            switch ReadGrants.add(to: made, abi: Int32(abi), hiding: hiddenPaths(policy),
+                                  secrets: hiddenSecrets(policy),
+                                  listings: &listings) {
+            case .hidden: hidden = true
+            case .cannotList: break
+            case .outOfDescriptors:
+                // Short for a moment: no launch with "/" granted whole for it.
+                close(made)
+                return .failure(.tooManyOpenFiles)
+            }
         }
         if !hidden { rules.append(("/", 0, true)) }
         if policy.groupWritable {

@@ -28,6 +28,12 @@ struct ExtensionWorldTests {
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         attempt("lockSibling", lock_sibling)
         attempt("groupRead", lambda: os.listdir(group) and None)
+        # The machine's root lies beneath its own: nothing may uncover it.
+        status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
+        r["capabilities"] = ",".join(status[k].strip() for k in ["CapEff", "CapPrm", "CapBnd", "CapAmb"])
+        attempt("chroot", lambda: os.chroot("/"))
+        above, top = os.stat("/.."), os.stat("/")
+        r["aboveRoot"] = "same" if (above.st_dev, above.st_ino) == (top.st_dev, top.st_ino) else "other"
         attempt("unixSockets", lambda: "seen" if abstract in open("/proc/net/unix").read() else "unseen")
         tmp = os.environ["TMPDIR"]
         st = os.statvfs(tmp)
@@ -107,6 +113,12 @@ struct ExtensionWorldTests {
             #expect(result[name] as? String == "ENOENT", "\(name): \(result)")
         }
         #expect(result["groupRead"] as? String == "ok")
+        // Its root is entered by chroot over the machine's: no capability
+        // (not even in its own user namespace) could chroot or unmount back.
+        #expect(result["capabilities"] as? String == Array(repeating: "0000000000000000", count: 4).joined(separator: ","),
+                "\(result)")
+        #expect(result["chroot"] as? String == "EPERM", "\(result)")
+        #expect(result["aboveRoot"] as? String == "same", "\(result)")
         // No sibling's instance lock to take: the host's alone.
         #expect(result["instanceLocks"] as? String == "", "\(result)")
         #expect(result["lockSibling"] as? String == "ENOENT", "\(result)")

@@ -84,7 +84,8 @@ struct SandboxBenchmark {
         var confinement: Confinement?
         var temporary: String?
         if confined {
-            let made = try? PrivateTemporaryDirectory.make(in: group + "/tmp", prefix: "bench")
+            // In a world, as the host launches it: no TMPDIR of the host's.
+            let made = world != nil ? nil : try? PrivateTemporaryDirectory.make(in: group + "/tmp", prefix: "bench")
             temporary = made
             let cgroup = try cgroups.map { cgroups throws(Errno) in
                 try cgroups.makeChild(name: "bench", memoryLimitBytes: 96 << 20, tasksLimit: 512)
@@ -93,7 +94,7 @@ struct SandboxBenchmark {
                                        memoryLimitMiB: 96)
             // As the host confines it: the group's secrets out of its reach.
             policy.secrets = GroupDirectory.secretsPath(of: group)
-            confinement = Confinement(policy: policy, cgroup: cgroup)
+            confinement = Confinement(policy: policy, cgroup: cgroup, world: world != nil)
         }
         defer {
             if let cgroup = confinement?.cgroup {
