@@ -199,7 +199,7 @@ let package = Package(
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherTestSupport", "CTetherSystem", "TetherSandbox",
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport", "CTetherSystem", "TetherSandbox",
                                                          "TetherIPC", "TetherManifest"]),
         // The command line's readers in-process (the CLI module itself).
         .testTarget(name: "TetherCommandTests", dependencies: ["tether"]),

@@ -37,6 +37,7 @@ struct Doctor: ParsableCommand {
         let ok = unenforced.allSatisfy { $0.1.isEmpty }
         if json {
             output(JSONValue.object([
+                "version": .string(TetherVersion.current),
                 "mechanisms": .array(findings.map { finding -> JSONValue in
                     ["mechanism": .string(finding.mechanism), "enforced": .bool(finding.enforced),
                      "detail": .string(finding.detail), "fix": finding.fix.map { JSONValue.string($0) } ?? .null]
@@ -47,6 +48,7 @@ struct Doctor: ParsableCommand {
                 "ok": .bool(ok),
             ]).description)
         } else {
+            output("tether \(TetherVersion.current)")
             for finding in findings {
                 let name = finding.mechanism + String(repeating: " ", count: max(0, 9 - finding.mechanism.count))
                 output("\(name) \(finding.enforced ? "yes" : "no ")  \(finding.detail)")

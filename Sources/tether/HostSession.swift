@@ -5,6 +5,7 @@ import TetherGroup
 import TetherHost
 import TetherIPC
 import TetherLog
+import TetherLoop
 import TetherManifest
 
 /// `tether host` on the event loop.
@@ -75,8 +76,9 @@ final class HostSession: LoopSession, @unchecked Sendable {
             logger.notice("tether host: SIGHUP (terminal closed?); still running; stop it with SIGTERM")
         }) else { return }
         logger.event(.hostStarted, level: .notice,
-                     "tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
-                     ["pid": .number(host.pid), "group": .string(group.path), "extensions": .number(manifests.count)])
+                     "tether host \(TetherVersion.current) ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
+                     ["pid": .number(host.pid), "group": .string(group.path), "extensions": .number(manifests.count),
+                      "version": .string(TetherVersion.current)])
         let activated = configuration.listeningSocket == nil ? "" : ", started by its socket"
         SystemdNotifier.notify("READY=1\nMAINPID=\(host.pid)\nSTATUS=serving \(group.path): \(manifests.count) extension(s)\(activated)",
                                environment: environment)

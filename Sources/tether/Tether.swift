@@ -20,6 +20,7 @@ struct Tether: ParsableCommand {
             Exit codes: 0 success or running, 1 not running, refused or timed out, \
             2 bad usage or input, 3 environment or I/O error.
             """,
+        version: TetherVersion.current,
         subcommands: [Probe.self, Hold.self, Watch.self, HostCommand.self, Status.self, ExtensionCommand.self, Feature.self, Push.self, Reload.self, WidgetCommand.self,
                       Defaults.self, Login.self, Logout.self, Token.self, Metrics.self,
                       NewExtension.self, Doctor.self, ServiceCommand.self, Demo.self, Bench.self]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherLoop
 import TetherTestSupport
 
 /// The shipped CLI has no hidden command or option: everything it accepts,
@@ -26,5 +27,19 @@ import TetherTestSupport
         walk(root, "tether")
         #expect(commands > 20)
         #expect(hidden.isEmpty, "hidden: \(hidden)")
+    }
+
+    /// One version, said alike by `--version`, doctor (text and JSON) and
+    /// the host's start record (`ObservabilityTests`).
+    @Test func everyCommandSaysTheSameVersion() throws {
+        #expect(TetherVersion.current.split(separator: ".").count == 3
+                && TetherVersion.current.split(separator: ".").allSatisfy { Int($0) != nil })
+        let version = try tether(["--version"])
+        #expect(version.status == 0 && version.stdout == TetherVersion.current + "\n", "\(version.stdout) \(version.stderr)")
+        let group = try TestGroup()
+        let text = try group.run(["doctor"])
+        #expect(text.stdout.split(separator: "\n").first == "tether \(TetherVersion.current)"[...], "\(text.stdout)")
+        let json = try group.json(try group.run(["doctor", "--json"]))
+        #expect(json["version"] as? String == TetherVersion.current)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherLoop
 import TetherTestSupport
 
 /// What the system tells about itself: named events with their metadata,
@@ -72,6 +73,7 @@ import TetherTestSupport
         }
         let started = try #require(event("host.started"))
         #expect(started["pid"] as? Int == Int(host.pid) && started["group"] as? String == fixture.group.path)
+        #expect(started["version"] as? String == TetherVersion.current, "\(started)")
         let launched = try #require(event("extension.started", "victim"))
         #expect(launched["pid"] as? Int == victim && launched["role"] as? String == "widget")
         let attached = try #require(event("extension.attached", "notify"))
