@@ -67,5 +67,10 @@ for product in "${products[@]}"; do
     install -m 0755 "$from" "$prefix/bin/.$product.new"
     mv -f "$prefix/bin/.$product.new" "$prefix/bin/$product"
 done
-echo "installed ${products[*]} into $prefix/bin" >&2
+# The man pages (docs/man, in step with the commands by ManPageTests).
+mkdir -p "$prefix/share/man/man1"
+for page in docs/man/*.1; do
+    install -m 0644 "$page" "$prefix/share/man/man1/$(basename "$page")"
+done
+echo "installed ${products[*]} into $prefix/bin, and the man pages into $prefix/share/man/man1" >&2
 case ":$PATH:" in *":$prefix/bin:"*) ;; *) echo "note: $prefix/bin is not on your PATH" >&2 ;; esac
