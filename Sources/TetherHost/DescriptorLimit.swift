@@ -28,13 +28,23 @@ public enum DescriptorLimit {
     /// instance lock, its pidfd.
     public static let perExtension = 5
 
-    /// Connections allowed: the configured number, less what would eat into
-    /// the reserve once every feature and extension has its descriptors,
-    /// under `softLimit` (what `raise()` returned).
-    public static func connectionCeiling(_ configured: Int, softLimit: Int, features: Int, extensions: Int) -> Int {
+    /// Clients kept room for, whatever the manifests (where the limit has
+    /// room at all): a status bar, the user's CLI and a script at once.
+    public static let clientFloor = 64
+
+    /// What the descriptors under `softLimit` (what `raise()` returned) are
+    /// for, once the reserve, the sandbox's listings and the features have
+    /// theirs: client connections (the configured number where every
+    /// manifest could run beside them, never fewer than `clientFloor`), and
+    /// the extensions that may run (or be launching) at once with the rest.
+    /// Manifests that never run cost nothing.
+    public static func budget(connections configured: Int, softLimit: Int, features: Int,
+                              manifests: Int) -> (clients: Int, runningExtensions: Int) {
         // The sandbox's read-grant listings keep descriptors open between launches too.
         let listings = ReadGrants.descriptorBudget(softLimit: softLimit)
-        return max(1, min(configured, softLimit - reserve - listings - features - perExtension * extensions))
+        let available = max(0, softLimit - reserve - listings - features)
+        let clients = max(1, min(configured, max(min(clientFloor, available), available - perExtension * manifests)))
+        return (clients, max(0, available - clients) / perExtension)
     }
 
     /// What an extension starts with: the conventional 1024 soft limit

@@ -38,5 +38,6 @@ extension ExtensionSupervisor {
         stopping.removeAll()
         endLeftovers(of: launch, whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
         launch.instanceLock.release()
+        slots.give()
     }
 }

@@ -12,8 +12,16 @@ import TetherSandbox
 /// Spawning a launch: confined, in a process group (and cgroup) of its
 /// own, holding the instance lock; a resource shortage is retried, not failed.
 extension ExtensionSupervisor {
-    /// Takes the instance lock and spawns a launch; the outcome, for the lifecycle.
+    /// Takes a slot and the instance lock and spawns a launch; the
+    /// outcome, for the lifecycle. No slot is a shortage: retried later.
     func launch() -> Lifecycle.Event {
+        guard slots.take() else { return .launchFailed(.shortage(slots.refusal)) }
+        let event = lockAndSpawn()
+        if case .launched = event {} else { slots.give() }
+        return event
+    }
+
+    private func lockAndSpawn() -> Lifecycle.Event {
         let lock: LivenessLock?
         do {
             lock = try LivenessLock.tryAcquire(path: lockPath, label: "extension \(manifest.name)")

@@ -34,6 +34,8 @@ final class ExtensionSupervisor {
     let reaper: GroupReaper
     /// Its confinement and private temporary directory, per launch.
     let sandbox: ExtensionSandbox
+    /// What the host's descriptors leave room for: one a launch.
+    let slots: LaunchSlots
     /// What confines it (the running instance's, else what would).
     var sandboxReport: SandboxReport
     let graceMilliseconds: UInt64
@@ -70,12 +72,13 @@ final class ExtensionSupervisor {
     var lastDropReport: UInt64 = 0
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         reaper: GroupReaper, sandbox: ExtensionSandbox, graceMilliseconds: UInt64, logger: Logger,
+         reaper: GroupReaper, sandbox: ExtensionSandbox, slots: LaunchSlots, graceMilliseconds: UInt64, logger: Logger,
          metrics: HostMetrics) {
         self.manifest = manifest
         self.metrics = metrics
         metrics.register(extension: manifest.name)
         self.sandbox = sandbox
+        self.slots = slots
         sandboxReport = sandbox.expectedReport(for: manifest)
         self.graceMilliseconds = graceMilliseconds
         self.loop = loop
@@ -91,6 +94,14 @@ final class ExtensionSupervisor {
     }
 
     var state: Lifecycle.State { lifecycle.state }
+
+    /// Neither running nor being launched (what holds a launch slot).
+    var holdsNoSlot: Bool {
+        switch lifecycle.state {
+        case .starting, .running, .stopping: false
+        default: true
+        }
+    }
 
     var pid: Int32? { if case .running(let launch, _) = state { launch.process.pid } else { nil } }
 

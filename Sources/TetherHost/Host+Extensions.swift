@@ -21,6 +21,10 @@ extension Host {
         guard let supervisor = supervisor(named: name) else {
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
         }
+        // No room for one more: said now, not after a wait.
+        if launchSlots.isFull, supervisor.holdsNoSlot {
+            return respond(.failure(.refused("extension '\(name)' cannot start now: \(launchSlots.refusal)")))
+        }
         guard !shuttingDown, supervisor.demand(explicitly: true) else {
             return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.name)")))
         }

@@ -23,7 +23,8 @@ extension Host {
             maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
-            desktopNotifications: desktopStatus, inputMethod: inputMethodStatus)
+            desktopNotifications: desktopStatus, inputMethod: inputMethodStatus,
+            maximumRunningExtensions: launchSlots.capacity)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.

@@ -127,6 +127,8 @@ public final class Host: @unchecked Sendable {
     var logger: Logger { configuration.logger }
     /// Connections allowed after the descriptor reserve is set aside.
     public private(set) var effectiveLimits = RPCServer.Limits()
+    /// Extensions that may run at once under the descriptor limit.
+    var launchSlots = LaunchSlots(capacity: 0, softLimit: 0)
     public var pid: Int32 { getpid() }
 
     /// Takes the host lock, opens the socket and starts the extensions.
@@ -179,9 +181,11 @@ public final class Host: @unchecked Sendable {
         // (unless a service manager listens there for us).
         if configuration.listeningSocket == nil { unlink(socketPath) }
         effectiveLimits = configuration.limits
-        effectiveLimits.maximumConnections = DescriptorLimit.connectionCeiling(
-            configuration.limits.maximumConnections, softLimit: DescriptorLimit.raise(),
-            features: configuration.maximumFeatures, extensions: configuration.manifests.count)
+        let softLimit = DescriptorLimit.raise()
+        let budget = DescriptorLimit.budget(connections: configuration.limits.maximumConnections, softLimit: softLimit,
+                                            features: configuration.maximumFeatures, manifests: configuration.manifests.count)
+        effectiveLimits.maximumConnections = budget.clients
+        launchSlots = LaunchSlots(capacity: budget.runningExtensions, softLimit: softLimit)
         // Secrets the host could ever print (an extension echoing its token)
         // are redacted from its log, whatever the extension does.
         if let store = try? CredentialStore(group: group) {
@@ -239,7 +243,8 @@ public final class Host: @unchecked Sendable {
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                reaper: reaper, sandbox: sandbox, graceMilliseconds: configuration.graceMilliseconds, logger: logger,
+                reaper: reaper, sandbox: sandbox, slots: launchSlots, graceMilliseconds: configuration.graceMilliseconds,
+                logger: logger,
                 metrics: metrics)
             supervisors.append(supervisor)
             supervisorsByName[manifest.name] = supervisor

@@ -1,6 +1,7 @@
 import ArgumentParser
 import TetherGroup
 import TetherHost
+import TetherIPC
 import TetherJSON
 import TetherLoop
 import TetherManifest
@@ -35,9 +36,16 @@ struct Doctor: ParsableCommand {
         let groupPath = try GroupDirectory.resolvePath(explicit: group.path) { ProcessEnvironment.value($0) }
         let unenforced = loaded.map { ($0.name, Self.unenforced($0, group: groupPath, findings: findings)) }
         let ok = unenforced.allSatisfy { $0.1.isEmpty }
+        // What a host started from here could run at once (it raises its
+        // soft limit to the hard one, as doctor does here).
+        let softLimit = DescriptorLimit.raise()
+        let budget = DescriptorLimit.budget(connections: RPCServer.Limits.defaultMaximumConnections, softLimit: softLimit,
+                                            features: Host.Configuration.defaultMaximumFeatures, manifests: loaded.count)
         if json {
             output(JSONValue.object([
                 "version": .string(TetherVersion.current),
+                "descriptors": ["softLimit": .integer(softLimit), "clients": .integer(budget.clients),
+                                "runningExtensions": .integer(budget.runningExtensions)],
                 "mechanisms": .array(findings.map { finding -> JSONValue in
                     ["mechanism": .string(finding.mechanism), "enforced": .bool(finding.enforced),
                      "detail": .string(finding.detail), "fix": finding.fix.map { JSONValue.string($0) } ?? .null]
@@ -49,6 +57,8 @@ struct Doctor: ParsableCommand {
             ]).description)
         } else {
             output("tether \(TetherVersion.current)")
+            output("descriptors: a host started here could run \(budget.runningExtensions) extension(s) at once beside "
+                   + "\(budget.clients) client(s) (descriptor limit \(softLimit); LimitNOFILE= or ulimit -n raises it)")
             for finding in findings {
                 let name = finding.mechanism + String(repeating: " ", count: max(0, 9 - finding.mechanism.count))
                 output("\(name) \(finding.enforced ? "yes" : "no ")  \(finding.detail)")

@@ -76,7 +76,7 @@ final class HostSession: LoopSession, @unchecked Sendable {
             logger.notice("tether host: SIGHUP (terminal closed?); still running; stop it with SIGTERM")
         }) else { return }
         logger.event(.hostStarted, level: .notice,
-                     "tether host \(TetherVersion.current) ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s)",
+                     "tether host ready: pid \(host.pid), group \(group.path), \(manifests.count) extension(s), version \(TetherVersion.current)",
                      ["pid": .number(host.pid), "group": .string(group.path), "extensions": .number(manifests.count),
                       "version": .string(TetherVersion.current)])
         let activated = configuration.listeningSocket == nil ? "" : ", started by its socket"

@@ -23,6 +23,10 @@ import TetherTestSupport
             #expect(finding["fix"] is String, "\(finding)")
         }
         #expect(json["ok"] as? Bool == true)
+        // How many extensions a host started here could run at once.
+        let descriptors = try #require(json["descriptors"] as? [String: Any])
+        #expect((descriptors["runningExtensions"] as? Int ?? 0) > 0 && (descriptors["clients"] as? Int ?? 0) >= 64,
+                "\(descriptors)")
     }
 
     /// A keyboard without open access is offline by seccomp: without it,

@@ -17,6 +17,8 @@ public struct HostStatus: Sendable, Equatable {
     /// Extensions' links, apart from clients.
     public var extensionLinks: Int
     public var maximumConnections: Int
+    /// Extensions that may run at once under the host's descriptor limit.
+    public var maximumRunningExtensions: Int
     public var replyBudgetBytes: Int
     public var maximumFeatures: Int
     public var evictedConnections: Int
@@ -31,7 +33,7 @@ public struct HostStatus: Sendable, Equatable {
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
                 desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
-                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards)) {
+                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
@@ -42,6 +44,7 @@ public struct HostStatus: Sendable, Equatable {
         self.connections = connections
         self.extensionLinks = extensionLinks
         self.maximumConnections = maximumConnections
+        self.maximumRunningExtensions = maximumRunningExtensions
         self.replyBudgetBytes = replyBudgetBytes
         self.maximumFeatures = maximumFeatures
         self.evictedConnections = evictedConnections
@@ -54,6 +57,7 @@ public struct HostStatus: Sendable, Equatable {
         static let pid = "pid", since = "since", uptime = "uptime", group = "group", socket = "socket"
         static let extensions = "extensions", features = "features", connections = "connections"
         static let extensionLinks = "extensionLinks", limits = "limits", maximumConnections = "maximumConnections"
+        static let maximumRunningExtensions = "maximumRunningExtensions"
         static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
         static let evictedConnections = "evictedConnections", droppedLogLines = "droppedLogLines"
         static let desktopNotifications = "desktopNotifications", inputMethod = "inputMethod"
@@ -74,7 +78,8 @@ public struct HostStatus: Sendable, Equatable {
                   replyBudgetBytes: int(limits?[Field.replyBudgetBytes]), maximumFeatures: int(limits?[Field.maximumFeatures]),
                   evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]),
                   desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]),
-                  inputMethod: InputMethodStatus(json: json[Field.inputMethod]))
+                  inputMethod: InputMethodStatus(json: json[Field.inputMethod]),
+                  maximumRunningExtensions: int(limits?[Field.maximumRunningExtensions]))
     }
 
     public var json: JSONValue {
@@ -83,6 +88,7 @@ public struct HostStatus: Sendable, Equatable {
          Field.features: .array(features.map(JSONValue.string)), Field.connections: .integer(connections),
          Field.extensionLinks: .integer(extensionLinks),
          Field.limits: [Field.maximumConnections: .integer(maximumConnections),
+                        Field.maximumRunningExtensions: .integer(maximumRunningExtensions),
                         Field.replyBudgetBytes: .integer(replyBudgetBytes), Field.maximumFeatures: .integer(maximumFeatures)],
          Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines),
          Field.desktopNotifications: desktopNotifications.json, Field.inputMethod: inputMethod.json]
