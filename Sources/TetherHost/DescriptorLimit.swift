@@ -38,10 +38,11 @@ public enum DescriptorLimit {
     /// manifest could run beside them, never fewer than `clientFloor`), and
     /// the extensions that may run (or be launching) at once with the rest.
     /// Manifests that never run cost nothing.
+    /// `worlds`: launches have worlds of their own, and read grants keep few.
     public static func budget(connections configured: Int, softLimit: Int, features: Int,
-                              manifests: Int) -> (clients: Int, runningExtensions: Int) {
+                              manifests: Int, worlds: Bool = false) -> (clients: Int, runningExtensions: Int) {
         // The sandbox's read-grant listings keep descriptors open between launches too.
-        let listings = ReadGrants.descriptorBudget(softLimit: softLimit)
+        let listings = ReadGrants.descriptorBudget(softLimit: softLimit, few: worlds)
         let available = max(0, softLimit - reserve - listings - features)
         let clients = max(1, min(configured, max(min(clientFloor, available), available - perExtension * manifests)))
         return (clients, max(0, available - clients) / perExtension)

@@ -148,7 +148,8 @@ final class ExtensionSandbox {
     func expectedReport(for manifest: ExtensionManifest) -> SandboxReport {
         let policy = policy(for: manifest, temporaryDirectory: nil)
         if let known = expectedReports.first(where: { $0.policy == policy }) { return known.report }
-        var report = Confinement(policy: policy, support: support).report
+        // As it will run: in its world where the machine gives worlds (no read grants to list).
+        var report = Confinement(policy: policy, support: support, world: ExtensionWorld.unavailable == nil).report
         report.memoryByCgroup = cgroups?.controllers.contains("memory") == true
         expectedReports.append((policy, report))
         return report

@@ -10,6 +10,7 @@ import TetherIPC
 import TetherLog
 import TetherLoop
 import TetherManifest
+import TetherSandbox
 
 /// The host: holds the host lock, serves JSON-RPC on the group's socket,
 /// supervises extensions and runs features. Lives on its loop.
@@ -182,8 +183,11 @@ public final class Host: @unchecked Sendable {
         if configuration.listeningSocket == nil { unlink(socketPath) }
         effectiveLimits = configuration.limits
         let softLimit = DescriptorLimit.raise()
+        let worlds = ExtensionWorld.unavailable == nil
+        ReadGrants.keepFew(worlds)
         let budget = DescriptorLimit.budget(connections: configuration.limits.maximumConnections, softLimit: softLimit,
-                                            features: configuration.maximumFeatures, manifests: configuration.manifests.count)
+                                            features: configuration.maximumFeatures, manifests: configuration.manifests.count,
+                                            worlds: worlds)
         effectiveLimits.maximumConnections = budget.clients
         launchSlots = LaunchSlots(capacity: budget.runningExtensions, softLimit: softLimit)
         // Secrets the host could ever print (an extension echoing its token)

@@ -214,12 +214,21 @@ public enum ReadGrants {
     private static var keptAtMost: Int {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return descriptorBudget(softLimit: Int(clamping: limit.rlim_cur))
+        return descriptorBudget(softLimit: Int(clamping: limit.rlim_cur), few: keepingFew.load(ordering: .relaxed))
     }
 
-    /// What the listings may keep under `softLimit`: the host sets it
-    /// aside from its connections (`DescriptorLimit`).
-    public static func descriptorBudget(softLimit: Int) -> Int { min(softLimit / 4, 8_192) }
+    private static let keepingFew = Atomic<Bool>(false)
+
+    /// Set by a host whose launches have worlds of their own: read grants
+    /// are then for a launch whose world failed (and for nothing else), so
+    /// listings keep few descriptors, and extensions have the rest.
+    public static func keepFew(_ few: Bool) { keepingFew.store(few, ordering: .relaxed) }
+
+    /// What the listings may keep under `softLimit` (`few`: see `keepFew`):
+    /// the host sets it aside from its connections (`DescriptorLimit`).
+    public static func descriptorBudget(softLimit: Int, few: Bool = false) -> Int {
+        few ? min(softLimit / 64, 256) : min(softLimit / 4, 8_192)
+    }
 
     /// O_PATH (GNU, so not in Glibc's module): x86-64 and arm64 alike.
     /// Opens nothing: no FIFO blocks, no device wakes.

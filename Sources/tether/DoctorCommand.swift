@@ -40,7 +40,8 @@ struct Doctor: ParsableCommand {
         // soft limit to the hard one, as doctor does here).
         let softLimit = DescriptorLimit.raise()
         let budget = DescriptorLimit.budget(connections: RPCServer.Limits.defaultMaximumConnections, softLimit: softLimit,
-                                            features: Host.Configuration.defaultMaximumFeatures, manifests: loaded.count)
+                                            features: Host.Configuration.defaultMaximumFeatures, manifests: loaded.count,
+                                            worlds: ExtensionWorld.unavailable == nil)
         if json {
             output(JSONValue.object([
                 "version": .string(TetherVersion.current),

@@ -17,7 +17,7 @@ import TetherTestSupport
                           + #""arguments":["--entries","1","--policy","never"],"activation":"on-demand"}"#)
         }
         // The hard limit too: the host cannot raise its way out.
-        let host = try TestProcess("/bin/sh", ["-c", "ulimit -n 700 && exec '\(tetherExecutable)' host --group '\(fixture.group.path)'"
+        let host = try TestProcess("/bin/sh", ["-c", "ulimit -n 600 && exec '\(tetherExecutable)' host --group '\(fixture.group.path)'"
                                                 + " --extensions-dir '\(fixture.extensions)' --grace 2"],
                                    environment: fixture.group.environment)
         defer { host.stopAlways() }

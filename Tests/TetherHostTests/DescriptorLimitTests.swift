@@ -48,4 +48,12 @@ import TetherSandbox
         #expect(ReadGrants.descriptorBudget(softLimit: 1_024) <= 256)
         #expect(ReadGrants.descriptorBudget(softLimit: 1 << 20) == 8_192)
     }
+
+    /// Where launches have worlds of their own, read grants list little:
+    /// 3,000 extensions run under the limit of 20,000 beside 256 clients.
+    @Test func inWorldsListingsKeepFewAndThreeThousandRun() {
+        #expect(ReadGrants.descriptorBudget(softLimit: 20_000, few: true) == 256)
+        let budget = DescriptorLimit.budget(connections: 256, softLimit: 20_000, features: 256, manifests: 3_000, worlds: true)
+        #expect(budget.clients == 256 && budget.runningExtensions >= 3_000, "\(budget)")
+    }
 }
