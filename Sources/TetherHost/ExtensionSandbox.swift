@@ -198,10 +198,9 @@ final class ExtensionSandbox {
         logger.warning("\(reason); it runs in the machine's")
     }
 
-    /// A launch's temporary directory and confinement. Throws `.refused`
-    /// under `--require-sandbox` when a protection is missing. In a world
-    /// of its own (`world`), its TMPDIR is the world's tmpfs: none here,
-    /// and its few rules are built at once (no spare).
+    /// A launch's temporary directory and confinement (`.refused` under
+    /// `--require-sandbox` when a protection is missing). In a world of its
+    /// own, its TMPDIR is the world's tmpfs, and its few rules need no spare.
     func prepare(_ manifest: ExtensionManifest, world: Bool) throws(SandboxRefusal)
         -> (Confinement, temporaryDirectory: String?) {
         var policy = policy(for: manifest, temporaryDirectory: nil)
