@@ -175,8 +175,9 @@ static int open_source(const char *path, int *detached) {
     return fd < 0 ? -errno : fd;
 }
 
-/* What `source` (from open_source) holds, bound at `target` (made as a
-   directory or an empty file, like it), then its attributes. */
+/* What `source` (from open_source; `detached`: by open_tree) holds, bound
+   at `target` (made as a directory or an empty file, like it), then its
+   attributes. */
 static int bind(int source, int detached, char *target, unsigned long long attributes) {
     struct stat status;
     if (fstat(source, &status) < 0) return -errno;
@@ -263,14 +264,17 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
     /* Every bind's source, before the new root covers what may hold it.
        An optional source that is not there (or not ours to see) is left out. */
     int sources[SOURCES_MAX];
+    char detached_of[SOURCES_MAX];
     int detached = 1;
     for (int index = 0; index < world->step_count; index++) {
         const struct tether_world_step *step = &world->steps[index];
         sources[index] = -1;
+        detached_of[index] = 0;
         if (!is_bind(step)) continue;
         int fd = open_source(step->source, &detached);
         if (fd < 0 && !step->optional) return finish(world, sources, index, index, fd);
         sources[index] = fd < 0 ? -1 : fd;
+        detached_of[index] = (char)detached;
     }
     const char *root = world->staging;
     if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0) {
@@ -278,7 +282,7 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
     }
     char target[PATH_BYTES];
     for (int index = 0; index < world->step_count; index++) {
-        int rc = run_step(&world->steps[index], root, sources[index], detached, target);
+        int rc = run_step(&world->steps[index], root, sources[index], detached_of[index], target);
         if (rc < 0) return finish(world, sources, world->step_count, index, rc);
     }
     finish(world, sources, world->step_count, 0, 0);
@@ -302,6 +306,12 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
     if (chdir(root) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 || chdir("/") < 0) {
         return fail(world, TETHER_WORLD_STEP_PIVOT, errno);
     }
+    /* No user namespace within it (bubblewrap's --disable-userns): one
+       would give back CAP_SYS_CHROOT, and a chroot below its root, then
+       "..", leads out to the machine's beneath. seccomp refuses them too;
+       this holds where there is no filter. (No such limit before Linux 4.9.) */
+    int limited = write_text("/proc/sys/user/max_user_namespaces", "0");
+    if (limited < 0 && limited != -ENOENT) return fail(world, TETHER_WORLD_STEP_PIVOT, -limited);
     /* Its root holds only mount points: read-only, like bubblewrap's. */
     int rc = set_attributes("/", WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV, 0);
     if (rc < 0) return fail(world, TETHER_WORLD_STEP_PIVOT, -rc);

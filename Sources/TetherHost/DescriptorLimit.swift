@@ -44,7 +44,9 @@ public enum DescriptorLimit {
         // The sandbox's read-grant listings keep descriptors open between launches too.
         let listings = ReadGrants.descriptorBudget(softLimit: softLimit, few: worlds)
         let available = max(0, softLimit - reserve - listings - features)
-        let clients = max(1, min(configured, max(min(clientFloor, available), available - perExtension * manifests)))
+        // Room for one extension at least, where there is one to run.
+        let floor = min(clientFloor, available - perExtension * min(manifests, 1))
+        let clients = max(1, min(configured, max(floor, available - perExtension * manifests)))
         return (clients, max(0, available - clients) / perExtension)
     }
 

@@ -51,7 +51,7 @@ extension ExtensionSupervisor {
             world = try sandbox.world(for: manifest, policy: sandbox.policy(for: manifest, temporaryDirectory: nil))
         } catch {
             lock.release()
-            return .launchFailed(.broken("\(error)"))
+            return preparationFailed(error)
         }
         let link: (host: Int32, child: Int32)
         do {

@@ -148,7 +148,9 @@ public enum ExtensionWorld {
     public static let unavailable: String? = {
         let probe: SpawnWorld
         do throws(Errno) {
-            probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k", writable: true)],
+            // A bind too: each kind of mount a launch's world makes.
+            probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k", writable: true),
+                                           .device("/dev/null")],
                                    ownNetwork: true, temporaryDirectory: "/tmp", staging: staging, landlockABI: nil)
         } catch {
             return "\(error)"

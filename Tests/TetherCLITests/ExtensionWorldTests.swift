@@ -137,6 +137,28 @@ struct ExtensionWorldTests {
         #expect(sibling["state"] as? String == "running", "\(sibling)")
     }
 
+    /// Its root is entered by chroot over the machine's: a user namespace
+    /// within it would give back CAP_SYS_CHROOT, and a chroot below its
+    /// root then ".." would lead out. None is made, even on a kernel
+    /// without seccomp (whose filter refuses them too).
+    @Test func noUserNamespaceWithinAWorldEvenWithoutSeccomp() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/nest.py", #"""
+            import ctypes, errno, os, sys
+            libc = ctypes.CDLL(None, use_errno=True)
+            rc = libc.unshare(0x10000000)
+            print("NESTED " + ("ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno(), "?")), flush=True)
+            sys.stdin.read()
+            """#)
+        try writeFile("\(fixture.extensions)/nest.extension.json",
+                      #"{"name":"nest","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/nest.py"],"activation":"on-demand"}"#)
+        try fixture.withHost(without: [.seccomp]) { host in
+            #expect(try fixture.group.run(["extension", "start", "nest"], timeout: 30).status == 0)
+            let line = try host.expectLineStarting("[nest] NESTED ", timeout: 30).last ?? ""
+            #expect(line == "[nest] NESTED ENOSPC", "\(line)")
+        }
+    }
+
     /// An executable named through a symlinked directory (SwiftPM's
     /// `.build/release`) is exec'd by that path in its world: the directory
     /// is there under both names.

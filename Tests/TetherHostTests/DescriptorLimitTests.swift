@@ -42,6 +42,9 @@ import TetherSandbox
         #expect(DescriptorLimit.budget(connections: 0, softLimit: 1_024, features: 0, manifests: 0).clients == 1)
         let starved = DescriptorLimit.budget(connections: 256, softLimit: 64, features: 256, manifests: 10)
         #expect(starved.clients == 1 && starved.runningExtensions == 0)
+        // Where the floor would take it all, one extension still runs.
+        let tight = DescriptorLimit.budget(connections: 256, softLimit: 512, features: 256, manifests: 3)
+        #expect(tight.runningExtensions >= 1 && tight.clients >= 1, "\(tight)")
     }
 
     @Test func listingsKeepAQuarterOfTheLimitAtMost8192() {
