@@ -40,10 +40,14 @@ extension Host {
     func extensionPeer(_ connection: RPCConnection) -> String? {
         let key = ObjectIdentifier(connection)
         if let name = links[key]?.name ?? attached[key]?.name { return name }
-        guard let pid = connection.peer?.pid else { return nil }
+        // Once found to be the user's, always: no walk of every extension
+        // per request (a stop of 3,000 sent one each: 3,000² walks).
+        guard !userPeers.contains(key), let pid = connection.peer?.pid else { return nil }
         let process = PeerProcess(pid: pid)
         if let supervisor = supervisors.first(where: { $0.owns(process) }) { return supervisor.manifest.name }
-        return attached.values.first { $0.pid == pid }?.name
+        if let name = attached.values.first(where: { $0.pid == pid })?.name { return name }
+        userPeers.insert(key)
+        return nil
     }
 
     /// `extension.hello` (read with the host's rule for names, `HostRoutes`).

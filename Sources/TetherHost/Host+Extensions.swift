@@ -82,6 +82,7 @@ extension Host {
     }
 
     func detach(_ connection: RPCConnection) {
+        userPeers.remove(ObjectIdentifier(connection))
         if let link = links.removeValue(forKey: ObjectIdentifier(connection)) {
             linkKeys[link.name]?.remove(ObjectIdentifier(connection))
             if linkKeys[link.name]?.isEmpty == true { linkKeys[link.name] = nil }

@@ -89,6 +89,9 @@ public final class Host: @unchecked Sendable {
     /// The host's ends of launch links (`LaunchLink`), by connection: whose
     /// launch holds the other end.
     var links: [ObjectIdentifier: (name: String, connection: RPCConnection)] = [:]
+    /// Connections found to be no extension's (`extensionPeer`): a process
+    /// outside every launch's session and cgroup can never join one.
+    var userPeers: Set<ObjectIdentifier> = []
     var linkKeys: [String: Set<ObjectIdentifier>] = [:]
     /// Work waiting for an extension's hello (a push, `extension.start`), by name.
     var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
