@@ -155,9 +155,9 @@ final class ExtensionSandbox {
         return report
     }
 
-    /// Its own world (namespaces and root), or nil where the machine refuses
-    /// one (said once; under `--require-sandbox`, refused).
-    func world(for manifest: ExtensionManifest, policy: SandboxPolicy) throws(SandboxRefusal) -> SpawnWorld? {
+    /// Its own world, or nil where the machine refuses one (said once; under
+    /// `--require-sandbox`, refused). Its policy (the secrets' index) is read only to make one.
+    func world(for manifest: ExtensionManifest) throws(SandboxRefusal) -> SpawnWorld? {
         if let reason = ExtensionWorld.unavailable {
             if required { throw .missing(["its own world (\(reason))"]) }
             if reported.insert("world").inserted {
@@ -172,9 +172,9 @@ final class ExtensionSandbox {
         let bundle = manifest.source.isEmpty ? nil : ExecutableDependencies.directory(of: manifest.source)
         let made: SpawnWorld?
         do throws(Errno) {
-            made = try ExtensionWorld.make(policy: policy, executable: manifest.executable, arguments: manifest.arguments,
-                                           bundle: bundle,
-                                           diskLimitMiB: manifest.diskLimitMiB, support: support)
+            made = try ExtensionWorld.make(policy: policy(for: manifest, temporaryDirectory: nil), executable: manifest.executable,
+                                           arguments: manifest.arguments, bundle: bundle, diskLimitMiB: manifest.diskLimitMiB,
+                                           support: support)
         } catch {
             throw .shortage(error)
         }

@@ -48,7 +48,7 @@ extension ExtensionSupervisor {
         // TMPDIR): applied in the same child, last before exec.
         var world: SpawnWorld?
         do throws(SandboxRefusal) {
-            world = try sandbox.world(for: manifest, policy: sandbox.policy(for: manifest, temporaryDirectory: nil))
+            world = try sandbox.world(for: manifest)
         } catch {
             lock.release()
             return preparationFailed(error)
@@ -58,8 +58,7 @@ extension ExtensionSupervisor {
             link = try LaunchLink.pair()
         } catch {
             lock.release()
-            return .launchFailed(Self.isResourceShortage(error) ? .shortage("cannot make its link: \(error)")
-                                                                 : .broken("cannot make its link: \(error)"))
+            return Self.failure("cannot make its link", error)
         }
         while true {
             let confinement: Confinement
@@ -113,9 +112,7 @@ extension ExtensionSupervisor {
                 close(link.host)
                 close(link.child)
                 lock.release()
-                let reason = "cannot start \(manifest.executable)"
-                return .launchFailed(Self.isResourceShortage(error) ? .shortage("\(reason): \(error)")
-                                                                     : .broken("\(reason): \(error)"))
+                return Self.failure("cannot start \(manifest.executable)", error)
             }
         }
     }
@@ -158,6 +155,11 @@ extension ExtensionSupervisor {
         forward(process.stdout, stream: "stdout", level: .info)
         forward(process.stderr, stream: "stderr", level: .error)
         return .launched(launch)
+    }
+
+    /// A launch that failed for `error`: a shortage (retried) or broken.
+    static func failure(_ reason: String, _ error: Errno) -> Lifecycle.Event {
+        .launchFailed(isResourceShortage(error) ? .shortage("\(reason): \(error)") : .broken("\(reason): \(error)"))
     }
 
     static func isResourceShortage(_ error: Errno) -> Bool {
