@@ -17,15 +17,24 @@ import TetherTestSupport
 
     @Test(.enabled(if: KernelSupport.current.landlockABI != nil, "needs Landlock"))
     func preparedRulesAreUsedOnlyForTheSamePolicyAndDirectory() throws {
-        let scratch = try TemporaryDirectory("tether-ruleset")
-        let spare = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: ".spare")
-        let prepared = try #require(LandlockRuleset.prepare(Self.policy(scratch, temporary: spare), memoryByCgroup: false))
-        #expect(prepared.hidden)
-        // Renamed for its launch: the same directory, so the same rules.
-        let renamed = try PrivateTemporaryDirectory.rename(spare, in: scratch.path + "/tmp", prefix: "widget")
-        #expect(renamed.hasPrefix(scratch.path + "/tmp/widget.") && access(spare, F_OK) != 0)
-        let used = Confinement(policy: Self.policy(scratch, temporary: renamed), prepared: prepared)
-        #expect(used.usedPreparedRuleset)
+        let scratch = try Self.scratch()
+        var found: LandlockRuleset?
+        var renamed = ""
+        for _ in 0..<5 {
+            let before = Self.stamp(above: scratch)
+            let spare = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: ".spare")
+            let rules = try #require(LandlockRuleset.prepare(Self.policy(scratch, temporary: spare), memoryByCgroup: false))
+            #expect(rules.hidden)
+            // Renamed for its launch: the same directory, so the same rules.
+            let name = try PrivateTemporaryDirectory.rename(spare, in: scratch.path + "/tmp", prefix: "widget")
+            #expect(name.hasPrefix(scratch.path + "/tmp/widget.") && access(spare, F_OK) != 0)
+            let used = Confinement(policy: Self.policy(scratch, temporary: name), prepared: rules)
+            guard Self.stamp(above: scratch) == before else { rmdir(name); continue }
+            #expect(used.usedPreparedRuleset)
+            (found, renamed) = (rules, name)
+            break
+        }
+        let prepared = try #require(found, "a directory above the scratch changed in each of 5 rounds")
 
         // Another policy (a secret of another group to hide): built anew.
         var other = Self.policy(scratch, temporary: renamed)
@@ -41,17 +50,48 @@ import TetherTestSupport
         #expect(!Confinement(policy: Self.policy(scratch, temporary: renamed), prepared: prepared).usedPreparedRuleset)
     }
 
+    /// The rules stamp each listing on the way to what they hide: another
+    /// test's file in `/tmp` between two steps rightly makes them stale. So
+    /// the scratch is where tests write nothing (`/dev/shm`, if it can be
+    /// written), and a round in which a directory above it changed anyway
+    /// is tried again (at most 5 times): only a round with them unchanged decides.
+    static func scratch() throws -> TemporaryDirectory {
+        try TemporaryDirectory("tether-ruleset", in: access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp")
+    }
+
+    /// What a change of an entry in a directory above `scratch` changes.
+    static func stamp(above scratch: TemporaryDirectory) -> [Int] {
+        var path = scratch.path
+        var stamp: [Int] = []
+        repeat {
+            path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+            var info = stat()
+            guard stat(path.isEmpty ? "/" : path, &info) == 0 else { return [] }
+            stamp += [Int(info.st_ino), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
+        } while !path.isEmpty
+        return stamp
+    }
+
     /// Where RLIMIT_DATA holds the memory limit, `/dev/zero` is not writable:
     /// rules built for a cgroup that counts all memory are not used without one.
     @Test(.enabled(if: KernelSupport.current.landlockABI != nil, "needs Landlock"))
     func rulesBuiltForACgroupAreNotUsedWithoutOne() throws {
-        let scratch = try TemporaryDirectory("tether-ruleset")
+        let scratch = try Self.scratch()
         let temporary = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "widget")
         var policy = Self.policy(scratch, temporary: temporary)
         policy.memoryLimitMiB = 64
         let prepared = try #require(LandlockRuleset.prepare(policy, memoryByCgroup: true))
         #expect(!Confinement(policy: policy, prepared: prepared).usedPreparedRuleset)
-        let unlimited = try #require(LandlockRuleset.prepare(policy, memoryByCgroup: false))
-        #expect(Confinement(policy: policy, prepared: unlimited).usedPreparedRuleset)
+        for round in 1...5 {
+            let before = Self.stamp(above: scratch)
+            let unlimited = try #require(LandlockRuleset.prepare(policy, memoryByCgroup: false))
+            let used = Confinement(policy: policy, prepared: unlimited).usedPreparedRuleset
+            guard Self.stamp(above: scratch) == before else {
+                #expect(round < 5, "a directory above the scratch changed in each of 5 rounds")
+                continue
+            }
+            #expect(used)
+            break
+        }
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
-    public init(_ label: String = "tether-test") throws {
-        var template = Array("/tmp/\(label).XXXXXX".utf8CString)
+    public init(_ label: String = "tether-test", in base: String = "/tmp") throws {
+        var template = Array("\(base)/\(label).XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
