@@ -101,15 +101,28 @@ static void id_map(char out[32], unsigned id) {
     out[at] = 0;
 }
 
+/* The directory the last step's target is in, known to be there: most
+   steps land beside the one before (20 in /etc), and each mkdir is a path
+   walk. Directories are never removed while the root is built. */
+struct known_directory { char path[PATH_BYTES]; size_t length; };
+
 /* Every directory of `path` (a buffer it may write to) up to and, with
-   `whole`, including its last component. Its parent is tried first: most
-   steps land beside an earlier one, and each mkdir is a path walk. */
-static int make_directories(char *path, int whole, mode_t mode) {
+   `whole`, including its last component. Its parent is tried first, if it
+   is not `known` or above it. */
+static int make_directories(char *path, int whole, mode_t mode, struct known_directory *known) {
     char *last = strrchr(path, '/');
     if (last && last != path) {
+        size_t length = (size_t)(last - path);
         *last = 0;
-        int rc = mkdir(path, 0755);
+        /* The known directory, or one above it, is there. */
+        int there = length <= known->length && memcmp(path, known->path, length) == 0
+            && (length == known->length || known->path[length] == '/');
+        int rc = there ? 0 : mkdir(path, 0755);
         int error = errno;
+        if (!there && (rc == 0 || error == EEXIST)) {
+            memcpy(known->path, path, length + 1);
+            known->length = length;
+        }
         *last = '/';
         if (rc == 0 || error == EEXIST) {
             if (whole && mkdir(path, mode) < 0 && errno != EEXIST) return -errno;
@@ -178,10 +191,11 @@ static int open_source(const char *path, int *detached) {
 /* What `source` (from open_source; `detached`: by open_tree) holds, bound
    at `target` (made as a directory or an empty file, like it), then its
    attributes. */
-static int bind(int source, int detached, char *target, unsigned long long attributes) {
+static int bind(int source, int detached, char *target, unsigned long long attributes,
+                struct known_directory *known) {
     struct stat status;
     if (fstat(source, &status) < 0) return -errno;
-    int rc = make_directories(target, S_ISDIR(status.st_mode), 0755);
+    int rc = make_directories(target, S_ISDIR(status.st_mode), 0755, known);
     if (rc < 0) return rc;
     if (!S_ISDIR(status.st_mode)) {
         int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -205,35 +219,36 @@ static int is_bind(const struct tether_world_step *step) {
 
 /* One step, its target under `root`; `source`: a bind's descriptor (-1: an
    optional source that is not there, left out: 1). */
-static int run_step(const struct tether_world_step *step, const char *root, int source, int detached, char *target) {
+static int run_step(const struct tether_world_step *step, const char *root, int source, int detached, char *target,
+                    struct known_directory *known) {
     int rc = join(target, root, step->target);
     if (rc < 0) return rc;
     if (is_bind(step) && source < 0) return 1;
     switch (step->kind) {
     case TETHER_WORLD_READ:
-        return bind(source, detached, target, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+        return bind(source, detached, target, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV, known);
     case TETHER_WORLD_WRITE:
-        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV);
+        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV, known);
     case TETHER_WORLD_DEVICE:
-        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC);
+        return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC, known);
     case TETHER_WORLD_TMPFS:
     case TETHER_WORLD_MASK: {
         struct stat status;
         if (step->kind == TETHER_WORLD_MASK && stat(target, &status) < 0) {
             return step->optional && errno == ENOENT ? 1 : -errno;
         }
-        if ((rc = make_directories(target, 1, 0755)) < 0) return rc;
+        if ((rc = make_directories(target, 1, 0755, known)) < 0) return rc;
         unsigned long flags = MS_NOSUID | MS_NODEV | (step->kind == TETHER_WORLD_MASK ? MS_RDONLY | MS_NOEXEC : 0);
         return mount("tmpfs", target, "tmpfs", flags, step->data) < 0 ? -errno : 0;
     }
     case TETHER_WORLD_PROC:
-        if ((rc = make_directories(target, 1, 0555)) < 0) return rc;
+        if ((rc = make_directories(target, 1, 0555, known)) < 0) return rc;
         return mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : 0;
     case TETHER_WORLD_SYMLINK:
-        if ((rc = make_directories(target, 0, 0755)) < 0) return rc;
+        if ((rc = make_directories(target, 0, 0755, known)) < 0) return rc;
         return symlink(step->source, target) < 0 && errno != EEXIST ? -errno : 0;
     case TETHER_WORLD_DIRECTORY:
-        return make_directories(target, 1, 0755);
+        return make_directories(target, 1, 0755, known);
     default:
         return -EINVAL;
     }
@@ -281,8 +296,14 @@ int tether_enter_world(struct tether_world *world, int ruleset) {
         return finish(world, sources, world->step_count, TETHER_WORLD_STEP_ROOT, -errno);
     }
     char target[PATH_BYTES];
+    /* The root is there. (On the child's stack: it shares the host's
+       memory, and other threads may spawn meanwhile.) */
+    struct known_directory known;
+    known.length = strlen(root);
+    if (known.length >= PATH_BYTES) return finish(world, sources, world->step_count, TETHER_WORLD_STEP_ROOT, -ENAMETOOLONG);
+    memcpy(known.path, root, known.length + 1);
     for (int index = 0; index < world->step_count; index++) {
-        int rc = run_step(&world->steps[index], root, sources[index], detached_of[index], target);
+        int rc = run_step(&world->steps[index], root, sources[index], detached_of[index], target, &known);
         if (rc < 0) return finish(world, sources, world->step_count, index, rc);
     }
     finish(world, sources, world->step_count, 0, 0);

@@ -20,8 +20,8 @@ import Glibc
 /// without a filter.
 ///
 /// `launch.world` is the confined launch in a world of its own (user, mount,
-/// PID, IPC, cgroup and network namespaces, its root built and pivoted
-/// into), against the confined launch in the machine's.
+/// PID, IPC, cgroup and network namespaces, its root built and entered
+/// by chroot), against the confined launch in the machine's.
 ///
 /// Run in a delegated cgroup (systemd's `Delegate=yes`), it also measures
 /// `launch.cgroup`: the confined launch in a cgroup of its own (made, joined
