@@ -38,20 +38,24 @@ extension Host {
     }
 
     /// The supervised extensions, then those started by hand and attached.
+    /// Through the indexes by name (a name is attached once): with
+    /// thousands running, a status neither copies nor sorts them all.
     func extensionList() -> [ExtensionStatus] {
-        let byName = Dictionary(attached.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var list: [ExtensionStatus] = supervisors.map { supervisor in
+        var list: [ExtensionStatus] = []
+        list.reserveCapacity(supervisors.count + byHandAttached)
+        for supervisor in supervisors {
             var entry = supervisor.status
-            let peer = byName[supervisor.manifest.name]
+            let peer = attachedEntry(named: supervisor.manifest.name)
             entry.attached = peer != nil
             entry.managed = peer?.managed ?? true
             entry.pendingCalls = peer?.pendingCalls ?? 0
             entry.waitingForHello = helloWaiters[supervisor.manifest.name]?.count ?? 0
             if supervisor.pid == nil, let peer { entry.pid = peer.pid }
-            return entry
+            list.append(entry)
         }
-        let supervised = Set(supervisors.map(\.manifest.name))
-        for peer in byName.values.sorted(by: { $0.name < $1.name }) where !supervised.contains(peer.name) {
+        let byHand = attachedNames.keys.filter { supervisorsByName[$0] == nil }.sorted()
+        for name in byHand {
+            guard let peer = attachedEntry(named: name) else { continue }
             var entry = peer.status
             entry.state = "attached"
             entry.restarts = 0
