@@ -78,7 +78,10 @@ group=/home/tether/.local/state/tether/default
 svc="tether@$(systemd-escape --path $group).service"
 sock="tether@$(systemd-escape --path $group).socket"
 export svc sock
-check install bash -c "user tether service install --extensions-dir $ext --watchdog 6 | tee /dev/stderr | grep -q 'moved the single-group tether.socket and tether.service over'"
+# A watchdog of 15 s: this guest runs on one niced CPU beside the tests, 20
+# to 40 times slower than the machine, and with 6 s a host was restarted
+# once mid-launch in CI (most likely the watchdog: its loop starved).
+check install bash -c "user tether service install --extensions-dir $ext --watchdog 15 | tee /dev/stderr | grep -q 'moved the single-group tether.socket and tether.service over'"
 check oldUnitsGone bash -c "[ ! -e $units/tether.socket ] && [ ! -e $units/tether.service ]"
 check serviceActive within 300 bash -c '[ "$(show $svc ActiveState)" = active ]'
 installed=$SECONDS
@@ -108,11 +111,11 @@ check bombBounded within 1800 bash -c "grep -qs '^max [1-9]' $service/ext-*bomb*
 check statusDuringBomb timeout 30 runuser -u tether -- env HOME=/home/tether tether status
 user tether extension stop bomb >/dev/null 2>&1
 
-# A live host pings: no restart over two watchdog intervals (12 s) and more.
-while [ "$SECONDS" -lt $((installed + 13)) ]; do sleep 1; done  # time that must pass, not a wait for state
+# A live host pings: no restart over two watchdog intervals (30 s) and more.
+while [ "$SECONDS" -lt $((installed + 31)) ]; do sleep 1; done  # time that must pass, not a wait for state
 check pingsKeepItAlive bash -c "[ \"\$(show $svc MainPID)\" = $pid ] && [ \"\$(show $svc NRestarts)\" = 0 ]"
 
-# A stopped host is killed by the watchdog (6 s) and restarted.
+# A stopped host is killed by the watchdog (15 s) and restarted.
 kill -STOP "$pid"
 check watchdogRestart within 600 bash -c "p=\$(show $svc MainPID); [ \"\$p\" != 0 ] && [ \"\$p\" != $pid ]"
 check watchdogResult bash -c '[ "$(show $svc NRestarts)" -ge 1 ]'
