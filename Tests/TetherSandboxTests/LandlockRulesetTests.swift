@@ -21,7 +21,7 @@ import TetherTestSupport
         var found: LandlockRuleset?
         var renamed = ""
         for _ in 0..<5 {
-            let before = Self.stamp(above: scratch)
+            let before = Self.stamps(above: scratch)
             let spare = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: ".spare")
             let rules = try #require(LandlockRuleset.prepare(Self.policy(scratch, temporary: spare), memoryByCgroup: false))
             #expect(rules.hidden)
@@ -29,7 +29,7 @@ import TetherTestSupport
             let name = try PrivateTemporaryDirectory.rename(spare, in: scratch.path + "/tmp", prefix: "widget")
             #expect(name.hasPrefix(scratch.path + "/tmp/widget.") && access(spare, F_OK) != 0)
             let used = Confinement(policy: Self.policy(scratch, temporary: name), prepared: rules)
-            guard Self.stamp(above: scratch) == before else { rmdir(name); continue }
+            guard Self.unchanged(before) else { rmdir(name); continue }
             #expect(used.usedPreparedRuleset)
             (found, renamed) = (rules, name)
             break
@@ -59,17 +59,25 @@ import TetherTestSupport
         try TemporaryDirectory("tether-ruleset", in: access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp")
     }
 
-    /// What a change of an entry in a directory above `scratch` changes.
-    static func stamp(above scratch: TemporaryDirectory) -> [Int] {
+    /// The directories above `scratch` as they are now, stamped as the
+    /// rules stamp their listings.
+    static func stamps(above scratch: TemporaryDirectory) -> [DirectoryStamp] {
         var path = scratch.path
-        var stamp: [Int] = []
+        var stamps: [DirectoryStamp] = []
         repeat {
             path = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
             var info = stat()
-            guard stat(path.isEmpty ? "/" : path, &info) == 0 else { return [] }
-            stamp += [Int(info.st_ino), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
+            if stat(path.isEmpty ? "/" : path, &info) == 0 { stamps.append(DirectoryStamp(path.isEmpty ? "/" : path, info)) }
         } while !path.isEmpty
-        return stamp
+        return stamps
+    }
+
+    /// None of `stamps` changed since.
+    static func unchanged(_ stamps: [DirectoryStamp]) -> Bool {
+        stamps.allSatisfy { stamp in
+            var info = stat()
+            return stat(stamp.path, &info) == 0 && stamp.matches(info)
+        }
     }
 
     /// Where RLIMIT_DATA holds the memory limit, `/dev/zero` is not writable:
@@ -83,10 +91,10 @@ import TetherTestSupport
         let prepared = try #require(LandlockRuleset.prepare(policy, memoryByCgroup: true))
         #expect(!Confinement(policy: policy, prepared: prepared).usedPreparedRuleset)
         for round in 1...5 {
-            let before = Self.stamp(above: scratch)
+            let before = Self.stamps(above: scratch)
             let unlimited = try #require(LandlockRuleset.prepare(policy, memoryByCgroup: false))
             let used = Confinement(policy: policy, prepared: unlimited).usedPreparedRuleset
-            guard Self.stamp(above: scratch) == before else {
+            guard Self.unchanged(before) else {
                 #expect(round < 5, "a directory above the scratch changed in each of 5 rounds")
                 continue
             }
