@@ -40,6 +40,10 @@ final class ExtensionSandbox {
     /// Each extension's world, made at its first launch (by name, with the
     /// executable and disk limit it was made for), where the machine allows.
     private var worlds: [String: (executable: String, arguments: [String], diskLimitMiB: Int, world: SpawnWorld)] = [:]
+    /// What worlds show at /etc (made with the first world), and when
+    /// (the loop's milliseconds) its copies were last brought up to date.
+    private var configuration: WorldConfiguration?
+    private var configurationRefreshed: UInt64?
     /// Temporary directories being removed, and who waits for the last.
     private var removals = 0
     private var removalWaiters: [() -> Void] = []
@@ -126,6 +130,7 @@ final class ExtensionSandbox {
     /// temporary directory.
     func removeParentIfEmpty() {
         spares.removeAll()
+        configuration?.remove()
         PrivateTemporaryDirectory.removeHostParentIfEmpty(group: groupPath, base: temporaryBase)
     }
 
@@ -165,6 +170,7 @@ final class ExtensionSandbox {
             }
             return nil
         }
+        refreshConfiguration()
         if let made = worlds[manifest.name], made.executable == manifest.executable, made.arguments == manifest.arguments,
            made.diskLimitMiB == manifest.diskLimitMiB {
             return made.world
@@ -174,7 +180,7 @@ final class ExtensionSandbox {
         do throws(Errno) {
             made = try ExtensionWorld.make(policy: policy(for: manifest, temporaryDirectory: nil), executable: manifest.executable,
                                            arguments: manifest.arguments, bundle: bundle, diskLimitMiB: manifest.diskLimitMiB,
-                                           support: support)
+                                           configuration: configuration, support: support)
         } catch {
             throw .shortage(error)
         }
@@ -187,6 +193,22 @@ final class ExtensionSandbox {
         }
         worlds[manifest.name] = (manifest.executable, manifest.arguments, manifest.diskLimitMiB, world)
         return world
+    }
+
+    /// The copies worlds show at /etc, brought up to date at most four
+    /// times a second (a launch's stat of each source). Where they cannot
+    /// be made, worlds bind each file as it is.
+    private func refreshConfiguration() {
+        if let refreshed = configurationRefreshed, loop.now &- refreshed < 250 { return }
+        configurationRefreshed = loop.now
+        do throws(Errno) {
+            if configuration == nil { configuration = try WorldConfiguration(parent: temporaryParent()) }
+            try configuration?.refresh()
+        } catch {
+            if reported.insert("configuration").inserted {
+                logger.warning("cannot copy what worlds show at /etc (\(error)): they show the last copies, or each file bound")
+            }
+        }
     }
 
     /// A launch whose world could not be made although the machine allows
@@ -363,38 +385,5 @@ final class ExtensionSandbox {
     func afterRemovals(_ then: @escaping () -> Void) {
         if removals == 0 { return then() }
         removalWaiters.append(then)
-    }
-}
-
-enum SandboxRefusal: Error, CustomStringConvertible {
-    case missing([String])
-    case noTemporaryDirectory(Errno)
-    /// Descriptors or memory ran out while its rules were made.
-    case shortage(Errno)
-
-    var description: String {
-        switch self {
-        case .missing(let what):
-            "--require-sandbox, and this kernel cannot confine it: missing \(what.joined(separator: "; "))"
-        case .noTemporaryDirectory(let error):
-            "cannot make its temporary directory: \(error)"
-        case .shortage(let error):
-            "cannot make its confinement's rules: \(error)"
-        }
-    }
-}
-
-extension SandboxReport {
-    var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "files": .string(files), "network": .string(networkDenied ? "denied" : "allowed"),
-            "signals": .string(signalsScoped ? "scoped" : "none"),
-            "memoryLimitMiB": memoryLimitMiB.map { .integer($0) } ?? .null,
-        ]
-        if let memoryBy { object["memoryBy"] = .string(memoryBy) }
-        object["secrets"] = .string(secretsHidden ? "hidden" : "readable")
-        object["world"] = .string(world ? "own" : "machine")
-        if let cgroup { object["cgroup"] = .string(cgroup) }
-        return .object(object)
     }
 }

@@ -33,7 +33,7 @@ public enum ExtensionWorld {
     static let system = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"]
     /// What a resolver, TLS, the dynamic loader, time zones and a Python
     /// read in /etc.
-    static let configuration = [
+    public static let configuration = [
         "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
         "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
         "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group", "/etc/ssl", "/etc/ca-certificates",
@@ -43,12 +43,14 @@ public enum ExtensionWorld {
     static let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 
     /// The steps of `executable`'s world under `policy`; `bundle`, the
-    /// directory of its manifest (the scripts and data beside it), is read-only there.
+    /// directory of its manifest (the scripts and data beside it), is read-only there;
+    /// its /etc `configuration`'s copies (nil: each file bound).
     /// Nil where no world could show it without what it must not see: its
     /// executable's directory is a kept place, or each place for its TMPDIR
     /// would cover what it shows.
     public static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
-                             diskLimitMiB: Int) -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
+                             diskLimitMiB: Int, configuration: WorldConfiguration? = nil)
+        -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
         var steps: [SpawnWorld.Step] = []
         for path in system {
             var info = stat()
@@ -59,11 +61,17 @@ public enum ExtensionWorld {
                 steps.append(.read(path, at: path, optional: true))
             }
         }
-        // Resolved here: an absolute link (/etc/localtime, a managed
-        // resolv.conf) would resolve against the root being built.
-        for path in configuration {
-            guard let resolved = Self.resolved(path) else { continue }
-            steps.append(.read(resolved, at: path, optional: true))
+        if let configuration {
+            // The files copied in one directory, the directories bound beneath it.
+            steps.append(.read(configuration.directory, at: "/etc", optional: false))
+            steps += configuration.directoryBinds().map { .read($0.source, at: $0.target, optional: true) }
+        } else {
+            // Resolved here: an absolute link (/etc/localtime, a managed
+            // resolv.conf) would resolve against the root being built.
+            for path in Self.configuration {
+                guard let resolved = Self.resolved(path) else { continue }
+                steps.append(.read(resolved, at: path, optional: true))
+            }
         }
         steps.append(.tmpfs(at: "/dev", options: "size=16k,nr_inodes=32,mode=0755", writable: false))
         steps += devices.map { .device($0) }
@@ -134,9 +142,10 @@ public enum ExtensionWorld {
     /// A world for `executable` (where `unavailable` is nil), or nil where
     /// no directory is left for its TMPDIR.
     public static func make(policy: SandboxPolicy, executable: String, arguments: [String], bundle: String?,
-                            diskLimitMiB: Int, support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
+                            diskLimitMiB: Int, configuration: WorldConfiguration? = nil,
+                            support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
         guard let made = steps(policy: policy, executable: executable, arguments: arguments, bundle: bundle,
-                               diskLimitMiB: diskLimitMiB)
+                               diskLimitMiB: diskLimitMiB, configuration: configuration)
         else { return nil }
         return try SpawnWorld(steps: made.steps, ownNetwork: !policy.network, temporaryDirectory: made.temporaryDirectory,
                               staging: staging, landlockABI: support.landlockABI)

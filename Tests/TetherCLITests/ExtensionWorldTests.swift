@@ -28,6 +28,9 @@ struct ExtensionWorldTests {
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         attempt("lockSibling", lock_sibling)
         attempt("groupRead", lambda: os.listdir(group) and None)
+        attempt("etc", lambda: ",".join(sorted(os.listdir("/etc"))))
+        attempt("hosts", lambda: open("/etc/hosts").read())
+        attempt("etcWrite", lambda: open("/etc/hosts", "a").close())
         # The machine's root lies beneath its own: nothing may uncover it.
         status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
         r["capabilities"] = ",".join(status[k].strip() for k in ["CapEff", "CapPrm", "CapBnd", "CapAmb"])
@@ -113,6 +116,12 @@ struct ExtensionWorldTests {
             #expect(result[name] as? String == "ENOENT", "\(name): \(result)")
         }
         #expect(result["groupRead"] as? String == "ok")
+        // Its /etc: what programs read there (the host's copies), read-only.
+        let shown = Set(ExtensionWorld.configuration.map { String($0.split(separator: "/").last ?? "") })
+        let etc = (result["etc"] as? String ?? "").split(separator: ",").map(String.init)
+        #expect(etc.contains("hosts") && etc.contains("ssl") && etc.allSatisfy(shown.contains), "\(result)")
+        #expect(result["hosts"] as? String == (try? String(contentsOfFile: "/etc/hosts", encoding: .utf8)), "\(result)")
+        #expect(["EROFS", "EACCES"].contains(result["etcWrite"] as? String ?? ""), "\(result)")
         // Its root is entered by chroot over the machine's: no capability
         // (not even in its own user namespace) could chroot or unmount back.
         #expect(result["capabilities"] as? String == Array(repeating: "0000000000000000", count: 4).joined(separator: ","),
@@ -177,6 +186,12 @@ struct ExtensionWorldTests {
             let entry = try #require((try fixture.status()["extensions"] as? [[String: Any]])?.first)
             #expect((entry["sandbox"] as? [String: Any])?["world"] as? String == "own")
         }
+        // A host that stopped cleanly left nothing of its own in TMPDIR
+        // (its world's /etc copies included).
+        let root = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tether-\(geteuid())"
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        let ours = left.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(root)/\($0)/group")) == fixture.group.path }
+        #expect(ours.isEmpty, "\(ours.map { (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\($0)")) ?? [] })")
     }
 
     /// Where user namespaces are refused, extensions run as before, and

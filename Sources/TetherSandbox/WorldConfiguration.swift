@@ -1,0 +1,117 @@
+import SystemPackage
+import TetherGroup
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What worlds show at `/etc`: a directory of the host's own holding a copy
+/// of each configuration file a world shows (`ExtensionWorld.configuration`)
+/// and an empty directory where each configuration directory is bound,
+/// itself bound once. Sixteen files bound one by one were a third of what
+/// entering a world cost (each a detached tree, a mount, its attributes and
+/// a Landlock rule); a copy costs the host a stat of its source now and then.
+///
+/// A copy is replaced whole (renamed over) when its source's size or
+/// modification time is not the copy's, so worlds already running see the
+/// new one too: a bound file kept the inode it was bound to, and a resolver
+/// configuration replaced by rename never reached them.
+public struct WorldConfiguration: Sendable {
+    /// The directory bound at `/etc`: `PARENT/world-etc`, 0700 (its
+    /// extensions read it as the host's user), where no extension can write.
+    public let directory: String
+    /// Absolute paths directly under `/etc`, each shown by its last component.
+    let sources: [String]
+
+    /// Larger sources are not shown: a world's /etc is the host's to copy.
+    static let maximumSize = AtomicFile.maximumSize
+
+    /// `parent`: a directory of the host's own (`PrivateTemporaryDirectory.hostParent`).
+    public init(parent: String, sources: [String] = ExtensionWorld.configuration) throws(Errno) {
+        directory = try PrivateTemporaryDirectory.ownedDirectory(parent + "/world-etc")
+        self.sources = sources
+    }
+
+    /// Brings every copy up to date with its source, and makes a mount
+    /// point for each source that is a directory. The first error, after
+    /// the rest were tried; what could not be copied keeps its last copy.
+    public func refresh() throws(Errno) {
+        var failure: Errno?
+        for source in sources {
+            do throws(Errno) {
+                try refresh(source)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The configuration directories a world binds beneath it (sources
+    /// resolved, targets in the world), each with its mount point here.
+    public func directoryBinds() -> [(source: String, target: String)] {
+        sources.compactMap { path in
+            guard let resolved = ExtensionWorld.resolved(path), Self.kind(of: resolved) == S_IFDIR,
+                  Self.kind(of: copy(of: path), following: false) == S_IFDIR else { return nil }
+            return (resolved, path)
+        }
+    }
+
+    /// Removes the directory and its copies (at the host's clean stop).
+    public func remove() {
+        for source in sources {
+            let copy = copy(of: source)
+            if unlink(copy) != 0 { rmdir(copy) }
+            AtomicFile.removeTemporaryFiles(of: copy)
+        }
+        rmdir(directory)
+    }
+
+    private func copy(of source: String) -> String {
+        directory + "/" + (source.split(separator: "/").last.map(String.init) ?? "")
+    }
+
+    private func refresh(_ path: String) throws(Errno) {
+        let copy = copy(of: path)
+        var source = stat()
+        guard let resolved = ExtensionWorld.resolved(path), stat(resolved, &source) == 0 else {
+            // Gone from the machine: gone from the worlds too.
+            if unlink(copy) != 0, errno == EISDIR { rmdir(copy) }
+            return
+        }
+        var current = stat()
+        let present = lstat(copy, &current) == 0
+        switch source.st_mode & S_IFMT {
+        case S_IFDIR:
+            if present, current.st_mode & S_IFMT == S_IFDIR { return }
+            if present { unlink(copy) }
+            if mkdir(copy, 0o755) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
+        case S_IFREG where Int64(source.st_size) <= Int64(Self.maximumSize):
+            if present, current.st_mode & S_IFMT == S_IFREG, current.st_size == source.st_size,
+               current.st_mtim.tv_sec == source.st_mtim.tv_sec, current.st_mtim.tv_nsec == source.st_mtim.tv_nsec {
+                return
+            }
+            if present, current.st_mode & S_IFMT == S_IFDIR { rmdir(copy) }
+            let bytes: [UInt8]
+            do throws(GroupError) {
+                bytes = try AtomicFile.read(resolved) ?? []
+                // Never more open than its source.
+                try AtomicFile.write(bytes, to: copy, mode: source.st_mode & 0o644, sweeping: .all)
+            } catch {
+                if case .system(_, _, let errno) = error { throw errno }
+                throw .ioError
+            }
+            // Its source's time: what tells, next time, whether it changed.
+            var times = [source.st_atim, source.st_mtim]
+            if utimensat(AT_FDCWD, copy, &times, AT_SYMLINK_NOFOLLOW) != 0 { throw Errno(rawValue: errno) }
+        default:
+            // Neither a directory nor a file a world may show.
+            if present { if unlink(copy) != 0, errno == EISDIR { rmdir(copy) } }
+        }
+    }
+
+    private static func kind(of path: String, following: Bool = true) -> mode_t? {
+        var info = stat()
+        guard (following ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+        return info.st_mode & S_IFMT
+    }
+}
