@@ -94,7 +94,7 @@ extension Host {
         // Only protocol 2 answers pings; version 1 would never be seen alive.
         let period = supervisor?.manifest.watchdogMilliseconds ?? ExtensionManifest.defaultWatchdogMilliseconds
         if version >= 2, period > 0 {
-            entry.watchdog = Watchdog(loop: loop, connection: connection, periodMilliseconds: period) { [unowned self] in
+            entry.watchdog = Watchdog(clock: watchdogClock, connection: connection, periodMilliseconds: period) { [unowned self] in
                 self.unresponsive(connection, period: period)
             }
         } else if period > 0, supervisor != nil {

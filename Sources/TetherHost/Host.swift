@@ -71,6 +71,8 @@ public final class Host: @unchecked Sendable {
     /// same by name, the by-hand count and the read-only keyboards.
     var attached: [ObjectIdentifier: AttachedExtension] = [:]
     var attachedNames: [String: ObjectIdentifier] = [:]
+    /// Their watchdogs, each period on one timer.
+    let watchdogClock: WatchdogClock
     var byHandAttached = 0
     var readOnlyAttached: [ObjectIdentifier: AttachedExtension] = [:]
     /// Notification extensions, attached and in the manifests: a push
@@ -124,6 +126,7 @@ public final class Host: @unchecked Sendable {
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
+        watchdogClock = WatchdogClock(loop: loop)
         self.configuration = configuration
     }
 

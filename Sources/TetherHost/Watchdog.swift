@@ -5,24 +5,25 @@ import TetherLoop
 /// and calls `onUnresponsive` once when a ping is still unanswered at the
 /// next tick: a hung extension is caught between one and two periods after
 /// it stopped answering, as VS Code flags an unresponsive extension host.
-/// Lives on the host's loop.
-final class Watchdog {
+/// Ticks with every other watchdog of its period (`WatchdogClock`). Lives
+/// on the host's loop.
+final class Watchdog: WatchdogTicking {
+    let periodMilliseconds: UInt64
     private let connection: RPCConnection
-    private let timer: LoopTimer
+    private weak var clock: WatchdogClock?
     private var outstanding: JSONValue?
     private var fired = false
     private let onUnresponsive: () -> Void
 
-    init(loop: EventLoop, connection: RPCConnection, periodMilliseconds: UInt64, onUnresponsive: @escaping () -> Void) {
+    init(clock: WatchdogClock, connection: RPCConnection, periodMilliseconds: UInt64, onUnresponsive: @escaping () -> Void) {
         self.connection = connection
+        self.periodMilliseconds = periodMilliseconds
         self.onUnresponsive = onUnresponsive
-        timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: periodMilliseconds, repeatMilliseconds: periodMilliseconds) { [weak self] in
-            self?.tick()
-        }
+        self.clock = clock
+        clock.add(self)
     }
 
-    private func tick() {
+    func tick() {
         guard !fired, !connection.isClosed else { return stop() }
         if outstanding != nil {
             fired = true
@@ -33,10 +34,8 @@ final class Watchdog {
         outstanding = connection.call(ExtensionMethod.ping, [:]) { [weak self] _ in self?.outstanding = nil }
     }
 
-    deinit { timer.close() }
-
     func stop() {
-        timer.close()
+        clock?.remove(self)
         if let outstanding, !connection.isClosed { connection.cancel(outstanding) }
         outstanding = nil
     }

@@ -131,7 +131,8 @@ struct ProcessCounters {
     var cpuMilliseconds: Double = 0
     var switches: Int = 0
 
-    init(pid: pid_t) {
+    /// The whole process's CPU; the switches of its main thread, or of `task`.
+    init(pid: pid_t, task: String? = nil) {
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
         // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
         if let close = stat.lastIndex(of: ")") {
@@ -140,7 +141,8 @@ struct ProcessCounters {
                 cpuMilliseconds = (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
             }
         }
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let path = task.map { "/proc/\(pid)/task/\($0)/status" } ?? "/proc/\(pid)/status"
+        let status = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         for line in status.split(separator: "\n") where line.hasSuffix("ctxt_switches") == false
             && line.contains("ctxt_switches:") {
             switches += line.split(separator: "\t").last.flatMap { Int($0.trimmed) } ?? 0

@@ -13,6 +13,9 @@ import Glibc
 ///   running, against the host with none;
 /// - scale.rss.peak, scale.rss.after: the host's peak through the burst,
 ///   and once every extension was stopped, against the host with none;
+/// - scale.idle-wakeups: the host's wake-ups (context switches of all its
+///   threads) a second over 10 s (a watchdog period: every extension is
+///   pinged once) with N running and nothing asked, against the host with none;
 /// - scale.stop: SIGTERM to exit with N running, and what was left;
 /// - scale.flood: `host.status` answered while 100 clients send it flat out
 ///   and never read, against the idle host; with the host's peak meanwhile.
@@ -35,6 +38,7 @@ struct ScaleBenchmark {
         let idleMetrics = try idle.samples(of: "host.metrics", count: 50)
         let idleRSS = residentMemory(of: idle.process.pid)
         let flood = try floodSamples(idle)
+        let idleWakeups = Self.wakeupsPerSecond(of: idle.process.pid)
         _ = try idle.stop()
         func cliStarts() throws -> Percentiles {
             Percentiles(nanoseconds: try measure(samples: 30, warmup: 3) {
@@ -65,6 +69,7 @@ struct ScaleBenchmark {
         }
         let status = try host.samples(of: "host.status", count: 20)
         let metrics = try host.samples(of: "host.metrics", count: 20)
+        let wakeups = Self.wakeupsPerSecond(of: host.process.pid)
         let stopStart = MonotonicClock.nanoseconds()
         _ = try host.stop()
         let stopTime = MonotonicClock.nanoseconds() - stopStart
@@ -102,6 +107,8 @@ struct ScaleBenchmark {
                         baselines: ["no extensions": megabytes(idleRSS)]),
             BenchResult(name: "scale.rss.after", unit: "MiB", p50: Double(after) * mib, p99: Double(after) * mib, samples: 1,
                         baselines: ["no extensions": megabytes(idleRSS)]),
+            BenchResult(name: "scale.idle-wakeups", unit: "n/s", p50: wakeups, p99: wakeups, samples: 1,
+                        baselines: ["no extensions": Percentiles(p50: idleWakeups, p99: idleWakeups)]),
             BenchResult(name: "scale.stop", unit: "ms", p50: Double(stopTime) / 1e6, p99: Double(stopTime) / 1e6, samples: 1,
                         baselines: ["processes left": Percentiles(p50: Double(left), p99: Double(left))]),
             BenchResult(name: "scale.flood", samples: flood.status,
@@ -110,6 +117,18 @@ struct ScaleBenchmark {
     }
 
     static func name(_ index: Int) -> String { "w\(index)" }
+
+    /// Context switches of every thread of `pid` a second, over 10 s in
+    /// which nothing asks it anything: each is a wake-up.
+    static func wakeupsPerSecond(of pid: pid_t) -> Double {
+        func switches() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.reduce(0) { total, task in total + ProcessCounters(pid: pid, task: task).switches }
+        }
+        let before = switches()
+        sleepSeconds(10)
+        return Double(switches() - before) / 10
+    }
 
     /// N on-demand widgets that show one entry and rest (no idle end
     /// within the run).
