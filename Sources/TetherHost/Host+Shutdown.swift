@@ -19,6 +19,7 @@ extension Host {
     public func shutdown(_ completion: @escaping () -> Void) {
         guard !shuttingDown else { return }
         shuttingDown = true
+        metrics.closing = true
         logger.event(.hostStopping, level: .notice, "tether host stopping",
                      ["extensions": .number(supervisors.count), "features": .number(features.count)])
         defaultsWatcher?.close()

@@ -33,6 +33,9 @@ final class HostMetrics {
         self.factory = factory
     }
 
+    /// Set as the host stops: the numbers are read no more.
+    var closing = false
+
     /// Made once per series: a request costs a dictionary lookup, not the
     /// registry's lock.
     private var counters: [String: CoreMetrics.Counter] = [:]
@@ -65,6 +68,10 @@ final class HostMetrics {
     }
 
     func extensionExited(_ name: String, reason: String) {
+        // What a stopping host's extensions end with is read by no one, and
+        // each new series costs the registry a copy of its name's others
+        // (3,000 stopped: 4.5 million entries copied, a tenth of the stop).
+        guard !closing else { return }
         counter("tether_extension_exits_total", [("extension", name), ("reason", reason)]).increment()
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import TetherTestSupport
 @testable import TetherSandbox
 
 @Suite struct ProcessStatisticsTests {
@@ -14,6 +15,22 @@ import Testing
         #expect(statistics.residentBytes == 777 * Int64(sysconf(Int32(_SC_PAGESIZE))))
         #expect(ProcessStatistics.parse(stat: "4242 (cut") == nil)
         #expect(ProcessStatistics.parse(stat: "4242 (x) S 1 2") == nil)
+    }
+
+    /// A process's dispositions from its status: caught and ignored
+    /// signals are not left to their default; a gone process has none.
+    @Test func whichSignalsAProcessLeavesToTheirDefault() throws {
+        let shell = try TestProcess("/bin/sh", ["-c", #"trap "" USR1; trap "exit 0" TERM; echo ready; read line; exit 0"#])
+        defer { shell.stopAlways() }
+        _ = try shell.expectLine("ready")
+        let pid = shell.pid
+        #expect(ProcessStatistics.defaults(pid: pid, signal: SIGUSR1) == false)
+        #expect(ProcessStatistics.defaults(pid: pid, signal: SIGTERM) == false)
+        #expect(ProcessStatistics.defaults(pid: pid, signal: SIGHUP) == true)
+        #expect(ProcessStatistics.defaults(pid: pid, signal: 65) == nil)
+        shell.closeStdin()
+        #expect(try shell.waitForExit(timeout: 10) == 0)
+        #expect(ProcessStatistics.defaults(pid: pid, signal: SIGHUP) == nil)
     }
 
     @Test func ownProcessIsMeasured() throws {
