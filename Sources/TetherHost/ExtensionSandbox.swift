@@ -37,13 +37,8 @@ final class ExtensionSandbox {
     private var retireTimer: LoopTimer?
     /// Rulesets built ahead of launches.
     private let spares: SpareRulesets
-    /// Each extension's world, made at its first launch (by name, with the
-    /// executable and disk limit it was made for), where the machine allows.
-    private var worlds: [String: (executable: String, arguments: [String], diskLimitMiB: Int, world: SpawnWorld)] = [:]
-    /// What worlds show at /etc (made with the first world), and when
-    /// (the loop's milliseconds) its copies were last brought up to date.
-    private var configuration: WorldConfiguration?
-    private var configurationRefreshed: UInt64?
+    /// Each extension's world, made at its first launch.
+    private let worlds: WorldCache
     /// Temporary directories being removed, and who waits for the last.
     private var removals = 0
     private var removalWaiters: [() -> Void] = []
@@ -58,6 +53,7 @@ final class ExtensionSandbox {
         self.loop = loop
         self.logger = logger
         spares = SpareRulesets(loop: loop, support: support)
+        worlds = WorldCache(loop: loop)
         // Holding the host lock: extension cgroups here are a dead host's.
         for leftover in cgroups?.killLeftovers() ?? [] { retire(leftover) }
     }
@@ -130,7 +126,7 @@ final class ExtensionSandbox {
     /// temporary directory.
     func removeParentIfEmpty() {
         spares.removeAll()
-        configuration?.remove()
+        worlds.removeConfiguration()
         PrivateTemporaryDirectory.removeHostParentIfEmpty(group: groupPath, base: temporaryBase)
     }
 
@@ -170,51 +166,27 @@ final class ExtensionSandbox {
             }
             return nil
         }
-        refreshConfiguration()
-        if let made = worlds[manifest.name], made.executable == manifest.executable, made.arguments == manifest.arguments,
-           made.diskLimitMiB == manifest.diskLimitMiB {
-            return made.world
-        }
-        let bundle = manifest.source.isEmpty ? nil : ExecutableDependencies.directory(of: manifest.source)
-        let made: SpawnWorld?
         do throws(Errno) {
-            made = try ExtensionWorld.make(policy: policy(for: manifest, temporaryDirectory: nil), executable: manifest.executable,
-                                           arguments: manifest.arguments, bundle: bundle, diskLimitMiB: manifest.diskLimitMiB,
-                                           configuration: configuration, support: support)
+            let made = try worlds.world(for: manifest, parent: temporaryParent(), support: support,
+                                        policy: { policy(for: manifest, temporaryDirectory: nil) })
+            if let error = worlds.configurationError, reported.insert("configuration").inserted {
+                logger.warning("cannot copy what worlds show at /etc (\(error)): they show the last copies, or each file bound")
+            }
+            if let made { return made }
         } catch {
             throw .shortage(error)
         }
-        guard let world = made else {
-            // Its executable's directory holds what it may not see, or every
-            // place for its TMPDIR holds what it must.
-            try worldFailed(manifest, ("its root (its executable's directory would show the user's home or secrets, "
-                                       + "or /tmp, /var/tmp and /run/tmp each hold what it must see)", .notPermitted))
-            return nil
-        }
-        worlds[manifest.name] = (manifest.executable, manifest.arguments, manifest.diskLimitMiB, world)
-        return world
-    }
-
-    /// The copies worlds show at /etc, brought up to date at most four
-    /// times a second (a launch's stat of each source). Where they cannot
-    /// be made, worlds bind each file as it is.
-    private func refreshConfiguration() {
-        if let refreshed = configurationRefreshed, loop.now &- refreshed < 250 { return }
-        configurationRefreshed = loop.now
-        do throws(Errno) {
-            if configuration == nil { configuration = try WorldConfiguration(parent: temporaryParent()) }
-            try configuration?.refresh()
-        } catch {
-            if reported.insert("configuration").inserted {
-                logger.warning("cannot copy what worlds show at /etc (\(error)): they show the last copies, or each file bound")
-            }
-        }
+        // Its executable's directory holds what it may not see, or every
+        // place for its TMPDIR holds what it must.
+        try worldFailed(manifest, ("its root (its executable's directory would show the user's home or secrets, "
+                                   + "or /tmp, /var/tmp and /run/tmp each hold what it must see)", .notPermitted))
+        return nil
     }
 
     /// A launch whose world could not be made although the machine allows
     /// worlds: said, and (but under `--require-sandbox`) run without.
     func worldFailed(_ manifest: ExtensionManifest, _ failure: (step: String, error: Errno)) throws(SandboxRefusal) {
-        worlds[manifest.name] = nil
+        worlds.forget(manifest.name)
         let reason = "cannot make the world of '\(manifest.name)' (\(failure.step): \(failure.error))"
         if required { throw .missing([reason]) }
         logger.warning("\(reason); it runs in the machine's")

@@ -7,7 +7,7 @@ import TetherManifest
 /// other extensions' temporary directories, and writes only its private temporary directory, plus the group directory
 /// unless it is a keyboard without open access, which also gets no network.
 /// No role may signal or trace a process outside its own sandbox.
-public struct SandboxPolicy: Sendable, Equatable {
+public struct SandboxPolicy: Sendable, Hashable {
     /// The group directory.
     public var group: String
     public var groupWritable: Bool
