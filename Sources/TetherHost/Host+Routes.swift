@@ -9,12 +9,10 @@ extension Host {
     func makeRouter() -> HostRouter<RPCConnection> {
         var router = HostRouter<RPCConnection>()
         router.on(HostMethods.ping) { [unowned self] _, _, respond in respond(.success(PingAnswer(pid: Int64(pid)))) }
-        router.on(HostMethods.status) { [unowned self] connection, _, respond in
+        router.on(HostMethods.status) { [unowned self] connection, request, respond in
             // An extension sees its own status; the others' (their exits)
             // are the user's to read.
-            var answer = status()
-            if let name = extensionPeer(connection) { answer.extensions.removeAll { $0.name != name } }
-            respond(.success(answer))
+            respond(.success(status(limit: request.limit, only: extensionPeer(connection))))
         }
         router.on(HostMethods.featureStart) { [unowned self] connection, target, respond in
             respond(startFeature(target, by: extensionPeer(connection)).map(JSONFields.init))
@@ -58,7 +56,7 @@ extension Host {
         }
         router.on(HostMethods.extensionList) { [unowned self] connection, _, respond in
             let viewer = extensionPeer(connection)
-            respond(.success(JSONFields(.array(extensionList().filter { viewer == nil || $0.name == viewer }.map(\.json)))))
+            respond(.success(JSONFields(.array(extensionList(only: viewer).list.map(\.json)))))
         }
         router.on(HostMethods.subscribe) { [unowned self] connection, subscription, respond in
             respond(subscribe(connection, subscription).map(JSONFields.init))

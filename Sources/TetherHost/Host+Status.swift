@@ -13,10 +13,13 @@ import TetherManifest
 
 /// `host.status`, `host.metrics` and `extension.list`.
 extension Host {
-    func status() -> HostStatus {
-        HostStatus(
+    /// `only`: an extension asking, which sees its own status alone;
+    /// `limit`: at most that many listed, all counted.
+    func status(limit: Int? = nil, only: String? = nil) -> HostStatus {
+        let (extensions, count) = extensionList(limit: limit, only: only)
+        return HostStatus(
             pid: pid, since: hostLock?.holder.since ?? "", uptime: Double(loop.now - startedAt) / 1000,
-            group: configuration.group.path, socket: socketPath, extensions: extensionList(),
+            group: configuration.group.path, socket: socketPath, extensions: extensions,
             features: features.keys.sorted(),
             // Clients, as `maximumConnections` counts them; extensions' links apart.
             connections: server?.clientCount ?? 0, extensionLinks: server?.pinnedCount ?? 0,
@@ -24,7 +27,7 @@ extension Host {
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
             desktopNotifications: desktopStatus, inputMethod: inputMethodStatus,
-            maximumRunningExtensions: launchSlots.capacity)
+            maximumRunningExtensions: launchSlots.capacity, extensionCount: count)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.
@@ -37,13 +40,18 @@ extension Host {
         return metrics.exposition(snapshot, group: configuration.group)
     }
 
-    /// The supervised extensions, then those started by hand and attached.
+    /// The supervised extensions, then those started by hand and attached
+    /// (`only` that one), at most `limit` of them, and how many there are.
     /// Through the indexes by name (a name is attached once): with
     /// thousands running, a status neither copies nor sorts them all.
-    func extensionList() -> [ExtensionStatus] {
+    func extensionList(limit: Int? = nil, only: String? = nil) -> (list: [ExtensionStatus], count: Int) {
+        let byHand = attachedNames.keys.filter { supervisorsByName[$0] == nil && (only == nil || $0 == only) }
+        let supervised = only.map { name in supervisorsByName[name].map { [$0] } ?? [] } ?? supervisors
+        let count = supervised.count + byHand.count
+        let limit = min(limit ?? count, count)
         var list: [ExtensionStatus] = []
-        list.reserveCapacity(supervisors.count + byHandAttached)
-        for supervisor in supervisors {
+        list.reserveCapacity(limit)
+        for supervisor in supervised.prefix(limit) {
             var entry = supervisor.status
             let peer = attachedEntry(named: supervisor.manifest.name)
             entry.attached = peer != nil
@@ -53,8 +61,8 @@ extension Host {
             if supervisor.pid == nil, let peer { entry.pid = peer.pid }
             list.append(entry)
         }
-        let byHand = attachedNames.keys.filter { supervisorsByName[$0] == nil }.sorted()
-        for name in byHand {
+        guard list.count < limit else { return (list, count) }
+        for name in byHand.sorted().prefix(limit - list.count) {
             guard let peer = attachedEntry(named: name) else { continue }
             var entry = peer.status
             entry.state = "attached"
@@ -63,6 +71,6 @@ extension Host {
             entry.pendingCalls = peer.pendingCalls
             list.append(entry)
         }
-        return list
+        return (list, count)
     }
 }

@@ -4,7 +4,7 @@
 /// access, and callers call with their types.
 public enum HostMethods {
     public static let ping = MethodDescriptor<NoFields, PingAnswer>(HostMethod.ping, sender: .client)
-    public static let status = MethodDescriptor<NoFields, HostStatus>(HostMethod.status, sender: .client)
+    public static let status = MethodDescriptor<StatusRequest, HostStatus>(HostMethod.status, sender: .client)
     /// The role's openURL hop: a read-only keyboard may ask it.
     public static let featureStart = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.featureStart, sender: .client)
     public static let featureStop = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.featureStop, sender: .client,

@@ -7,7 +7,7 @@ import TetherIPC
 struct HostClient {
     let group: GroupDirectory
 
-    func status() throws -> JSONValue { try call(HostMethods.status, NoFields()).wire }
+    func status(limit: Int? = nil) throws -> JSONValue { try call(HostMethods.status, StatusRequest(limit: limit)).wire }
 
     func startFeature(_ name: String) throws -> JSONValue { try call(HostMethods.featureStart, NamedTarget(name: name)).json }
 

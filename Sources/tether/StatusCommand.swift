@@ -14,16 +14,25 @@ struct Status: ParsableCommand {
         discussion: "Exits 1 with \"host is not running\" when there is no host.")
 
     @OptionGroup var group: GroupOptions
-    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, features, desktopNotifications.")
+    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, extensionCount, features, desktopNotifications.")
     var json = false
+    @Option(help: ArgumentHelp("List at most N extensions (all are counted): a status bar's poll of a host running thousands stays cheap.",
+                               valueName: "N"))
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
+    }
 
     func run() throws {
-        let answer = try group.host().status()
+        let answer = try group.host().status(limit: limit)
         if json { return try printJSON(answer) }
         let status = HostStatus(json: answer)
         output("host: running, pid \(status.pid), up \(TextFormat.fixed(status.uptime, 1)) s, group \(status.group)")
-        output(status.extensions.isEmpty ? "extensions: none" : "extensions:")
+        output(status.extensionCount == 0 ? "extensions: none" : "extensions:")
         for item in status.extensions { output("  " + ExtensionLine.text(item)) }
+        let unlisted = status.extensionCount - status.extensions.count
+        if unlisted > 0 { output("  and \(unlisted) more (without --limit: all of them)") }
         let features = status.features
         output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
         output(PrintableText.escaped(status.desktopNotifications.text))

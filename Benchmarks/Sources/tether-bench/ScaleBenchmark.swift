@@ -10,7 +10,8 @@ import Glibc
 ///   (before, and just before each of those launches);
 /// - scale.launch.burst: all N asked at once, per launch;
 /// - scale.status, scale.metrics: connect, ask, read the answer, with N
-///   running, against the host with none;
+///   running, against the host with none; scale.status.limited: the same
+///   status listing 10 (a status bar's `status --limit 10`);
 /// - scale.rss.peak, scale.rss.after: the host's peak through the burst,
 ///   and once every extension was stopped, against the host with none;
 /// - scale.idle-wakeups: the host's wake-ups (context switches of all its
@@ -68,6 +69,7 @@ struct ScaleBenchmark {
             launches.append(MonotonicClock.nanoseconds() - start)
         }
         let status = try host.samples(of: "host.status", count: 20)
+        let limitedStatus = try host.samples(of: "host.status", #"{"limit":10}"#, count: 20)
         let metrics = try host.samples(of: "host.metrics", count: 20)
         let wakeups = Self.wakeupsPerSecond(of: host.process.pid)
         let stopStart = MonotonicClock.nanoseconds()
@@ -102,6 +104,8 @@ struct ScaleBenchmark {
             BenchResult(name: "scale.launch.burst", unit: "µs/launch", p50: perBurstLaunch, p99: perBurstLaunch, samples: count,
                         baselines: ["spawn tether probe to exit": cliStart]),
             BenchResult(name: "scale.status", samples: status, baselines: ["no extensions": Percentiles(nanoseconds: idleStatus)]),
+            BenchResult(name: "scale.status.limited", samples: limitedStatus,
+                        baselines: ["no extensions": Percentiles(nanoseconds: idleStatus)]),
             BenchResult(name: "scale.metrics", samples: metrics, baselines: ["no extensions": Percentiles(nanoseconds: idleMetrics)]),
             BenchResult(name: "scale.rss.peak", unit: "MiB", p50: Double(peak) * mib, p99: Double(peak) * mib, samples: 1,
                         baselines: ["no extensions": megabytes(idleRSS)]),
@@ -195,8 +199,8 @@ private final class ScaleHost {
     }
 
     /// Connect, ask, read the whole answer: `count` times.
-    func samples(of method: String, count: Int) throws -> [UInt64] {
-        try measure(samples: count, warmup: 2) { try call(method, "{}") }
+    func samples(of method: String, _ params: String = "{}", count: Int) throws -> [UInt64] {
+        try measure(samples: count, warmup: 2) { try call(method, params) }
     }
 
     /// Every request at once, spread over 8 connections; returns once all

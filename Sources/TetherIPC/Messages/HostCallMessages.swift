@@ -16,6 +16,27 @@ public struct PingAnswer: WireMessage, Equatable {
     public var wire: JSONValue { [Field.pid: .integer(pid)] }
 }
 
+/// `host.status`'s params: at most `limit` extensions listed (their count
+/// is said whole), so that a status bar's poll of a host running thousands
+/// stays cheap; all of them when nil.
+public struct StatusRequest: WireMessage, Equatable {
+    public var limit: Int?
+
+    public init(limit: Int? = nil) { self.limit = limit }
+
+    private enum Field { static let limit = "limit" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let value = wire?[Field.limit], value != .null else { return }
+        guard let limit = value.intValue, limit >= 0 else {
+            throw .invalidParams("\"\(Field.limit)\" must be a whole number, 0 or more")
+        }
+        self.limit = limit
+    }
+
+    public var wire: JSONValue { limit.map { [Field.limit: .integer($0)] } ?? .object([:]) }
+}
+
 /// A feature or an extension, by name: `feature.start`, `feature.stop`,
 /// `extension.start`, `extension.stop`. The host checks the name's rule.
 public struct NamedTarget: WireMessage, Equatable {

@@ -10,7 +10,10 @@ public struct HostStatus: Sendable, Equatable {
     public var uptime: Double
     public var group: String
     public var socket: String
+    /// The first of them, or all (`StatusRequest.limit`).
     public var extensions: [ExtensionStatus]
+    /// How many there are, listed or not.
+    public var extensionCount: Int
     public var features: [String]
     /// Client connections (what `--max-connections` counts).
     public var connections: Int
@@ -33,13 +36,15 @@ public struct HostStatus: Sendable, Equatable {
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
                 desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
-                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0) {
+                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0,
+                extensionCount: Int? = nil) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
         self.group = group
         self.socket = socket
         self.extensions = extensions
+        self.extensionCount = extensionCount ?? extensions.count
         self.features = features
         self.connections = connections
         self.extensionLinks = extensionLinks
@@ -55,7 +60,8 @@ public struct HostStatus: Sendable, Equatable {
 
     private enum Field {
         static let pid = "pid", since = "since", uptime = "uptime", group = "group", socket = "socket"
-        static let extensions = "extensions", features = "features", connections = "connections"
+        static let extensions = "extensions", extensionCount = "extensionCount", features = "features"
+        static let connections = "connections"
         static let extensionLinks = "extensionLinks", limits = "limits", maximumConnections = "maximumConnections"
         static let maximumRunningExtensions = "maximumRunningExtensions"
         static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
@@ -79,12 +85,14 @@ public struct HostStatus: Sendable, Equatable {
                   evictedConnections: int(json[Field.evictedConnections]), droppedLogLines: int(json[Field.droppedLogLines]),
                   desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]),
                   inputMethod: InputMethodStatus(json: json[Field.inputMethod]),
-                  maximumRunningExtensions: int(limits?[Field.maximumRunningExtensions]))
+                  maximumRunningExtensions: int(limits?[Field.maximumRunningExtensions]),
+                  extensionCount: json[Field.extensionCount]?.intValue)
     }
 
     public var json: JSONValue {
         [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
          Field.group: .string(group), Field.socket: .string(socket), Field.extensions: .array(extensions.map(\.json)),
+         Field.extensionCount: .integer(extensionCount),
          Field.features: .array(features.map(JSONValue.string)), Field.connections: .integer(connections),
          Field.extensionLinks: .integer(extensionLinks),
          Field.limits: [Field.maximumConnections: .integer(maximumConnections),
