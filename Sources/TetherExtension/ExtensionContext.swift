@@ -128,7 +128,7 @@ public final class ExtensionContext {
     @discardableResult
     public func startFeature(_ feature: String) async throws(ExtensionError) -> Bool {
         guard FeatureName.isValid(feature) else { throw .invalidName(feature) }
-        return try await call(HostMethods.featureStart, NamedTarget(name: feature)).json["started"]?.boolValue ?? false
+        return try await call(HostMethods.featureStart, NamedTarget(name: feature)).started
     }
 
     /// Asks the host to stop a feature. The host decides who may: a

@@ -30,12 +30,12 @@ extension Host {
     /// `feature.start` by the user or by extension `starter`: an extension
     /// runs at most `featuresPerExtension`, and one without open access
     /// only while it runs (`endFeatures(startedBy:)`).
-    func startFeature(_ target: NamedTarget, by starter: String?) -> Result<JSONValue, RPCError> {
+    func startFeature(_ target: NamedTarget, by starter: String?) -> Result<FeatureStarted, RPCError> {
         if let starter, featureStarters.values.count(where: { $0.name == starter }) >= Self.featuresPerExtension {
             return .failure(.refused("'\(starter)' already runs \(Self.featuresPerExtension) features it started, its limit; stop one first"))
         }
         let result = featureName(target).flatMap(startFeature)
-        if case .success(let answer) = result, answer["started"]?.boolValue == true, let starter {
+        if case .success(let answer) = result, answer.started, let starter {
             let feature = target.name
             let openAccess = supervisor(named: starter)?.manifest.openAccess ?? attachedEntry(named: starter)?.openAccess ?? false
             featureStarters[feature] = FeatureStarter(name: starter, endsWithIt: !openAccess)
@@ -52,9 +52,9 @@ extension Host {
         }
     }
 
-    func startFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+    func startFeature(_ name: FeatureName) -> Result<FeatureStarted, RPCError> {
         if features[name.rawValue] != nil {
-            return .success(["name": .string(name.rawValue), "started": false, "pid": .integer(pid)])
+            return .success(FeatureStarted(name: name.rawValue, started: false, pid: Int64(pid)))
         }
         guard features.count < configuration.maximumFeatures else {
             return .failure(.refused("the host already runs \(features.count) features, its limit; stop one first"))
@@ -69,13 +69,13 @@ extension Host {
             if let note = lock.displacementNote { logger.warning("\(note)") }
             logger.event(.featureStarted, "feature '\(name)' started", ["feature": .string(name.rawValue)])
             publish(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": true])
-            return .success(["name": .string(name.rawValue), "started": true, "pid": .integer(pid)])
+            return .success(FeatureStarted(name: name.rawValue, started: true, pid: Int64(pid)))
         } catch {
             return .failure(.internalError(error.description))
         }
     }
 
-    func stopFeature(_ name: FeatureName) -> Result<JSONValue, RPCError> {
+    func stopFeature(_ name: FeatureName) -> Result<FeatureStopped, RPCError> {
         featureStarters[name.rawValue] = nil
         guard let lock = features.removeValue(forKey: name.rawValue) else {
             return .failure(.refused("feature '\(name)' is not running in this host"))
@@ -83,25 +83,21 @@ extension Host {
         lock.release()
         logger.event(.featureStopped, "feature '\(name)' stopped", ["feature": .string(name.rawValue)])
         publish(HostNotification.featureChanged, ["name": .string(name.rawValue), "running": false])
-        return .success(["name": .string(name.rawValue), "stopped": true])
+        return .success(FeatureStopped(name: name.rawValue))
     }
 
     /// Every feature whose lock is held, by this host or anyone else: the
     /// same answer `tether probe feature NAME` gives.
-    func featureList() -> JSONValue {
+    func featureList() -> FeatureListing {
         let directory = configuration.group.path + "/locks/features"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) }.sorted()
-        var list: [JSONValue] = []
+        var list: [FeatureListing.Running] = []
         for name in names {
             guard let status = try? LockProbe.status(ofLockAt: "\(directory)/\(name).lock"), status.running else { continue }
-            list.append([
-                "name": .string(name),
-                "pid": status.holder.map { .integer($0.pid) } ?? .null,
-                "since": status.holder?.since.map { .string($0) } ?? .null,
-                "owner": .string(features[name] != nil ? "host" : "other"),
-            ])
+            list.append(FeatureListing.Running(name: name, pid: status.holder.map { Int64($0.pid) }, since: status.holder?.since,
+                                               owner: features[name] != nil ? .host : .other))
         }
-        return .array(list)
+        return FeatureListing(list)
     }
 }

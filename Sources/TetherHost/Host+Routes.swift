@@ -15,16 +15,16 @@ extension Host {
             respond(.success(status(limit: request.limit, only: extensionPeer(connection))))
         }
         router.on(HostMethods.featureStart) { [unowned self] connection, target, respond in
-            respond(startFeature(target, by: extensionPeer(connection)).map(JSONFields.init))
+            respond(startFeature(target, by: extensionPeer(connection)))
         }
         router.on(HostMethods.featureStop) { [unowned self] connection, target, respond in
             // An extension, launched or by hand, stops only what it started.
             if let name = extensionPeer(connection), featureStarters[target.name]?.name != name {
                 return respond(.failure(.refused("'\(name)' may stop only a feature it started; it did not start '\(target.name)'")))
             }
-            respond(featureName(target).flatMap(stopFeature).map(JSONFields.init))
+            respond(featureName(target).flatMap(stopFeature))
         }
-        router.on(HostMethods.featureList) { [unowned self] _, _, respond in respond(.success(JSONFields(featureList()))) }
+        router.on(HostMethods.featureList) { [unowned self] _, _, respond in respond(.success(featureList())) }
         router.on(HostMethods.hello, decode: { (wire: JSONValue?) throws(RPCError) in
             try ExtensionHello(params: wire, isValidName: FeatureName.isValid)
         }) { [unowned self] connection, hello, respond in respond(self.hello(connection, hello)) }

@@ -6,10 +6,10 @@ public enum HostMethods {
     public static let ping = MethodDescriptor<NoFields, PingAnswer>(HostMethod.ping, sender: .client)
     public static let status = MethodDescriptor<StatusRequest, HostStatus>(HostMethod.status, sender: .client)
     /// The role's openURL hop: a read-only keyboard may ask it.
-    public static let featureStart = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.featureStart, sender: .client)
-    public static let featureStop = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.featureStop, sender: .client,
+    public static let featureStart = MethodDescriptor<NamedTarget, FeatureStarted>(HostMethod.featureStart, sender: .client)
+    public static let featureStop = MethodDescriptor<NamedTarget, FeatureStopped>(HostMethod.featureStop, sender: .client,
                                                                               access: .relaying)
-    public static let featureList = MethodDescriptor<NoFields, JSONFields>(HostMethod.featureList, sender: .client)
+    public static let featureList = MethodDescriptor<NoFields, FeatureListing>(HostMethod.featureList, sender: .client)
     public static let hello = MethodDescriptor<ExtensionHello, HelloAnswer>(HostMethod.hello, sender: .extensionOf(role: nil))
     public static let extensionStart = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.extensionStart, sender: .client,
                                                                                  access: .relaying)

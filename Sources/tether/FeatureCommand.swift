@@ -30,7 +30,7 @@ struct Feature: ParsableCommand {
 
         func run() throws {
             let name = try target.validName(), result = try target.group.host().startFeature(name)
-            output(result["started"]?.boolValue == false ? "\(name) was already running" : "\(name) started")
+            output(result.started ? "\(name) started" : "\(name) was already running")
         }
     }
 
@@ -51,9 +51,10 @@ struct Feature: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"features\": [{name, pid, since, owner}]}.") var json = false
 
         func run() throws {
-            try printList(group.host().features(), as: "features", json: json, empty: "no features running") { item in
-                "\(item["name"]?.stringValue ?? "?")  pid \(item["pid"]?.intValue ?? 0)  \(item["owner"]?.stringValue ?? "")"
-            }
+            let listing = try group.host().features()
+            if json { return try printJSON(JSONValue.object(["features": listing.wire])) }
+            if listing.features.isEmpty { output("no features running") }
+            for feature in listing.features { output("\(feature.name)  pid \(feature.pid ?? 0)  \(feature.owner.rawValue)") }
         }
     }
 }

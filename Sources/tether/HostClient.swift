@@ -9,11 +9,11 @@ struct HostClient {
 
     func status(limit: Int? = nil) throws -> JSONValue { try call(HostMethods.status, StatusRequest(limit: limit)).wire }
 
-    func startFeature(_ name: String) throws -> JSONValue { try call(HostMethods.featureStart, NamedTarget(name: name)).json }
+    func startFeature(_ name: String) throws -> FeatureStarted { try call(HostMethods.featureStart, NamedTarget(name: name)) }
 
-    func stopFeature(_ name: String) throws -> JSONValue { try call(HostMethods.featureStop, NamedTarget(name: name)).json }
+    func stopFeature(_ name: String) throws -> FeatureStopped { try call(HostMethods.featureStop, NamedTarget(name: name)) }
 
-    func features() throws -> JSONValue { try call(HostMethods.featureList, NoFields()).json }
+    func features() throws -> FeatureListing { try call(HostMethods.featureList, NoFields()) }
 
     /// Waits for its hello (the host's own wait, and a margin).
     func startExtension(_ name: String) throws -> JSONValue {

@@ -28,13 +28,13 @@ import TetherTestSupport
         #expect(host.router.routes[HostMethod.metrics]?.access == .user)
     }
 
-    @Test func parametersAreReadBeforeTheHandlerRuns() {
+    @Test func parametersAreReadBeforeTheHandlerRuns() throws {
         let connection = 7
         var router = HostRouter<Int>()
         var ran = 0
         router.on(HostMethods.featureStart) { _, target, respond in
             ran += 1
-            respond(.success(JSONFields(["name": .string(target.name)])))
+            respond(.success(FeatureStarted(name: target.name, started: true, pid: 42)))
         }
         var answers: [Result<JSONValue, RPCError>] = []
         let route = router.routes[HostMethod.featureStart]
@@ -46,6 +46,7 @@ import TetherTestSupport
             return
         }
         #expect(refused.message == "Invalid params: \"name\" is required")
-        #expect(answered == ["name": "x"])
+        #expect(answered == FeatureStarted(name: "x", started: true, pid: 42).wire)
+        #expect(try FeatureStarted(wire: answered) == FeatureStarted(name: "x", started: true, pid: 42))
     }
 }
