@@ -16,7 +16,7 @@ import TetherManifest
 extension Host {
     /// `extension.start {name}`: launch it if it is not running and wait
     /// for its hello (at most `startWait`); `{name, state, pid, attached}`.
-    func startExtension(_ target: NamedTarget, respond: @escaping RPCConnection.Respond) {
+    func startExtension(_ target: NamedTarget, respond: @escaping (Result<ExtensionStatus, RPCError>) -> Void) {
         let name = target.name
         guard let supervisor = supervisor(named: name) else {
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests")))
@@ -40,7 +40,7 @@ extension Host {
             if entry == nil, supervisor.state.isFailed {
                 return respond(.failure(.refused("extension '\(name)' failed to start; see the host's log")))
             }
-            respond(.success(result.json))
+            respond(.success(result))
         }
         let cancel = whenAttached(name, answer)
         guard !answered else { return }
@@ -56,7 +56,7 @@ extension Host {
 
     /// `extension.stop {name}`: SIGTERM to its group, SIGKILL after the
     /// grace; answered once it is gone. An on-demand one rests idle after.
-    func stopExtension(_ target: NamedTarget, respond: @escaping RPCConnection.Respond) {
+    func stopExtension(_ target: NamedTarget, respond: @escaping (Result<ExtensionStopped, RPCError>) -> Void) {
         let name = target.name
         guard let supervisor = supervisor(named: name) else {
             let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
@@ -65,8 +65,7 @@ extension Host {
         guard !shuttingDown else { return respond(.failure(.refused("the host is stopping every extension"))) }
         let wasRunning = supervisor.hasProcess
         supervisor.stop {
-            respond(.success(["name": .string(name), "stopped": .bool(wasRunning),
-                              "state": .string(supervisor.state.name)]))
+            respond(.success(ExtensionStopped(name: name, stopped: wasRunning, state: supervisor.state.name)))
         }
     }
 

@@ -45,18 +45,18 @@ extension Host {
             respond(.success(JSONFields(["notified": .integer(notified), "launched": .array(launched.map { .string($0) })])))
         }
         router.on(HostMethods.extensionStart) { [unowned self] _, target, respond in
-            startExtension(target) { respond($0.map(JSONFields.init)) }
+            startExtension(target, respond: respond)
         }
         router.on(HostMethods.extensionStop) { [unowned self] connection, target, respond in
             // No extension ends another, launched or by hand: the user does.
             if let name = extensionPeer(connection) {
                 return respond(.failure(.refused("'\(name)' is an extension; only the user stops extensions (tether extension stop)")))
             }
-            stopExtension(target) { respond($0.map(JSONFields.init)) }
+            stopExtension(target, respond: respond)
         }
         router.on(HostMethods.extensionList) { [unowned self] connection, _, respond in
             let viewer = extensionPeer(connection)
-            respond(.success(JSONFields(.array(extensionList(only: viewer).list.map(\.json)))))
+            respond(.success(ExtensionListing(extensionList(only: viewer).list)))
         }
         router.on(HostMethods.subscribe) { [unowned self] connection, subscription, respond in
             respond(subscribe(connection, subscription).map(JSONFields.init))

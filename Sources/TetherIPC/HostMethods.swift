@@ -11,12 +11,12 @@ public enum HostMethods {
                                                                               access: .relaying)
     public static let featureList = MethodDescriptor<NoFields, FeatureListing>(HostMethod.featureList, sender: .client)
     public static let hello = MethodDescriptor<ExtensionHello, HelloAnswer>(HostMethod.hello, sender: .extensionOf(role: nil))
-    public static let extensionStart = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.extensionStart, sender: .client,
+    public static let extensionStart = MethodDescriptor<NamedTarget, ExtensionStatus>(HostMethod.extensionStart, sender: .client,
                                                                                  access: .relaying)
     /// No extension ends another: the user does.
-    public static let extensionStop = MethodDescriptor<NamedTarget, JSONFields>(HostMethod.extensionStop, sender: .client,
+    public static let extensionStop = MethodDescriptor<NamedTarget, ExtensionStopped>(HostMethod.extensionStop, sender: .client,
                                                                                 access: .user)
-    public static let extensionList = MethodDescriptor<NoFields, JSONFields>(HostMethod.extensionList, sender: .client)
+    public static let extensionList = MethodDescriptor<NoFields, ExtensionListing>(HostMethod.extensionList, sender: .client)
     public static let push = MethodDescriptor<PushRequest, JSONFields>(HostMethod.push, sender: .client, access: .relaying)
     public static let reload = MethodDescriptor<ReloadRequest, JSONFields>(HostMethod.reload, sender: .client, access: .relaying)
     public static let defaultsChanged = MethodDescriptor<DefaultsChange, JSONFields>(HostMethod.defaultsChanged, sender: .client,

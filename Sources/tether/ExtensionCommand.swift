@@ -25,7 +25,7 @@ struct ExtensionCommand: ParsableCommand {
         @OptionGroup var target: Target
 
         func run() throws {
-            let name = target.name, result = ExtensionStatus(json: try target.group.host().startExtension(name))
+            let name = target.name, result = try target.group.host().startExtension(name)
             let pid = result.pid.map { " (pid \($0))" } ?? ""
             output(result.attached == true ? "\(name) attached\(pid)"
                    : "\(name) started\(pid), not attached yet")
@@ -38,8 +38,7 @@ struct ExtensionCommand: ParsableCommand {
 
         func run() throws {
             let name = target.name, result = try target.group.host().stopExtension(name)
-            output(result["stopped"]?.boolValue == true ? "\(name) stopped"
-                   : "\(name) was not running (\(result["state"]?.stringValue ?? "?"))")
+            output(result.stopped ? "\(name) stopped" : "\(name) was not running (\(result.state))")
         }
     }
 
@@ -49,7 +48,9 @@ struct ExtensionCommand: ParsableCommand {
         @Flag(help: "Print one JSON object: {\"extensions\": [...]}, each as in 'tether status --json'.") var json = false
 
         func run() throws {
-            try printList(group.host().extensions(), as: "extensions", json: json, empty: "no extensions", line: { ExtensionLine.text(ExtensionStatus(json: $0)) })
+            let listing = try group.host().extensions()
+            try printList(listing.extensions, wire: listing.wire, as: "extensions", json: json, empty: "no extensions",
+                          line: ExtensionLine.text)
         }
     }
 }

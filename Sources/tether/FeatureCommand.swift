@@ -52,9 +52,9 @@ struct Feature: ParsableCommand {
 
         func run() throws {
             let listing = try group.host().features()
-            if json { return try printJSON(JSONValue.object(["features": listing.wire])) }
-            if listing.features.isEmpty { output("no features running") }
-            for feature in listing.features { output("\(feature.name)  pid \(feature.pid ?? 0)  \(feature.owner.rawValue)") }
+            try printList(listing.features, wire: listing.wire, as: "features", json: json, empty: "no features running") {
+                "\($0.name)  pid \($0.pid ?? 0)  \($0.owner.rawValue)"
+            }
         }
     }
 }

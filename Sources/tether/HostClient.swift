@@ -16,16 +16,16 @@ struct HostClient {
     func features() throws -> FeatureListing { try call(HostMethods.featureList, NoFields()) }
 
     /// Waits for its hello (the host's own wait, and a margin).
-    func startExtension(_ name: String) throws -> JSONValue {
-        try call(HostMethods.extensionStart, NamedTarget(name: name), timeoutMilliseconds: 15_000).json
+    func startExtension(_ name: String) throws -> ExtensionStatus {
+        try call(HostMethods.extensionStart, NamedTarget(name: name), timeoutMilliseconds: 15_000)
     }
 
     /// The host answers once it is gone: SIGTERM, then SIGKILL after its grace.
-    func stopExtension(_ name: String) throws -> JSONValue {
-        try call(HostMethods.extensionStop, NamedTarget(name: name), timeoutMilliseconds: 60_000).json
+    func stopExtension(_ name: String) throws -> ExtensionStopped {
+        try call(HostMethods.extensionStop, NamedTarget(name: name), timeoutMilliseconds: 60_000)
     }
 
-    func extensions() throws -> JSONValue { try call(HostMethods.extensionList, NoFields()).json }
+    func extensions() throws -> ExtensionListing { try call(HostMethods.extensionList, NoFields()) }
 
     func push(_ request: PushRequest, waitingAtMost milliseconds: UInt64) throws -> JSONValue {
         try call(HostMethods.push, request, timeoutMilliseconds: milliseconds).json

@@ -35,11 +35,11 @@ struct StatusReport {
     }
 }
 
-/// A list the host answered: `{key: list}` with `json`, else a line per
+/// A list the host answered: `{key: wire}` with `json`, else a line per
 /// item (`empty` for none).
-func printList(_ list: JSONValue, as key: String, json: Bool, empty: String, line: (JSONValue) -> String) throws {
-    if json { return try printJSON(JSONValue.object([key: list])) }
-    let items = list.arrayValue ?? []
+func printList<Item>(_ items: [Item], wire: JSONValue, as key: String, json: Bool, empty: String,
+                     line: (Item) -> String) throws {
+    if json { return try printJSON(JSONValue.object([key: wire])) }
     if items.isEmpty { output(empty) }
     for item in items { output(line(item)) }
 }

@@ -8,6 +8,12 @@ extension HostStatus: WireMessage {
     public var wire: JSONValue { json }
 }
 
+/// `extension.start`'s answer: the extension as `host.status` lists it.
+extension ExtensionStatus: WireMessage {
+    public init(wire: JSONValue?) throws(RPCError) { self.init(json: wire ?? .null) }
+    public var wire: JSONValue { json }
+}
+
 extension ExtensionHello: WireMessage {
     /// Any name: the host checks its own rule (`HostRoute`'s decoder).
     public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
