@@ -101,7 +101,7 @@ extension Host {
         if !entry.managed, attachedEntry(named: entry.name) == nil { endFeatures(startedBy: entry.name) }
     }
 
-    func reload(_ request: ReloadRequest) -> Result<JSONValue, RPCError> {
+    func reload(_ request: ReloadRequest) -> Result<ReloadAnswer, RPCError> {
         let name = request.name
         let widgets = attached.values.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
         // An idle on-demand widget is launched: its first timeline is the reload.
@@ -113,7 +113,6 @@ extension Host {
             widget.connection.notify(HostNotification.reload, ["reason": "host"])
             if widget.managed { supervisor(named: widget.name)?.noteActivity() }
         }
-        return .success(["reloaded": .array((widgets.map(\.name) + launched).sorted().map { .string($0) }),
-                         "launched": .array(launched.sorted().map { .string($0) })])
+        return .success(ReloadAnswer(reloaded: (widgets.map(\.name) + launched).sorted(), launched: launched.sorted()))
     }
 }

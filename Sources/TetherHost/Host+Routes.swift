@@ -31,7 +31,7 @@ extension Host {
         router.on(HostMethods.push) { [unowned self] connection, request, respond in
             push(from: connection, request) { respond($0.map(JSONFields.init)) }
         }
-        router.on(HostMethods.reload) { [unowned self] _, request, respond in respond(reload(request).map(JSONFields.init)) }
+        router.on(HostMethods.reload) { [unowned self] _, request, respond in respond(reload(request)) }
         router.on(HostMethods.tokenGet) { [unowned self] _, request, respond in token(request, respond: respond) }
         router.on(HostMethods.defaultsChanged) { [unowned self] connection, change, respond in
             var notified = 0
@@ -72,7 +72,7 @@ extension Host {
             if let name = extensionPeer(connection) {
                 return respond(.failure(.refused("'\(name)' is an extension; the host's metrics are the user's to read (tether metrics)")))
             }
-            respond(.success(JSONFields(["contentType": "text/plain; version=0.0.4", "text": .string(metricsText())])))
+            respond(.success(MetricsAnswer(text: metricsText())))
         }
         return router
     }

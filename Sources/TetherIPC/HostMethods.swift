@@ -18,12 +18,12 @@ public enum HostMethods {
                                                                                 access: .user)
     public static let extensionList = MethodDescriptor<NoFields, ExtensionListing>(HostMethod.extensionList, sender: .client)
     public static let push = MethodDescriptor<PushRequest, JSONFields>(HostMethod.push, sender: .client, access: .relaying)
-    public static let reload = MethodDescriptor<ReloadRequest, JSONFields>(HostMethod.reload, sender: .client, access: .relaying)
+    public static let reload = MethodDescriptor<ReloadRequest, ReloadAnswer>(HostMethod.reload, sender: .client, access: .relaying)
     public static let defaultsChanged = MethodDescriptor<DefaultsChange, JSONFields>(HostMethod.defaultsChanged, sender: .client,
                                                                                      access: .relaying)
     public static let tokenGet = MethodDescriptor<TokenRequest, TokenGrant>(HostMethod.tokenGet, sender: .client)
     /// Every extension's counters: the user's to read.
-    public static let metrics = MethodDescriptor<NoFields, JSONFields>(HostMethod.metrics, sender: .client, access: .user)
+    public static let metrics = MethodDescriptor<NoFields, MetricsAnswer>(HostMethod.metrics, sender: .client, access: .user)
     public static let subscribe = MethodDescriptor<Subscription, JSONFields>(HostMethod.subscribe, sender: .client)
     public static let widgetEntry = MethodDescriptor<WidgetEntry, NoFields>(HostMethod.widgetEntry, sender: .extensionOf(role: "widget"),
                                                                             access: .relaying)

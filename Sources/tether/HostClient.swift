@@ -32,9 +32,9 @@ struct HostClient {
     }
 
     /// Every attached widget, or the one named.
-    func reload(_ name: String?) throws -> JSONValue { try call(HostMethods.reload, ReloadRequest(name: name)).json }
+    func reload(_ name: String?) throws -> ReloadAnswer { try call(HostMethods.reload, ReloadRequest(name: name)) }
 
-    func metrics() throws -> JSONValue { try call(HostMethods.metrics, NoFields()).json }
+    func metrics() throws -> MetricsAnswer { try call(HostMethods.metrics, NoFields()) }
 
     private func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
                                           timeoutMilliseconds: UInt64 = 5_000) throws -> Answer {

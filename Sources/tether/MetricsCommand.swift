@@ -16,10 +16,7 @@ struct Metrics: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func run() throws {
-        let answer = try group.host().metrics()
-        guard let text = answer["text"]?.stringValue else {
-            throw CLIError.environment("the host answered host.metrics without text (is it an older version?)")
-        }
+        let text = try group.host().metrics().text
         // The exposition ends with a newline; `output` adds its own.
         output(text.hasSuffix("\n") ? String(text.dropLast()) : text)
     }

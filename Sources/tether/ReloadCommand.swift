@@ -12,8 +12,7 @@ struct Reload: ParsableCommand {
     @OptionGroup var group: GroupOptions
 
     func run() throws {
-        let answer = try group.host().reload(name)
-        let names = (answer["reloaded"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let names = try group.host().reload(name).reloaded
         output(names.isEmpty ? "no widget is attached" : "reloading: " + names.joined(separator: ", "))
     }
 }

@@ -81,3 +81,26 @@ public struct JSONFields: WireMessage, Equatable {
     public init(wire: JSONValue?) throws(RPCError) { json = wire ?? .null }
     public var wire: JSONValue { json }
 }
+
+/// `host.metrics`'s answer: the Prometheus text exposition.
+public struct MetricsAnswer: WireMessage, Equatable {
+    public static let prometheusContentType = "text/plain; version=0.0.4"
+    public var contentType: String
+    public var text: String
+
+    public init(text: String, contentType: String = MetricsAnswer.prometheusContentType) {
+        self.text = text
+        self.contentType = contentType
+    }
+
+    private enum Field { static let contentType = "contentType", text = "text" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let text = wire?[Field.text]?.stringValue else {
+            throw .invalidParams("the host answered host.metrics without text (is it an older version?)")
+        }
+        self.init(text: text, contentType: wire?[Field.contentType]?.stringValue ?? "")
+    }
+
+    public var wire: JSONValue { [Field.contentType: .string(contentType), Field.text: .string(text)] }
+}

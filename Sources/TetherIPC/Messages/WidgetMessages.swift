@@ -124,3 +124,27 @@ public struct WidgetUpdate: Sendable, Equatable {
         return name
     }
 }
+
+/// `widget.reload`'s answer: the widgets asked to reload, and of them those
+/// launched for it (an idle on-demand widget's first timeline is its reload).
+public struct ReloadAnswer: WireMessage, Equatable {
+    public var reloaded: [String]
+    public var launched: [String]
+
+    public init(reloaded: [String], launched: [String]) {
+        self.reloaded = reloaded
+        self.launched = launched
+    }
+
+    private enum Field { static let reloaded = "reloaded", launched = "launched" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let reloaded = wire?[Field.reloaded]?.arrayValue else { throw .invalidParams("not a reload's answer") }
+        self.init(reloaded: reloaded.compactMap(\.stringValue),
+                  launched: (wire?[Field.launched]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    public var wire: JSONValue {
+        [Field.reloaded: .array(reloaded.map(JSONValue.string)), Field.launched: .array(launched.map(JSONValue.string))]
+    }
+}
