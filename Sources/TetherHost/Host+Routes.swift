@@ -59,7 +59,7 @@ extension Host {
             respond(.success(ExtensionListing(extensionList(only: viewer).list)))
         }
         router.on(HostMethods.subscribe) { [unowned self] connection, subscription, respond in
-            respond(subscribe(connection, subscription).map(JSONFields.init))
+            respond(subscribe(connection, subscription))
         }
         router.on(HostMethods.widgetEntry) { [unowned self] connection, entry, respond in
             respond(widgetEntry(from: connection, entry).map { _ in NoFields() })

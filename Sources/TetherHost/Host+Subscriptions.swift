@@ -9,7 +9,7 @@ extension Host {
     static let subscribable = Set(HostNotification.subscribable)
 
     /// {events: [name]} → {events: [every event this connection now hears]}.
-    func subscribe(_ connection: RPCConnection, _ subscription: Subscription) -> Result<JSONValue, RPCError> {
+    func subscribe(_ connection: RPCConnection, _ subscription: Subscription) -> Result<Subscription, RPCError> {
         let names = subscription.events
         if let unknown = names.first(where: { !Self.subscribable.contains($0) }) {
             return .failure(Subscription.unknownEvent(.string(unknown)))
@@ -17,7 +17,7 @@ extension Host {
         let key = ObjectIdentifier(connection)
         for name in names { subscribers[name, default: [:]][key] = connection }
         let hears = Self.subscribable.filter { subscribers[$0]?[key] != nil }.sorted()
-        return .success(Subscription(events: hears).json)
+        return .success(Subscription(events: hears))
     }
 
     func unsubscribe(_ connection: RPCConnection) {

@@ -24,7 +24,7 @@ public enum HostMethods {
     public static let tokenGet = MethodDescriptor<TokenRequest, TokenGrant>(HostMethod.tokenGet, sender: .client)
     /// Every extension's counters: the user's to read.
     public static let metrics = MethodDescriptor<NoFields, MetricsAnswer>(HostMethod.metrics, sender: .client, access: .user)
-    public static let subscribe = MethodDescriptor<Subscription, JSONFields>(HostMethod.subscribe, sender: .client)
+    public static let subscribe = MethodDescriptor<Subscription, Subscription>(HostMethod.subscribe, sender: .client)
     public static let widgetEntry = MethodDescriptor<WidgetEntry, NoFields>(HostMethod.widgetEntry, sender: .extensionOf(role: "widget"),
                                                                             access: .relaying)
     /// It may launch an idle widget.

@@ -71,8 +71,8 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
 
     private func subscribe(_ connection: RPCConnection) {
         let events = [HostNotification.notificationClosed, HostNotification.notificationAction]
-        connection.call(HostMethod.subscribe, Subscription(events: events).json) { [unowned self] result in
-            let heard = (try? result.get()).flatMap { try? Subscription(params: $0).events } ?? []
+        connection.call(HostMethods.subscribe, Subscription(events: events)) { [unowned self] result in
+            let heard = (try? result.get())?.events ?? []
             guard events.allSatisfy(heard.contains) else {
                 return self.finish(.failure(.refused("this host does not tell desktop notifications' events (an older release)")))
             }
@@ -85,9 +85,9 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
 
     /// A watch's first line, once subscribed: whether anything is shown.
     private func printStatus(on connection: RPCConnection) {
-        connection.call(HostMethod.status) { [unowned self] result in
+        connection.call(HostMethods.status, StatusRequest(limit: 0)) { [unowned self] result in
             guard case .success(let answer) = result else { return self.finish(.failure(.refused("the host did not say its status"))) }
-            let status = HostStatus(json: answer).desktopNotifications
+            let status = answer.desktopNotifications
             output(self.json ? JSONValue.object(["desktopNotifications": status.json]).description : PrintableText.escaped(status.text))
         }
     }
