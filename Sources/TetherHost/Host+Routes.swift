@@ -42,7 +42,7 @@ extension Host {
             }
             // An idle on-demand widget shows the new defaults: launch it.
             let launched = launchIdleWidgets(named: nil)
-            respond(.success(JSONFields(["notified": .integer(notified), "launched": .array(launched.map { .string($0) })])))
+            respond(.success(DefaultsRelayed(notified: notified, launched: launched)))
         }
         router.on(HostMethods.extensionStart) { [unowned self] _, target, respond in
             startExtension(target, respond: respond)

@@ -19,7 +19,7 @@ public enum HostMethods {
     public static let extensionList = MethodDescriptor<NoFields, ExtensionListing>(HostMethod.extensionList, sender: .client)
     public static let push = MethodDescriptor<PushRequest, JSONFields>(HostMethod.push, sender: .client, access: .relaying)
     public static let reload = MethodDescriptor<ReloadRequest, ReloadAnswer>(HostMethod.reload, sender: .client, access: .relaying)
-    public static let defaultsChanged = MethodDescriptor<DefaultsChange, JSONFields>(HostMethod.defaultsChanged, sender: .client,
+    public static let defaultsChanged = MethodDescriptor<DefaultsChange, DefaultsRelayed>(HostMethod.defaultsChanged, sender: .client,
                                                                                      access: .relaying)
     public static let tokenGet = MethodDescriptor<TokenRequest, TokenGrant>(HostMethod.tokenGet, sender: .client)
     /// Every extension's counters: the user's to read.

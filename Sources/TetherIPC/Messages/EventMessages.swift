@@ -63,3 +63,24 @@ public struct DefaultsChange: Sendable, Equatable {
 
     public var json: JSONValue { [Field.keys: .array(keys.map(JSONValue.string))] }
 }
+
+/// `defaults.changed`'s answer: how many attached extensions heard it, and
+/// the idle on-demand widgets launched to show it.
+public struct DefaultsRelayed: WireMessage, Equatable {
+    public var notified: Int
+    public var launched: [String]
+
+    public init(notified: Int, launched: [String]) {
+        self.notified = notified
+        self.launched = launched
+    }
+
+    private enum Field { static let notified = "notified", launched = "launched" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        self.init(notified: wire?[Field.notified]?.intValue ?? 0,
+                  launched: (wire?[Field.launched]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    public var wire: JSONValue { [Field.notified: .integer(notified), Field.launched: .array(launched.map(JSONValue.string))] }
+}
