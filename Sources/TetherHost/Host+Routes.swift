@@ -65,7 +65,7 @@ extension Host {
             respond(widgetEntry(from: connection, entry).map { _ in NoFields() })
         }
         router.on(HostMethods.widgetWatch) { [unowned self] connection, request, respond in
-            respond(watchWidget(connection, request.json).map(JSONFields.init))
+            respond(watchWidget(connection, request))
         }
         router.on(HostMethods.metrics) { [unowned self] connection, _, respond in
             // Every extension's counters: the user's to read, as status is.

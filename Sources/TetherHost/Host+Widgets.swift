@@ -25,16 +25,15 @@ extension Host {
 
     /// `widget.watch`: the widget's entry now, and its changes from now
     /// on. An on-demand widget with nothing to show yet is launched.
-    func watchWidget(_ connection: RPCConnection, _ params: JSONValue?) -> Result<JSONValue, RPCError> {
-        let name: String
-        do throws(RPCError) { name = try WidgetUpdate.watchedName(params) } catch { return .failure(error) }
+    func watchWidget(_ connection: RPCConnection, _ request: WidgetWatchRequest) -> Result<WidgetUpdate, RPCError> {
+        let name = request.name
         let managed = supervisor(named: name)
         if let managed, managed.manifest.role != .widget {
             return .failure(.refused("'\(name)' is a \(managed.manifest.role.rawValue), not a widget"))
         }
         // A widget by hand not attached yet, watched by a watch that saw it
         // before this host: its watchers hear when it attaches (a few names each).
-        let waits = managed == nil && attachedEntry(named: name) == nil && WidgetUpdate.watchesUntilAttached(params)
+        let waits = managed == nil && attachedEntry(named: name) == nil && request.untilAttached
             && widgetWatchers.values.filter { $0[ObjectIdentifier(connection)] != nil }.count < Self.maximumWidgetsWatched
         if managed == nil, attachedEntry(named: name)?.role != .widget, !waits {
             let widgets = supervisors.filter { $0.manifest.role == .widget }.map(\.manifest.name).sorted()
@@ -44,7 +43,7 @@ extension Host {
         }
         widgetWatchers[name, default: [:]][ObjectIdentifier(connection)] = connection
         if widgetEntries[name] == nil { _ = launchIdleWidgets(named: name) }
-        return .success(widgetUpdate(name).json)
+        return .success(widgetUpdate(name))
     }
 
     func widgetUpdate(_ name: String) -> WidgetUpdate {

@@ -28,6 +28,6 @@ public enum HostMethods {
     public static let widgetEntry = MethodDescriptor<WidgetEntry, NoFields>(HostMethod.widgetEntry, sender: .extensionOf(role: "widget"),
                                                                             access: .relaying)
     /// It may launch an idle widget.
-    public static let widgetWatch = MethodDescriptor<JSONFields, JSONFields>(HostMethod.widgetWatch, sender: .client,
+    public static let widgetWatch = MethodDescriptor<WidgetWatchRequest, WidgetUpdate>(HostMethod.widgetWatch, sender: .client,
                                                                             access: .relaying)
 }

@@ -88,13 +88,13 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
             // the lock's news is late: look again soon, not at once.
             self.connectSoon()
         })
-        connection.call(HostMethod.widgetWatch, WidgetUpdate.watchParams(name, untilAttached: answeredOnce)) {
+        connection.call(HostMethods.widgetWatch, WidgetWatchRequest(name: name, untilAttached: answeredOnce)) {
             [unowned self] result in
             switch result {
-            case .success(let answer):
+            case .success(let update):
                 self.retry.reset()
                 self.answeredOnce = true
-                if let update = WidgetUpdate(json: answer) { self.show(WidgetLine(update)) }
+                self.show(WidgetLine(update))
             case .failure(let error):
                 // Closed before it answered (a host dying as it was
                 // reached): the close says offline and looks again.

@@ -106,22 +106,29 @@ public struct WidgetUpdate: Sendable, Equatable {
         [Field.name: .string(name), Field.entry: entry?.json ?? .null, Field.running: .bool(running)]
     }
 
-    /// `widget.watch`'s params: `{name}`; `untilAttached`: a widget by hand
-    /// that is not attached now (a watch going on across a host restart)
-    /// is watched until it attaches, not refused.
-    public static func watchParams(_ name: String, untilAttached: Bool = false) -> JSONValue {
-        untilAttached ? [Field.name: .string(name), "untilAttached": true] : [Field.name: .string(name)]
+}
+
+/// `widget.watch`'s params: the widget; `untilAttached`: one by hand that is
+/// not attached now (a watch going on across a host restart) is watched
+/// until it attaches, not refused. Answered with its `WidgetUpdate`.
+public struct WidgetWatchRequest: WireMessage, Equatable {
+    public var name: String
+    public var untilAttached: Bool
+
+    public init(name: String, untilAttached: Bool = false) {
+        self.name = name
+        self.untilAttached = untilAttached
     }
 
-    /// Whether a `widget.watch` asks to wait for a widget by hand to attach.
-    public static func watchesUntilAttached(_ params: JSONValue?) -> Bool {
-        params?["untilAttached"]?.boolValue == true
+    private enum Field { static let name = "name", untilAttached = "untilAttached" }
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let name = wire?[Field.name]?.stringValue else { throw .invalidParams("\"\(Field.name)\" must be a string") }
+        self.init(name: name, untilAttached: wire?[Field.untilAttached]?.boolValue == true)
     }
 
-    /// The name a `widget.watch` asks for.
-    public static func watchedName(_ params: JSONValue?) throws(RPCError) -> String {
-        guard let name = params?[Field.name]?.stringValue else { throw .invalidParams("\"\(Field.name)\" must be a string") }
-        return name
+    public var wire: JSONValue {
+        untilAttached ? [Field.name: .string(name), Field.untilAttached: true] : [Field.name: .string(name)]
     }
 }
 

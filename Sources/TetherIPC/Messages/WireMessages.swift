@@ -14,6 +14,14 @@ extension ExtensionStatus: WireMessage {
     public var wire: JSONValue { json }
 }
 
+extension WidgetUpdate: WireMessage {
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let update = WidgetUpdate(json: wire) else { throw .invalidParams("not a widget's update") }
+        self = update
+    }
+    public var wire: JSONValue { json }
+}
+
 extension ExtensionHello: WireMessage {
     /// Any name: the host checks its own rule (`HostRoute`'s decoder).
     public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
