@@ -91,6 +91,11 @@ extension Host {
             name: name, role: supervisor?.manifest.role ?? role, pid: peer.pid, managed: managed,
             openAccess: supervisor?.manifest.openAccess ?? hello.openAccess ?? false,
             timeBudgetMilliseconds: budget, protocolVersion: version, connection: connection)
+        // Refused before its watchdog is made: a refused hello leaves nothing ticking.
+        if !managed, byHandAttached >= effectiveLimits.maximumConnections {
+            return .failure(.refused("the host already has \(byHandAttached) extensions attached by hand, its limit "
+                                     + "(start it with --max-connections to allow more)"))
+        }
         // Only protocol 2 answers pings; version 1 would never be seen alive.
         let period = supervisor?.manifest.watchdogMilliseconds ?? ExtensionManifest.defaultWatchdogMilliseconds
         if version >= 2, period > 0 {
@@ -102,10 +107,6 @@ extension Host {
                 extension '\(name)' speaks protocol 1, which cannot answer pings: its watchdog is not enforced \
                 (speak protocol 2, or set "watchdog": 0 in its manifest)
                 """)
-        }
-        if !managed, byHandAttached >= effectiveLimits.maximumConnections {
-            return .failure(.refused("the host already has \(byHandAttached) extensions attached by hand, its limit "
-                                     + "(start it with --max-connections to allow more)"))
         }
         addAttached(entry, key)
         // Asked in the hello: what it hears without asking again.

@@ -18,6 +18,8 @@ final class WatchdogClock {
 
     init(loop: EventLoop) { self.loop = loop }
 
+    deinit { for group in groups.values { group.timer.close() } }
+
     func add(_ member: any WatchdogTicking) {
         let period = member.periodMilliseconds
         if groups[period] == nil {

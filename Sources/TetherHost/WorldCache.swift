@@ -50,10 +50,12 @@ final class WorldCache {
         return world
     }
 
-    /// Its world failed: made again at its next launch, as are those of its kind.
+    /// Its world failed: made again at the next launch of each extension
+    /// that shares it.
     func forget(_ name: String) {
-        guard let failed = byName.removeValue(forKey: name) else { return }
-        byKind[failed.kind] = nil
+        guard let failed = byName[name]?.world else { return }
+        byName = byName.filter { $0.value.world !== failed }
+        byKind = byKind.filter { $0.value !== failed }
     }
 
     /// At the host's clean stop.
@@ -67,7 +69,11 @@ final class WorldCache {
         configurationRefreshed = loop.now
         do throws(Errno) {
             if configuration == nil { configuration = try WorldConfiguration(parent: parent()) }
-            try configuration?.refresh()
+            // A configuration directory came or went: worlds made before would bind what is not there.
+            if try configuration?.refresh() == true {
+                byName.removeAll()
+                byKind.removeAll()
+            }
         } catch {
             configurationError = configurationError ?? error
         }

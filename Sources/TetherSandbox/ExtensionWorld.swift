@@ -61,18 +61,8 @@ public enum ExtensionWorld {
                 steps.append(.read(path, at: path, optional: true))
             }
         }
-        if let configuration {
-            // The files copied in one directory, the directories bound beneath it.
-            steps.append(.read(configuration.directory, at: "/etc", optional: false))
-            steps += configuration.directoryBinds().map { .read($0.source, at: $0.target, optional: true) }
-        } else {
-            // Resolved here: an absolute link (/etc/localtime, a managed
-            // resolv.conf) would resolve against the root being built.
-            for path in Self.configuration {
-                guard let resolved = Self.resolved(path) else { continue }
-                steps.append(.read(resolved, at: path, optional: true))
-            }
-        }
+        // /etc's steps go here, once the program's directories are known.
+        let configurationAt = steps.count
         steps.append(.tmpfs(at: "/dev", options: "size=16k,nr_inodes=32,mode=0755", writable: false))
         steps += devices.map { .device($0) }
         for (index, name) in ["stdin", "stdout", "stderr"].enumerated() {
@@ -100,6 +90,7 @@ public enum ExtensionWorld {
                 programs.append(ExecutableDependencies.directory(of: argument))
             }
         }
+        steps.insert(contentsOf: etc(configuration, showing: programs), at: configurationAt)
         let kept = Self.kept(policy)
         // Its own directory it must see, or it has no world.
         guard let own = Self.resolved(programs[0]), covered(own, by: system) || Self.mayShow(own, keeping: kept) else {
@@ -137,6 +128,20 @@ public enum ExtensionWorld {
         // one would keep its extension from ever launching.
         steps.append(.mask(at: GroupDirectory.extensionLocksPath(of: policy.group)))
         return (steps, temporary)
+    }
+
+    /// What a world shows at /etc: the copies in one read-only bind, the
+    /// configuration directories bound beneath it; or, without copies or
+    /// where a program, bundle or script lies beneath /etc (it is bound
+    /// there, and the copies' bind is read-only), each entry bound.
+    private static func etc(_ configuration: WorldConfiguration?, showing programs: [String]) -> [SpawnWorld.Step] {
+        if let configuration, !programs.contains(where: { covered($0, by: ["/etc"]) }) {
+            return [.read(configuration.directory, at: "/etc", optional: false)]
+                + configuration.directoryBinds().map { .read($0.source, at: $0.target, optional: true) }
+        }
+        // Resolved here: an absolute link (/etc/localtime, a managed
+        // resolv.conf) would resolve against the root being built.
+        return Self.configuration.compactMap { path in Self.resolved(path).map { .read($0, at: path, optional: true) } }
     }
 
     /// A world for `executable` (where `unavailable` is nil), or nil where

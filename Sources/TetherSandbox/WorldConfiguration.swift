@@ -32,18 +32,24 @@ public struct WorldConfiguration: Sendable {
     }
 
     /// Brings every copy up to date with its source, and makes a mount
-    /// point for each source that is a directory. The first error, after
-    /// the rest were tried; what could not be copied keeps its last copy.
-    public func refresh() throws(Errno) {
+    /// point for each source that is a directory (the directory itself
+    /// again, if a cleaner of /tmp removed it). True when a mount point came
+    /// or went: worlds made before bind what is no longer there. The first
+    /// error, after the rest were tried; what could not be read is not shown.
+    @discardableResult
+    public func refresh() throws(Errno) -> Bool {
+        _ = try PrivateTemporaryDirectory.ownedDirectory(directory)
         var failure: Errno?
+        var changed = false
         for source in sources {
             do throws(Errno) {
-                try refresh(source)
+                changed = try refresh(source) || changed
             } catch {
                 failure = failure ?? error
             }
         }
         if let failure { throw failure }
+        return changed
     }
 
     /// The configuration directories a world binds beneath it (sources
@@ -70,42 +76,48 @@ public struct WorldConfiguration: Sendable {
         directory + "/" + (source.split(separator: "/").last.map(String.init) ?? "")
     }
 
-    private func refresh(_ path: String) throws(Errno) {
+    /// One source; true when its mount point came or went.
+    private func refresh(_ path: String) throws(Errno) -> Bool {
         let copy = copy(of: path)
-        var source = stat()
-        guard let resolved = ExtensionWorld.resolved(path), stat(resolved, &source) == 0 else {
-            // Gone from the machine: gone from the worlds too.
-            if unlink(copy) != 0, errno == EISDIR { rmdir(copy) }
-            return
-        }
         var current = stat()
         let present = lstat(copy, &current) == 0
+        let wasDirectory = present && current.st_mode & S_IFMT == S_IFDIR
+        // Gone from the machine (or no longer ours to read): gone from the worlds too.
+        func drop() -> Bool {
+            if present, !wasDirectory { unlink(copy) }
+            return present && wasDirectory && rmdir(copy) == 0
+        }
+        var source = stat()
+        guard let resolved = ExtensionWorld.resolved(path), stat(resolved, &source) == 0 else { return drop() }
         switch source.st_mode & S_IFMT {
         case S_IFDIR:
-            if present, current.st_mode & S_IFMT == S_IFDIR { return }
+            if wasDirectory { return false }
             if present { unlink(copy) }
             if mkdir(copy, 0o755) != 0, errno != EEXIST { throw Errno(rawValue: errno) }
+            return true
         case S_IFREG where Int64(source.st_size) <= Int64(Self.maximumSize):
-            if present, current.st_mode & S_IFMT == S_IFREG, current.st_size == source.st_size,
+            let mode = source.st_mode & 0o644
+            if present, current.st_mode & S_IFMT == S_IFREG, current.st_mode & 0o777 == mode, current.st_size == source.st_size,
                current.st_mtim.tv_sec == source.st_mtim.tv_sec, current.st_mtim.tv_nsec == source.st_mtim.tv_nsec {
-                return
+                return false
             }
-            if present, current.st_mode & S_IFMT == S_IFDIR { rmdir(copy) }
-            let bytes: [UInt8]
+            let changed = wasDirectory && rmdir(copy) == 0
             do throws(GroupError) {
-                bytes = try AtomicFile.read(resolved) ?? []
+                guard let bytes = try AtomicFile.read(resolved) else { return drop() || changed }
                 // Never more open than its source.
-                try AtomicFile.write(bytes, to: copy, mode: source.st_mode & 0o644, sweeping: .all)
+                try AtomicFile.write(bytes, to: copy, mode: mode, sweeping: .all)
             } catch {
+                _ = drop()
                 if case .system(_, _, let errno) = error { throw errno }
                 throw .ioError
             }
             // Its source's time: what tells, next time, whether it changed.
             var times = [source.st_atim, source.st_mtim]
             if utimensat(AT_FDCWD, copy, &times, AT_SYMLINK_NOFOLLOW) != 0 { throw Errno(rawValue: errno) }
+            return changed
         default:
             // Neither a directory nor a file a world may show.
-            if present { if unlink(copy) != 0, errno == EISDIR { rmdir(copy) } }
+            return drop()
         }
     }
 

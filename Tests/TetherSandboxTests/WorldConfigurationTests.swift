@@ -71,8 +71,25 @@ import TetherTestSupport
         try configuration.refresh()
         #expect(try readText(copies + "/hosts") == "127.0.0.2 localhost\n")
 
+        // Made less open: so is its copy.
+        #expect(chmod(sources.source + "/hosts", 0o600) == 0)
+        try configuration.refresh()
+        #expect(mode(copies + "/hosts") == 0o600)
+
+        // A directory that became a file: its mount point goes, and the
+        // refresh says so (worlds made before would bind it).
+        #expect(try configuration.refresh() == false)
+        #expect(rmdir(sources.source + "/ssl") == 0)
+        try writeFile(sources.source + "/ssl", "now a file\n")
+        #expect(try configuration.refresh() == true)
+        #expect(kind(copies + "/ssl") == S_IFREG && configuration.directoryBinds().isEmpty)
+
+        // The whole directory removed by a cleaner of /tmp: made again.
         configuration.remove()
         #expect(kind(copies) == nil)
+        try configuration.refresh()
+        #expect(try readText(copies + "/hosts") == "127.0.0.2 localhost\n")
+        configuration.remove()
     }
 
     @Test func aSymlinkPlantedForItsDirectoryIsRefused() throws {
