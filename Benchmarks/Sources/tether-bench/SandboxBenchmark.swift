@@ -41,7 +41,7 @@ struct SandboxBenchmark {
         // its /etc copied as the host copies it; and with each file bound.
         let policy = SandboxPolicy(role: .keyboard, openAccess: false, group: group, temporaryDirectory: nil, memoryLimitMiB: 96)
         let configuration = try? WorldConfiguration(parent: scratch.path)
-        try? configuration?.refresh()
+        _ = try? configuration?.refresh()
         if ExtensionWorld.unavailable == nil, let configuration,
            let world = try? ExtensionWorld.make(policy: policy, executable: "/bin/true", arguments: [], bundle: nil,
                                                 diskLimitMiB: 256, configuration: configuration),
