@@ -94,10 +94,11 @@ public enum AtomicFile {
         return (directory.isEmpty ? "/" : directory, name)
     }
 
-    /// Replaces the file at `path` with `bytes`, atomically and durably,
-    /// first removing crashed writers' temp files as `sweeping` says.
+    /// Replaces the file at `path` with `bytes`, atomically and (unless not
+    /// `durable`: a copy of what is kept elsewhere) durably, first removing
+    /// crashed writers' temp files as `sweeping` says.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
-                             sweeping: Sweep = .deadWriters) throws(GroupError) {
+                             sweeping: Sweep = .deadWriters, durable: Bool = true) throws(GroupError) {
         removeTemporaryFiles(of: path, sweeping)
         let (directory, name) = split(path)
         var temporary = ""
@@ -114,7 +115,7 @@ public enum AtomicFile {
             }
             guard fd >= 0 else { throw Errno.fileExists }
             try Syscall.pwrite(fd, bytes, at: 0)
-            _ = try Syscall.check { fsync(fd) }
+            if durable { _ = try Syscall.check { fsync(fd) } }
             Syscall.close(fd)
             fd = -1
             _ = try Syscall.check { rename(temporary, path) }
@@ -124,7 +125,7 @@ public enum AtomicFile {
             throw .system("write", path: path, error)
         }
         // The rename is durable once the directory is synced.
-        if let dirfd = try? Syscall.open(directory, O_RDONLY | O_DIRECTORY) {
+        if durable, let dirfd = try? Syscall.open(directory, O_RDONLY | O_DIRECTORY) {
             fsync(dirfd)
             Syscall.close(dirfd)
         }

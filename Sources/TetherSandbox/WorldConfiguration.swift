@@ -104,8 +104,10 @@ public struct WorldConfiguration: Sendable {
             let changed = wasDirectory && rmdir(copy) == 0
             do throws(GroupError) {
                 guard let bytes = try AtomicFile.read(resolved) else { return drop() || changed }
-                // Never more open than its source.
-                try AtomicFile.write(bytes, to: copy, mode: mode, sweeping: .all)
+                // Never more open than its source; not synced: a crash
+                // loses a copy of what the machine keeps (the host's
+                // loop waits for this, and an fsync can take long).
+                try AtomicFile.write(bytes, to: copy, mode: mode, sweeping: .all, durable: false)
             } catch {
                 _ = drop()
                 if case .system(_, _, let errno) = error { throw errno }

@@ -40,8 +40,12 @@ struct CgroupTests {
         return escapee
     }
 
+    /// Its sandbox as `status` says, or empty while the host does not answer
+    /// (the tests poll it: a host busy starting may miss one status's 5 s).
     func sandbox(_ fixture: HostFixture, _ name: String) throws -> [String: Any] {
-        let entry = (try fixture.status()["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == name }
+        let result = try fixture.group.run(["status", "--json"])
+        guard result.status == 0 else { return [:] }
+        let entry = (try fixture.group.json(result)["extensions"] as? [[String: Any]])?.first { $0["name"] as? String == name }
         return entry?["sandbox"] as? [String: Any] ?? [:]
     }
 
