@@ -19,6 +19,16 @@ for page in "$generated"/*.1; do
     # tether.host(1) -> tether-host(1), TETHER.HOST -> TETHER-HOST, as git's pages are named.
     sed -E -e 's/tether\.([a-z.-]+)/tether-\1/g' -e 's/tether-([a-z-]+)\.([a-z-]+)/tether-\1-\2/g' \
         -e 's/TETHER\.([A-Z.-]+)/TETHER-\1/g' -e 's/TETHER-([A-Z-]+)\.([A-Z-]+)/TETHER-\1-\2/g' \
-        -e '/^\.Xr tether-help 1/d' "$page" > "$out/$dashed.1"
+        -e '/^\.Xr tether-help 1/d' "$page" |
+    # What man-db's whatis and groff want (lintian checks both): the NAME
+    # section names the page's file (the synopsis keeps the command as
+    # typed), a blank line is a paragraph, and a text line that starts
+    # with an apostrophe is not a control line.
+    awk -v page="$dashed" '
+        /^\.Nm / && !named { typed = substr($0, 5); print ".Nm " page; named = 1; next }
+        /^\.Nm$/ && named { print ".Nm " typed; next }
+        /^$/ { print ".Pp"; next }
+        /^\x27/ { print "\\&" $0; next }
+        { print }' > "$out/$dashed.1"
 done
 echo "wrote $(ls "$out" | wc -l) pages to docs/man" >&2

@@ -64,11 +64,17 @@ mkdir -p /srv/www && echo hello-from-the-guest > /srv/www/hello.txt
 
 # The guest has no GLib: the user's manager is asked through sd-bus.
 check noGLib bash -c "! ldconfig -p | grep -q 'libgio-2.0'"
+# tether is the package's, installed with its templates, pages and completions.
+check packaged bash -c '[ "$(command -v tether)" = /usr/bin/tether ] && dpkg-query -W -f="\${Status}" tether | grep -q "install ok installed"'
+check packageFiles bash -c 'for f in /usr/lib/systemd/user/tether@.service /usr/lib/systemd/user/tether@.socket /usr/share/man/man1/tether-host.1.gz \
+    /usr/share/bash-completion/completions/tether /usr/share/zsh/vendor-completions/_tether /usr/share/fish/vendor_completions.d/tether.fish \
+    /usr/share/doc/tether/copyright /usr/libexec/tether/example-widget /usr/share/tether/extensions/example-widget.extension.json; do [ -s $f ] || exit 1; done'
+check version bash -c '[ "$(tether --version)" = "$(dpkg-query -W -f="\${Version}" tether)" ]'
 # The units of an install before templates (one group): moved over by install.
 units=/home/tether/.config/systemd/user
 mkdir -p $units
 printf '# Written by tether service install: the group'"'"'s socket.\n[Socket]\nListenStream=/home/tether/old.sock\n[Install]\nWantedBy=sockets.target\n' > $units/tether.socket
-printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart="/usr/local/bin/tether" "host" "--group" "/home/tether/.local/state/tether/default"\n' > $units/tether.service
+printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart="/usr/bin/tether" "host" "--group" "/home/tether/.local/state/tether/default"\n' > $units/tether.service
 chown -R tether:tether /home/tether/.config
 user systemctl --user daemon-reload
 user systemctl --user enable --now tether.socket >/dev/null 2>&1
@@ -83,6 +89,8 @@ export svc sock
 # once mid-launch in CI (most likely the watchdog: its loop starved).
 check install bash -c "user tether service install --extensions-dir $ext --watchdog 15 | tee /dev/stderr | grep -q 'moved the single-group tether.socket and tether.service over'"
 check oldUnitsGone bash -c "[ ! -e $units/tether.socket ] && [ ! -e $units/tether.service ]"
+# The package's templates serve: install wrote only the group's drop-in.
+check onlyDropIn bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ -s $units/$svc.d/50-tether.conf ]"
 check serviceActive within 300 bash -c '[ "$(show $svc ActiveState)" = active ]'
 installed=$SECONDS
 pid=$(show $svc MainPID)
@@ -164,8 +172,23 @@ check bothActive within 30 bash -c "[ \"\$(show $svc ActiveState)\" = active ] &
 check secondDelegated bash -c "user tether service status --group $second --json | grep -q '\"delegated\":true'"
 check secondStatusNamesIt bash -c "user tether service status --group $second | grep -q '^tether@home-tether-second.service: active'"
 
+# The same two hosts in a root that has GLib (the desktop's libraries; the
+# static tether loads none of them): restarted, both delegated, a hog
+# killed at memory.max and a fork bomb held at pids.max in the second.
+dpkg -i /var/cache/glib/*.deb > /tmp/glib.log 2>&1
+check withGLib bash -c "ldconfig -p | grep -q 'libgio-2.0'"
+user systemctl --user restart $svc $svc2
+check bothActiveWithGLib within 300 bash -c "[ \"\$(show $svc ActiveState)\" = active ] && [ \"\$(show $svc2 ActiveState)\" = active ]"
+check bothDelegatedWithGLib bash -c "user tether service status --json | grep -q '\"delegated\":true' && user tether service status --group $second --json | grep -q '\"delegated\":true'"
+user tether extension start hog --group $second >/dev/null 2>&1
+check memoryKillWithGLib within 600 bash -c "user tether status --group $second --json | grep -q '\"reason\":\"memory\"'"
+service2=/sys/fs/cgroup$(show $svc2 ControlGroup)
+user tether extension start bomb --group $second >/dev/null 2>&1
+check bombBoundedWithGLib within 1800 bash -c "grep -qs '^max [1-9]' $service2/ext-*bomb*/pids.events && grep -qx 512 $service2/ext-*bomb*/pids.max"
+user tether extension stop bomb --group $second >/dev/null 2>&1
+
 check uninstall user tether service uninstall
-check secondStillRuns bash -c "[ \"\$(show $svc2 ActiveState)\" = active ] && [ -e $units/tether@.service ]"
+check secondStillRuns bash -c "[ \"\$(show $svc2 ActiveState)\" = active ] && [ -s $units/$svc2.d/50-tether.conf ]"
 check secondUninstall user tether service uninstall --group $second
 check unitsRemoved bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ ! -e $units/$svc.d ]"
 echo VM-TEST-DONE

@@ -2,29 +2,33 @@
 # The systemd tier: the host as a user service where users run it. Debian
 # 12 with systemd 252 as PID 1 and a lingering user (tether, uid 1000),
 # booted under qemu (software emulation, no KVM) from a root built once per
-# build folder with mmdebstrap. The tether this tree built, and the
-# libraries it loads, are copied in on each run; scripts/systemd-vm-guest.sh
-# runs as root once the guest has booted, acts as the user, prints one
-# "CHECK NAME ok|FAILED ..." line per case, then powers the guest off.
+# build folder with mmdebstrap. The Debian package this tree built
+# (scripts/debian-package.sh) is installed into it on each run, as a user
+# would install it; scripts/systemd-vm-guest.sh runs as root once the guest
+# has booted, acts as the user, prints one "CHECK NAME ok|FAILED ..." line
+# per case, then powers the guest off. The root has no GLib; its packages
+# are in it, installed halfway through, and the hosts are proven again.
 #
-# Usage: scripts/systemd-vm-tests.sh   (build first: swift build)
+# Usage: scripts/systemd-vm-tests.sh [PACKAGE.deb]
+#   (default: .build/debian/tether_*.deb; make it first: scripts/debian-package.sh)
 # VM_CPUS (default: all), VM_MEMORY (2G), VM_TIMEOUT (600 s).
 # Exits 0 when every check held, 1 when one failed, 3 when it cannot run
 # here (no Debian mirror to build the root from).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/.ci/ensure-system-libraries" --systemd-vm
-tether="$root/.build/debug/tether"
-[ -x "$tether" ] || { echo "systemd-vm-tests: build first: swift build" >&2; exit 3; }
+package=${1:-$(ls -t "$root"/.build/debian/tether_*.deb 2>/dev/null | head -n 1)}
+[ -f "$package" ] || { echo "systemd-vm-tests: no package to install: make it first: scripts/debian-package.sh" >&2; exit 1; }
 work="$root/.build/systemd-vm"
 mkdir -p "$work"
 
 # The root, once for its list of packages: systemd, the user's bus,
-# python3 for test extensions, and what tether loads at run time (libuv,
-# libseccomp, libcurl; D-Bus is libsystemd's sd-bus). No GLib: the
-# user's manager is reached without it.
-packages=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libuv1,libseccomp2,libcurl4
-if [ "$(cat "$work/root.done" 2>/dev/null)" != "$packages" ]; then
+# python3 for test extensions, and what the package depends on (libcurl4,
+# libsystemd0). No GLib: the user's manager is reached without it. GLib's
+# packages wait in /var/cache/glib, for the second half.
+packages=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps,passwd,mawk,libcurl4
+glib=libglib2.0-0
+if [ "$(cat "$work/root.done" 2>/dev/null)" != "$packages $glib" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: building the guest's root (mmdebstrap --mode=root) needs root" >&2; exit 3; }
     rm -rf "$work/root"
     set +e
@@ -50,6 +54,7 @@ WantedBy=multi-user.target
 UNIT
 chroot "$1" systemctl enable vm-test.service' \
       --customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service' \
+      --customize-hook="rm -f \"\$1\"/var/cache/apt/archives/*.deb && chroot \"\$1\" apt-get install --download-only -y -q $glib && mkdir -p \"\$1/var/cache/glib\" && mv \"\$1\"/var/cache/apt/archives/*.deb \"\$1/var/cache/glib/\"" \
       --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
       bookworm "$work/root" > "$work/mmdebstrap.log" 2>&1
     built=$?
@@ -58,15 +63,18 @@ chroot "$1" systemctl enable vm-test.service' \
         echo "systemd-vm-tests: cannot build the guest's root (mmdebstrap failed: no Debian mirror reachable?): $(tail -1 "$work/mmdebstrap.log")" >&2
         exit 3
     fi
-    echo "$packages" > "$work/root.done"
+    echo "$packages $glib" > "$work/root.done"
 fi
 
-# This run's binary, at the same path as here (its run path finds the Swift
-# runtime where the toolchain has it), and the test.
-lib="$work/root/opt/swift/usr/lib/swift/linux"
-mkdir -p "$lib" "$work/root/usr/local/bin"
-ldd "$tether" | awk '$3 ~ /^\/opt\/swift\// { print $3 }' | xargs -r cp -t "$lib"
-install -m 0755 "$tether" "$work/root/usr/local/bin/tether"
+# This run's package, installed as a user installs it (apt would fetch
+# nothing: what it depends on is in the root).
+rm -rf "$work/root/opt/swift" "$work/root/usr/local/bin/tether"
+[ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: installing the package into the guest's root (chroot) needs root" >&2; exit 3; }
+cp "$package" "$work/root/tmp/tether.deb"
+chroot "$work/root" dpkg -i /tmp/tether.deb > "$work/dpkg.log" 2>&1 \
+    || { echo "systemd-vm-tests: the package does not install: $(tail -3 "$work/dpkg.log")" >&2; exit 1; }
+rm -f "$work/root/tmp/tether.deb"
+mkdir -p "$work/root/usr/local/bin"
 install -m 0755 "$root/scripts/systemd-vm-guest.sh" "$work/root/usr/local/bin/vm-test"
 size_mb=$(( $(du -sm "$work/root" | cut -f1) * 13 / 10 + 64 ))
 rm -f "$work/root.img"

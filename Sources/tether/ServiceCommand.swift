@@ -18,9 +18,11 @@ struct ServiceCommand: ParsableCommand {
             manager and enables and starts the instance; the first client of the group's socket \
             starts the host. Each group is an instance of its own: a second group gets a second host. \
             'status' says what runs and whether its cgroup is delegated; 'uninstall' stops, disables \
-            and removes the group's instance. Without a systemd user manager: exit 3, nothing changed.
+            and removes the group's instance. Without a systemd user manager: exit 3, nothing changed. \
+            Where a package put the templates (/usr/lib/systemd/user), install writes only the drop-in; \
+            'templates' writes them for such a package.
             """,
-        subcommands: [Install.self, Uninstall.self, Status.self]
+        subcommands: [Install.self, Uninstall.self, Status.self, Templates.self]
     )
 
     struct Install: ParsableCommand {
@@ -54,22 +56,62 @@ struct ServiceCommand: ParsableCommand {
             let unitDirectory = try SystemctlUser.unitDirectory()
             let moved = try ServiceCommand.removeOldUnits(in: unitDirectory, group: directory.path)
             try SystemctlUser.makeDirectory("\(unitDirectory)/\(units.dropInDirectory)")
-            for (path, text) in [(ServiceUnits.socketTemplate, units.socket), (ServiceUnits.serviceTemplate, units.service),
-                                 ("\(units.dropInDirectory)/\(ServiceUnits.dropInName)", units.dropIn)] {
+            // A package's templates serve as they are: copies of ours in
+            // the user's directory would shadow them (each instance's
+            // drop-in names its own executable either way).
+            let packaged = SystemctlUser.packagedTemplates()
+            var files = [("\(units.dropInDirectory)/\(ServiceUnits.dropInName)", units.dropIn)]
+            if packaged == nil { files += [(ServiceUnits.socketTemplate, units.socket), (ServiceUnits.serviceTemplate, units.service)] }
+            for (path, text) in files {
                 do throws(GroupError) {
                     try AtomicFile.write(Array(text.utf8), to: "\(unitDirectory)/\(path)", mode: 0o644)
                 } catch {
-                    throw CLIError.environment("cannot write \(unitDirectory)/\(path): \(error)")
+                    throw CLIError.environment(error.description)
                 }
             }
+            let shadowing = packaged == nil ? false : try ServiceCommand.removeOwnTemplates(in: unitDirectory)
             try SystemctlUser.run(["daemon-reload"])
             try SystemctlUser.run(["enable", "--now", units.socketName, units.serviceName])
             if moved {
                 output("moved the single-group \(ServiceUnits.oldSocketName) and \(ServiceUnits.oldServiceName) over: "
                        + "stopped, disabled and removed")
             }
-            output("installed \(units.socketName) and \(units.serviceName) in \(unitDirectory): "
+            if shadowing, let packaged {
+                output("removed the copies of tether@.socket and tether@.service in \(unitDirectory): the package's in \(packaged) serve")
+            }
+            let templates = packaged.map { "the templates in \($0), the drop-in in \(unitDirectory)" } ?? unitDirectory
+            output("installed \(units.socketName) and \(units.serviceName) (\(templates)): "
                    + "the host of \(directory.path) runs as a user service")
+        }
+    }
+
+    struct Templates: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "templates",
+            abstract: "Write the tether@ templates into a directory, for a package's /usr/lib/systemd/user.",
+            discussion: "Nothing is enabled or started; 'install' then writes each group's drop-in beside them.")
+        @Option(help: ArgumentHelp("Where to write tether@.socket and tether@.service; it must exist.", valueName: "DIR"))
+        var directory: String
+        @Option(help: ArgumentHelp("The tether the service runs (default: this one).", valueName: "PATH"))
+        var executable: String?
+
+        func validate() throws {
+            guard executable.map({ $0.hasPrefix("/") }) ?? true else { throw ValidationError("--executable takes an absolute path") }
+            for path in [directory, executable ?? ""] where ServiceUnits.holdsControlCharacter(path) {
+                throw ValidationError("\(ServiceUnits.shown(path)) holds a control character, which a systemd unit cannot carry")
+            }
+        }
+
+        func run() throws {
+            let units = ServiceUnits(executable: executable ?? ownExecutable(), groupPath: "", instance: "", hostArguments: [])
+            for (name, text) in [(ServiceUnits.socketTemplate, units.socket), (ServiceUnits.serviceTemplate, units.service)] {
+                do throws(GroupError) {
+                    try AtomicFile.write(Array(text.utf8), to: "\(directory)/\(name)", mode: 0o644)
+                } catch {
+                    throw CLIError.environment(error.description)
+                }
+            }
+            output("wrote \(ServiceUnits.socketTemplate) and \(ServiceUnits.serviceTemplate) to \(directory)")
         }
     }
 
@@ -92,13 +134,7 @@ struct ServiceCommand: ParsableCommand {
             _ = rmdir(dropIns)
             // The templates go with the last instance that needs them.
             let others = SystemctlUser.names(in: unitDirectory).filter { $0.hasPrefix("tether@") && $0.hasSuffix(".service.d") }
-            if others.isEmpty {
-                for name in [ServiceUnits.serviceTemplate, ServiceUnits.socketTemplate] {
-                    if unlink("\(unitDirectory)/\(name)") != 0, errno != ENOENT {
-                        throw CLIError.environment("cannot remove \(unitDirectory)/\(name): \(Errno(rawValue: errno))")
-                    }
-                }
-            }
+            if others.isEmpty { _ = try ServiceCommand.removeOwnTemplates(in: unitDirectory) }
             _ = try ServiceCommand.removeOldUnits(in: unitDirectory, group: path)
             try SystemctlUser.run(["daemon-reload"])
             output("removed \(socket) and \(service)")
@@ -138,6 +174,21 @@ struct ServiceCommand: ParsableCommand {
         }
     }
 
+    /// The templates `install` wrote to the user's directory, removed. True if there were any.
+    static func removeOwnTemplates(in unitDirectory: String) throws -> Bool {
+        var removed = false
+        for name in [ServiceUnits.serviceTemplate, ServiceUnits.socketTemplate] {
+            let path = "\(unitDirectory)/\(name)"
+            guard let bytes = try? AtomicFile.read(path),
+                  String(decoding: bytes, as: UTF8.self).hasPrefix(ServiceUnits.writtenMark) else { continue }
+            if unlink(path) != 0, errno != ENOENT {
+                throw CLIError.environment("cannot remove \(path): \(Errno(rawValue: errno))")
+            }
+            removed = true
+        }
+        return removed
+    }
+
     static func open(_ group: GroupOptions) throws -> GroupDirectory {
         do { return try group.open() } catch { throw CLIError.environment(error.description) }
     }
@@ -167,99 +218,5 @@ struct ServiceCommand: ParsableCommand {
             }
         }
         return true
-    }
-}
-
-/// `systemctl --user`, the user's service manager as its own tool speaks to it.
-enum SystemctlUser {
-    /// Throws, in one line, where no user manager answers.
-    static func reachable() throws {
-        let result = try call(["show-environment"])
-        guard result.status == 0 else {
-            throw CLIError.environment("no systemd user manager answers (systemctl --user: \(result.error)); nothing was changed")
-        }
-    }
-
-    static func run(_ arguments: [String]) throws {
-        let result = try call(arguments)
-        guard result.status == 0 else {
-            throw CLIError.environment("systemctl --user \(arguments.joined(separator: " ")) failed: \(result.error)")
-        }
-    }
-
-    /// `path` as a unit's instance names it (`systemd-escape --path`: systemd's own rules).
-    static func escapedPath(_ path: String) throws -> String {
-        let result: CommandOutput
-        do {
-            result = try CommandOutput.run("systemd-escape", ["--path", path])
-        } catch {
-            throw CLIError.environment("cannot run systemd-escape (\(error)): no systemd here; nothing was changed")
-        }
-        let escaped = String(decoding: result.standardOutput, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        guard result.status.shellCode == 0, !escaped.isEmpty else {
-            throw CLIError.environment("systemd-escape --path \(ServiceUnits.shown(path)) failed; nothing was changed")
-        }
-        return escaped
-    }
-
-    /// The entries of a directory of units (none if it cannot be read).
-    static func names(in directory: String) -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    /// A directory of user units (a drop-in's), 0700 where missing.
-    static func makeDirectory(_ path: String) throws {
-        if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw CLIError.environment("cannot make \(path): \(Errno(rawValue: errno))")
-        }
-    }
-
-    /// The unit's properties that status reads.
-    static func properties(_ unit: String) throws -> [String: String] {
-        let result = try call(["show", unit, "--property=LoadState,UnitFileState,ActiveState,SubState,MainPID,ControlGroup,Delegate,DelegateControllers"])
-        var properties: [String: String] = [:]
-        for line in result.output.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
-        }
-        return properties
-    }
-
-    /// `${XDG_CONFIG_HOME:-~/.config}/systemd/user`, each level made 0700 where missing.
-    static func unitDirectory() throws -> String {
-        let base: String
-        if let config = ProcessEnvironment.value("XDG_CONFIG_HOME"), config.hasPrefix("/") {
-            base = config
-        } else if let home = ProcessEnvironment.value("HOME"), home.hasPrefix("/") {
-            base = home + "/.config"
-        } else {
-            throw CLIError.environment("neither XDG_CONFIG_HOME nor HOME is set: no place for user units")
-        }
-        var path = ""
-        for component in [base, "systemd", "user"] {
-            path += path.isEmpty ? component : "/" + component
-            if mkdir(path, 0o700) != 0, errno != EEXIST {
-                throw CLIError.environment("cannot make \(path): \(Errno(rawValue: errno))")
-            }
-        }
-        return path
-    }
-
-    private static func call(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let result: CommandOutput
-        do {
-            result = try CommandOutput.run("systemctl", ["--user"] + arguments)
-        } catch {
-            throw CLIError.environment("cannot run systemctl (\(error)): no systemd here; nothing was changed")
-        }
-        let error = String(decoding: result.standardError, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-        return (result.status.shellCode, String(decoding: result.standardOutput, as: UTF8.self), error)
     }
 }

@@ -14,6 +14,8 @@ struct ServiceUnits {
     static let oldServiceName = "tether.service"
     /// The drop-in's file name in `tether@INSTANCE.service.d/`.
     static let dropInName = "50-tether.conf"
+    /// How the templates begin: what uninstall and install may remove as theirs.
+    static let writtenMark = "# Written by tether service"
     /// The default `WatchdogSec=`: the host pings at half of it (`ServiceWatchdog`).
     static let defaultWatchdogSeconds = 30
 
@@ -32,7 +34,7 @@ struct ServiceUnits {
 
     var socket: String {
         """
-        # Written by tether service install: a group's socket (the instance
+        # Written by tether service templates or install: a group's socket (the instance
         # is the group's path, systemd-escape --path; %f, that path). The first client
         # (tether status, push, an extension) starts tether@.service.
         [Unit]
@@ -52,7 +54,7 @@ struct ServiceUnits {
     var service: String {
         let command = ([executable, "host", "--group"].map(Self.quoted) + ["\"%f\""]).joined(separator: " ")
         return """
-            # Written by tether service install: the host of one group (the
+            # Written by tether service templates or install: the host of one group (the
             # instance is the group's path, systemd-escape --path).
             [Unit]
             Description=Tether host for %f

@@ -201,4 +201,27 @@ import TetherTestSupport
         #expect(manifest.status == 2, "\(manifest.stderr)")
         #expect(!FileManager.default.fileExists(atPath: config))
     }
+
+    /// `service templates` writes the two templates a package ships, naming
+    /// the tether it is told to, and nothing where it cannot.
+    @Test func theTemplatesForAPackageNameTheGivenTether() throws {
+        let group = try TestGroup()
+        let directory = group.dir.path + "/units"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let written = try tether(["service", "templates", "--directory", directory, "--executable", "/usr/bin/tether"])
+        #expect(written.status == 0, "\(written.stderr)")
+        let service = try String(contentsOfFile: directory + "/tether@.service", encoding: .utf8)
+        let socket = try String(contentsOfFile: directory + "/tether@.socket", encoding: .utf8)
+        #expect(service.contains("ExecStart=\"/usr/bin/tether\" \"host\" \"--group\" \"%f\""), "\(service)")
+        #expect(service.contains("Delegate=memory pids") && socket.contains("ListenStream=%f/host.sock"))
+        for name in ["tether@.service", "tether@.socket"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.posixPermissions] as? Int
+            #expect(mode == 0o644, "\(name)")
+        }
+        let missing = try tether(["service", "templates", "--directory", group.dir.path + "/none"])
+        #expect(missing.status == 3 && missing.stderr.contains("/none/tether@.socket"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: group.dir.path + "/none"))
+        let relative = try tether(["service", "templates", "--directory", directory, "--executable", "bin/tether"])
+        #expect(relative.status == 2 && relative.stderr.contains("absolute path"), "\(relative.stderr)")
+    }
 }
