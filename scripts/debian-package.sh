@@ -13,6 +13,8 @@
 # the docs, a copyright file and a changelog. Needs dpkg-deb and lintian
 # (.ci/ensure-system-libraries --package installs them).
 set -euo pipefail
+# The package's modes are policy's, whatever the caller's umask.
+umask 022
 out=""
 check=1
 while [ $# -gt 0 ]; do
@@ -20,7 +22,7 @@ while [ $# -gt 0 ]; do
         --out) [ $# -ge 2 ] || { echo "debian-package.sh: --out needs a directory" >&2; exit 2; }; out="$2"; shift 2 ;;
         --out=*) out="${1#--out=}"; shift ;;
         --no-lintian) check=0; shift ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "debian-package.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -97,7 +99,7 @@ Version: $version
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
-Depends: libc6 (>= $glibc_upstream), libc6 (<< $next_glibc), libcurl4, libsystemd0
+Depends: libc6 (>= $glibc_upstream), libc6 (<< $next_glibc), libcurl4 | libcurl3-gnutls, libsystemd0
 Recommends: systemd, dbus-user-session
 Suggests: gnome-keyring, ibus, dunst | notification-daemon, python3
 Built-Using: ${built_using%, }
@@ -118,9 +120,11 @@ Description: host for app extensions on Linux, as iOS has them
 CONTROL
 mkdir -p "$out"
 package="$out/tether_${version}_$arch.deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$package" >&2
+# Checked under its final name in the work folder, moved out only if it passes.
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$work/$(basename "$package")" >&2
 if [ "$check" = 1 ]; then
-    lintian --fail-on error,warning "$package" >&2 \
-        || { echo "debian-package.sh: lintian found errors or warnings in $package" >&2; exit 1; }
+    lintian --fail-on error,warning "$work/$(basename "$package")" >&2 \
+        || { echo "debian-package.sh: lintian found errors or warnings in the package; none was written" >&2; exit 1; }
 fi
+mv -f "$work/$(basename "$package")" "$package"
 echo "$package"

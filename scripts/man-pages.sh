@@ -27,6 +27,7 @@ for page in "$generated"/*.1; do
     awk -v page="$dashed" '
         /^\.Nm / && !named { typed = substr($0, 5); print ".Nm " page; named = 1; next }
         /^\.Nm$/ && named { print ".Nm " typed; next }
+        /^\.Ex -std$/ && named { print ".Ex -std " typed; next }
         /^$/ { print ".Pp"; next }
         /^\x27/ { print "\\&" $0; next }
         { print }' > "$out/$dashed.1"

@@ -75,6 +75,11 @@ units=/home/tether/.config/systemd/user
 mkdir -p $units
 printf '# Written by tether service install: the group'"'"'s socket.\n[Socket]\nListenStream=/home/tether/old.sock\n[Install]\nWantedBy=sockets.target\n' > $units/tether.socket
 printf '# Written by tether service install: the host of one group.\n[Service]\nExecStart="/usr/bin/tether" "host" "--group" "/home/tether/.local/state/tether/default"\n' > $units/tether.service
+# And copies of the templates an install from a build wrote there, which
+# would shadow the package's: install removes them.
+for unit in tether@.socket tether@.service; do
+    printf '# Written by tether service install: an older copy.\n[Unit]\nDescription=shadow\n' > $units/$unit
+done
 chown -R tether:tether /home/tether/.config
 user systemctl --user daemon-reload
 user systemctl --user enable --now tether.socket >/dev/null 2>&1
@@ -87,10 +92,11 @@ export svc sock
 # A watchdog of 15 s: this guest runs on one niced CPU beside the tests, 20
 # to 40 times slower than the machine, and with 6 s a host was restarted
 # once mid-launch in CI (most likely the watchdog: its loop starved).
-check install bash -c "user tether service install --extensions-dir $ext --watchdog 15 | tee /dev/stderr | grep -q 'moved the single-group tether.socket and tether.service over'"
+check install bash -c "user tether service install --extensions-dir $ext --watchdog 15 > /tmp/install.out && grep -q 'moved the single-group tether.socket and tether.service over' /tmp/install.out && grep -q 'removed the copies of tether@.socket and tether@.service' /tmp/install.out"
 check oldUnitsGone bash -c "[ ! -e $units/tether.socket ] && [ ! -e $units/tether.service ]"
 # The package's templates serve: install wrote only the group's drop-in.
 check onlyDropIn bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ -s $units/$svc.d/50-tether.conf ]"
+check packagedTemplateServes bash -c "[ \"\$(show $svc FragmentPath)\" = /usr/lib/systemd/user/tether@.service ]"
 check serviceActive within 300 bash -c '[ "$(show $svc ActiveState)" = active ]'
 installed=$SECONDS
 pid=$(show $svc MainPID)
@@ -166,17 +172,21 @@ check byHandScopeGone within 100 bash -c "! user systemctl --user list-units --n
 user systemctl --user start $sock
 second=/home/tether/second
 svc2="tether@$(systemd-escape --path $second).service"
-check secondInstall user tether service install --group $second --extensions-dir $ext
+# The second runs the package's examples too, as the README starts them.
+check secondInstall user tether service install --group $second --extensions-dir $ext --extensions-dir /usr/share/tether/extensions
 check bothAnswer bash -c "user tether status >/dev/null && user tether status --group $second >/dev/null"
 check bothActive within 30 bash -c "[ \"\$(show $svc ActiveState)\" = active ] && [ \"\$(show $svc2 ActiveState)\" = active ]"
 check secondDelegated bash -c "user tether service status --group $second --json | grep -q '\"delegated\":true'"
 check secondStatusNamesIt bash -c "user tether service status --group $second | grep -q '^tether@home-tether-second.service: active'"
+user tether extension start example-widget --group $second >/dev/null 2>&1
+check packagedExample within 300 bash -c "user tether status --group $second --json | python3 -c 'import json, sys
+found = {e[\"name\"]: e for e in json.load(sys.stdin)[\"extensions\"]}
+sys.exit(0 if found.get(\"example-widget\", {}).get(\"state\") == \"running\" else 1)'"
 
 # The same two hosts in a root that has GLib (the desktop's libraries; the
 # static tether loads none of them): restarted, both delegated, a hog
 # killed at memory.max and a fork bomb held at pids.max in the second.
-dpkg -i /var/cache/glib/*.deb > /tmp/glib.log 2>&1
-check withGLib bash -c "ldconfig -p | grep -q 'libgio-2.0'"
+check withGLib bash -c "dpkg -i /var/cache/glib/*.deb > /tmp/glib.log 2>&1 && ldconfig -p | grep -q 'libgio-2.0'"
 user systemctl --user restart $svc $svc2
 check bothActiveWithGLib within 300 bash -c "[ \"\$(show $svc ActiveState)\" = active ] && [ \"\$(show $svc2 ActiveState)\" = active ]"
 check bothDelegatedWithGLib bash -c "user tether service status --json | grep -q '\"delegated\":true' && user tether service status --group $second --json | grep -q '\"delegated\":true'"
@@ -190,5 +200,5 @@ user tether extension stop bomb --group $second >/dev/null 2>&1
 check uninstall user tether service uninstall
 check secondStillRuns bash -c "[ \"\$(show $svc2 ActiveState)\" = active ] && [ -s $units/$svc2.d/50-tether.conf ]"
 check secondUninstall user tether service uninstall --group $second
-check unitsRemoved bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ ! -e $units/$svc.d ]"
+check unitsRemoved bash -c "[ ! -e $units/tether@.service ] && [ ! -e $units/tether@.socket ] && [ ! -e $units/$svc.d ] && [ ! -e $units/$svc2.d ]"
 echo VM-TEST-DONE

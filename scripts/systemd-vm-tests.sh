@@ -17,7 +17,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/.ci/ensure-system-libraries" --systemd-vm
-package=${1:-$(ls -t "$root"/.build/debian/tether_*.deb 2>/dev/null | head -n 1)}
+package=${1:-$(ls -t "$root"/.build/debian/tether_*.deb 2>/dev/null | head -n 1 || true)}
 [ -f "$package" ] || { echo "systemd-vm-tests: no package to install: make it first: scripts/debian-package.sh" >&2; exit 1; }
 work="$root/.build/systemd-vm"
 mkdir -p "$work"
@@ -68,8 +68,8 @@ fi
 
 # This run's package, installed as a user installs it (apt would fetch
 # nothing: what it depends on is in the root).
-rm -rf "$work/root/opt/swift" "$work/root/usr/local/bin/tether"
 [ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: installing the package into the guest's root (chroot) needs root" >&2; exit 3; }
+rm -rf "$work/root/opt/swift" "$work/root/usr/local/bin/tether"
 cp "$package" "$work/root/tmp/tether.deb"
 chroot "$work/root" dpkg -i /tmp/tether.deb > "$work/dpkg.log" 2>&1 \
     || { echo "systemd-vm-tests: the package does not install: $(tail -3 "$work/dpkg.log")" >&2; exit 1; }

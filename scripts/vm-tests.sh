@@ -40,10 +40,10 @@ bundle="$root/.build/debug/TetherPackageTests.xctest"
 # User= leaves it (chowned, in a parent root owns, no attribute). Then the
 # tests that need root (trusted.* attributes are root's to read) run as
 # root. The guest runs 10-20 times slower, so every wait a test bounds is
-# given three times as long; two tests at a time (but those that load the
-# whole guest), as on the host
-# (TestTiming's width): with one, the guest's CPUs were idle 58% of the
-# run (9p's round trips), and the tier took 1.7 times as long.
+# given three times as long; three tests at a time (but those that load
+# the whole guest; TestTiming's width, VM_TEST_WIDTH): with one, the
+# guest's CPUs were idle 58% of the run (9p's round trips), and the tier
+# took 1.7 times as long; with two, they were still idle 39%.
 guest="$root/.build/vm-guest.sh"
 # The filter as a file of its own: no quoting to get wrong.
 printf '%s' "$filter" > "$root/.build/vm-filter"
@@ -79,7 +79,7 @@ echo '+memory +pids' > \$delegated/system/cgroup.subtree_control
 mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
 echo \$\$ > \$delegated/runner/cgroup.procs
 cd "$root"
-set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 \\
+set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 TETHER_TEST_WIDTH=${VM_TEST_WIDTH:-3} \\
     TETHER_TEST_OWNED_CGROUP=/tether-vm/system/owned "$bundle" --testing-library swift-testing
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security || true
 echo "vm-tests: Linux \$(uname -r), security modules \$(cat /sys/kernel/security/lsm 2>/dev/null)"

@@ -19,7 +19,8 @@ struct ServiceCommand: ParsableCommand {
             starts the host. Each group is an instance of its own: a second group gets a second host. \
             'status' says what runs and whether its cgroup is delegated; 'uninstall' stops, disables \
             and removes the group's instance. Without a systemd user manager: exit 3, nothing changed. \
-            Where a package put the templates (/usr/lib/systemd/user), install writes only the drop-in; \
+            Where a package put the templates (/usr/lib/systemd/user, or another of systemd's own directories \
+            for user units), install writes only the drop-in and removes copies of the templates it wrote before; \
             'templates' writes them for such a package.
             """,
         subcommands: [Install.self, Uninstall.self, Status.self, Templates.self]

@@ -67,9 +67,10 @@ enum SystemctlUser {
         return properties
     }
 
-    /// Where a package or an administrator puts user units, in systemd's
-    /// order (the first found wins there too).
-    static let systemUnitDirectories = ["/etc/systemd/user", "/usr/local/lib/systemd/user", "/usr/lib/systemd/user"]
+    /// Where a package or an administrator puts user units (systemd.unit(5)'s
+    /// search path for user units, less the user's own), in systemd's order.
+    static let systemUnitDirectories = ["/etc/xdg/systemd/user", "/etc/systemd/user", "/run/systemd/user", "/usr/local/share/systemd/user",
+                                        "/usr/share/systemd/user", "/usr/local/lib/systemd/user", "/usr/lib/systemd/user"]
 
     /// The directory of the system's own `tether@` templates (a package's), if any.
     static func packagedTemplates() -> String? {
