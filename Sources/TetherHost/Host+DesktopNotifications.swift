@@ -41,13 +41,13 @@ extension Host {
     /// and `desktop`: how it went there. The content shown is the first
     /// rewritten one, else the first delivered. `pusher`: the extension
     /// that pushed, whose pace it keeps (nil: the user, as sent).
-    func showDelivered(_ answer: JSONValue, pushedBy pusher: String?, respond: @escaping RPCConnection.Respond) {
+    func showDelivered(_ answer: PushAnswer, pushedBy pusher: String?, respond: @escaping PushDelivery.Respond) {
         func answered(_ display: DesktopDisplay) {
-            guard case .object(var object) = answer else { return respond(.success(answer)) }
-            object[DesktopDisplay.field] = display.json
-            respond(.success(.object(object)))
+            var answer = answer
+            answer.desktop = display
+            respond(.success(answer))
         }
-        let deliveries = DeliveredPush.deliveries(in: answer)
+        let deliveries = answer.delivered
         guard let desktop, configuration.desktopNotifications else {
             return answered(DesktopDisplay(reason: desktopStatus.whyNotShown ?? desktopStatus.summary))
         }

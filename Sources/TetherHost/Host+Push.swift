@@ -14,7 +14,7 @@ import TetherManifest
 /// `extension.push`: a notification to each usable notification extension,
 /// launched on demand, within its time budget.
 extension Host {
-    func push(from connection: RPCConnection, _ request: PushRequest, respond: @escaping RPCConnection.Respond) {
+    func push(from connection: RPCConnection, _ request: PushRequest, respond: @escaping PushDelivery.Respond) {
         let budget = request.budgetMilliseconds
         // What it holds is counted as it travels on to each extension.
         let bytes = JSONCodec.serialize(.object(request.payload)).count
@@ -38,12 +38,12 @@ extension Host {
         // An extension's pushes reach the desktop at its pace (`DesktopPace`); the user's as sent.
         let pusher = extensionPeer(connection)
         var delivery: PushDelivery?
-        let settled: RPCConnection.Respond = { [unowned self] result in
+        let settled: PushDelivery.Respond = { [unowned self] result in
             if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
             if self.pushesBySender[sender]?.isEmpty == true { self.pushesBySender[sender] = nil }
             // Counted until answered: a push waiting for the desktop's
             // server (at most 2 s) still holds its bytes.
-            let answer: RPCConnection.Respond = { result in
+            let answer: PushDelivery.Respond = { result in
                 self.pushLedger.release(sender, bytes: bytes)
                 respond(result)
             }

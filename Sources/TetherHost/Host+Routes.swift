@@ -29,7 +29,7 @@ extension Host {
             try ExtensionHello(params: wire, isValidName: FeatureName.isValid)
         }) { [unowned self] connection, hello, respond in respond(self.hello(connection, hello)) }
         router.on(HostMethods.push) { [unowned self] connection, request, respond in
-            push(from: connection, request) { respond($0.map(JSONFields.init)) }
+            push(from: connection, request, respond: respond)
         }
         router.on(HostMethods.reload) { [unowned self] _, request, respond in respond(reload(request)) }
         router.on(HostMethods.tokenGet) { [unowned self] _, request, respond in token(request, respond: respond) }

@@ -26,6 +26,8 @@ final class PushDelivery {
     /// Told once per extension when its part is settled: how, how long it
     /// took (from the push's arrival), and whether the content changed.
     typealias Report = (_ name: String, _ outcome: Outcome, _ milliseconds: UInt64, _ modified: Bool) -> Void
+    /// The push's answer, or why it ended.
+    typealias Respond = (Result<PushAnswer, RPCError>) -> Void
 
     /// One extension the push goes through.
     struct Route {
@@ -49,12 +51,12 @@ final class PushDelivery {
     /// extension that never answers leaves nothing (payload included) behind.
     private var calls: [(connection: RPCConnection, id: JSONValue)?] = []
     private var cancels: [(() -> Void)?] = []
-    private var respond: RPCConnection.Respond?
+    private var respond: Respond?
     private let routes: [Route]
     private let report: Report
 
     private init(loop: EventLoop, payload: [String: JSONValue], budget: UInt64?, routes: [Route], report: @escaping Report,
-                 respond: @escaping RPCConnection.Respond) {
+                 respond: @escaping Respond) {
         self.report = report
         self.loop = loop
         self.payload = payload
@@ -68,16 +70,16 @@ final class PushDelivery {
         self.respond = respond
     }
 
-    /// Delivers `payload` through `routes` and answers `respond` with
-    /// `{"delivered": [{extension, content, modified, timedOut}]}`. The
+    /// Delivers `payload` through `routes` and answers `respond` with what
+    /// each delivered. The
     /// delivery, while it has routes to wait for (`end` ends it early).
     @discardableResult
     static func start(loop: EventLoop, payload: [String: JSONValue], budgetMilliseconds: UInt64?,
                       routes: [Route], report: @escaping Report,
-                      respond: @escaping RPCConnection.Respond) -> PushDelivery? {
+                      respond: @escaping Respond) -> PushDelivery? {
         guard !routes.isEmpty else {
             // No service extension: the original is what gets delivered.
-            respond(.success(DeliveredPush.answer([DeliveredPush(content: payload, modified: false, timedOut: false)])))
+            respond(.success(PushAnswer(delivered: [DeliveredPush(content: payload, modified: false, timedOut: false)])))
             return nil
         }
         let delivery = PushDelivery(loop: loop, payload: payload, budget: budgetMilliseconds,
@@ -155,6 +157,6 @@ final class PushDelivery {
         remaining -= 1
         guard remaining == 0, let respond else { return }
         self.respond = nil
-        respond(.success(DeliveredPush.answer(results.compactMap { $0 })))
+        respond(.success(PushAnswer(delivered: results.compactMap { $0 })))
     }
 }

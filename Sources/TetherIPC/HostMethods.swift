@@ -17,7 +17,7 @@ public enum HostMethods {
     public static let extensionStop = MethodDescriptor<NamedTarget, ExtensionStopped>(HostMethod.extensionStop, sender: .client,
                                                                                 access: .user)
     public static let extensionList = MethodDescriptor<NoFields, ExtensionListing>(HostMethod.extensionList, sender: .client)
-    public static let push = MethodDescriptor<PushRequest, JSONFields>(HostMethod.push, sender: .client, access: .relaying)
+    public static let push = MethodDescriptor<PushRequest, PushAnswer>(HostMethod.push, sender: .client, access: .relaying)
     public static let reload = MethodDescriptor<ReloadRequest, ReloadAnswer>(HostMethod.reload, sender: .client, access: .relaying)
     public static let defaultsChanged = MethodDescriptor<DefaultsChange, DefaultsRelayed>(HostMethod.defaultsChanged, sender: .client,
                                                                                      access: .relaying)

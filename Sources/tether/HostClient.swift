@@ -27,8 +27,8 @@ struct HostClient {
 
     func extensions() throws -> ExtensionListing { try call(HostMethods.extensionList, NoFields()) }
 
-    func push(_ request: PushRequest, waitingAtMost milliseconds: UInt64) throws -> JSONValue {
-        try call(HostMethods.push, request, timeoutMilliseconds: milliseconds).json
+    func push(_ request: PushRequest, waitingAtMost milliseconds: UInt64) throws -> PushAnswer {
+        try call(HostMethods.push, request, timeoutMilliseconds: milliseconds)
     }
 
     /// Every attached widget, or the one named.

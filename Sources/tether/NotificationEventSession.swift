@@ -12,7 +12,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
     enum Mode {
         case watch
         /// Prints the push's answer (`printAnswer`), then waits.
-        case push(PushRequest, waitMilliseconds: UInt64, printAnswer: (JSONValue) -> Void)
+        case push(PushRequest, waitMilliseconds: UInt64, printAnswer: (PushAnswer) -> Void)
     }
 
     private let group: GroupDirectory
@@ -23,7 +23,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
     /// `push --wait`: the notification waited for, once the answer names it;
     /// events before that are kept (bounded) until it does.
     private var awaited: UInt32?
-    private var answer: JSONValue?
+    private var answer: PushAnswer?
     private var early: [DesktopNotificationEvent] = []
 
     init(group: GroupDirectory, mode: Mode, json: Bool, timeout: Seconds?) throws {
@@ -93,18 +93,21 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
     }
 
     private func push(_ request: PushRequest, on connection: RPCConnection, waitingAtMost milliseconds: UInt64,
-                      _ printAnswer: @escaping (JSONValue) -> Void) {
+                      _ printAnswer: @escaping (PushAnswer) -> Void) {
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: milliseconds) { [unowned self] in
             self.finish(.failure(.environment("the host did not answer within \(milliseconds / 1000) seconds")))
         }
-        connection.call(HostMethod.push, request.json) { [unowned self] result in
+        connection.call(HostMethods.push.name, request.wire) { [unowned self] result in
             timer.close()
             switch result {
             case .failure(let error):
                 return self.finish(.failure(.refused(error.message)))
-            case .success(let answer):
-                guard let display = DesktopDisplay(answer: answer) else {
+            case .success(let wire):
+                guard let answer = try? PushAnswer(wire: wire) else {
+                    return self.finish(.failure(.refused("the host's answer to the push could not be read")))
+                }
+                guard let display = answer.desktop else {
                     return self.finish(.failure(.refused("this host does not show pushes on the desktop (an older release)")))
                 }
                 guard let notification = display.notification else {
@@ -131,7 +134,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
                 return
             }
             guard event.notification == awaited else { return }
-            if json, case .object(var object)? = answer {
+            if json, case .object(var object)? = answer?.wire {
                 object["event"] = Self.named(event)
                 output(JSONValue.object(object).description)
             } else {

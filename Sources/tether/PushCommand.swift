@@ -80,13 +80,13 @@ struct Push: ParsableCommand {
             return
         }
         let answer = try group.host().push(request, waitingAtMost: wait)
-        if json { return try printJSON(answer) }
+        if json { return try printJSON(answer.wire) }
         Self.printDeliveries(answer)
     }
 
     /// One line per delivery, then the desktop's.
-    static func printDeliveries(_ answer: JSONValue) {
-        for delivery in DeliveredPush.deliveries(in: answer) {
+    static func printDeliveries(_ answer: PushAnswer) {
+        for delivery in answer.delivered {
             let content = delivery.content.map { JSONValue.object($0).description } ?? "{}"
             guard let name = delivery.extensionName else {
                 output("delivered as sent (no notification extension attached): \(content)")
@@ -99,7 +99,7 @@ struct Push: ParsableCommand {
             }
         }
         // Said when shown; why not is in --json's `desktop` and `tether status`.
-        if let display = DesktopDisplay(answer: answer), display.notification != nil { output(display.text) }
+        if let display = answer.desktop, display.notification != nil { output(display.text) }
     }
 }
 

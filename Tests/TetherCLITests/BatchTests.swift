@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// JSON-RPC 2.0 batches (§6) against a real host, with the examples of the
 /// specification's §7 (its made-up methods replaced by the host's own where
@@ -26,12 +27,12 @@ import TetherTestSupport
     @Test func aMixedBatchGetsOneArrayInOrderWithoutTheNotification() throws {
         try withHost { client, host in
             send(client, """
-                [{"jsonrpc": "2.0", "method": "host.ping", "id": "1"}, \
+                [{"jsonrpc": "2.0", "method": "\(HostMethod.ping)", "id": "1"}, \
                 {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}, \
-                {"jsonrpc": "2.0", "method": "host.status", "id": "2"}, \
+                {"jsonrpc": "2.0", "method": "\(HostMethod.status)", "id": "2"}, \
                 {"foo": "boo"}, \
                 {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"}, \
-                {"jsonrpc": "2.0", "method": "feature.list", "id": "9"}]
+                {"jsonrpc": "2.0", "method": "\(HostMethod.featureList)", "id": "9"}]
                 """)
             let answers = try #require(try object(client.readLine()) as? [[String: Any]])
             #expect(answers.count == 5)
@@ -63,7 +64,7 @@ import TetherTestSupport
             #expect(three.count == 3 && three.allSatisfy { errorCode($0) == -32600 })
             // Only notifications: nothing at all; the next answer is the ping's.
             send(client, #"[{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]"#)
-            send(client, #"{"jsonrpc": "2.0", "method": "host.ping", "id": "after"}"#)
+            send(client, #"{"jsonrpc": "2.0", "method": "\#(HostMethod.ping)", "id": "after"}"#)
             let after = try object(client.readLine()) as? [String: Any]
             #expect(after?["id"] as? String == "after", "nothing came back for the notifications")
         }
@@ -71,7 +72,7 @@ import TetherTestSupport
 
     @Test func aBatchOverTheMemberLimitIsOneErrorAndTheConnectionStaysUsable() throws {
         try withHost { client, _ in
-            let member = #"{"jsonrpc":"2.0","method":"host.ping","id":1}"#
+            let member = #"{"jsonrpc":"2.0","method":"\#(HostMethod.ping)","id":1}"#
             send(client, "[" + Array(repeating: member, count: 129).joined(separator: ",") + "]")
             let refused = try object(client.readLine()) as? [String: Any]
             #expect(errorCode(refused) == -32600)
@@ -98,8 +99,8 @@ import TetherTestSupport
         defer { host.signal(SIGTERM) }
         let client = try fixture.rawClient()
         defer { client.close() }
-        send(client, #"[{"jsonrpc":"2.0","method":"push.send","params":{"payload":{"title":"Slow","delayMs":300}},"id":"push"},"#
-             + #"{"jsonrpc":"2.0","method":"host.ping","id":"ping"}]"#)
+        send(client, #"[{"jsonrpc":"2.0","method":"\#(HostMethod.push)","params":{"payload":{"title":"Slow","delayMs":300}},"id":"push"},"#
+             + #"{"jsonrpc":"2.0","method":"\#(HostMethod.ping)","id":"ping"}]"#)
         let answers = try #require(try object(client.readLine()) as? [[String: Any]])
         #expect(answers.map { $0["id"] as? String } == ["push", "ping"])
         let delivered = ((answers[0]["result"] as? [String: Any])?["delivered"] as? [[String: Any]])?.first

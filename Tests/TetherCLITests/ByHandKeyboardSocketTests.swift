@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// A keyboard without open access started by hand attaches before it
 /// confines itself and keeps no `socket(AF_UNIX)` afterwards: code inside
@@ -11,8 +12,8 @@ import TetherTestSupport
     /// Written raw onto the SDK's own connection, with ids the SDK never
     /// uses (its are numbers): the host's refusals must not be taken for
     /// the answers to the SDK's own calls on that connection.
-    static let stop = #"{"jsonrpc":"2.0","id":"raw-stop","method":"extension.stop","params":{"name":"victim"}}"#
-    static let changed = #"{"jsonrpc":"2.0","id":"raw-changed","method":"defaults.changed","params":{"keys":["typed"]}}"#
+    static let stop = #"{"jsonrpc":"2.0","id":"raw-stop","method":"\#(HostMethod.extensionStop)","params":{"name":"victim"}}"#
+    static let changed = #"{"jsonrpc":"2.0","id":"raw-changed","method":"\#(HostMethod.defaultsChanged)","params":{"keys":["typed"]}}"#
 
     /// A host whose shell widget "victim" it launched itself; its pid.
     func hostWithVictim() throws -> (HostFixture, TestProcess, Int32) {

@@ -2,6 +2,7 @@ import CTetherSystem
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// A host in a delegated cgroup (as systemd's `Delegate=yes` makes one, and
 /// marks with `trusted.delegate`) runs each extension in a cgroup of its
@@ -183,7 +184,7 @@ struct CgroupTests {
             os.close(int(os.environ["TETHER_HOST_FD"]))
             assert os.getsid(0) == os.getpid(), "still in the keyboard's session"
             s = socket.socket(socket.AF_UNIX); s.connect(os.environ["TETHER_GROUP"] + "/host.sock")
-            s.sendall(b'{"jsonrpc":"2.0","id":7,"method":"feature.stop","params":{"name":"recording"}}\\n')
+            s.sendall(b'{"jsonrpc":"2.0","id":7,"method":"\(HostMethod.featureStop)","params":{"name":"recording"}}\\n')
             answer = next(m for m in map(json.loads, s.makefile("rb")) if m.get("id") == 7)
             print("STOP", "refused" if "error" in answer else "done", flush=True)
             """
@@ -193,7 +194,7 @@ struct CgroupTests {
             import os, signal, socket, subprocess, sys
             fd = int(os.environ["TETHER_HOST_FD"])
             s = socket.socket(fileno=fd)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"kb","role":"keyboard"}}\\n')
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"\(HostMethod.hello)","params":{"name":"kb","role":"keyboard"}}\\n')
             s.makefile("rb").readline()
             try:
                 child = subprocess.Popen([sys.executable, sys.argv[1]], start_new_session=True, pass_fds=[fd])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Issue 58: descriptors go to what runs, not to every manifest. Under a
 /// tight limit with many manifests, clients keep their floor (none evicts
@@ -33,7 +34,7 @@ import TetherTestSupport
         defer { for peer in peers { peer.close() } }
         for _ in 0..<16 { peers.append(try fixture.rawClient()) }
         for (index, peer) in peers.enumerated() {
-            peer.send(Array(#"{"jsonrpc":"2.0","id":\#(index),"method":"host.ping"}"#.utf8 + [10]))
+            peer.send(Array(#"{"jsonrpc":"2.0","id":\#(index),"method":"\#(HostMethod.ping)"}"#.utf8 + [10]))
         }
         for peer in peers { #expect(peer.readLine()?.contains("\"result\"") == true) }
 

@@ -115,7 +115,7 @@ import TetherTestSupport
             let expired = try fixture.group.run(["push", "--wait", "--timeout", "5", "--json", #"{"title":"Brief","expiryMilliseconds":200}"#])
             #expect(expired.status == 0, "\(expired.stderr)")
             let event = try #require(try fixture.group.json(expired)["event"] as? [String: Any])
-            #expect(event["event"] as? String == "notification.closed", "\(event)")
+            #expect(event["event"] as? String == HostNotification.notificationClosed, "\(event)")
             #expect(event["reason"] as? Int == 1, "\(event)")
         }
     }
@@ -139,7 +139,7 @@ import TetherTestSupport
             #expect(try waiting.remainingOutput() == "notification \(notification) (id o7): action default\n")
             let line = try #require(try watch.readLine(timeout: 20))
             let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            #expect(event["event"] as? String == "notification.action" && event["action"] as? String == "default"
+            #expect(event["event"] as? String == HostNotification.notificationAction && event["action"] as? String == "default"
                     && event["notification"] as? Int == notification && event["id"] as? String == "o7", "\(line)")
         }
     }
@@ -230,7 +230,7 @@ import TetherTestSupport
             defer { client.close() }
             let data = String(repeating: "x", count: 900_000)
             for id in 1...5 {
-                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"push.send","params":{"payload":{"title":"Big","data":"\#(data)"}}}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(HostMethod.push)","params":{"payload":{"title":"Big","data":"\#(data)"}}}"#.utf8) + [0x0a])
             }
             // The fifth is answered first: refused while the four wait for the server.
             let first = client.readLine() ?? ""
@@ -259,7 +259,7 @@ import TetherTestSupport
             // ones cost it seconds of CPU.
             let body = "stalled"
             for (index, client) in clients.enumerated() {
-                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Stalled \#(index)","body":"\#(body)"}}}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.push)","params":{"payload":{"title":"Stalled \#(index)","body":"\#(body)"}}}"#.utf8) + [0x0a])
             }
             for client in clients {
                 let line = client.readLine() ?? ""
@@ -267,7 +267,7 @@ import TetherTestSupport
             }
             let late = try fixture.rawClient()
             defer { late.close() }
-            late.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"title":"Late"}}}"#.utf8) + [0x0a])
+            late.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.push)","params":{"payload":{"title":"Late"}}}"#.utf8) + [0x0a])
             let answer = late.readLine() ?? ""
             #expect(answer.contains("64 notifications wait for the server's answer, the limit"), "\(answer.suffix(300))")
         }
@@ -371,7 +371,7 @@ import TetherTestSupport
                 let refused = try fixture.group.run(["push", item.payload])
                 #expect(refused.status == 2, "\(item.payload.prefix(80)): \(refused.stderr)")
                 #expect(refused.stderr.contains(item.error), "\(refused.stderr)")
-                client.send(Array(#"{"jsonrpc":"2.0","id":\#(index),"method":"push.send","params":{"payload":\#(item.payload)}}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(index),"method":"\#(HostMethod.push)","params":{"payload":\#(item.payload)}}"#.utf8) + [0x0a])
                 let answer = client.readLine() ?? ""
                 #expect(answer.contains(#""error""#) && answer.contains(item.error.replacingOccurrences(of: "\"", with: "\\\"")),
                         "\(answer.prefix(300))")

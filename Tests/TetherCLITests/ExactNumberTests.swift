@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// 64-bit integers cross every boundary exactly: the defaults store and the
 /// CLI, a push through a Swift notification extension, a JSON-RPC id, and a
@@ -52,7 +53,7 @@ import TetherTestSupport
             let client = try fixture.rawClient()
             defer { client.close() }
             for number in Self.numbers + [("12345678901234567890", "12345678901234567890")] {
-                client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"host.ping"}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"\#(HostMethod.ping)"}"#.utf8) + [0x0a])
                 let line = try #require(client.readLine(timeout: 10_000))
                 #expect(line.hasPrefix(#"{"id":\#(number.1),"jsonrpc":"2.0","result":{"pid":"#), "\(number.0): \(line)")
             }

@@ -2,6 +2,7 @@ import CTetherSystem
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// The SDK's example extensions against the real host: attach, re-attach,
 /// one instance, the three roles.
@@ -222,7 +223,7 @@ import TetherTestSupport
 
         let client = try RawClient(path: group.path + "/host.sock")
         defer { client.close() }
-        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"defaults.changed","params":{"keys":["orders"]}}"#.utf8 + [0x0a]))
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.defaultsChanged)","params":{"keys":["orders"]}}"#.utf8 + [0x0a]))
         #expect(client.response(id: 1)?.contains(#""notified":1"#) == true)
         #expect(try widget.expectLineStarting("timeline (").last == "timeline (defaults): 2 entries, reload never")
     }
@@ -255,8 +256,8 @@ import TetherTestSupport
         #expect(try group.run(["feature", "start", "recording"]).status == 0)
         let client = try RawClient(path: group.path + "/host.sock")
         defer { client.close() }
-        client.send(Array((#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"raw-kb","role":"keyboard"}}"#
-            + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"feature.stop","params":{"name":"recording"}}"# + "\n").utf8))
+        client.send(Array((#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"raw-kb","role":"keyboard"}}"#
+            + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"\#(HostMethod.featureStop)","params":{"name":"recording"}}"# + "\n").utf8))
         #expect(client.response(id: 1)?.contains(#""hostPid""#) == true)
         #expect(client.response(id: 2)?.contains("read-only access") == true)
         #expect(try group.run(["probe", "feature", "recording"]).status == 0)

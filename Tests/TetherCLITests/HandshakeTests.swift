@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// The versioned hello between a host and an extension, from both sides.
 @Suite(.timed) struct HandshakeTests {
@@ -11,7 +12,7 @@ import TetherTestSupport
                 let client = try fixture.rawClient()
                 defer { client.close() }
                 let field = version.map { #","protocol":\#($0)"# } ?? ""
-                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"\#(name)","role":"widget"\#(field)}}"#.utf8) + [0x0a])
                 // The host's notices (extension.changed) may come first.
                 for _ in 0..<10 {
                     let line = try #require(client.readLine())
@@ -33,7 +34,7 @@ import TetherTestSupport
             #expect(old["protocol"] as? Int == 1, "a hello without a version is version 1")
             let current = try #require(try hello("current", "2")["result"] as? [String: Any])
             #expect(current["protocol"] as? Int == 2)
-            #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
+            #expect((current["capabilities"] as? [String])?.contains(ExtensionMethod.ping) == true)
             #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
 
             // One hello per connection: a second (which once left the first's
@@ -41,7 +42,7 @@ import TetherTestSupport
             let client = try fixture.rawClient()
             defer { client.close() }
             for id in 1...2 {
-                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"extension.hello","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(HostMethod.hello)","params":{"name":"twice\#(id)","role":"widget","protocol":2}}"#.utf8) + [0x0a])
             }
             var answers: [String] = []
             for _ in 0..<10 where answers.count < 2 {

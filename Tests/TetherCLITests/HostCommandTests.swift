@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// A group with an extensions directory of shell-script extensions: any
 /// executable can be an extension.
@@ -195,7 +196,7 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         try fixture.withHost { host in
             for _ in 0..<20 {
                 let client = try fixture.rawClient()
-                let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"host.status"}"#.utf8) + [0x0a]
+                let ping = Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.status)"}"#.utf8) + [0x0a]
                 client.send(Array([[UInt8]](repeating: ping, count: 2_000).joined()))
                 client.close()
             }

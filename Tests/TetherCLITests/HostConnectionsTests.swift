@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// The host's connections at scale (issue 43): links are not clients, events
 /// go to subscribers only, a peer's work in flight is bounded.
@@ -16,32 +17,32 @@ import TetherTestSupport
             defer { quiet.close() }
             let listener = try fixture.rawClient()
             defer { listener.close() }
-            listener.send(Self.request(1, "host.subscribe", #"{"events":["extension.changed"]}"#))
-            #expect(listener.readLine()?.contains(#""result":{"events":["extension.changed"]}"#) == true)
+            listener.send(Self.request(1, HostMethod.subscribe, #"{"events":["\#(HostNotification.extensionChanged)"]}"#))
+            #expect(listener.readLine()?.contains(#""result":{"events":["\#(HostNotification.extensionChanged)"]}"#) == true)
 
             let first = try fixture.rawClient()
             defer { first.close() }
-            first.send(Self.request(1, "extension.hello", #"{"name":"first","role":"widget","protocol":2}"#))
+            first.send(Self.request(1, HostMethod.hello, #"{"name":"first","role":"widget","protocol":2}"#))
             #expect(first.readLine()?.contains(#""hostPid""#) == true, "the hello's answer is its first line")
             let second = try fixture.rawClient()
-            second.send(Self.request(1, "extension.hello", #"{"name":"second","role":"widget","protocol":2}"#))
+            second.send(Self.request(1, HostMethod.hello, #"{"name":"second","role":"widget","protocol":2}"#))
             #expect(second.readLine()?.contains(#""hostPid""#) == true)
             second.close()
 
             // The subscriber hears all three changes, in order.
             let heard = (0..<3).compactMap { _ in listener.readLine() }
-            #expect(heard.count == 3 && heard.allSatisfy { $0.contains(#""method":"extension.changed""#) }, "\(heard)")
+            #expect(heard.count == 3 && heard.allSatisfy { $0.contains(#""method":"\#(HostNotification.extensionChanged)""#) }, "\(heard)")
             #expect(heard.first?.contains(#""name":"first""#) == true && heard.last?.contains(#""attached":false"#) == true)
 
             // A client and an extension that asked for nothing heard nothing:
             // the next line each reads is the answer to its ping.
-            quiet.send(Self.request(7, "host.ping"))
+            quiet.send(Self.request(7, HostMethod.ping))
             #expect(quiet.readLine()?.contains(#""id":7"#) == true)
-            first.send(Self.request(7, "host.ping"))
+            first.send(Self.request(7, HostMethod.ping))
             #expect(first.readLine()?.contains(#""id":7"#) == true)
 
             // An event no host has is refused with the list.
-            quiet.send(Self.request(8, "host.subscribe", #"{"events":["everything"]}"#))
+            quiet.send(Self.request(8, HostMethod.subscribe, #"{"events":["everything"]}"#))
             let refused = try #require(quiet.readLine())
             #expect(refused.contains("-32602") && refused.contains("extension.changed, feature.changed, store.changed"), "\(refused)")
         }
@@ -71,7 +72,7 @@ import TetherTestSupport
             // The one client slot, busy: waiting for a hello that never comes.
             let busy = try fixture.rawClient()
             defer { busy.close() }
-            busy.send(Self.request(1, "extension.start", #"{"name":"lazy"}"#))
+            busy.send(Self.request(1, HostMethod.extensionStart, #"{"name":"lazy"}"#))
             _ = try host.expectLineStarting("extension 'lazy' started (pid ")
             let refused = try fixture.group.run(["status"])
             #expect(refused.status == 1)
@@ -93,7 +94,7 @@ import TetherTestSupport
             // Metrics answers are kilobytes each: without a bound, the host
             // would queue megabytes for this peer and then cut it off.
             // In batches of 64: a socket's buffer counts each send's overhead.
-            let request = Self.request(1, "host.metrics")
+            let request = Self.request(1, HostMethod.metrics)
             let batch = (0..<64).flatMap { _ in request }
             // Whole requests: the last one may be cut short, and never answered.
             // The flood ends when the socket stays full 3 s: a busy machine can

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Invariant 11, peers: ceilings with clear refusals, and an abusive peer is
 /// disconnected rather than served at the cost of the others.
@@ -60,7 +61,7 @@ import TetherTestSupport
         // Each push is answered at once with its 100 KB payload (no
         // notification extension); nobody reads the answers.
         let payload = String(repeating: "x", count: 100_000)
-        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"data":""#
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.push)","params":{"payload":{"data":""#
             + payload + "\"}}}\n").utf8)
         var clients: [RawClient] = []
         var peak = idle
@@ -99,7 +100,7 @@ import TetherTestSupport
         let client = try fixture.rawClient()
         for _ in 0..<4 {
             for _ in 0..<7 { client.send(Array("not json at all\n".utf8)) }
-            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a]))
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.ping)"}"#.utf8 + [0x0a]))
         }
         #expect(client.isClosedByPeer(), "a peer sending mostly garbage is disconnected")
         client.close()
@@ -107,7 +108,7 @@ import TetherTestSupport
         let polite = try fixture.rawClient()
         for _ in 0..<3 {
             polite.send(Array("oops\n".utf8))
-            for _ in 0..<3 { polite.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.ping"}"#.utf8 + [0x0a])) }
+            for _ in 0..<3 { polite.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.ping)"}"#.utf8 + [0x0a])) }
         }
         for _ in 0..<12 { #expect(polite.readLine() != nil) }
         polite.close()
@@ -150,10 +151,10 @@ import TetherTestSupport
         let host = try fixture.startHost()
         let client = try fixture.rawClient()
         for index in 0..<256 {
-            let answer = try call(client, "feature.start", #"{"name":"f\#(index)"}"#, id: index)
+            let answer = try call(client, HostMethod.featureStart, #"{"name":"f\#(index)"}"#, id: index)
             #expect(answer["result"] != nil, "\(answer)")
         }
-        let refused = try call(client, "feature.start", #"{"name":"one-too-many"}"#, id: 999)
+        let refused = try call(client, HostMethod.featureStart, #"{"name":"one-too-many"}"#, id: 999)
         let message = (refused["error"] as? [String: Any])?["message"] as? String ?? ""
         #expect(message.contains("limit"), "\(refused)")
         #expect(try fixture.group.run(["probe", "feature", "one-too-many"]).status == 1)
@@ -172,15 +173,15 @@ import TetherTestSupport
         let socket = fixture.group.path + "/host.sock"
         // The busy peer: its push waits on an extension that never answers.
         let busy = try RawClient(path: socket)
-        busy.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"push.send","params":{"payload":{"t":1},"budgetMilliseconds":20000}}"#.utf8) + [0x0a])
+        busy.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.push)","params":{"payload":{"t":1},"budgetMilliseconds":20000}}"#.utf8) + [0x0a])
         let idle = try (0..<2).map { _ in try RawClient(path: socket) }
-        _ = try call(idle[1], "host.ping")  // idle[0] is now the least recently active idle peer
+        _ = try call(idle[1], HostMethod.ping)  // idle[0] is now the least recently active idle peer
         // The busy peer and two idle ones fill the host (the extension's
         // link is no client): a fourth (status) makes one idle peer go.
         let status = try fixture.status()
         #expect(status["evictedConnections"] as? Int == 1)
         #expect(idle[0].isClosedByPeer(timeout: 5_000), "the least recently active idle peer was closed")
-        #expect(try call(idle[1], "host.ping", id: 2)["result"] != nil)
+        #expect(try call(idle[1], HostMethod.ping, id: 2)["result"] != nil)
         let entry = (status["extensions"] as? [[String: Any]])?.first
         #expect(entry?["attached"] as? Bool == true, "an extension's connection is never evicted")
         busy.close()
@@ -195,7 +196,7 @@ func addMuteNotificationExtension(_ fixture: HostFixture) throws {
         import json, os, socket
         s = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
         f = s.makefile("rw", encoding="utf-8", newline="\\n")
-        f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+        f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "\(HostMethod.hello)",
                             "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}}) + "\\n")
         f.flush()
         for line in f:

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Many extensions under one host with default flags (issue 43), at the
 /// size CI affords: `tether bench scale` measures a thousand.
@@ -24,7 +25,7 @@ import TetherTestSupport
         let clients = try (0..<8).map { _ in try fixture.rawClient() }
         defer { clients.forEach { $0.close() } }
         for index in 0..<Self.count {
-            clients[index % clients.count].send(HostConnectionsTests.request(index, "extension.start", #"{"name":"w\#(index)"}"#))
+            clients[index % clients.count].send(HostConnectionsTests.request(index, HostMethod.extensionStart, #"{"name":"w\#(index)"}"#))
         }
         var failures: [String] = []
         for (slot, client) in clients.enumerated() {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// A launched extension speaks through the link its host handed it at
 /// spawn, and only as itself: a child of a keyboard (which can neither
@@ -18,7 +19,7 @@ import TetherTestSupport
     /// Says hello on the socket with `params`; the answer's line (at most
     /// ten lines read, each within the client's timeout).
     static func hello(_ client: RawClient, _ params: String) -> String {
-        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":\#(params)}"#.utf8) + [0x0a])
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":\#(params)}"#.utf8) + [0x0a])
         for _ in 0..<10 {
             let answer = client.readLine() ?? ""
             if answer.contains(#""id":1"#) { return answer }
@@ -36,7 +37,7 @@ import TetherTestSupport
             link = socket.socket(fileno=fd)
             lines = link.makefile("r")
             def hello(id, name, open_access):
-                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
+                link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "\(HostMethod.hello)",
                     "params": {"name": name, "role": "notification", "openAccess": open_access, "protocol": 2}}) + "\\n").encode())
                 for line in lines:
                     answer = json.loads(line)
@@ -161,7 +162,7 @@ import TetherTestSupport
                 link.connect(group + "/host.sock")
                 lines = link.makefile("r")
                 def hello(id, open_access):
-                    link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "extension.hello",
+                    link.sendall((json.dumps({"jsonrpc": "2.0", "id": id, "method": "\(HostMethod.hello)",
                         "params": {"name": "kb", "role": "keyboard", "openAccess": open_access}}) + "\\n").encode())
                     for line in lines:
                         if json.loads(line).get("id") == id: return line.strip()
@@ -193,10 +194,10 @@ import TetherTestSupport
                 for line in lines:
                     answer = json.loads(line)
                     if answer.get("id") == id: return answer["error"]["message"] if "error" in answer else "ok"
-            call(1, "extension.hello", {"name": "kb", "role": "keyboard"})
-            print("own", call(2, "feature.start", {"name": "kb-own"}), call(3, "feature.stop", {"name": "kb-own"}), flush=True)
-            print("users:", call(4, "feature.stop", {"name": "users"}), flush=True)
-            print("steady:", call(5, "extension.stop", {"name": "steady"}), flush=True)
+            call(1, "\(HostMethod.hello)", {"name": "kb", "role": "keyboard"})
+            print("own", call(2, "\(HostMethod.featureStart)", {"name": "kb-own"}), call(3, "\(HostMethod.featureStop)", {"name": "kb-own"}), flush=True)
+            print("users:", call(4, "\(HostMethod.featureStop)", {"name": "users"}), flush=True)
+            print("steady:", call(5, "\(HostMethod.extensionStop)", {"name": "steady"}), flush=True)
             for line in lines: pass
             """)
         try writeFile(fixture.extensions + "/kb.extension.json",
@@ -222,10 +223,10 @@ import TetherTestSupport
                 }
                 return ""
             }
-            #expect(call(2, "feature.start", #"{"name":"pad-own"}"#).contains(#""started":true"#))
-            #expect(call(3, "feature.stop", #"{"name":"pad-own"}"#).contains(#""stopped":true"#))
-            #expect(call(4, "feature.stop", #"{"name":"users"}"#).contains("'pad' may stop only a feature it started; it did not start 'users'"))
-            #expect(call(5, "extension.stop", #"{"name":"steady"}"#).contains("'pad' is an extension; only the user stops extensions"))
+            #expect(call(2, HostMethod.featureStart, #"{"name":"pad-own"}"#).contains(#""started":true"#))
+            #expect(call(3, HostMethod.featureStop, #"{"name":"pad-own"}"#).contains(#""stopped":true"#))
+            #expect(call(4, HostMethod.featureStop, #"{"name":"users"}"#).contains("'pad' may stop only a feature it started; it did not start 'users'"))
+            #expect(call(5, HostMethod.extensionStop, #"{"name":"steady"}"#).contains("'pad' is an extension; only the user stops extensions"))
             #expect(try fixture.group.run(["probe", "feature", "users"]).status == 0)
             // The user may.
             #expect(try fixture.group.run(["extension", "stop", "steady"], timeout: 30).status == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Extensions live as iOS extensions do: on-demand ones launched by work and
 /// ended when idle, hung ones killed by the watchdog, exit codes that mean
@@ -49,11 +50,11 @@ import TetherTestSupport
         out = s.makefile("w", encoding="utf-8", newline="\\n")
         def send(m):
             out.write(json.dumps(m) + "\\n"); out.flush()
-        send({"jsonrpc": "2.0", "id": 1, "method": "extension.hello",
+        send({"jsonrpc": "2.0", "id": 1, "method": "\(HostMethod.hello)",
               "params": {"name": os.environ["TETHER_EXTENSION"], "role": "notification"}})
         for line in f:
             m = json.loads(line)
-            if m.get("method") == "notification.receive":
+            if m.get("method") == "\(ExtensionMethod.receivePush)":
                 c = dict(m["params"]["payload"]); \(rewrite)
                 send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": c}})
         """

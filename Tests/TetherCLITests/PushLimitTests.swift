@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Invariant 22, pushes: nothing a client sends makes the host hold
 /// unbounded memory (budgets, pushes and payload bytes per sender and in
@@ -22,7 +23,7 @@ import TetherTestSupport
     }
 
     func push(_ body: String, budget: Int = 60_000, id: Int) -> [UInt8] {
-        Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"push.send","params":{"budgetMilliseconds":\#(budget),"payload":{"data":"\#(body)"}}}"#.utf8) + [0x0a]
+        Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(HostMethod.push)","params":{"budgetMilliseconds":\#(budget),"payload":{"data":"\#(body)"}}}"#.utf8) + [0x0a]
     }
 
     func residentKiB(_ pid: Int32) -> Int {
@@ -36,12 +37,12 @@ import TetherTestSupport
         try fixture.withHost { host in
             let client = try fixture.rawClient()
             defer { client.close() }
-            let hello = call(client, "extension.hello", #"{"name":"slow","role":"notification","timeBudgetMilliseconds":1000000000000}"#, id: 1)
+            let hello = call(client, HostMethod.hello, #"{"name":"slow","role":"notification","timeBudgetMilliseconds":1000000000000}"#, id: 1)
             #expect(hello.contains(#""timeBudgetMilliseconds":60000"#), "\(hello)")
             try host.waitForError(containing: "extension 'slow' asked for a push budget of 1000000000000 ms; it has 60000 ms, the host's ceiling")
             let user = try fixture.rawClient()
             defer { user.close() }
-            let refused = call(user, "push.send", #"{"budgetMilliseconds":60001,"payload":{"title":"x"}}"#, id: 1)
+            let refused = call(user, HostMethod.push, #"{"budgetMilliseconds":60001,"payload":{"title":"x"}}"#, id: 1)
             #expect(refused.contains(#""budgetMilliseconds\" must be a positive integer of at most 60000 (60 s)"#), "\(refused)")
             let cli = try fixture.group.run(["push", "--budget", "61", #"{"title":"x"}"#])
             #expect(cli.status == 2 && cli.stderr.contains("--budget may be at most 60 seconds"), "\(cli.stderr)")
@@ -54,7 +55,7 @@ import TetherTestSupport
         let client = try fixture.rawClient()
         defer { client.close() }
         for id in 1...8 { client.send(push("n\(id)", id: id)) }
-        let ninth = call(client, "push.send", #"{"payload":{"title":"ninth"}}"#, id: 9)
+        let ninth = call(client, HostMethod.push, #"{"payload":{"title":"ninth"}}"#, id: 9)
         #expect(ninth.contains("this connection has 8 pushes in flight, its limit; wait for their answers"), "\(ninth)")
         try host.waitForError(containing: "push refused (pid \(getpid())): this connection has 8 pushes in flight")
     }
@@ -91,7 +92,7 @@ import TetherTestSupport
                 clients.append(client)
                 for id in 1...8 { client.send(push(body, id: id)) }
                 // Answered in order: nothing before the ping's answer was refused.
-                let ping = call(client, "host.ping", "{}", id: 100)
+                let ping = call(client, HostMethod.ping, "{}", id: 100)
                 #expect(ping.contains(#""result""#) && !ping.contains("push"), "\(ping.prefix(300))")
             }
             let user = try fixture.group.run(["push", "--json", "--budget", "1", #"{"title":"mine"}"#], timeout: 20)
@@ -102,7 +103,7 @@ import TetherTestSupport
             // A ping's answer follows whatever each connection was answered before it.
             var ended = 0
             for client in clients {
-                client.send(Array(#"{"jsonrpc":"2.0","id":101,"method":"host.ping"}"#.utf8) + [0x0a])
+                client.send(Array(#"{"jsonrpc":"2.0","id":101,"method":"\#(HostMethod.ping)"}"#.utf8) + [0x0a])
                 var lines = 0
                 for _ in 0..<16 {
                     guard let line = client.readLine(), !line.contains(#""id":101"#) else { break }
@@ -131,14 +132,14 @@ import TetherTestSupport
                     if '"error"' in line: answers["refused"] += 1
             def send(message):
                 link.sendall((json.dumps(dict(jsonrpc="2.0", **message)) + "\\n").encode())
-            send({"id": 0, "method": "extension.hello", "params": {"name": "hostile", "role": "notification",
+            send({"id": 0, "method": "\(HostMethod.hello)", "params": {"name": "hostile", "role": "notification",
                   "timeBudgetMilliseconds": 10**15}})
             threading.Thread(target=drain, daemon=True).start()
             body = "x" * 300_000
             for id in range(1, 301):
                 params = {"payload": {"data": body}}
                 if id % 2: params["budgetMilliseconds"] = 10**15
-                send({"id": id, "method": "push.send", "params": params})
+                send({"id": id, "method": "\(HostMethod.push)", "params": params})
             print("flooded", flush=True)
             threading.Event().wait()
             """)

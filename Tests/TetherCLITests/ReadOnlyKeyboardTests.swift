@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// Invariant 25: a keyboard without open access passes nothing on. Each
 /// method of the socket, asked by such a keyboard through its launch's link
@@ -15,19 +16,19 @@ import TetherTestSupport
     }
 
     static let cases: [Case] = [
-        Case(method: "host.ping", params: "{}", allowed: true),
-        Case(method: "host.status", params: "{}", allowed: true),
-        Case(method: "host.metrics", params: "{}", allowed: false),
-        Case(method: "extension.list", params: "{}", allowed: true),
-        Case(method: "feature.list", params: "{}", allowed: true),
-        Case(method: "feature.start", params: #"{"name":"typed"}"#, allowed: true),
-        Case(method: "token.get", params: "{}", allowed: true),
-        Case(method: "feature.stop", params: #"{"name":"typed"}"#, allowed: false),
-        Case(method: "extension.start", params: #"{"name":"witness"}"#, allowed: false),
-        Case(method: "extension.stop", params: #"{"name":"witness"}"#, allowed: false),
-        Case(method: "push.send", params: #"{"payload":{"title":"typed"}}"#, allowed: false),
-        Case(method: "widget.reload", params: "{}", allowed: false),
-        Case(method: "defaults.changed", params: #"{"keys":["typed"]}"#, allowed: false),
+        Case(method: HostMethod.ping, params: "{}", allowed: true),
+        Case(method: HostMethod.status, params: "{}", allowed: true),
+        Case(method: HostMethod.metrics, params: "{}", allowed: false),
+        Case(method: HostMethod.extensionList, params: "{}", allowed: true),
+        Case(method: HostMethod.featureList, params: "{}", allowed: true),
+        Case(method: HostMethod.featureStart, params: #"{"name":"typed"}"#, allowed: true),
+        Case(method: HostMethod.tokenGet, params: "{}", allowed: true),
+        Case(method: HostMethod.featureStop, params: #"{"name":"typed"}"#, allowed: false),
+        Case(method: HostMethod.extensionStart, params: #"{"name":"witness"}"#, allowed: false),
+        Case(method: HostMethod.extensionStop, params: #"{"name":"witness"}"#, allowed: false),
+        Case(method: HostMethod.push, params: #"{"payload":{"title":"typed"}}"#, allowed: false),
+        Case(method: HostMethod.reload, params: "{}", allowed: false),
+        Case(method: HostMethod.defaultsChanged, params: #"{"keys":["typed"]}"#, allowed: false),
     ]
 
     static let refusal = "has read-only access to the group"
@@ -44,7 +45,7 @@ import TetherTestSupport
                 answer = json.loads(line)
                 if answer.get("id") == id:
                     return answer["error"]["message"] if "error" in answer else "ok " + json.dumps(answer["result"])
-        hello = call(1, "extension.hello", {"name": "kb", "role": "keyboard"})
+        hello = call(1, "\(HostMethod.hello)", {"name": "kb", "role": "keyboard"})
         print("hello:", hello, flush=True)
         print("answer:", call(2, sys.argv[1], json.loads(sys.argv[2])), flush=True)
         for line in lines: pass
@@ -71,7 +72,7 @@ import TetherTestSupport
         try fixture.withHost { host in
             let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
             // Not offered what it would be refused.
-            #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
+            #expect(hello.contains(#""capabilities": ["feature", "\#(HostMethod.tokenGet)", "\#(ExtensionMethod.ping)""#), "\(hello)")
             let linked = try #require(try host.expectLineStarting("[kb] answer:", timeout: 30).last)
             #expect(linked.contains(Self.refusal) == !test.allowed, "through its link: \(linked)")
             if !test.allowed {
@@ -81,7 +82,7 @@ import TetherTestSupport
             // One started by hand with no manifest: its hello decides.
             let client = try fixture.rawClient()
             defer { client.close() }
-            #expect(call(client, "extension.hello", #"{"name":"kb-by-hand","role":"keyboard"}"#, id: 1).contains("result"))
+            #expect(call(client, HostMethod.hello, #"{"name":"kb-by-hand","role":"keyboard"}"#, id: 1).contains("result"))
             let byHand = call(client, test.method, test.params, id: 2)
             #expect(byHand.contains(Self.refusal) == !test.allowed, "by hand: \(byHand)")
             #expect(!byHand.isEmpty)
@@ -96,7 +97,7 @@ import TetherTestSupport
         try fixture.withHost { host in
             let witness = try fixture.rawClient()
             defer { witness.close() }
-            #expect(call(witness, "extension.hello", #"{"name":"witness","role":"widget"}"#, id: 1).contains("result"))
+            #expect(call(witness, HostMethod.hello, #"{"name":"witness","role":"widget"}"#, id: 1).contains("result"))
             // By hand, in a process of its own (the host knows a keyboard by its pid).
             let keyboard = try TestProcess("/usr/bin/env", ["python3", "-c", """
                 import json, socket, sys
@@ -108,11 +109,11 @@ import TetherTestSupport
                 def answer(id):
                     for line in lines:
                         if json.loads(line).get("id") == id: return line.strip()
-                send({"id": 1, "method": "extension.hello", "params": {"name": "kb", "role": "keyboard"}})
+                send({"id": 1, "method": "\(HostMethod.hello)", "params": {"name": "kb", "role": "keyboard"}})
                 print("hello", answer(1), flush=True)
-                send({"method": "defaults.changed", "params": {"keys": ["typed"]}})
+                send({"method": "\(HostMethod.defaultsChanged)", "params": {"keys": ["typed"]}})
                 # Handled in order: once the ping is answered, so was the notice.
-                send({"id": 2, "method": "host.ping"})
+                send({"id": 2, "method": "\(HostMethod.ping)"})
                 print("sent", answer(2), flush=True)
                 sys.stdin.read()
                 """, fixture.group.path + "/host.sock"])
@@ -121,7 +122,7 @@ import TetherTestSupport
             #expect(try keyboard.readLine(timeout: 20)?.hasPrefix("sent {") == true)
             let user = try fixture.rawClient()
             defer { user.close() }
-            #expect(call(user, "defaults.changed", #"{"keys":["user"]}"#, id: 1).contains(#""notified":2"#))
+            #expect(call(user, HostMethod.defaultsChanged, #"{"keys":["user"]}"#, id: 1).contains(#""notified":2"#))
             var heard: String?
             for _ in 0..<16 {
                 guard let line = witness.readLine() else { break }

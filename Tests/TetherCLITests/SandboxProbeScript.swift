@@ -1,3 +1,4 @@
+import TetherIPC
 extension SandboxTests {
     /// Tries everything, prints `RESULT {...}` (errno names or "ok"), then
     /// stays attached until the host closes its connection.
@@ -205,13 +206,13 @@ extension SandboxTests {
                 m = json.loads(line)
                 if m.get("id") == id: return "error" if "error" in m else "ok"
         # Before its hello, then a hello as another, then its own.
-        r["stopWithoutHello"] = call(c, 1, "feature.stop", {"name": "recording"})
-        r["helloAsOther"] = call(c, 2, "extension.hello", {"name": "someone-else", "role": "widget"})
-        r["stopAfterOtherHello"] = call(c, 3, "feature.stop", {"name": "recording"})
+        r["stopWithoutHello"] = call(c, 1, "\(HostMethod.featureStop)", {"name": "recording"})
+        r["helloAsOther"] = call(c, 2, "\(HostMethod.hello)", {"name": "someone-else", "role": "widget"})
+        r["stopAfterOtherHello"] = call(c, 3, "\(HostMethod.featureStop)", {"name": "recording"})
         r["tmpdir"] = os.environ["TMPDIR"]
-        r["hello"] = call(c, 4, "extension.hello", {"name": os.environ["TETHER_EXTENSION"], "role": role,
+        r["hello"] = call(c, 4, "\(HostMethod.hello)", {"name": os.environ["TETHER_EXTENSION"], "role": role,
                                                     "openAccess": os.environ["TETHER_OPEN_ACCESS"] == "1"})
-        r["stopAfterHello"] = call(c, 5, "feature.stop", {"name": "recording"})
+        r["stopAfterHello"] = call(c, 5, "\(HostMethod.featureStop)", {"name": "recording"})
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
         # Then a store the host replaced after the launch (a new inode).
         with open(sys.argv[4]) as gate: gate.readline()

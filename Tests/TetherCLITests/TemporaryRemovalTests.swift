@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// An extension's TMPDIR goes when it ends, however it was filled: a tree
 /// deeper than any fixed bound, and 100k files whose removal takes seconds
@@ -47,7 +48,7 @@ import TetherTestSupport
         let deadline = TestTimeout.deadline(after: 60)
         while access(directory, F_OK) == 0, Date() < deadline {
             let sent = Date()
-            client.send(Array(#"{"jsonrpc":"2.0","method":"host.ping","id":1}"#.utf8) + [0x0a])
+            client.send(Array(#"{"jsonrpc":"2.0","method":"\#(HostMethod.ping)","id":1}"#.utf8) + [0x0a])
             var reply: String?
             for _ in 0..<10 {  // the host's notices (extension.changed) may come first
                 reply = client.readLine()

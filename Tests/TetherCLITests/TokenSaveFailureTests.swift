@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// A rotated pair the store cannot take is never dropped: the server may have
 /// revoked the old refresh token already, so the new pair is the session.
@@ -62,7 +63,7 @@ extension RawClient {
     }
 
     func askForToken(id: Int) {
-        send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"token.get"}"#.utf8) + [0x0a])
+        send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(HostMethod.tokenGet)"}"#.utf8) + [0x0a])
     }
 
     /// The access token in the next answer.

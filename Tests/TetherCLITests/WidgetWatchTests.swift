@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TetherTestSupport
+import TetherIPC
 
 /// `tether widget watch`: a widget's entry as a status bar reads it, line by
 /// line, through reloads and a host restart, each line valid for its bar.
@@ -191,13 +192,13 @@ import TetherTestSupport
     @Test func aGoneWidgetByHandIsForgottenWhenItsLastWatcherGoes() throws {
         let fixture = try barFixture()
         func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0a] }
-        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"hand","role":"widget"}}"#)
-        let watchHand = line(#"{"jsonrpc":"2.0","id":1,"method":"widget.watch","params":{"name":"hand"}}"#)
+        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"hand","role":"widget"}}"#)
+        let watchHand = line(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.widgetWatch)","params":{"name":"hand"}}"#)
         try fixture.withHost { host in
             let widget = try fixture.rawClient()
             widget.send(hello)
             #expect(widget.readLine()?.contains("\"result\"") == true)
-            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"old"}}"#))
+            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"\#(HostMethod.widgetEntry)","params":{"text":"old"}}"#))
             #expect(widget.readLine()?.contains("\"result\"") == true)
             let watcher = try fixture.rawClient()
             watcher.send(watchHand)
@@ -227,12 +228,12 @@ import TetherTestSupport
     @Test func aWatchOfAWidgetByHandOutlivesAHostRestart() throws {
         let fixture = try barFixture()
         func line(_ text: String) -> [UInt8] { Array(text.utf8) + [0x0a] }
-        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"hand","role":"widget"}}"#)
+        let hello = line(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"hand","role":"widget"}}"#)
         func attach(_ text: String) throws -> RawClient {
             let widget = try fixture.rawClient()
             widget.send(hello)
             #expect(widget.readLine()?.contains("\"result\"") == true)
-            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"\#(text)"}}"#))
+            widget.send(line(#"{"jsonrpc":"2.0","id":2,"method":"\#(HostMethod.widgetEntry)","params":{"text":"\#(text)"}}"#))
             #expect(widget.readLine()?.contains("\"result\"") == true)
             return widget
         }
@@ -272,11 +273,11 @@ import TetherTestSupport
             // A client, or an extension of another role, cannot put words on a bar.
             let client = try fixture.rawClient()
             defer { client.close() }
-            let entry = Array(#"{"jsonrpc":"2.0","id":2,"method":"widget.entry","params":{"text":"spoofed"}}"#.utf8) + [0x0a]
+            let entry = Array(#"{"jsonrpc":"2.0","id":2,"method":"\#(HostMethod.widgetEntry)","params":{"text":"spoofed"}}"#.utf8) + [0x0a]
             client.send(entry)
             let answer = try #require(client.readLine())
             #expect(answer.contains("only an attached widget tells its entry"), "\(answer)")
-            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"raw-note","role":"notification"}}"#.utf8) + [0x0a])
+            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"raw-note","role":"notification"}}"#.utf8) + [0x0a])
             #expect(client.readLine()?.contains("\"result\"") == true)
             client.send(entry)
             let asOtherRole = try #require(client.readLine())

@@ -50,15 +50,19 @@ import TetherJSON
         #expect(try PushReceive(receivedParams: ["payload": [:], "budgetMilliseconds": 0]).budgetMilliseconds == nil)
     }
 
-    @Test func deliveriesNameTheirExtensionOrNull() {
-        let answer = DeliveredPush.answer([
+    @Test func deliveriesNameTheirExtensionOrNull() throws {
+        let answer = PushAnswer(delivered: [
             DeliveredPush(content: ["title": "Hi"], modified: false, timedOut: false),
             DeliveredPush(extensionName: "rewriter", content: ["title": "HI"], modified: true, timedOut: false),
-        ])
-        #expect(answer["delivered"]?.arrayValue?.first?["extension"] == .null)
-        let read = DeliveredPush.deliveries(in: answer)
-        #expect(read.map(\.extensionName) == [nil, "rewriter"])
-        #expect(read.last?.modified == true)
+        ], desktop: DesktopDisplay(notification: 7))
+        #expect(answer.wire["delivered"]?.arrayValue?.first?["extension"] == .null)
+        #expect(answer.wire["desktop"]?["shown"] == true)
+        let read = try PushAnswer(wire: answer.wire)
+        #expect(read == answer)
+        #expect(read.delivered.map(\.extensionName) == [nil, "rewriter"])
+        // An older host's answer shows nothing on the desktop; a list is required.
+        #expect(try PushAnswer(wire: ["delivered": []]).desktop == nil)
+        #expect(throws: RPCError.self) { try PushAnswer(wire: ["desktop": ["shown": false]]) }
         // An extension's answer whose content is no object delivers none.
         #expect(DeliveredPush(json: ["content": "x", "timedOut": true]).content == nil)
     }

@@ -71,17 +71,6 @@ public struct ReloadRequest: WireMessage, Equatable {
     public var wire: JSONValue { name.map { [Field.name: .string($0)] } ?? .object([:]) }
 }
 
-/// A message still read and written as JSON where it is used: its type
-/// is the next step of issue 56 (the push desk's answer, the feature and
-/// extension controls, a widget watch).
-public struct JSONFields: WireMessage, Equatable {
-    public var json: JSONValue
-
-    public init(_ json: JSONValue) { self.json = json }
-    public init(wire: JSONValue?) throws(RPCError) { json = wire ?? .null }
-    public var wire: JSONValue { json }
-}
-
 /// `host.metrics`'s answer: the Prometheus text exposition.
 public struct MetricsAnswer: WireMessage, Equatable {
     public static let prometheusContentType = "text/plain; version=0.0.4"

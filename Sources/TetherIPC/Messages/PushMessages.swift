@@ -92,18 +92,36 @@ public struct DeliveredPush: Sendable, Equatable {
         return .object(object)
     }
 
-    /// `push.send`'s answer: `{"delivered": [...]}`.
-    public static func answer(_ deliveries: [DeliveredPush]) -> JSONValue {
+}
+
+/// `push.send`'s answer: what each notification extension delivered, and
+/// how it went on the desktop (nil from a host that does not show pushes).
+public struct PushAnswer: WireMessage, Equatable {
+    public var delivered: [DeliveredPush]
+    public var desktop: DesktopDisplay?
+
+    public init(delivered: [DeliveredPush], desktop: DesktopDisplay? = nil) {
+        self.delivered = delivered
+        self.desktop = desktop
+    }
+
+    private typealias Field = PushRequest.Field
+
+    public init(wire: JSONValue?) throws(RPCError) {
+        guard let answer = wire, let delivered = answer[Field.delivered]?.arrayValue else {
+            throw .invalidParams("not a push's answer: no \"\(Field.delivered)\" list")
+        }
+        self.init(delivered: delivered.map(DeliveredPush.init(json:)), desktop: DesktopDisplay(answer: answer))
+    }
+
+    public var wire: JSONValue {
         // An entry no extension delivered names none: `"extension": null`.
-        [Field.delivered: .array(deliveries.map { delivery in
+        var object: [String: JSONValue] = [Field.delivered: .array(delivered.map { delivery in
             guard delivery.extensionName == nil, case .object(var object) = delivery.json else { return delivery.json }
             object[Field.extensionName] = .null
             return .object(object)
         })]
-    }
-
-    /// The deliveries in `push.send`'s answer.
-    public static func deliveries(in answer: JSONValue) -> [DeliveredPush] {
-        (answer[Field.delivered]?.arrayValue ?? []).map(DeliveredPush.init(json:))
+        if let desktop { object[DesktopDisplay.field] = desktop.json }
+        return .object(object)
     }
 }
