@@ -152,8 +152,8 @@ extension ExtensionSupervisor {
                       "restarts": .number(restarts)])
         // The idle clock starts at its hello (the host's noteActivity):
         // a slow start is not idleness.
-        forward(process.stdout, stream: "stdout", level: .info)
-        forward(process.stderr, stream: "stderr", level: .error)
+        output.forward(process.stdout, stream: "stdout", level: .info)
+        output.forward(process.stderr, stream: "stderr", level: .error)
         return .launched(launch)
     }
 

@@ -45,18 +45,9 @@ extension ExtensionSupervisor {
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary: String? = launch.temporaryDirectory
         sandbox.unwatchDisk(launch.diskUsage)
-        leftoversPending += 1
-        if leftovers > 0 { leftoverGroups.insert(leftovers) }
+        self.leftovers.began(group: leftovers)
         let gone = { [weak self] in
-            if let self {
-                self.leftoverGroups.remove(leftovers)
-                self.leftoversPending -= 1
-                if self.leftoversPending == 0 {
-                    let waiting = self.afterLeftovers
-                    self.afterLeftovers.removeAll()
-                    for then in waiting { then() }
-                }
-            }
+            for then in self?.leftovers.ended(group: leftovers) ?? [] { then() }
             whenGone?()
         }
         let finish = { [sandbox, reaper] in
@@ -98,17 +89,13 @@ extension ExtensionSupervisor {
     /// SIGTERM to its whole process group, then SIGKILL after the grace;
     /// `completion` once it is gone.
     func stop(completion: @escaping () -> Void) {
-        // Paused output would keep a dying extension blocked on its pipe, and
-        // a paused pipe must still be read to its end.
-        resumeTimer?.close()
-        resumeTimer = nil
-        resume()
+        output.resumeForStop()
         idleTimer?.close()
         idleTimer = nil
         guard hasProcess else {
             handle(.stop)
             // An ended launch still being cleared: answered once it is.
-            guard leftoversPending == 0 else { return afterLeftovers.append(completion) }
+            guard !leftovers.whenCleared(completion) else { return }
             return completion()
         }
         stopping.append(completion)

@@ -44,8 +44,6 @@ final class ExtensionSupervisor {
     /// Where it is, with the launch it runs: every decision is made there.
     private(set) var lifecycle: Lifecycle
     var restarts = 0
-    /// Output lines dropped by the rate limit since the host started.
-    var droppedLines = 0
     var lastExit: ExtensionExit?
     /// Requests in flight to or for it (on-demand: none for the idle timeout ends it).
     var work = 0
@@ -54,22 +52,17 @@ final class ExtensionSupervisor {
     var idleTimer: LoopTimer?
     /// What it tells the host (a launch's link, an idle end, a launch gone).
     var onNotice: ((SupervisorNotice) -> Void)?
-    /// Groups of ended launches still being cleared (`endLeftovers`): still
-    /// its own until they are, and stops wait for them.
-    var leftoverGroups: Set<Int32> = []
-    var leftoversPending = 0
-    var afterLeftovers: [() -> Void] = []
+    /// Ended launches still being cleared (`endLeftovers`): still its own
+    /// until they are, and stops wait for them.
+    var leftovers = Leftovers()
     var restartTimer: LoopTimer?
     var externalWatcher: LockWatcher?
     /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
     var stopping: [() -> Void] = []
     /// Its launch being ended (an idle end, a stop): SIGTERM, the grace, SIGKILL.
     lazy var ender = GracefulStop(loop: loop)
-    var throttle: OutputThrottle
-    var pausedStreams: [PipeStream] = []
-    var resumeTimer: LoopTimer?
-    var droppedSinceReport = 0
-    var lastDropReport: UInt64 = 0
+    /// Its output, logged under its name at a bounded rate.
+    let output: ExtensionOutput
 
     init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
          reaper: GroupReaper, sandbox: ExtensionSandbox, slots: LaunchSlots, graceMilliseconds: UInt64, logger: Logger,
@@ -88,7 +81,7 @@ final class ExtensionSupervisor {
         var logger = logger
         logger[metadataKey: "extension"] = .string(manifest.name)
         self.logger = logger
-        throttle = OutputThrottle(now: loop.now)
+        output = ExtensionOutput(name: manifest.name, loop: loop, logger: logger, metrics: metrics)
         lifecycle = Lifecycle(onDemand: manifest.activation == .onDemand, restart: manifest.restart,
                               noRestartExitCodes: manifest.noRestartExitCodes)
     }
@@ -110,7 +103,7 @@ final class ExtensionSupervisor {
         var status = ExtensionStatus(name: manifest.name, role: manifest.role.rawValue, pid: pid, supervised: true)
         status.state = state.name
         status.restarts = restarts
-        status.droppedLines = droppedLines
+        status.droppedLines = output.droppedLines
         status.activation = manifest.activation.rawValue
         status.lastExit = lastExit?.json
         status.sandbox = sandboxReport.json
@@ -130,14 +123,14 @@ final class ExtensionSupervisor {
     var isLaunched: Bool {
         switch state {
         case .starting, .running, .waiting, .stopping: true
-        default: leftoversPending > 0
+        default: leftovers.isClearing
         }
     }
 
     /// `pid` is its process or anything it started (its process group):
     /// a wrapper script's child saying hello is still the host's own.
     func owns(_ peer: PeerProcess) -> Bool {
-        if leftoverGroups.contains(where: { peer.pid == $0 || peer.group == $0 }) { return true }
+        if leftovers.holds(pid: peer.pid, group: peer.group) { return true }
         guard hasProcess, let launch = lifecycle.launch, launch.group > 0 else { return false }
         // Its session too: a child that moved to a group of its own stays
         // in it. Its cgroup even holds what left the session.
