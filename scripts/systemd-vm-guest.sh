@@ -102,6 +102,7 @@ installed=$SECONDS
 pid=$(show $svc MainPID)
 check statusAnswers user tether status
 check delegated bash -c "user tether service status --json | grep -q '\"delegated\":true'"
+check statusSaysCgroups bash -c "user tether status | grep -q '^cgroups: each extension in its own under .*(memory, pids)'"
 check doctorInService bash -c "user systemd-run --user --wait --pipe -q -p Delegate=yes tether doctor --json | holds cgroup memory pids"
 
 # Hardened (systemd-analyze security: 6.0 or lower), it still launches,

@@ -1,4 +1,5 @@
 import Logging
+import TetherIPC
 import TetherSandbox
 
 /// The cgroup the host's extensions run in, claimed once at the start.
@@ -7,8 +8,10 @@ extension ExtensionSandbox {
     /// each launch gets a cgroup of its own there. Anywhere else, none.
     /// Where the host's own cgroup is not delegated, it asks the user's
     /// manager for a scope of its own that is (invariant 26).
-    static func claimCgroups(group: String, logger: Logger) -> DelegatedCgroup? {
+    /// With what `status` says of it: where none, why and the fix.
+    static func claimCgroups(group: String, logger: Logger) -> (DelegatedCgroup?, CgroupsStatus) {
         var claimed = DelegatedCgroup.claim(group: group, authority: ServiceManagerDelegation.delegates)
+        var scopeRefused: String?
         if case .failure(.notDelegated(let path)) = claimed {
             switch ServiceManagerDelegation.startScope(group: group) {
             case .success(let scope):
@@ -17,14 +20,15 @@ extension ExtensionSandbox {
             case .failure(let failure):
                 let line = "no scope of its own from the user's service manager (\(failure.reason))"
                 failure.noManager ? logger.debug("\(line)") : logger.warning("\(line)")
+                scopeRefused = failure.noManager ? "no user service manager answers on D-Bus (\(failure.reason))" : failure.reason
             }
         }
         switch claimed {
         case .success(let cgroups):
-            let controllers = cgroups.controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA"
-                : cgroups.controllers.sorted().joined(separator: ", ")
-            logger.info("extensions run in cgroups of their own under \(cgroups.path) (\(controllers))")
-            return cgroups
+            let controllers = cgroups.controllers.sorted()
+            let held = controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA" : controllers.joined(separator: ", ")
+            logger.info("extensions run in cgroups of their own under \(cgroups.path) (\(held))")
+            return (cgroups, CgroupsStatus(path: cgroups.path, controllers: controllers))
         case .failure(let reason):
             switch reason {
             case .noHierarchy, .notDelegated:
@@ -32,7 +36,17 @@ extension ExtensionSandbox {
             case .failed:
                 logger.warning("extensions run without cgroups: \(reason)")
             }
-            return nil
+            let cause = switch reason {
+            case .notDelegated(let path): "the host's cgroup \(path) is not delegated to it"
+            default: reason.description
+            }
+            let why = [cause, scopeRefused].compactMap { $0 }.joined(separator: ", and ")
+            let fix: String? = switch reason {
+            case .notDelegated: MachineEnforcement.delegationFix
+            case .noHierarchy: "boot with systemd.unified_cgroup_hierarchy=1 (the default since systemd 247)"
+            case .failed: nil
+            }
+            return (nil, CgroupsStatus(reason: why, fix: fix))
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import SystemPackage
+import TetherIPC
 import TetherGroup
 import TetherJSON
 import TetherLoop
@@ -25,6 +26,8 @@ final class ExtensionSandbox {
     private let support: KernelSupport
     /// The host's delegated cgroup, if it has one.
     let cgroups: DelegatedCgroup?
+    /// What `status` says of it (set by the host once claimed).
+    var cgroupsStatus: CgroupsStatus?
     private let loop: EventLoop
     private let logger: Logger
     private var reported: Set<String> = []

@@ -27,7 +27,7 @@ extension Host {
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
             desktopNotifications: desktopStatus, inputMethod: inputMethodStatus,
-            maximumRunningExtensions: launchSlots.capacity, extensionCount: count)
+            maximumRunningExtensions: launchSlots.capacity, extensionCount: count, cgroups: sandbox?.cgroupsStatus)
     }
 
     /// `host.metrics`: the counters so far, and what is measured now.

@@ -98,15 +98,12 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
         timer.start(afterMilliseconds: milliseconds) { [unowned self] in
             self.finish(.failure(.environment("the host did not answer within \(milliseconds / 1000) seconds")))
         }
-        connection.call(HostMethods.push.name, request.wire) { [unowned self] result in
+        connection.call(HostMethods.push, request) { [unowned self] result in
             timer.close()
             switch result {
             case .failure(let error):
                 return self.finish(.failure(.refused(error.message)))
-            case .success(let wire):
-                guard let answer = try? PushAnswer(wire: wire) else {
-                    return self.finish(.failure(.refused("the host's answer to the push could not be read")))
-                }
+            case .success(let answer):
                 guard let display = answer.desktop else {
                     return self.finish(.failure(.refused("this host does not show pushes on the desktop (an older release)")))
                 }

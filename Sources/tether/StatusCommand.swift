@@ -11,10 +11,14 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running host: pid, uptime, extensions and features.",
-        discussion: "Exits 1 with \"host is not running\" when there is no host.")
+        discussion: """
+            Also whether pushes are shown on the desktop, whether the keyboards are input methods, and \
+            whether extensions run in cgroups of their own (where not, why and the fix). Exits 1 with \
+            "host is not running" when there is no host.
+            """)
 
     @OptionGroup var group: GroupOptions
-    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, extensionCount, features, desktopNotifications.")
+    @Flag(help: "Print one JSON object: pid, since, uptime, group, socket, extensions, extensionCount, features, desktopNotifications, inputMethod, cgroups.")
     var json = false
     @Option(help: ArgumentHelp("List at most N extensions (all are counted): a status bar's poll of a host running thousands stays cheap.",
                                valueName: "N"))
@@ -37,5 +41,6 @@ struct Status: ParsableCommand {
         output(PrintableText.escaped("features: " + (features.isEmpty ? "none" : features.joined(separator: ", "))))
         output(PrintableText.escaped(status.desktopNotifications.text))
         output(PrintableText.escaped(status.inputMethod.text))
+        if let cgroups = status.cgroups { output(PrintableText.escaped(cgroups.text)) }
     }
 }

@@ -12,7 +12,7 @@ import TetherIPC
         "auth.login.success", "auth.login.failure", "auth.refresh.success", "auth.refresh.failure",
         "auth.session.ended", "auth.user.changed", "extension.started", "extension.attached", "extension.exited",
         "extension.restarted", "extension.unresponsive", "extension.failed", "push.delivered", "push.timedOut",
-        "feature.started", "feature.stopped", "host.started", HostNotification.stopping, "store.corrupt",
+        "feature.started", "feature.stopped", "host.started", "host.stopping", "store.corrupt",
     ]
 
     /// A host's life told in events: starts, attaches, a kill -9 and its
@@ -97,7 +97,7 @@ import TetherIPC
         #expect((timedOut["durationMs"] as? Int ?? 0) >= 200)
         #expect(event("feature.started")?["feature"] as? String == "rec")
         #expect(event("feature.stopped")?["feature"] as? String == "rec")
-        #expect(event(HostNotification.stopping) != nil)
+        #expect(event("host.stopping") != nil)
 
         // The extension's JSON lines: records at their level, fields kept,
         // the host's own keys not overridden.

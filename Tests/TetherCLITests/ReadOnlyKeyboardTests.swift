@@ -72,7 +72,7 @@ import TetherIPC
         try fixture.withHost { host in
             let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
             // Not offered what it would be refused.
-            #expect(hello.contains(#""capabilities": ["feature", "\#(HostMethod.tokenGet)", "\#(ExtensionMethod.ping)""#), "\(hello)")
+            #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
             let linked = try #require(try host.expectLineStarting("[kb] answer:", timeout: 30).last)
             #expect(linked.contains(Self.refusal) == !test.allowed, "through its link: \(linked)")
             if !test.allowed {

@@ -31,13 +31,15 @@ public struct HostStatus: Sendable, Equatable {
     public var desktopNotifications: DesktopNotificationsStatus
     /// Whether the keyboards are input methods (IBus engines), and why not.
     public var inputMethod: InputMethodStatus
+    /// Whether extensions run in cgroups of their own, and why not (nil: a host that does not say).
+    public var cgroups: CgroupsStatus?
 
     public init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
                 desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
                 inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0,
-                extensionCount: Int? = nil) {
+                extensionCount: Int? = nil, cgroups: CgroupsStatus? = nil) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
@@ -56,6 +58,7 @@ public struct HostStatus: Sendable, Equatable {
         self.droppedLogLines = droppedLogLines
         self.desktopNotifications = desktopNotifications
         self.inputMethod = inputMethod
+        self.cgroups = cgroups
     }
 
     private enum Field {
@@ -66,7 +69,7 @@ public struct HostStatus: Sendable, Equatable {
         static let maximumRunningExtensions = "maximumRunningExtensions"
         static let replyBudgetBytes = "replyBudgetBytes", maximumFeatures = "maximumFeatures"
         static let evictedConnections = "evictedConnections", droppedLogLines = "droppedLogLines"
-        static let desktopNotifications = "desktopNotifications", inputMethod = "inputMethod"
+        static let desktopNotifications = "desktopNotifications", inputMethod = "inputMethod", cgroups = "cgroups"
     }
 
     /// Read leniently, as a client reads a host of another release: what
@@ -86,10 +89,16 @@ public struct HostStatus: Sendable, Equatable {
                   desktopNotifications: DesktopNotificationsStatus(json: json[Field.desktopNotifications]),
                   inputMethod: InputMethodStatus(json: json[Field.inputMethod]),
                   maximumRunningExtensions: int(limits?[Field.maximumRunningExtensions]),
-                  extensionCount: json[Field.extensionCount]?.intValue)
+                  extensionCount: json[Field.extensionCount]?.intValue, cgroups: CgroupsStatus(json: json[Field.cgroups]))
     }
 
     public var json: JSONValue {
+        guard case .object(var object) = fields, let cgroups else { return fields }
+        object[Field.cgroups] = cgroups.json
+        return .object(object)
+    }
+
+    private var fields: JSONValue {
         [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
          Field.group: .string(group), Field.socket: .string(socket), Field.extensions: .array(extensions.map(\.json)),
          Field.extensionCount: .integer(extensionCount),

@@ -109,7 +109,7 @@ public struct PushAnswer: WireMessage, Equatable {
 
     public init(wire: JSONValue?) throws(RPCError) {
         guard let answer = wire, let delivered = answer[Field.delivered]?.arrayValue else {
-            throw .invalidParams("not a push's answer: no \"\(Field.delivered)\" list")
+            throw .internalError("the host's answer to the push has no \"\(Field.delivered)\" list")
         }
         self.init(delivered: delivered.map(DeliveredPush.init(json:)), desktop: DesktopDisplay(answer: answer))
     }
