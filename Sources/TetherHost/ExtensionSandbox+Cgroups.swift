@@ -25,10 +25,9 @@ extension ExtensionSandbox {
         }
         switch claimed {
         case .success(let cgroups):
-            let controllers = cgroups.controllers.sorted()
-            let held = controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA" : controllers.joined(separator: ", ")
-            logger.info("extensions run in cgroups of their own under \(cgroups.path) (\(held))")
-            return (cgroups, CgroupsStatus(path: cgroups.path, controllers: controllers))
+            let status = CgroupsStatus(path: cgroups.path, controllers: cgroups.controllers.sorted())
+            logger.info("\(status.text)")
+            return (cgroups, status)
         case .failure(let reason):
             switch reason {
             case .noHierarchy, .notDelegated:

@@ -26,8 +26,8 @@ final class ExtensionSandbox {
     private let support: KernelSupport
     /// The host's delegated cgroup, if it has one.
     let cgroups: DelegatedCgroup?
-    /// What `status` says of it (set by the host once claimed).
-    var cgroupsStatus: CgroupsStatus?
+    /// What `status` says of it.
+    let cgroupsStatus: CgroupsStatus
     private let loop: EventLoop
     private let logger: Logger
     private var reported: Set<String> = []
@@ -46,19 +46,19 @@ final class ExtensionSandbox {
     private var removals = 0
     private var removalWaiters: [() -> Void] = []
 
-    init(group: String, required: Bool, temporaryBase: String?, cgroups: DelegatedCgroup?,
+    init(group: String, required: Bool, temporaryBase: String?, cgroups: (DelegatedCgroup?, CgroupsStatus),
          support: KernelSupport = .current, loop: EventLoop, logger: Logger) {
         groupPath = group
         self.temporaryBase = temporaryBase
         self.required = required
-        self.cgroups = cgroups
+        (self.cgroups, cgroupsStatus) = cgroups
         self.support = support
         self.loop = loop
         self.logger = logger
         spares = SpareRulesets(loop: loop, support: support)
         worlds = WorldCache(loop: loop)
         // Holding the host lock: extension cgroups here are a dead host's.
-        for leftover in cgroups?.killLeftovers() ?? [] { retire(leftover) }
+        for leftover in self.cgroups?.killLeftovers() ?? [] { retire(leftover) }
     }
 
     /// Tasks (processes and threads) one extension may have, where a cgroup counts them.

@@ -221,7 +221,7 @@ public final class Host: @unchecked Sendable {
         startInputMethod()
         // Before the reaper: a process left in the delegated cgroup would
         // keep its controllers off.
-        let (cgroups, cgroupsStatus) = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
+        let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
         self.reaper = reaper
         let environment = childEnvironment()
@@ -231,7 +231,6 @@ public final class Host: @unchecked Sendable {
         // Holding the host lock: temporary directories here are a dead host's.
         sandbox.removeLeftovers(of: configuration.manifests)
         sandbox.removeOrphans()
-        sandbox.cgroupsStatus = cgroupsStatus
         self.sandbox = sandbox
         // What extensions may write, made now: confined, they make nothing
         // at the group's top level (invariant 21).

@@ -93,13 +93,7 @@ public struct HostStatus: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        guard case .object(var object) = fields, let cgroups else { return fields }
-        object[Field.cgroups] = cgroups.json
-        return .object(object)
-    }
-
-    private var fields: JSONValue {
-        [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
+        var object: [String: JSONValue] = [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
          Field.group: .string(group), Field.socket: .string(socket), Field.extensions: .array(extensions.map(\.json)),
          Field.extensionCount: .integer(extensionCount),
          Field.features: .array(features.map(JSONValue.string)), Field.connections: .integer(connections),
@@ -109,5 +103,7 @@ public struct HostStatus: Sendable, Equatable {
                         Field.replyBudgetBytes: .integer(replyBudgetBytes), Field.maximumFeatures: .integer(maximumFeatures)],
          Field.evictedConnections: .integer(evictedConnections), Field.droppedLogLines: .integer(droppedLogLines),
          Field.desktopNotifications: desktopNotifications.json, Field.inputMethod: inputMethod.json]
+        if let cgroups { object[Field.cgroups] = cgroups.json }
+        return .object(object)
     }
 }
