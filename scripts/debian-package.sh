@@ -121,7 +121,8 @@ CONTROL
 mkdir -p "$out"
 package="$out/tether_${version}_$arch.deb"
 # Checked under its final name in the work folder, moved out only if it passes.
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$work/$(basename "$package")" >&2
+# xz at level 1: 3 s on 2 cores, 22 MB; the default level 6 took 20 s for 19 MB.
+dpkg-deb --root-owner-group -Zxz -z1 --build "$stage" "$work/$(basename "$package")" >&2
 if [ "$check" = 1 ]; then
     lintian --fail-on error,warning "$work/$(basename "$package")" >&2 \
         || { echo "debian-package.sh: lintian found errors or warnings in the package; none was written" >&2; exit 1; }

@@ -79,7 +79,7 @@ echo '+memory +pids' > \$delegated/system/cgroup.subtree_control
 mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
 echo \$\$ > \$delegated/runner/cgroup.procs
 cd "$root"
-set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 TETHER_TEST_WIDTH=${VM_TEST_WIDTH:-3} \\
+set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_TIMINGS=/tmp/vm-test-times TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 TETHER_TEST_WIDTH=${VM_TEST_WIDTH:-3} \\
     TETHER_TEST_OWNED_CGROUP=/tether-vm/system/owned "$bundle" --testing-library swift-testing
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security || true
 echo "vm-tests: Linux \$(uname -r), security modules \$(cat /sys/kernel/security/lsm 2>/dev/null)"
@@ -97,6 +97,7 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" --no-parallel --filt
 "\$@" --filter "(\$VM_FILTER).*ByRoot" || { code=\$?; [ \$code -eq 69 ] || status=\$code; }
 read -r _ user2 nice2 system2 idle2 rest < /proc/stat
 busy=\$(( user2 + nice2 + system2 - user - nice - system ))
+sort -rn /tmp/vm-test-times 2>/dev/null | awk -F '\t' 'NR <= 10 { printf "vm-tests: %7.1f s  %s\\n", \$1, \$2 }'
 echo "vm-tests: the guest's CPUs were idle \$(( 100 * (idle2 - idle) / (busy + idle2 - idle + 1) ))% of the tests' run"
 exit \$status
 GUEST

@@ -7,7 +7,7 @@ import TetherTestSupport
 @Suite(.timed) struct DemoCommandTests {
     /// Under a desktop session (a notification server on its bus), where
     /// the rewritten push appears; the interrupted day below runs without.
-    @Test func theDayPassesAndLeavesNothingBehind() throws {
+    @Test(.long) func theDayPassesAndLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
         let desktop = try DesktopSession()
         var environment = desktop.environment

@@ -58,11 +58,18 @@ struct HostFixture {
         return try body(host)
     }
 
+    /// `status --json`; one that fails throws, so a test that asks once
+    /// fails and a poll (`try?`) that a slow answer does not end asks again.
     func status() throws -> [String: Any] {
         let result = try group.run(["status", "--json"])
-        #expect(result.status == 0, "\(result.stderr)")
+        guard result.status == 0 else { throw StatusFailed(status: result.status, stderr: result.stderr) }
         return try group.json(result)
     }
+}
+
+struct StatusFailed: Error, CustomStringConvertible {
+    let status: Int32, stderr: String
+    var description: String { "status exited \(status): \(stderr)" }
 }
 
 /// "hello from NAME (ROLE) pid N", then wait to be stopped.

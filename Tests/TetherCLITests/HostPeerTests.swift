@@ -51,7 +51,7 @@ import TetherIPC
         #expect(try host.stop() == 0)
     }
 
-    @Test func hundredClientsThatNeverReadCannotGrowTheHostWithoutBound() throws {
+    @Test(.long) func hundredClientsThatNeverReadCannotGrowTheHostWithoutBound() throws {
         raiseOwnDescriptorLimit()
         let fixture = try HostFixture()
         let host = try fixture.startHost()

@@ -121,7 +121,7 @@ import TetherIPC
     /// none) and never answers. The host stays small, and the user's push
     /// is answered at once (the original: that extension is at its limit of
     /// unanswered pushes).
-    @Test func aHostileNotificationExtensionNeitherGrowsTheHostNorHoldsUpTheUsersPush() throws {
+    @Test(.long) func aHostileNotificationExtensionNeitherGrowsTheHostNorHoldsUpTheUsersPush() throws {
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/hostile.py", """
             import json, os, socket, threading

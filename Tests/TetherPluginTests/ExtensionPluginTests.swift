@@ -12,7 +12,7 @@ import TetherTestSupport
 /// it): Tether's SDK graph compiles once, and each later step costs
 /// seconds. SwiftPM keeps one package per scratch directory, so the other
 /// layouts are scaffolded (and read back) but not built.
-@Suite(.timed, .serialized, .removesScratch) struct ExtensionPluginTests {
+@Suite(.timed, .long, .serialized, .removesScratch) struct ExtensionPluginTests {
     /// This repository (Tests/TetherPluginTests/ is two levels down).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path

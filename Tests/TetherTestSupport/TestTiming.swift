@@ -32,7 +32,7 @@ public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
-        await TestSlots.shared.acquire()
+        await TestSlots.shared.acquire(first: test.traits.contains { $0 is LongTest })
         defer { Task { await TestSlots.shared.release() } }
         let thread = try EventLoopThread()
         defer { thread.shutdown() }
@@ -64,27 +64,47 @@ extension Trait where Self == TestTiming {
     public static var timed: Self { TestTiming() }
 }
 
-/// A counting semaphore for tasks: waiting suspends, never blocks.
+/// Marks a test (or a suite's tests) that takes long of its own: under
+/// `.timed` it takes a slot before every test queued without the mark, so
+/// the run does not end on it. (Swift Testing starts every test at once,
+/// in declaration order; with first come first served a 30 s test queued
+/// last ran alone while the rest of the machine idled.)
+public struct LongTest: TestTrait, SuiteTrait {
+    public var isRecursive: Bool { true }
+}
+
+extension Trait where Self == LongTest {
+    /// Takes long: starts before the others (see `LongTest`).
+    public static var long: Self { LongTest() }
+}
+
+/// A counting semaphore for tasks: waiting suspends, never blocks. Long
+/// tests' waiters are served first.
 actor TestSlots {
     static let shared = TestSlots(TestTiming.width)
     private var free: Int
+    private var waitingLong: [CheckedContinuation<Void, Never>] = []
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(_ count: Int) { free = count }
 
-    func acquire() async {
+    func acquire(first: Bool) async {
         if free > 0 {
             free -= 1
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { continuation in
+            if first { waitingLong.append(continuation) } else { waiting.append(continuation) }
+        }
     }
 
     func release() {
-        if waiting.isEmpty {
-            free += 1
-        } else {
+        if !waitingLong.isEmpty {
+            waitingLong.removeFirst().resume()
+        } else if !waiting.isEmpty {
             waiting.removeFirst().resume()
+        } else {
+            free += 1
         }
     }
 }
