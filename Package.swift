@@ -107,8 +107,12 @@ let package = Package(
         // on uv_poll and uv_timer, as TetherHTTP drives libcurl.
         .target(name: "TetherBus", dependencies: ["CTetherBus", "TetherLoop",
                                                   .product(name: "SystemPackage", package: "swift-system")]),
-        // JSON-RPC 2.0 over the host's Unix socket, on TetherLoop.
-        .target(name: "TetherIPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem"]),
+        // JSON-RPC 2.0 over Unix sockets on TetherLoop, from framing to
+        // servers: knows nothing of Tether's messages.
+        .target(name: "TetherRPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem",
+                                                  .product(name: "SystemPackage", package: "swift-system")]),
+        // Tether's messages: the methods, who may call them, their parameters and answers.
+        .target(name: "TetherIPC", dependencies: ["TetherRPC", "TetherJSON"]),
         // The supervisor: manifests, extension processes, features, the socket.
         .target(
             name: "TetherHost",
@@ -194,6 +198,7 @@ let package = Package(
         .testTarget(name: "TetherScaffoldTests", dependencies: ["TetherScaffold", "TetherManifest"]),
         .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherBusTests", dependencies: ["TetherBus", "TetherLoop", "TetherTestSupport"]),
+        .testTarget(name: "TetherRPCTests", dependencies: ["TetherRPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
         .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),

@@ -1,3 +1,4 @@
-// Every JSON-RPC message carries `JSONValue`s; users of the socket protocol
-// get the JSON module with it, as swift-nio's modules re-export NIOCore.
-@_exported import TetherJSON
+// Tether's messages travel on the JSON-RPC transport: users of the schema
+// get the transport (and with it the JSON module), as swift-nio's protocol
+// modules re-export NIOCore.
+@_exported import TetherRPC

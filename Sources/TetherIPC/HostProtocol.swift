@@ -1,3 +1,5 @@
+import TetherJSON
+
 /// The protocol versions spoken on the host's socket. An extension says its
 /// version in `extension.hello`; one that says none speaks version 1 (the
 /// protocol before versions, which shell and Python extensions still speak).
@@ -19,6 +21,18 @@ public enum HostProtocol {
                                       "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
                                       "host.subscribe", "store.changed", "widget.entry", "notification.closed",
                                       "notification.action"]
+}
+
+extension RPCError {
+    /// A hello in a protocol version the host does not speak. The message
+    /// names the versions it does; `data` has them as {"supported": {min, max}}.
+    public static func unsupportedProtocol(_ requested: JSONValue, supported: ClosedRange<Int>) -> RPCError {
+        RPCError(code: unsupportedProtocolCode,
+                 message: "protocol version \(requested) is not supported; this host speaks versions "
+                          + "\(supported.lowerBound) to \(supported.upperBound)",
+                 data: ["supported": ["min": .integer(supported.lowerBound), "max": .integer(supported.upperBound)]])
+    }
+    public static let unsupportedProtocolCode = -32002
 }
 
 /// The methods and notifications spoken on the host's socket, in one place

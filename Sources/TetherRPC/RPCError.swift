@@ -18,15 +18,5 @@ public struct RPCError: Error, Sendable, Equatable, Codable, CustomStringConvert
     /// Application errors (-32000 and below are reserved for servers).
     public static func refused(_ detail: String) -> RPCError { RPCError(code: -32001, message: detail) }
 
-    /// A hello in a protocol version the host does not speak. The message
-    /// names the versions it does; `data` has them as {"supported": {min, max}}.
-    public static func unsupportedProtocol(_ requested: JSONValue, supported: ClosedRange<Int>) -> RPCError {
-        RPCError(code: unsupportedProtocolCode,
-                 message: "protocol version \(requested) is not supported; this host speaks versions "
-                          + "\(supported.lowerBound) to \(supported.upperBound)",
-                 data: ["supported": ["min": .integer(supported.lowerBound), "max": .integer(supported.upperBound)]])
-    }
-    public static let unsupportedProtocolCode = -32002
-
     public var description: String { message }
 }

@@ -27,6 +27,9 @@ import TetherJSON
         #expect(throws: RPCError.unsupportedProtocol(99, supported: HostProtocol.supported)) {
             try ExtensionHello(params: ["name": "x", "role": "widget", "protocol": 99])
         }
+        let unsupported = RPCError.unsupportedProtocol(9, supported: 1...2)
+        #expect(unsupported.code == RPCError.unsupportedProtocolCode)
+        #expect(unsupported.data?["supported"]?["max"] == 2)
         #expect(throws: RPCError.invalidParams("\"protocol\" must be an integer")) {
             try ExtensionHello(params: ["name": "x", "role": "widget", "protocol": "2"])
         }

@@ -1,5 +1,5 @@
 import Testing
-import TetherIPC
+import TetherRPC
 
 @Suite struct LineFramerTests {
     @Test func splitsFramesAcrossReadsAndDropsCarriageReturns() throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherIPC
+import TetherRPC
 import TetherLoop
 import TetherTestSupport
 
