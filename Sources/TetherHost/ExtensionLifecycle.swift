@@ -7,6 +7,8 @@ import TetherManifest
 /// carries what belongs to it: a launch (`Launch`: the supervisor's
 /// process, group, cgroup, TMPDIR and lock) while it runs or is ended,
 /// why it is being ended, whether work asked for a new one meanwhile.
+/// Beside the state it counts what decides an idle end (requests in
+/// flight, waiters for a hello) and the restarts `status` shows.
 struct ExtensionLifecycle<Launch> {
     enum State {
         /// Not running and not to run by itself (or ended by a stop).
@@ -61,7 +63,17 @@ struct ExtensionLifecycle<Launch> {
         case externalEnded
         /// A scheduled start is due; `restart`: after a crash (counted).
         case startDue(restart: Bool)
-        /// No work for its idle timeout.
+        /// A request to or for it began or ended (a push, a key): work holds
+        /// off an idle end, and the idle clock starts again.
+        case workBegan
+        case workEnded
+        /// Something came on its link: the idle clock starts again.
+        case activity
+        /// Waiters for its hello came or went (`change`, in number): while
+        /// any waits, its idle clock starts again rather than ending it (a
+        /// relaunch's hello is awaited; its work already ended with the old).
+        case helloWaiters(change: Int)
+        /// Its idle clock ran out.
         case idleTimedOut
         /// The host's verdicts: past its disk limit, or unresponsive.
         case overDiskLimit
@@ -87,8 +99,10 @@ struct ExtensionLifecycle<Launch> {
         case watchExternal
         /// `.startDue` after `milliseconds`.
         case scheduleStart(afterMilliseconds: UInt64, restart: Bool)
-        /// A restart begins: counted and told.
+        /// A restart begins: counted (`restarts`) and told.
         case countRestart
+        /// Its idle clock (again) from now: `.idleTimedOut` after its idle timeout.
+        case armIdleClock
         /// Give up a scheduled start and the external watch.
         case cancelWaits
         /// The idle notice to the extension (`extension.willTerminate`).
@@ -121,6 +135,11 @@ struct ExtensionLifecycle<Launch> {
     let restart: ExtensionManifest.RestartPolicy
     let noRestartExitCodes: [Int32]
     private(set) var state: State = .stopped
+    /// Requests in flight to or for it (on demand: an idle end waits for none).
+    private(set) var work = 0
+    private(set) var waitingForHello = 0
+    /// Restarts after a crash, since the host began.
+    private(set) var restarts = 0
     private var crashes = CrashLoopDetector()
     /// Retries after shortages, on a schedule of their own.
     private var shortages = CrashLoopDetector.schedule
@@ -189,9 +208,23 @@ struct ExtensionLifecycle<Launch> {
             return [.gone(relaunching: false)]
         case .startDue(let restart):
             guard case .waiting = state else { return [] }
+            if restart { restarts += 1 }
             return (restart ? [.countRestart] : []) + startNow()
+        case .workBegan:
+            work += 1
+            return armIdleClock()
+        case .workEnded:
+            work = max(0, work - 1)
+            return armIdleClock()
+        case .activity:
+            return armIdleClock()
+        case .helloWaiters(let change):
+            waitingForHello = max(0, waitingForHello + change)
+            return []
         case .idleTimedOut:
-            guard case .running(let launch, nil) = state else { return [] }
+            // The end of the work in flight starts the clock again.
+            guard work == 0, case .running(let launch, nil) = state else { return [] }
+            if waitingForHello > 0 { return armIdleClock() }
             state = .stopping(launch, reason: .idle, relaunch: false)
             return [.noticeIdleEnd, .beginEnding(afterNotice: true)]
         case .overDiskLimit:
@@ -203,6 +236,12 @@ struct ExtensionLifecycle<Launch> {
         case .exited(let exit, let ranFor):
             return exited(exit, ranFor: ranFor)
         }
+    }
+
+    /// Only an on-demand extension running and not being ended has an idle clock.
+    private func armIdleClock() -> [Action] {
+        guard onDemand, case .running(_, nil) = state else { return [] }
+        return [.armIdleClock]
     }
 
     private mutating func startNow() -> [Action] {
@@ -262,6 +301,7 @@ struct ExtensionLifecycle<Launch> {
 
     private mutating func exited(_ exit: ExtensionExit, ranFor: UInt64) -> [Action] {
         guard let launch else { return [] }
+        work = 0  // what was in flight to it ended with it
         var relaunch = false
         if case .stopping(_, _, let asked) = state { relaunch = asked }
         // Whatever it left running goes with it; a restart starts from nothing.

@@ -14,17 +14,15 @@ extension ExtensionSupervisor {
         case .watchExternal:
             watchExternalInstance()
         case .scheduleStart(let delay, let restart):
-            let timer = restartTimer ?? LoopTimer(loop: loop)
-            restartTimer = timer
-            timer.start(afterMilliseconds: delay) { [unowned self] in self.handle(.startDue(restart: restart)) }
+            setClock(afterMilliseconds: delay) { [unowned self] in self.handle(.startDue(restart: restart)) }
+        case .armIdleClock:
+            setClock(afterMilliseconds: manifest.idleTimeoutMilliseconds) { [unowned self] in self.handle(.idleTimedOut) }
         case .countRestart:
-            restarts += 1
             metrics.extensionRestarted(manifest.name)
             logger.event(.extensionRestarted, "extension '\(manifest.name)' restarting (restart \(restarts))",
                          ["restarts": .number(restarts)])
         case .cancelWaits:
-            restartTimer?.close()
-            restartTimer = nil
+            stopClock()
             externalWatcher?.close()
             externalWatcher = nil
         case .noticeIdleEnd:

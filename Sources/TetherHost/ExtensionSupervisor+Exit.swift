@@ -22,9 +22,7 @@ extension ExtensionSupervisor {
                                  memoryLimitMiB: sandboxReport.memoryLimitMiB)
         lastExit = exit
         metrics.extensionExited(manifest.name, reason: exit.reason.rawValue)
-        work = 0
-        idleTimer?.close()
-        idleTimer = nil
+        stopClock()
         ender.cancel()
         handle(.exited(exit, ranFor: ranFor))
     }

@@ -90,8 +90,7 @@ extension ExtensionSupervisor {
     /// `completion` once it is gone.
     func stop(completion: @escaping () -> Void) {
         output.resumeForStop()
-        idleTimer?.close()
-        idleTimer = nil
+        stopClock()
         guard hasProcess else {
             handle(.stop)
             // An ended launch still being cleared: answered once it is.

@@ -27,35 +27,25 @@ final class ExtensionSupervisor {
     typealias Lifecycle = ExtensionLifecycle<ExtensionLaunch>
 
     let manifest: ExtensionManifest
-    let loop: EventLoop
+    /// What it shares with the host's other supervisors.
+    let resources: SupervisorResources
     let lockPath: String
     let environment: [String]
-    /// Ends the group if the host dies (PDEATHSIG reaches the main process only).
-    let reaper: GroupReaper
-    /// Its confinement and private temporary directory, per launch.
-    let sandbox: ExtensionSandbox
-    /// What the host's descriptors leave room for: one a launch.
-    let slots: LaunchSlots
     /// What confines it (the running instance's, else what would).
     var sandboxReport: SandboxReport
-    let graceMilliseconds: UInt64
     let logger: Logger
-    let metrics: HostMetrics
-    /// Where it is, with the launch it runs: every decision is made there.
+    /// Where it is, with the launch it runs, its work in flight and its
+    /// restarts: every decision is made there.
     private(set) var lifecycle: Lifecycle
-    var restarts = 0
     var lastExit: ExtensionExit?
-    /// Requests in flight to or for it (on-demand: none for the idle timeout ends it).
-    var work = 0
-    /// Work waiting for its hello (the host's count): work too, for the idle clock.
-    var waitingForHello = 0
-    var idleTimer: LoopTimer?
+    /// Its one clock: the idle timeout while it runs on demand, the delay
+    /// of a restart or retry while it waits (never both at once).
+    var clock: LoopTimer?
     /// What it tells the host (a launch's link, an idle end, a launch gone).
     var onNotice: ((SupervisorNotice) -> Void)?
     /// Ended launches still being cleared (`endLeftovers`): still its own
     /// until they are, and stops wait for them.
     var leftovers = Leftovers()
-    var restartTimer: LoopTimer?
     var externalWatcher: LockWatcher?
     /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
     var stopping: [() -> Void] = []
@@ -64,29 +54,30 @@ final class ExtensionSupervisor {
     /// Its output, logged under its name at a bounded rate.
     let output: ExtensionOutput
 
-    init(manifest: ExtensionManifest, loop: EventLoop, lockPath: String, environment: [String],
-         reaper: GroupReaper, sandbox: ExtensionSandbox, slots: LaunchSlots, graceMilliseconds: UInt64, logger: Logger,
-         metrics: HostMetrics) {
+    init(manifest: ExtensionManifest, resources: SupervisorResources, lockPath: String, environment: [String],
+         logger: Logger) {
         self.manifest = manifest
-        self.metrics = metrics
-        metrics.register(extension: manifest.name)
-        self.sandbox = sandbox
-        self.slots = slots
-        sandboxReport = sandbox.expectedReport(for: manifest)
-        self.graceMilliseconds = graceMilliseconds
-        self.loop = loop
+        self.resources = resources
+        resources.metrics.register(extension: manifest.name)
+        sandboxReport = resources.sandbox.expectedReport(for: manifest)
         self.lockPath = lockPath
         self.environment = environment
-        self.reaper = reaper
         var logger = logger
         logger[metadataKey: "extension"] = .string(manifest.name)
         self.logger = logger
-        output = ExtensionOutput(name: manifest.name, loop: loop, logger: logger, metrics: metrics)
+        output = ExtensionOutput(name: manifest.name, loop: resources.loop, logger: logger, metrics: resources.metrics)
         lifecycle = Lifecycle(onDemand: manifest.activation == .onDemand, restart: manifest.restart,
                               noRestartExitCodes: manifest.noRestartExitCodes)
     }
 
     var state: Lifecycle.State { lifecycle.state }
+    var restarts: Int { lifecycle.restarts }
+    var loop: EventLoop { resources.loop }
+    var sandbox: ExtensionSandbox { resources.sandbox }
+    var slots: LaunchSlots { resources.slots }
+    var reaper: GroupReaper { resources.reaper }
+    var metrics: HostMetrics { resources.metrics }
+    var graceMilliseconds: UInt64 { resources.graceMilliseconds }
 
     /// Neither running nor being launched (what holds a launch slot).
     var holdsNoSlot: Bool {
@@ -161,24 +152,24 @@ final class ExtensionSupervisor {
     }
 
     /// A request began (`true`) or ended (`false`); the idle clock restarts.
-    func noteWork(began: Bool) {
-        work = began ? work + 1 : max(0, work - 1)
-        armIdleTimer()
-    }
+    func noteWork(began: Bool) { handle(began ? .workBegan : .workEnded) }
 
     /// Something happened on its connection: the idle clock restarts.
-    func noteActivity() { armIdleTimer() }
+    func noteActivity() { handle(.activity) }
 
-    func armIdleTimer() {
-        guard isOnDemand, case .running(_, nil) = state else { return }
-        let timer = idleTimer ?? LoopTimer(loop: loop)
-        idleTimer = timer
-        timer.start(afterMilliseconds: manifest.idleTimeoutMilliseconds) { [unowned self] in
-            guard self.work == 0 else { return }  // the end of that work re-arms it
-            // Work waiting for a hello (a second instance's, after a relaunch) is work too.
-            if self.waitingForHello > 0 { return self.armIdleTimer() }
-            self.handle(.idleTimedOut)
-        }
+    /// Waiters for its hello came (a positive `change`) or went.
+    func noteHelloWaiters(_ change: Int) { handle(.helloWaiters(change: change)) }
+
+    /// Its clock from now: `then` after `milliseconds` (what it was set for before is forgotten).
+    func setClock(afterMilliseconds milliseconds: UInt64, _ then: @escaping () -> Void) {
+        let timer = clock ?? LoopTimer(loop: loop)
+        clock = timer
+        timer.start(afterMilliseconds: milliseconds, then)
+    }
+
+    func stopClock() {
+        clock?.close()
+        clock = nil
     }
 
     /// It wrote past a disk limit (`why`, logged): SIGKILL to the whole

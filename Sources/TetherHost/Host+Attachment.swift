@@ -272,11 +272,11 @@ extension Host {
         nextWaiterID += 1
         let id = nextWaiterID
         helloWaiters[name, default: []].append((id, answer))
-        supervisor(named: name)?.waitingForHello += 1
+        supervisor(named: name)?.noteHelloWaiters(1)
         return { [weak self] in
             guard let self, let index = self.helloWaiters[name]?.firstIndex(where: { $0.id == id }) else { return }
             self.helloWaiters[name]?.remove(at: index)
-            self.supervisor(named: name)?.waitingForHello -= 1
+            self.supervisor(named: name)?.noteHelloWaiters(-1)
         }
     }
 
@@ -306,7 +306,7 @@ extension Host {
 
     func answerHelloWaiters(_ name: String, with entry: AttachedExtension?) {
         guard let waiters = helloWaiters.removeValue(forKey: name) else { return }
-        supervisor(named: name)?.waitingForHello -= waiters.count
+        supervisor(named: name)?.noteHelloWaiters(-waiters.count)
         for waiter in waiters { waiter.answer(entry) }
     }
 }

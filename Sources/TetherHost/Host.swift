@@ -239,6 +239,8 @@ public final class Host: @unchecked Sendable {
         } catch {
             logger.warning("extensions will not be able to write the group: \(error)")
         }
+        let resources = SupervisorResources(loop: loop, reaper: reaper, sandbox: sandbox, slots: launchSlots,
+                                            graceMilliseconds: configuration.graceMilliseconds, metrics: metrics)
         for manifest in configuration.manifests {
             let lockPath: String
             do {
@@ -248,14 +250,12 @@ public final class Host: @unchecked Sendable {
                 continue
             }
             let supervisor = ExtensionSupervisor(
-                manifest: manifest, loop: loop, lockPath: lockPath,
+                manifest: manifest, resources: resources, lockPath: lockPath,
                 environment: environment + [
                     "TETHER_EXTENSION=\(manifest.name)", "TETHER_ROLE=\(manifest.role.rawValue)",
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
-                reaper: reaper, sandbox: sandbox, slots: launchSlots, graceMilliseconds: configuration.graceMilliseconds,
-                logger: logger,
-                metrics: metrics)
+                logger: logger)
             supervisors.append(supervisor)
             supervisorsByName[manifest.name] = supervisor
             if manifest.role == .keyboard, !manifest.openAccess { readOnlyKeyboards.append(supervisor) }

@@ -19,6 +19,7 @@ import TetherManifest
             case .watchExternal: "watchExternal"
             case .scheduleStart(let delay, let restart): "scheduleStart(\(delay), restart: \(restart))"
             case .countRestart: "countRestart"
+            case .armIdleClock: "armIdleClock"
             case .cancelWaits: "cancelWaits"
             case .noticeIdleEnd: "noticeIdleEnd"
             case .beginEnding(let afterNotice): "beginEnding(afterNotice: \(afterNotice))"
@@ -71,6 +72,7 @@ import TetherManifest
             _ = lifecycle.handle(.launched(launch))
         }
         #expect(lifecycle.state.isFailed)
+        #expect(lifecycle.restarts == delays.count)
         #expect(delays == ["scheduleStart(100, restart: true)", "scheduleStart(200, restart: true)",
                            "scheduleStart(400, restart: true)", "scheduleStart(800, restart: true)"])
         // Only the user starts it again, afresh.
@@ -102,6 +104,35 @@ import TetherManifest
         #expect(kinds(lifecycle.handle(exit(.exited(0), lifecycle)))
                 == ["endLaunch(2)", "tellExit(idle, endedIdle)", "gone(relaunching: false)"])
         #expect(lifecycle.state.isIdle)
+    }
+
+    /// Work in flight holds off an idle end (the end of the last work
+    /// starts the clock again); a waiter for a hello starts the clock again
+    /// instead; an exit forgets the work that died with it.
+    @Test func workHoldsOffAnIdleEndAndHelloWaitersStartTheClockAgain() {
+        var lifecycle = running(onDemand: true)
+        #expect(kinds(lifecycle.handle(.workBegan)) == ["armIdleClock"])
+        #expect(lifecycle.handle(.idleTimedOut).isEmpty)
+        #expect(lifecycle.state.name == "running")
+        #expect(kinds(lifecycle.handle(.workEnded)) == ["armIdleClock"])
+        #expect(lifecycle.handle(.helloWaiters(change: 1)).isEmpty)
+        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["armIdleClock"])
+        #expect(lifecycle.state.name == "running")
+        _ = lifecycle.handle(.helloWaiters(change: -1))
+        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        // Ending, it has no idle clock.
+        #expect(lifecycle.handle(.activity).isEmpty)
+        // Work that was in flight to an instance that died is not the next one's.
+        var crashed = running(onDemand: true)
+        _ = crashed.handle(.workBegan)
+        _ = crashed.handle(exit(.signaled(9), crashed))
+        _ = crashed.handle(.demand(explicitly: false))
+        _ = crashed.handle(.launched(2))
+        #expect(kinds(crashed.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        // A service has no idle clock.
+        var service = running()
+        #expect(service.handle(.workBegan).isEmpty)
+        #expect(service.handle(.activity).isEmpty)
     }
 
     @Test func aStopEndsItOnceAndWinsOverAnIdleEnd() {
