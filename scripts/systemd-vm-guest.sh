@@ -23,7 +23,7 @@ check() { # NAME COMMAND...: ok when the command succeeds
 # process owns, which no event of ours announces). Bounded by the clock,
 # not by tries: on a starved guest each try takes longer than its pause.
 within() {
-    local deadline=$(( SECONDS + ($1 + 9) / 10 )); shift
+    local deadline=$(( SECONDS + ($1 + 9) / 10 + 1 )); shift  # SECONDS counts whole seconds
     while [ "$SECONDS" -lt "$deadline" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
     "$@"
 }
