@@ -23,7 +23,7 @@ extension Host {
         // The process first, whatever the connection said: a second
         // connection's hello under another name changes nothing.
         if let pid = connection.peer?.pid {
-            if !readOnlyKeyboards.isEmpty, let supervisor = readOnlyKeyboards.first(where: { $0.owns(PeerProcess(pid: pid)) }) {
+            if !supervisors.readOnlyKeyboards.isEmpty, let supervisor = supervisors.readOnlyKeyboard(owning: PeerProcess(pid: pid)) {
                 return supervisor.manifest.name
             }
             if let entry = readOnlyAttached.values.first(where: { $0.pid == pid }) {
@@ -44,7 +44,7 @@ extension Host {
         // per request (a stop of 3,000 sent one each: 3,000² walks).
         guard !userPeers.contains(key), let pid = connection.peer?.pid else { return nil }
         let process = PeerProcess(pid: pid)
-        if let supervisor = supervisors.first(where: { $0.owns(process) }) { return supervisor.manifest.name }
+        if let supervisor = supervisors.owner(of: process) { return supervisor.manifest.name }
         if let name = attached.values.first(where: { $0.pid == pid })?.name { return name }
         userPeers.insert(key)
         return nil
@@ -171,7 +171,7 @@ extension Host {
             return .refused("this link is extension '\(link)''s; it cannot say hello as '\(name)'")
         }
         let process = PeerProcess(pid: pid)
-        if let owner = supervisors.first(where: { $0.owns(process) }) {
+        if let owner = supervisors.owner(of: process) {
             logger.warning("pid \(pid), a process of extension '\(owner.manifest.name)', said hello as '\(name)' on the socket; refused")
             return .refused("a process of extension '\(owner.manifest.name)' speaks only through the link the host handed it")
         }
@@ -237,7 +237,7 @@ extension Host {
     }
 
     func supervisor(named name: String) -> ExtensionSupervisor? {
-        supervisorsByName[name]
+        supervisors[name]
     }
 
     func attachedEntry(named name: String) -> AttachedExtension? {

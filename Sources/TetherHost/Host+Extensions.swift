@@ -73,7 +73,7 @@ extension Host {
     func launchIdleWidgets(named name: String?) -> [String] {
         var launched: [String] = []
         guard !shuttingDown else { return [] }
-        for supervisor in supervisors where supervisor.manifest.role == .widget && supervisor.isOnDemand
+        for supervisor in supervisors.all where supervisor.manifest.role == .widget && supervisor.isOnDemand
             && (supervisor.state.isIdle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
             if supervisor.demand() { launched.append(supervisor.manifest.name) }
         }

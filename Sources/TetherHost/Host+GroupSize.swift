@@ -66,7 +66,7 @@ extension Host {
         }
         // Past twice the limit, someone writes past the mark: every writer stops.
         guard total / 2 > limit || groupSizes.values.contains(where: \.crowded) else { return }
-        for supervisor in supervisors where supervisor.hasProcess
+        for supervisor in supervisors.all where supervisor.hasProcess
             && (supervisor.manifest.role != .keyboard || supervisor.manifest.openAccess) {
             supervisor.killForDisk("may write the group, whose shared/, stores/, tallies/ and secrets hold \(total >> 20) MiB, past twice its limit")
         }

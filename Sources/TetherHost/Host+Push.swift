@@ -54,7 +54,7 @@ extension Host {
         // launched for this push.
         var names = Set(attachedNotifications.values.filter(isUsable).map(\.name))
         if !shuttingDown {
-            for supervisor in notificationSupervisors where supervisor.isOnDemand
+            for supervisor in supervisors.notifications where supervisor.isOnDemand
                 && !names.contains(supervisor.manifest.name) && supervisor.demand() {
                 names.insert(supervisor.manifest.name)
             }

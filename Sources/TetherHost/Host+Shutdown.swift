@@ -60,7 +60,7 @@ extension Host {
             sandbox.afterRemovals(release)
         }
         guard remaining > 0 else { return finish() }
-        for supervisor in supervisors {
+        for supervisor in supervisors.all {
             supervisor.stop {
                 remaining -= 1
                 if remaining == 0 { finish() }

@@ -35,7 +35,7 @@ extension Host {
         let snapshot = HostMetrics.Snapshot(
             connections: server?.connections.count ?? 0, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
-            processes: supervisors.compactMap { supervisor in supervisor.pid.map { (supervisor.manifest.name, $0) } },
+            processes: supervisors.all.compactMap { supervisor in supervisor.pid.map { (supervisor.manifest.name, $0) } },
             features: features.count)
         return metrics.exposition(snapshot, group: configuration.group)
     }
@@ -45,8 +45,8 @@ extension Host {
     /// Through the indexes by name (a name is attached once): with
     /// thousands running, a status neither copies nor sorts them all.
     func extensionList(limit: Int? = nil, only: String? = nil) -> (list: [ExtensionStatus], count: Int) {
-        let byHand = attachedNames.keys.filter { supervisorsByName[$0] == nil && (only == nil || $0 == only) }
-        let supervised = only.map { name in supervisorsByName[name].map { [$0] } ?? [] } ?? supervisors
+        let byHand = attachedNames.keys.filter { supervisors[$0] == nil && (only == nil || $0 == only) }
+        let supervised = only.map { name in supervisors[name].map { [$0] } ?? [] } ?? supervisors.all
         let count = supervised.count + byHand.count
         let limit = min(limit ?? count, count)
         var list: [ExtensionStatus] = []

@@ -41,7 +41,7 @@ extension Host {
     /// launched opens no inotify instance of its own, so a thousand fit in
     /// the user's 128. A change also launches idle on-demand widgets.
     func watchStores() {
-        guard supervisors.contains(where: { $0.manifest.role == .widget }) else { return }
+        guard supervisors.all.contains(where: { $0.manifest.role == .widget }) else { return }
         let group = configuration.group
         do {
             defaultsWatcher = try StoreWatcher(loop: loop, paths: [group.storePath("defaults")]) { [unowned self] _ in

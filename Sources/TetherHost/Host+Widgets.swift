@@ -36,7 +36,7 @@ extension Host {
         let waits = managed == nil && attachedEntry(named: name) == nil && request.untilAttached
             && widgetWatchers.values.filter { $0[ObjectIdentifier(connection)] != nil }.count < Self.maximumWidgetsWatched
         if managed == nil, attachedEntry(named: name)?.role != .widget, !waits {
-            let widgets = supervisors.filter { $0.manifest.role == .widget }.map(\.manifest.name).sorted()
+            let widgets = supervisors.widgetNames
             return .failure(.refused("no widget named '\(name)'"
                 + (widgets.isEmpty ? " (the host has none; a widget started by hand must be running)"
                                    : "; the host's widgets: " + widgets.joined(separator: ", "))))

@@ -61,7 +61,8 @@ public final class Host: @unchecked Sendable {
     /// The group directory's own lock (one host per group, by the kernel).
     var groupClaim: GroupClaim?
     var server: RPCServer?
-    var supervisors: [ExtensionSupervisor] = []
+    /// One supervisor per manifest: all, by name, and the kinds asked about often.
+    var supervisors = SupervisorTable()
     var sandbox: ExtensionSandbox?
     var features: [String: LivenessLock] = [:]
     /// The extension that asked for each feature it started: the only
@@ -78,10 +79,6 @@ public final class Host: @unchecked Sendable {
     /// Notification extensions, attached and in the manifests: a push
     /// looks at these, not at every extension.
     var attachedNotifications: [ObjectIdentifier: AttachedExtension] = [:]
-    var notificationSupervisors: [ExtensionSupervisor] = []
-    /// Supervisors by name, and those of keyboards without open access.
-    var supervisorsByName: [String: ExtensionSupervisor] = [:]
-    var readOnlyKeyboards: [ExtensionSupervisor] = []
     /// Connections that asked for each event (`host.subscribe`, a hello's
     /// `events`): the only ones told of it.
     var subscribers: [String: [ObjectIdentifier: RPCConnection]] = [:]
@@ -256,10 +253,7 @@ public final class Host: @unchecked Sendable {
                     "TETHER_OPEN_ACCESS=\(manifest.openAccess ? 1 : 0)",
                 ],
                 logger: logger)
-            supervisors.append(supervisor)
-            supervisorsByName[manifest.name] = supervisor
-            if manifest.role == .keyboard, !manifest.openAccess { readOnlyKeyboards.append(supervisor) }
-            if manifest.role == .notification { notificationSupervisors.append(supervisor) }
+            supervisors.add(supervisor)
             supervisor.onNotice = { [unowned self, unowned supervisor] notice in
                 self.supervisor(supervisor, told: notice)
             }
@@ -269,7 +263,7 @@ public final class Host: @unchecked Sendable {
         // any extension's output; nothing can reach them before then.
         loop.execute { [self] in
             guard !self.shuttingDown else { return }
-            for supervisor in self.supervisors { supervisor.begin() }
+            for supervisor in self.supervisors.all { supervisor.begin() }
         }
         watchStores()
         watchGroupSize()
