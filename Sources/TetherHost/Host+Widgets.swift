@@ -16,10 +16,7 @@ extension Host {
         guard let peer = attached[ObjectIdentifier(connection)], peer.role == .widget else {
             return .failure(.refused("only an attached widget tells its entry"))
         }
-        if widgetEntries[peer.name] != entry {
-            widgetEntries[peer.name] = entry
-            tellWidgetWatchers(peer.name)
-        }
+        tell(widgets.show(entry, for: peer.name), peer.name)
         return .success([:])
     }
 
@@ -34,20 +31,20 @@ extension Host {
         // A widget by hand not attached yet, watched by a watch that saw it
         // before this host: its watchers hear when it attaches (a few names each).
         let waits = managed == nil && attachedEntry(named: name) == nil && request.untilAttached
-            && widgetWatchers.values.filter { $0[ObjectIdentifier(connection)] != nil }.count < Self.maximumWidgetsWatched
+            && widgets.watchedCount(by: connection) < Self.maximumWidgetsWatched
         if managed == nil, attachedEntry(named: name)?.role != .widget, !waits {
-            let widgets = supervisors.widgetNames
+            let names = supervisors.widgetNames
             return .failure(.refused("no widget named '\(name)'"
-                + (widgets.isEmpty ? " (the host has none; a widget started by hand must be running)"
-                                   : "; the host's widgets: " + widgets.joined(separator: ", "))))
+                + (names.isEmpty ? " (the host has none; a widget started by hand must be running)"
+                                   : "; the host's widgets: " + names.joined(separator: ", "))))
         }
-        widgetWatchers[name, default: [:]][ObjectIdentifier(connection)] = connection
-        if widgetEntries[name] == nil { _ = launchIdleWidgets(named: name) }
+        widgets.watch(name, by: connection)
+        if widgets.entry(name) == nil { _ = launchIdleWidgets(named: name) }
         return .success(widgetUpdate(name))
     }
 
     func widgetUpdate(_ name: String) -> WidgetUpdate {
-        WidgetUpdate(name: name, entry: widgetEntries[name], running: attachedEntry(named: name) != nil)
+        WidgetUpdate(name: name, entry: widgets.entry(name), running: attachedEntry(named: name) != nil)
     }
 
     /// A widget attached or detached: its watchers hear whether it runs.
@@ -55,25 +52,23 @@ extension Host {
     /// names by hand are anyone's to make up, so they must not pile up.
     func widgetAttachmentChanged(_ entry: AttachedExtension) {
         guard entry.role == .widget else { return }
-        if !entry.managed, attachedEntry(named: entry.name) == nil, widgetWatchers[entry.name] == nil {
-            widgetEntries[entry.name] = nil
+        if !entry.managed, attachedEntry(named: entry.name) == nil, !widgets.isWatched(entry.name) {
+            widgets.forget(entry.name)
         }
-        tellWidgetWatchers(entry.name)
+        tell(widgets.watchers(of: entry.name), entry.name)
     }
 
-    func tellWidgetWatchers(_ name: String) {
-        guard let watchers = widgetWatchers[name], !watchers.isEmpty else { return }
+    /// `watchers` hear what `name` shows now.
+    private func tell(_ watchers: [RPCConnection], _ name: String) {
+        guard !watchers.isEmpty else { return }
         let update = widgetUpdate(name).json
-        for connection in watchers.values { connection.notify(HostNotification.widgetChanged, update) }
+        for connection in watchers { connection.notify(HostNotification.widgetChanged, update) }
     }
 
     func stopWatchingWidgets(_ connection: RPCConnection) {
-        let key = ObjectIdentifier(connection)
-        for name in Array(widgetWatchers.keys) where widgetWatchers[name]?.removeValue(forKey: key) != nil {
-            guard widgetWatchers[name]?.isEmpty == true else { continue }
-            widgetWatchers[name] = nil
+        for name in widgets.unwatchAll(by: connection) {
             // The last watcher of one by hand that has gone: forgotten too.
-            if supervisor(named: name) == nil, attachedEntry(named: name) == nil { widgetEntries[name] = nil }
+            if supervisor(named: name) == nil, attachedEntry(named: name) == nil { widgets.forget(name) }
         }
     }
 }

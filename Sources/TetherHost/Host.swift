@@ -83,8 +83,7 @@ public final class Host: @unchecked Sendable {
     /// `events`): the only ones told of it.
     var subscribers: [String: [ObjectIdentifier: RPCConnection]] = [:]
     /// What each widget shows, and who watches it (`Host+Widgets`).
-    var widgetEntries: [String: WidgetEntry] = [:]
-    var widgetWatchers: [String: [ObjectIdentifier: RPCConnection]] = [:]
+    var widgets = WidgetBoard<RPCConnection>()
     /// The host's ends of launch links (`LaunchLink`), by connection: whose
     /// launch holds the other end.
     var links: [ObjectIdentifier: (name: String, connection: RPCConnection)] = [:]
