@@ -26,7 +26,7 @@ extension Host {
             if !supervisors.readOnlyKeyboards.isEmpty, let supervisor = supervisors.readOnlyKeyboard(owning: PeerProcess(pid: pid)) {
                 return supervisor.manifest.name
             }
-            if let entry = readOnlyAttached.values.first(where: { $0.pid == pid }) {
+            if let entry = attached.readOnlyKeyboards.first(where: { $0.pid == pid }) {
                 return entry.name
             }
         }
@@ -45,7 +45,7 @@ extension Host {
         guard !userPeers.contains(key), let pid = connection.peer?.pid else { return nil }
         let process = PeerProcess(pid: pid)
         if let supervisor = supervisors.owner(of: process) { return supervisor.manifest.name }
-        if let name = attached.values.first(where: { $0.pid == pid })?.name { return name }
+        if let name = attached.all.first(where: { $0.pid == pid })?.name { return name }
         userPeers.insert(key)
         return nil
     }
@@ -62,7 +62,7 @@ extension Host {
             return .failure(.refused("this connection already said hello, as '\(existing.name)'"))
         }
         if let refusal = linkRefusal(connection, name: name, pid: peer.pid) { return .failure(refusal) }
-        if let otherKey = attachedNames[name], otherKey != key, let other = attached[otherKey] {
+        if let otherKey = attached.connection(named: name), otherKey != key, let other = attached[otherKey] {
             // Its launch's link outranks whatever took the name on the socket.
             guard links[key] != nil, links[ObjectIdentifier(other.connection)] == nil else {
                 return .failure(.refused("extension '\(name)' is already attached (pid \(other.pid))"))
@@ -92,8 +92,8 @@ extension Host {
             openAccess: supervisor?.manifest.openAccess ?? hello.openAccess ?? false,
             timeBudgetMilliseconds: budget, protocolVersion: version, connection: connection)
         // Refused before its watchdog is made: a refused hello leaves nothing ticking.
-        if !managed, byHandAttached >= effectiveLimits.maximumConnections {
-            return .failure(.refused("the host already has \(byHandAttached) extensions attached by hand, its limit "
+        if !managed, attached.byHandCount >= effectiveLimits.maximumConnections {
+            return .failure(.refused("the host already has \(attached.byHandCount) extensions attached by hand, its limit "
                                      + "(start it with --max-connections to allow more)"))
         }
         // Only protocol 2 answers pings; version 1 would never be seen alive.
@@ -241,26 +241,12 @@ extension Host {
     }
 
     func attachedEntry(named name: String) -> AttachedExtension? {
-        attachedNames[name].flatMap { attached[$0] }
+        attached[name: name]
     }
 
-    /// `attached` and its indexes, kept together: no lookup walks them all.
-    func addAttached(_ entry: AttachedExtension, _ key: ObjectIdentifier) {
-        attached[key] = entry
-        attachedNames[entry.name] = key
-        if !entry.managed { byHandAttached += 1 }
-        if entry.role == .keyboard, !entry.openAccess { readOnlyAttached[key] = entry }
-        if entry.role == .notification { attachedNotifications[key] = entry }
-    }
+    func addAttached(_ entry: AttachedExtension, _ key: ObjectIdentifier) { attached.add(entry, key) }
 
-    func removeAttached(_ key: ObjectIdentifier) -> AttachedExtension? {
-        guard let entry = attached.removeValue(forKey: key) else { return nil }
-        if attachedNames[entry.name] == key { attachedNames[entry.name] = nil }
-        if !entry.managed { byHandAttached -= 1 }
-        readOnlyAttached[key] = nil
-        attachedNotifications[key] = nil
-        return entry
-    }
+    func removeAttached(_ key: ObjectIdentifier) -> AttachedExtension? { attached.remove(key) }
 
     /// Calls `answer` with the extension once it has said hello (at once if
     /// it has), or nil if it goes without; the result cancels the wait.

@@ -103,7 +103,7 @@ extension Host {
 
     func reload(_ request: ReloadRequest) -> Result<ReloadAnswer, RPCError> {
         let name = request.name
-        let widgets = attached.values.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
+        let widgets = attached.all.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
         // An idle on-demand widget is launched: its first timeline is the reload.
         let launched = shuttingDown ? [] : launchIdleWidgets(named: name)
         if let name, widgets.isEmpty, launched.isEmpty {

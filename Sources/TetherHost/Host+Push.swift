@@ -52,7 +52,7 @@ extension Host {
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
-        var names = Set(attachedNotifications.values.filter(isUsable).map(\.name))
+        var names = Set(attached.notifications.filter(isUsable).map(\.name))
         if !shuttingDown {
             for supervisor in supervisors.notifications where supervisor.isOnDemand
                 && !names.contains(supervisor.manifest.name) && supervisor.demand() {

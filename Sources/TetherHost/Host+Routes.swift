@@ -35,7 +35,7 @@ extension Host {
         router.on(HostMethods.tokenGet) { [unowned self] _, request, respond in token(request, respond: respond) }
         router.on(HostMethods.defaultsChanged) { [unowned self] connection, change, respond in
             var notified = 0
-            for peer in attached.values where peer.connection !== connection {
+            for peer in attached.all where peer.connection !== connection {
                 peer.connection.notify(HostNotification.defaultsChanged, change.json)
                 supervisor(named: peer.name)?.noteActivity()
                 notified += 1

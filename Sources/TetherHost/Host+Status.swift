@@ -45,7 +45,7 @@ extension Host {
     /// Through the indexes by name (a name is attached once): with
     /// thousands running, a status neither copies nor sorts them all.
     func extensionList(limit: Int? = nil, only: String? = nil) -> (list: [ExtensionStatus], count: Int) {
-        let byHand = attachedNames.keys.filter { supervisors[$0] == nil && (only == nil || $0 == only) }
+        let byHand = attached.names.filter { supervisors[$0] == nil && (only == nil || $0 == only) }
         let supervised = only.map { name in supervisors[name].map { [$0] } ?? [] } ?? supervisors.all
         let count = supervised.count + byHand.count
         let limit = min(limit ?? count, count)

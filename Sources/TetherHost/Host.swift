@@ -68,17 +68,11 @@ public final class Host: @unchecked Sendable {
     /// The extension that asked for each feature it started: the only
     /// extension that may stop it.
     var featureStarters: [String: FeatureStarter] = [:]
-    /// Extensions that said hello, by connection (`addAttached`), and the
-    /// same by name, the by-hand count and the read-only keyboards.
-    var attached: [ObjectIdentifier: AttachedExtension] = [:]
-    var attachedNames: [String: ObjectIdentifier] = [:]
+    /// Extensions that said hello, by connection (`addAttached`), with
+    /// their indexes (by name, by hand, read-only keyboards, notifications).
+    var attached = AttachmentRegistry()
     /// Their watchdogs, each period on one timer.
     let watchdogClock: WatchdogClock
-    var byHandAttached = 0
-    var readOnlyAttached: [ObjectIdentifier: AttachedExtension] = [:]
-    /// Notification extensions, attached and in the manifests: a push
-    /// looks at these, not at every extension.
-    var attachedNotifications: [ObjectIdentifier: AttachedExtension] = [:]
     /// Connections that asked for each event (`host.subscribe`, a hello's
     /// `events`): the only ones told of it.
     var subscribers: [String: [ObjectIdentifier: RPCConnection]] = [:]
