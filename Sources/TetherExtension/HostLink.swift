@@ -115,7 +115,8 @@ final class HostLink {
         switch outcome {
         case .attached(let descriptor, let pid, let openAccess):
             do throws(Errno) {
-                listen(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)))
+                listen(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
+                                     goodbye: HostNotification.disconnecting))
             } catch {
                 return onEvent(.detached(reason: "the connection to host pid \(pid) failed (\(error))"))
             }
@@ -207,7 +208,7 @@ final class HostLink {
                 self.retryIfHostHeld()
             case .success(let stream):
                 guard !self.closed else { return stream.close() }
-                self.attach(RPCConnection(stream: stream))
+                self.attach(RPCConnection(stream: stream, goodbye: HostNotification.disconnecting))
             }
         }
     }

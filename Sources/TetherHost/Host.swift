@@ -195,7 +195,7 @@ public final class Host: @unchecked Sendable {
         CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
         do {
             server = try RPCServer(loop: loop, path: socketPath, adopting: configuration.listeningSocket,
-                                   limits: effectiveLimits, handler: { [unowned self] connection, method, params, respond in
+                                   limits: effectiveLimits, goodbye: HostNotification.disconnecting, handler: { [unowned self] connection, method, params, respond in
                 self.handle(connection, method: method, params: params, respond: respond)
             }, onDisconnect: { [unowned self] connection in
                 self.detach(connection)

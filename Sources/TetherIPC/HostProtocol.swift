@@ -114,6 +114,9 @@ public enum HostNotification {
     /// To an extension (protocol 2) the host is about to end because it is
     /// idle: {reason}. SIGTERM follows within a second.
     public static let willTerminate = "extension.willTerminate"
+    /// To a client the host closes to make room: {reason}, the sentence the
+    /// CLI prints (`RPCServer.goodbye`, `RPCConnection.goodbye`).
+    public static let disconnecting = "host.disconnecting"
 }
 
 /// Requests the host sends to an extension.

@@ -14,7 +14,7 @@ public enum RPCCallError: Error, Sendable, Equatable {
 
 /// A blocking request/response on a fresh connection, for command-line tools:
 /// runs its own event loop on the calling thread until the answer arrives or
-/// `timeoutMilliseconds` passes.
+/// `timeoutMilliseconds` passes. `goodbye`: as `RPCConnection.goodbye`.
 public enum RPCCall {
     /// The largest answer taken: a host's status and metrics for thousands
     /// of extensions (1.5 MB for a thousand) pass; the host still holds
@@ -22,7 +22,8 @@ public enum RPCCall {
     public static let maximumAnswerSize = 32 << 20
 
     public static func perform(
-        socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000
+        socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000,
+        goodbye: String? = nil
     ) -> Result<JSONValue, RPCCallError> {
         let outcome: Result<JSONValue, RPCCallError>?
         do {
@@ -33,7 +34,8 @@ public enum RPCCall {
                     case .failure(let error):
                         done.finish(.failure(.unreachable(error)))
                     case .success(let stream):
-                        let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize)
+                        let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize,
+                                                       goodbye: goodbye)
                         connection.start(handler: { _, _, _, respond in
                             respond(.failure(.methodNotFound("client")))
                         }, onClose: { _ in done.finish(.failure(.closed)) })

@@ -43,8 +43,11 @@ public final class RPCConnection: @unchecked Sendable {
     /// A `pump` is due on the loop's next turn (`framesPerTurn`).
     private var continuing = false
     /// Why the peer is closing on us, if it said (a refusal with a null id,
-    /// `host.disconnecting`): what calls still waiting fail with.
+    /// its `goodbye`): what calls still waiting fail with.
     private var closingReason: RPCError?
+    /// The notification, {reason}, a peer sends before it closes on us
+    /// (JSON-RPC has none): the schema names it, the transport only reads it.
+    public let goodbye: String?
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
@@ -61,8 +64,6 @@ public final class RPCConnection: @unchecked Sendable {
     /// wait for the next turn, so a peer pipelining thousands of small
     /// requests delays the others' answers by a turn, not by its backlog.
     public static let framesPerTurn = 4
-    /// The notification a server sends before it closes a connection: {reason}.
-    public static let disconnecting = "host.disconnecting"
 
     /// Monotonic time (ns: no ties) of the last bytes received: the least
     /// recently active peer is the first to go when the server is full.
@@ -87,9 +88,10 @@ public final class RPCConnection: @unchecked Sendable {
     var accountedBytes = 0
 
     public init(stream: PipeStream, peer: PeerCredentials? = nil,
-                maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
+                maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil) {
         self.stream = stream
         self.peer = peer
+        self.goodbye = goodbye
         self.framer = LineFramer(maximumFrameSize: maximumFrameSize)
     }
 
@@ -270,7 +272,7 @@ public final class RPCConnection: @unchecked Sendable {
         case .request(let id, let method, let params):
             handle(id: id, method: method, params: params) { [weak self] response in self?.send(response) }
         case .notification(let method, let params):
-            if method == Self.disconnecting, let reason = params?["reason"]?.stringValue {
+            if method == goodbye, let reason = params?["reason"]?.stringValue {
                 closingReason = .refused(reason)
             }
             handler?(self, method, params) { _ in }

@@ -51,6 +51,9 @@ public final class RPCServer: @unchecked Sendable {
     /// The socket file is this server's to remove (not a service manager's).
     private let ownsPath: Bool
     private let handler: RPCConnection.Handler
+    /// The notification, {reason}, a client closed to make room is sent
+    /// first (`RPCConnection.goodbye`); nil: closed without a word.
+    public let goodbye: String?
     private var onDisconnect: ((RPCConnection) -> Void)?
     /// Peers refused for running as another user, for tests and status.
     public private(set) var refusedPeers = 0
@@ -66,11 +69,12 @@ public final class RPCServer: @unchecked Sendable {
     /// file: it is left in place at close). Throws `.fileNameTooLong` for
     /// a path longer than a socket address can hold.
     public init(loop: EventLoop, path: String, adopting: Int32? = nil, limits: Limits = Limits(),
-                handler: @escaping RPCConnection.Handler,
+                goodbye: String? = nil, handler: @escaping RPCConnection.Handler,
                 onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
         self.loop = loop
         self.path = path
         self.limits = limits
+        self.goodbye = goodbye
         self.handler = handler
         self.onDisconnect = onDisconnect
         ownsPath = adopting == nil
@@ -116,7 +120,7 @@ public final class RPCServer: @unchecked Sendable {
             stream.write(refusal.encoded()) { _ in stream.close() }
             return
         }
-        serve(RPCConnection(stream: stream, peer: peer))
+        serve(RPCConnection(stream: stream, peer: peer, goodbye: goodbye))
     }
 
     /// Why a client was refused or closed at the limit, with the way out.
@@ -139,7 +143,8 @@ public final class RPCServer: @unchecked Sendable {
     /// limit: it is the host's own launch's. The server owns `descriptor`
     /// from here on, whether this succeeds or not.
     public func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
-        let connection = RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor), peer: peer)
+        let connection = RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
+                                       peer: peer, goodbye: goodbye)
         serve(connection)
         pin(connection)
         return connection
@@ -169,7 +174,9 @@ public final class RPCServer: @unchecked Sendable {
         }
         guard let victim else { return false }
         evictedPeers += 1
-        victim.notify(RPCConnection.disconnecting, ["reason": .string(reason + "; closing the least recently active connection")])
+        if let goodbye {
+            victim.notify(goodbye, ["reason": .string(reason + "; closing the least recently active connection")])
+        }
         victim.close()
         return true
     }

@@ -42,7 +42,7 @@ struct HostClient {
         // With no host, a socket unit may listen there: connecting starts one.
         guard running || SocketFile.exists(at: group.socketPath) else { throw CLIError.refused("host is not running") }
         switch RPCCall.perform(socketPath: group.socketPath, method: method.name, params: parameters.wire,
-                               timeoutMilliseconds: timeoutMilliseconds) {
+                               timeoutMilliseconds: timeoutMilliseconds, goodbye: HostNotification.disconnecting) {
         case .success(let value):
             do throws(RPCError) {
                 return try Answer(wire: value)

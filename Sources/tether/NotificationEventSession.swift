@@ -53,7 +53,8 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
             case .failure:
                 self.finish(.failure(.refused("host is not running (its socket \(self.group.socketPath) does not answer)")))
             case .success(let stream):
-                let connection = RPCConnection(stream: stream, maximumFrameSize: RPCCall.maximumAnswerSize)
+                let connection = RPCConnection(stream: stream, maximumFrameSize: RPCCall.maximumAnswerSize,
+                                               goodbye: HostNotification.disconnecting)
                 self.connection = connection
                 connection.start(handler: { [unowned self] _, method, params, respond in
                     if method == HostNotification.stopping { return }

@@ -72,7 +72,7 @@ final class WidgetWatchSession: LoopSession, @unchecked Sendable {
     }
 
     private func attach(_ stream: PipeStream) {
-        let connection = RPCConnection(stream: stream, maximumFrameSize: LineFramer.defaultMaximumFrameSize)
+        let connection = RPCConnection(stream: stream, goodbye: HostNotification.disconnecting)
         self.connection = connection
         connection.start(handler: { [unowned self] _, method, params, respond in
             guard method == HostNotification.widgetChanged else {

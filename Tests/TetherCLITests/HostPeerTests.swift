@@ -180,6 +180,8 @@ import TetherIPC
         // link is no client): a fourth (status) makes one idle peer go.
         let status = try fixture.status()
         #expect(status["evictedConnections"] as? Int == 1)
+        let goodbye = idle[0].readLine(timeout: 5_000)
+        #expect(goodbye?.contains(#""method":"\#(HostNotification.disconnecting)""#) == true, "told why: \(goodbye ?? "nothing")")
         #expect(idle[0].isClosedByPeer(timeout: 5_000), "the least recently active idle peer was closed")
         #expect(try call(idle[1], HostMethod.ping, id: 2)["result"] != nil)
         let entry = (status["extensions"] as? [[String: Any]])?.first

@@ -26,7 +26,7 @@ final class EchoServer: @unchecked Sendable {
 
     /// Methods: echo, uid, hang (never answered), big (a string of
     /// `params` bytes), counted (an echo counted by loop turn).
-    init(limits: RPCServer.Limits = .init()) throws {
+    init(limits: RPCServer.Limits = .init(), goodbye: String? = nil) throws {
         // As the host does: a peer gone mid-answer is an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
         thread = try EventLoopThread()
@@ -38,7 +38,7 @@ final class EchoServer: @unchecked Sendable {
         nonisolated(unsafe) var failure: Error?
         loop.execute {
             do {
-                box.server = try RPCServer(loop: loop, path: path, limits: limits) { _, method, params, respond in
+                box.server = try RPCServer(loop: loop, path: path, limits: limits, goodbye: goodbye) { _, method, params, respond in
                     switch method {
                     case "echo": respond(.success(params ?? .null))
                     case "uid": respond(.success(.integer(geteuid())))

@@ -4,6 +4,9 @@ import Foundation
 public struct RawClient {
     public let fd: Int32
 
+    /// One end of a socket pair, say.
+    public init(descriptor: Int32) { fd = descriptor }
+
     public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
