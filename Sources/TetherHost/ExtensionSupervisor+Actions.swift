@@ -18,7 +18,7 @@ extension ExtensionSupervisor {
         case .armIdleClock:
             setClock(afterMilliseconds: manifest.idleTimeoutMilliseconds) { [unowned self] in self.handle(.idleTimedOut) }
         case .countRestart:
-            metrics.extensionRestarted(manifest.name)
+            resources.metrics.extensionRestarted(manifest.name)
             logger.event(.extensionRestarted, "extension '\(manifest.name)' restarting (restart \(restarts))",
                          ["restarts": .number(restarts)])
         case .cancelWaits:
@@ -29,7 +29,7 @@ extension ExtensionSupervisor {
             logger.info("extension '\(manifest.name)' is idle (nothing for \(manifest.idleTimeoutMilliseconds / 1000) s); ending it")
             onNotice?(.willTerminate)
         case .beginEnding(let afterNotice):
-            ender.begin(after: afterNotice ? min(1_000, graceMilliseconds) : 0, grace: graceMilliseconds) { [weak self] in
+            ender.begin(after: afterNotice ? min(1_000, resources.graceMilliseconds) : 0, grace: resources.graceMilliseconds) { [weak self] in
                 self?.signal($0)
             }
         case .cancelEnding:
@@ -55,7 +55,7 @@ extension ExtensionSupervisor {
     private func watchExternalInstance() {
         logger.info("extension '\(manifest.name)' is already running outside the host; waiting for it to end")
         do {
-            externalWatcher = try LockWatcher(loop: loop, path: lockPath) { [unowned self] status in
+            externalWatcher = try LockWatcher(loop: resources.loop, path: lockPath) { [unowned self] status in
                 guard !status.running else { return }
                 self.externalWatcher?.close()
                 self.externalWatcher = nil

@@ -13,7 +13,7 @@ import TetherSandbox
 extension ExtensionSupervisor {
     func exited(_ status: TerminationStatus) {
         guard let launch = lifecycle.launch else { return }
-        let ranFor = loop.now - launch.startedAt
+        let ranFor = resources.loop.now - launch.startedAt
         launch.process.close()
         // The kernel says when its cgroup's memory limit killed it (else
         // the exit is as it happened, with the limit in force beside it).
@@ -21,7 +21,7 @@ extension ExtensionSupervisor {
         let exit = ExtensionExit(status: status, intended: killedForMemory ? .memory : lifecycle.ending,
                                  memoryLimitMiB: sandboxReport.memoryLimitMiB)
         lastExit = exit
-        metrics.extensionExited(manifest.name, reason: exit.reason.rawValue)
+        resources.metrics.extensionExited(manifest.name, reason: exit.reason.rawValue)
         stopClock()
         ender.cancel()
         handle(.exited(exit, ranFor: ranFor))
@@ -36,6 +36,6 @@ extension ExtensionSupervisor {
         stopping.removeAll()
         endLeftovers(of: launch, whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
         launch.instanceLock.release()
-        slots.give()
+        resources.slots.give()
     }
 }

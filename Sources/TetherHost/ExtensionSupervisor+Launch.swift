@@ -15,9 +15,9 @@ extension ExtensionSupervisor {
     /// Takes a slot and the instance lock and spawns a launch; the
     /// outcome, for the lifecycle. No slot is a shortage: retried later.
     func launch() -> Lifecycle.Event {
-        guard slots.take() else { return .launchFailed(.shortage(slots.refusal)) }
+        guard resources.slots.take() else { return .launchFailed(.shortage(resources.slots.refusal)) }
         let event = lockAndSpawn()
-        if case .launched = event {} else { slots.give() }
+        if case .launched = event {} else { resources.slots.give() }
         return event
     }
 
@@ -48,7 +48,7 @@ extension ExtensionSupervisor {
         // TMPDIR): applied in the same child, last before exec.
         var world: SpawnWorld?
         do throws(SandboxRefusal) {
-            world = try sandbox.world(for: manifest)
+            world = try resources.sandbox.world(for: manifest)
         } catch {
             lock.release()
             return preparationFailed(error)
@@ -64,7 +64,7 @@ extension ExtensionSupervisor {
             let confinement: Confinement
             let temporary: String?
             do {
-                (confinement, temporary) = try sandbox.prepare(manifest, world: world != nil)
+                (confinement, temporary) = try resources.sandbox.prepare(manifest, world: world != nil)
             } catch {
                 close(link.host)
                 close(link.child)
@@ -85,7 +85,7 @@ extension ExtensionSupervisor {
             if let world { options.workingDirectory = world.temporaryDirectory }
             let spawned: Result<ChildProcess, Errno>
             do throws(Errno) {
-                spawned = .success(try ChildProcess.spawn(loop: loop, options) { [unowned self] status in self.exited(status) })
+                spawned = .success(try ChildProcess.spawn(loop: resources.loop, options) { [unowned self] status in self.exited(status) })
             } catch {
                 spawned = .failure(error)
             }
@@ -99,13 +99,13 @@ extension ExtensionSupervisor {
                 return launched(process, confinement: confinement, temporary: temporary, link: link.host,
                                 lock: lock, ownWorld: world != nil)
             case .failure(let error):
-                if let temporary { sandbox.removeTemporaryDirectory(temporary) }
-                if let unused = confinement.cgroup { sandbox.retire(unused) }
+                if let temporary { resources.sandbox.removeTemporaryDirectory(temporary) }
+                if let unused = confinement.cgroup { resources.sandbox.retire(unused) }
                 // Its world could not be made: again in the machine's (unless refused).
                 if let failure = world?.failure {
                     world = nil
                     do throws(SandboxRefusal) {
-                        try sandbox.worldFailed(manifest, failure)
+                        try resources.sandbox.worldFailed(manifest, failure)
                         continue
                     } catch {}
                 }
@@ -138,15 +138,15 @@ extension ExtensionSupervisor {
             process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,
             // In its own world the kernel counts its tmpfs.
             diskUsage: temporary.flatMap { temporary in
-                sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
+                resources.sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
                     let limit = manifest.diskLimitMiB
                     self?.killForDisk("holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries "
                                       + "in its temporary directory (its diskLimitMiB)")
                 }
             },
-            instanceLock: lock, startedAt: loop.now, ownWorld: ownWorld)
-        reaper.guardGroup(launch.group)
-        metrics.extensionLaunched(manifest.name)
+            instanceLock: lock, startedAt: resources.loop.now, ownWorld: ownWorld)
+        resources.reaper.guardGroup(launch.group)
+        resources.metrics.extensionLaunched(manifest.name)
         logger.event(.extensionStarted, "extension '\(manifest.name)' started (pid \(process.pid))",
                      ["pid": .number(process.pid), "role": .string(manifest.role.rawValue),
                       "restarts": .number(restarts)])

@@ -44,29 +44,29 @@ extension ExtensionSupervisor {
         let cgroup = launch.cgroup
         // Its TMPDIR goes once nothing of it can write there any more.
         let temporary: String? = launch.temporaryDirectory
-        sandbox.unwatchDisk(launch.diskUsage)
+        resources.sandbox.unwatchDisk(launch.diskUsage)
         self.leftovers.began(group: leftovers)
         let gone = { [weak self] in
             for then in self?.leftovers.ended(group: leftovers) ?? [] { then() }
             whenGone?()
         }
-        let finish = { [sandbox, reaper] in
-            reaper.releaseGroup(leftovers)
+        let finish = { [resources] in
+            resources.reaper.releaseGroup(leftovers)
             // A cgroup that cannot be removed keeps its TMPDIR for the next start.
             let removeTemporary = { (removed: Bool) in
                 guard removed, let temporary else { return gone() }
-                sandbox.removeTemporaryDirectory(temporary, then: gone)
+                resources.sandbox.removeTemporaryDirectory(temporary, then: gone)
             }
             guard let cgroup else { return removeTemporary(true) }
-            sandbox.retire(cgroup, then: removeTemporary)
+            resources.sandbox.retire(cgroup, then: removeTemporary)
         }
         func alive() -> Bool {
             guard leftovers > 0 else { return cgroup?.isPopulated == true }
             _ = tether_reap_group(leftovers)
             return kill(-leftovers, 0) == 0 || cgroup?.isPopulated == true
         }
-        let ender = GracefulStop(loop: loop)
-        ender.begin(grace: graceMilliseconds) { signal in
+        let ender = GracefulStop(loop: resources.loop)
+        ender.begin(grace: resources.graceMilliseconds) { signal in
             if leftovers > 0 { _ = kill(-leftovers, signal) }
             if signal == SIGKILL { cgroup?.kill() } else { cgroup?.signalAll(signal) }
         }
@@ -74,12 +74,12 @@ extension ExtensionSupervisor {
             ender.cancel()
             return finish()
         }
-        let started = loop.now
-        let timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [loop, graceMilliseconds] in
+        let started = resources.loop.now
+        let timer = LoopTimer(loop: resources.loop)
+        timer.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [resources] in
             // Past a SIGKILL, one that cannot die (uninterruptible sleep)
             // is waited for a moment only.
-            guard !alive() || loop.now - started >= graceMilliseconds + 2_000 else { return }
+            guard !alive() || resources.loop.now - started >= resources.graceMilliseconds + 2_000 else { return }
             ender.cancel()
             timer.close()
             finish()

@@ -50,7 +50,7 @@ final class ExtensionSupervisor {
     /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
     var stopping: [() -> Void] = []
     /// Its launch being ended (an idle end, a stop): SIGTERM, the grace, SIGKILL.
-    lazy var ender = GracefulStop(loop: loop)
+    lazy var ender = GracefulStop(loop: resources.loop)
     /// Its output, logged under its name at a bounded rate.
     let output: ExtensionOutput
 
@@ -72,12 +72,6 @@ final class ExtensionSupervisor {
 
     var state: Lifecycle.State { lifecycle.state }
     var restarts: Int { lifecycle.restarts }
-    var loop: EventLoop { resources.loop }
-    var sandbox: ExtensionSandbox { resources.sandbox }
-    var slots: LaunchSlots { resources.slots }
-    var reaper: GroupReaper { resources.reaper }
-    var metrics: HostMetrics { resources.metrics }
-    var graceMilliseconds: UInt64 { resources.graceMilliseconds }
 
     /// Neither running nor being launched (what holds a launch slot).
     var holdsNoSlot: Bool {
@@ -162,7 +156,7 @@ final class ExtensionSupervisor {
 
     /// Its clock from now: `then` after `milliseconds` (what it was set for before is forgotten).
     func setClock(afterMilliseconds milliseconds: UInt64, _ then: @escaping () -> Void) {
-        let timer = clock ?? LoopTimer(loop: loop)
+        let timer = clock ?? LoopTimer(loop: resources.loop)
         clock = timer
         timer.start(afterMilliseconds: milliseconds, then)
     }

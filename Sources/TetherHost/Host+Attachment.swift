@@ -108,7 +108,7 @@ extension Host {
                 (speak protocol 2, or set "watchdog": 0 in its manifest)
                 """)
         }
-        addAttached(entry, key)
+        attached.add(entry, key)
         // Asked in the hello: what it hears without asking again.
         let events = hello.events.filter(Self.subscribable.contains)
         for event in events { subscribers[event, default: [:]][key] = connection }
@@ -243,10 +243,6 @@ extension Host {
     func attachedEntry(named name: String) -> AttachedExtension? {
         attached[name: name]
     }
-
-    func addAttached(_ entry: AttachedExtension, _ key: ObjectIdentifier) { attached.add(entry, key) }
-
-    func removeAttached(_ key: ObjectIdentifier) -> AttachedExtension? { attached.remove(key) }
 
     /// Calls `answer` with the extension once it has said hello (at once if
     /// it has), or nil if it goes without; the result cancels the wait.

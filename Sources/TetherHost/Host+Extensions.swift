@@ -92,7 +92,7 @@ extension Host {
         endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
         unsubscribe(connection)
         stopWatchingWidgets(connection)
-        guard let entry = removeAttached(ObjectIdentifier(connection)) else { return }
+        guard let entry = attached.remove(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
         if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
         publish(HostNotification.extensionChanged, entry.status(attached: false))

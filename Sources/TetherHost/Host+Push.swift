@@ -18,33 +18,32 @@ extension Host {
         let budget = request.budgetMilliseconds
         // What it holds is counted as it travels on to each extension.
         let bytes = JSONCodec.serialize(.object(request.payload)).count
-        let sender = ObjectIdentifier(connection)
-        if let refusal = pushLedger.refusal(sender, bytes: bytes) {
+        let ticket: PushDesk<PushDelivery>.Ticket
+        switch pushes.admit(ObjectIdentifier(connection), bytes: bytes) {
+        case .failure(let refusal):
             logger.warning("push refused (pid \(connection.peer?.pid ?? 0)): \(refusal.message)")
             return respond(.failure(refusal))
-        }
-        // Past the total, the largest holder's pushes make room: a small
-        // push is never refused behind a large one.
-        while !pushLedger.fits(bytes) {
-            guard let largest = pushLedger.largestHolder(over: sender, adding: bytes), pushesBySender[largest] != nil else {
-                return respond(.failure(.refused("the host holds \(pushLedger.totalBytes) bytes of pushes in flight, "
-                                                 + "its limit; try again when they are answered")))
+        case .success(let (admitted, ending)):
+            ticket = admitted
+            for room in ending {
+                logger.warning("""
+                    pushes hold \(room.heldBytes) bytes, the host's limit: \
+                    ending the \(room.deliveries.count) of the connection holding the most
+                    """)
+                for delivery in room.deliveries {
+                    delivery.end(.refused("push ended: the host's pushes in flight reached their limit, "
+                                          + "and this connection's held the most"))
+                }
             }
-            let count = pushLedger.held[largest]?.pushes ?? 0
-            logger.warning("pushes hold \(pushLedger.totalBytes) bytes, the host's limit: ending the \(count) of the connection holding the most")
-            endPushes(of: largest, "the host's pushes in flight reached their limit, and this connection's held the most")
         }
-        pushLedger.charge(sender, bytes: bytes)
         // An extension's pushes reach the desktop at its pace (`DesktopPace`); the user's as sent.
         let pusher = extensionPeer(connection)
-        var delivery: PushDelivery?
         let settled: PushDelivery.Respond = { [unowned self] result in
-            if let delivery { self.pushesBySender[sender]?[ObjectIdentifier(delivery)] = nil }
-            if self.pushesBySender[sender]?.isEmpty == true { self.pushesBySender[sender] = nil }
             // Counted until answered: a push waiting for the desktop's
             // server (at most 2 s) still holds its bytes.
+            self.pushes.settled(ticket)
             let answer: PushDelivery.Respond = { result in
-                self.pushLedger.release(sender, bytes: bytes)
+                self.pushes.answered(ticket)
                 respond(result)
             }
             guard case .success(let delivered) = result, !self.shuttingDown else { return answer(result) }
@@ -76,7 +75,7 @@ extension Host {
             })
         }
         let logger = self.logger
-        delivery = PushDelivery.start(loop: loop, payload: request.payload, budgetMilliseconds: budget, routes: routes,
+        let delivery = PushDelivery.start(loop: loop, payload: request.payload, budgetMilliseconds: budget, routes: routes,
                            report: { [unowned self] name, outcome, milliseconds, modified in
             self.metrics.push(self.metricLabel(name), outcome: outcome.rawValue, milliseconds: milliseconds)
             let metadata: Logger.Metadata = ["extension": .string(name), "outcome": .string(outcome.rawValue),
@@ -94,12 +93,11 @@ extension Host {
                              + (outcome == .failed ? " (it could not take it; the original content)" : ""), metadata)
             }
         }, respond: settled)
-        if let delivery { pushesBySender[sender, default: [:]][ObjectIdentifier(delivery)] = delivery }
+        if let delivery { pushes.attach(delivery, to: ticket) }
     }
 
     /// Ends every push `sender` has in flight, each answered with `reason`.
     func endPushes(of sender: ObjectIdentifier, _ reason: String) {
-        guard let deliveries = pushesBySender.removeValue(forKey: sender) else { return }
-        for delivery in deliveries.values { delivery.end(.refused("push ended: \(reason)")) }
+        for delivery in pushes.removeEndable(of: sender) { delivery.end(.refused("push ended: \(reason)")) }
     }
 }

@@ -68,7 +68,7 @@ public final class Host: @unchecked Sendable {
     /// The extension that asked for each feature it started: the only
     /// extension that may stop it.
     var featureStarters: [String: FeatureStarter] = [:]
-    /// Extensions that said hello, by connection (`addAttached`), with
+    /// Extensions that said hello, by connection, with
     /// their indexes (by name, by hand, read-only keyboards, notifications).
     var attached = AttachmentRegistry()
     /// Their watchdogs, each period on one timer.
@@ -88,11 +88,9 @@ public final class Host: @unchecked Sendable {
     /// Work waiting for an extension's hello (a push, `extension.start`), by name.
     var helloWaiters: [String: [(id: Int, answer: (AttachedExtension?) -> Void)]] = [:]
     var nextWaiterID = 0
-    /// Pushes in flight, counted by sender and in total.
-    var pushLedger = PushLedger()
-    /// The same pushes, by sender: a sender that goes, or holds the most
-    /// when the total is reached, has its pushes ended.
-    var pushesBySender: [ObjectIdentifier: [ObjectIdentifier: PushDelivery]] = [:]
+    /// Pushes in flight, from request to answer: what each sender holds,
+    /// and what can still be ended (`PushDesk`).
+    var pushes = PushDesk<PushDelivery>()
     var startedAt: UInt64 = 0
     var shuttingDown = false
     var reaper: GroupReaper?
