@@ -25,7 +25,7 @@ extension Host {
         if launchSlots.isFull, supervisor.holdsNoSlot {
             return respond(.failure(.refused("extension '\(name)' cannot start now: \(launchSlots.refusal)")))
         }
-        guard !shuttingDown, supervisor.demand(explicitly: true) else {
+        guard !isStopping, supervisor.demand(explicitly: true) else {
             return respond(.failure(.refused("extension '\(name)' cannot start: it is \(supervisor.state.name)")))
         }
         let timer = LoopTimer(loop: loop)
@@ -62,7 +62,7 @@ extension Host {
             let byHand = attachedEntry(named: name).map { " (pid \($0.pid) was started by hand; stop it there)" } ?? ""
             return respond(.failure(.refused("no extension named '\(name)' in this host's manifests\(byHand)")))
         }
-        guard !shuttingDown else { return respond(.failure(.refused("the host is stopping every extension"))) }
+        guard !isStopping else { return respond(.failure(.refused("the host is stopping every extension"))) }
         let wasRunning = supervisor.hasProcess
         supervisor.stop {
             respond(.success(ExtensionStopped(name: name, stopped: wasRunning, state: supervisor.state.name)))
@@ -72,7 +72,7 @@ extension Host {
     /// Launches idle on-demand widgets (all, or the one named); their names.
     func launchIdleWidgets(named name: String?) -> [String] {
         var launched: [String] = []
-        guard !shuttingDown else { return [] }
+        guard !isStopping else { return [] }
         for supervisor in supervisors.all where supervisor.manifest.role == .widget && supervisor.isOnDemand
             && (supervisor.state.isIdle || supervisor.isEnding) && (name == nil || supervisor.manifest.name == name) {
             if supervisor.demand() { launched.append(supervisor.manifest.name) }
@@ -94,7 +94,7 @@ extension Host {
         stopWatchingWidgets(connection)
         guard let entry = attached.remove(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()
-        if !shuttingDown { logger.info("extension '\(entry.name)' detached") }
+        if !isStopping { logger.info("extension '\(entry.name)' detached") }
         publish(HostNotification.extensionChanged, entry.status(attached: false))
         widgetAttachmentChanged(entry)
         // One started by hand ended (a launch's end is its supervisor's `.gone`).
@@ -105,7 +105,7 @@ extension Host {
         let name = request.name
         let widgets = attached.all.filter { $0.role == .widget && isUsable($0) && (name == nil || $0.name == name) }
         // An idle on-demand widget is launched: its first timeline is the reload.
-        let launched = shuttingDown ? [] : launchIdleWidgets(named: name)
+        let launched = isStopping ? [] : launchIdleWidgets(named: name)
         if let name, widgets.isEmpty, launched.isEmpty {
             return .failure(.refused("no widget named '\(name)' is attached"))
         }

@@ -35,10 +35,10 @@ extension Host: KeyboardRelay {
     }
 
     func send(_ press: KeyPress, to name: String, done: @escaping (KeyAnswer?) -> Void) -> () -> Void {
-        guard !shuttingDown, let entry = attachedEntry(named: name), isUsable(entry) else {
+        guard !isStopping, let entry = attachedEntry(named: name), isUsable(entry) else {
             // Not there: this key goes to the application, and the keyboard
             // is launched for the next.
-            if !shuttingDown { supervisor(named: name)?.demand() }
+            if !isStopping { supervisor(named: name)?.demand() }
             done(nil)
             return {}
         }
@@ -61,7 +61,7 @@ extension Host: KeyboardRelay {
 
     func focus(_ kind: FieldKind?, of name: String) {
         // A field to type into: the keyboard is launched now, ready for its first key.
-        if kind != nil, !shuttingDown { supervisor(named: name)?.demand() }
+        if kind != nil, !isStopping { supervisor(named: name)?.demand() }
         attachedEntry(named: name)?.connection.notify(KeyboardProtocol.focus, KeyboardFocus(kind: kind))
     }
 }

@@ -46,13 +46,13 @@ extension Host {
                 self.pushes.answered(ticket)
                 respond(result)
             }
-            guard case .success(let delivered) = result, !self.shuttingDown else { return answer(result) }
+            guard case .success(let delivered) = result, !self.isStopping else { return answer(result) }
             self.showDelivered(delivered, pushedBy: pusher, respond: answer)
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.
         var names = Set(attached.notifications.filter(isUsable).map(\.name))
-        if !shuttingDown {
+        if !isStopping {
             for supervisor in supervisors.notifications where supervisor.isOnDemand
                 && !names.contains(supervisor.manifest.name) && supervisor.demand() {
                 names.insert(supervisor.manifest.name)

@@ -17,8 +17,7 @@ extension Host {
     /// Stops features, tells clients, stops every extension (SIGTERM, then
     /// SIGKILL after the grace period), closes the socket, drops the lock.
     public func shutdown(_ completion: @escaping () -> Void) {
-        guard !shuttingDown else { return }
-        shuttingDown = true
+        guard beginStopping() else { return }
         metrics.closing = true
         logger.event(.hostStopping, level: .notice, "tether host stopping",
                      ["extensions": .number(supervisors.count), "features": .number(features.count)])
@@ -50,6 +49,7 @@ extension Host {
             self.reaper = nil
             self.inotifyAnchor?.close()
             self.inotifyAnchor = nil
+            self.endStopping()
             completion()
         }
         let finish = { [unowned self] in

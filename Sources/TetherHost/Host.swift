@@ -91,8 +91,9 @@ public final class Host: @unchecked Sendable {
     /// Pushes in flight, from request to answer: what each sender holds,
     /// and what can still be ended (`PushDesk`).
     var pushes = PushDesk<PushDelivery>()
-    var startedAt: UInt64 = 0
-    var shuttingDown = false
+    /// Where the host is in its life: one state, not flags (as
+    /// swift-service-lifecycle's `ServiceGroup` keeps its own).
+    private var state = State.initial
     var reaper: GroupReaper?
     /// Keeps the loop's inotify instance from before the locks (`start`).
     var inotifyAnchor: Inotify?
@@ -111,6 +112,46 @@ public final class Host: @unchecked Sendable {
     var desktopPaceTimers: [String: LoopTimer] = [:]
     /// The keyboards as IBus engines, when the host has keyboards.
     var inputMethod: InputMethodBridge?
+
+    private enum State {
+        /// Made, not started (or its start failed).
+        case initial
+        /// Serving, since the loop's `since`.
+        case running(since: UInt64)
+        /// `shutdown` began: nothing new is started, requests are still answered.
+        case stopping(since: UInt64)
+        /// Down: the socket closed, the locks released.
+        case stopped
+    }
+
+    /// `shutdown` has begun (or ended): nothing new is started.
+    var isStopping: Bool {
+        switch state {
+        case .initial, .running: false
+        case .stopping, .stopped: true
+        }
+    }
+
+    /// Milliseconds since the host began serving (0 when it is not).
+    var uptimeMilliseconds: UInt64 {
+        switch state {
+        case .running(let since), .stopping(let since): loop.now - since
+        case .initial, .stopped: 0
+        }
+    }
+
+    /// The way down begins; false if it already has.
+    func beginStopping() -> Bool {
+        switch state {
+        case .initial: state = .stopping(since: loop.now)
+        case .running(let since): state = .stopping(since: since)
+        case .stopping, .stopped: return false
+        }
+        return true
+    }
+
+    /// The way down ended.
+    func endStopping() { state = .stopped }
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -204,7 +245,7 @@ public final class Host: @unchecked Sendable {
             groupClaim = nil
             throw .socket(socketPath, error)
         }
-        startedAt = loop.now
+        state = .running(since: loop.now)
         startDesktopNotifications()
         startInputMethod()
         // Before the reaper: a process left in the delegated cgroup would
@@ -253,7 +294,7 @@ public final class Host: @unchecked Sendable {
         // host says it is ready first (its readiness line, READY=1), before
         // any extension's output; nothing can reach them before then.
         loop.execute { [self] in
-            guard !self.shuttingDown else { return }
+            guard !self.isStopping else { return }
             for supervisor in self.supervisors.all { supervisor.begin() }
         }
         watchStores()
