@@ -7,7 +7,12 @@ import TetherIPC
 struct HostClient {
     let group: GroupDirectory
 
-    func status(limit: Int? = nil) throws -> JSONValue { try call(HostMethods.status, StatusRequest(limit: limit)).wire }
+    /// How long a call waits for the host's answer, unless said otherwise.
+    static let defaultTimeout = Seconds(5)
+
+    func status(limit: Int? = nil, timeout: Seconds = HostClient.defaultTimeout) throws -> JSONValue {
+        try call(HostMethods.status, StatusRequest(limit: limit), timeoutMilliseconds: timeout.milliseconds).wire
+    }
 
     func startFeature(_ name: String) throws -> FeatureStarted { try call(HostMethods.featureStart, NamedTarget(name: name)) }
 
@@ -37,7 +42,7 @@ struct HostClient {
     func metrics() throws -> MetricsAnswer { try call(HostMethods.metrics, NoFields()) }
 
     private func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
-                                          timeoutMilliseconds: UInt64 = 5_000) throws -> Answer {
+                                          timeoutMilliseconds: UInt64 = HostClient.defaultTimeout.milliseconds) throws -> Answer {
         let running = try LockProbe.status(of: .host, in: group, identifyHolder: false).status.running
         // With no host, a socket unit may listen there: connecting starts one.
         guard running || SocketFile.exists(at: group.socketPath) else { throw CLIError.refused("host is not running") }
@@ -56,7 +61,7 @@ struct HostClient {
         case .failure(.unreachable), .failure(.closed):
             throw CLIError.refused("host is not running (its socket \(group.socketPath) does not answer)")
         case .failure(.timedOut):
-            throw CLIError.environment("the host did not answer within \(timeoutMilliseconds / 1000) seconds")
+            throw CLIError.environment("the host did not answer within \(Seconds(Double(timeoutMilliseconds) / 1000).text)")
         }
     }
 }

@@ -23,13 +23,17 @@ struct Status: ParsableCommand {
     @Option(help: ArgumentHelp("List at most N extensions (all are counted): a status bar's poll of a host running thousands stays cheap.",
                                valueName: "N"))
     var limit: Int?
+    @Option(help: ArgumentHelp("Seconds to wait for the host's answer: a host its socket starts on a slow machine may take longer.",
+                               valueName: "SECONDS"))
+    var timeout = HostClient.defaultTimeout
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
+        if timeout.value <= 0 { throw ValidationError("--timeout must be more than 0 seconds.") }
     }
 
     func run() throws {
-        let answer = try group.host().status(limit: limit)
+        let answer = try group.host().status(limit: limit, timeout: timeout)
         if json { return try printJSON(answer) }
         let status = HostStatus(json: answer)
         output("host: running, pid \(status.pid), up \(TextFormat.fixed(status.uptime, 1)) s, group \(status.group)")

@@ -61,7 +61,8 @@ struct HostFixture {
     /// `status --json`; one that fails throws, so a test that asks once
     /// fails and a poll (`try?`) that a slow answer does not end asks again.
     func status() throws -> [String: Any] {
-        let result = try group.run(["status", "--json"])
+        // Its wait scaled as every other (the VM tier's guest is slower).
+        let result = try group.run(["status", "--json", "--timeout", String(5 * TestTimeout.scale)])
         guard result.status == 0 else { throw StatusFailed(status: result.status, stderr: result.stderr) }
         return try group.json(result)
     }

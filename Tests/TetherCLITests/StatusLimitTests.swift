@@ -43,4 +43,23 @@ import TetherTestSupport
             }
         }
     }
+
+    /// `status --timeout SECONDS`: how long it waits for the host's answer
+    /// (a stopped host here), and it says so; 0 or no number is refused.
+    @Test func theWaitForAnAnswerIsTheUsersToSet() throws {
+        let fixture = try HostFixture()
+        try fixture.withHost { host in
+            host.signal(SIGSTOP)
+            defer { host.signal(SIGCONT) }
+            let started = Date()
+            let waited = try fixture.group.run(["status", "--timeout", "0.5"])
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(waited.status == 3 && waited.stderr.contains("the host did not answer within 0.5 seconds"), "\(waited.stderr)")
+            #expect(elapsed < 4, "gave up after \(elapsed) s, not the default 5")
+            for bad in ["0", "soon"] {
+                let refused = try fixture.group.run(["status", "--timeout", bad])
+                #expect(refused.status == 2 && refused.stderr.contains("--timeout"), "\(bad): \(refused.stderr)")
+            }
+        }
+    }
 }
