@@ -23,6 +23,7 @@ import TetherIPC
             (HostNotification.reload, "widget.reload"), (HostNotification.defaultsChanged, "defaults.changed"),
             (HostNotification.widgetChanged, "widget.changed"), (HostNotification.notificationClosed, "notification.closed"),
             (HostNotification.notificationAction, "notification.action"), (HostNotification.willTerminate, "extension.willTerminate"),
+            (HostNotification.disconnecting, "host.disconnecting"),
             (ExtensionMethod.receivePush, "notification.receive"), (ExtensionMethod.ping, "extension.ping"),
         ]
         for (constant, wire) in events { #expect(constant == wire) }
