@@ -88,7 +88,8 @@ final class HostLink {
         if let descriptor = inherited {
             inherited = nil
             do throws(Errno) {
-                return attach(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)))
+                return attach(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
+                                            goodbye: HostNotification.disconnecting))
             } catch {
                 return onEvent(.detached(reason: "the link to the host that launched this extension failed (\(error))"))
             }

@@ -43,6 +43,8 @@ struct PushDesk<Delivery: AnyObject> {
     /// Refused, nothing is ended.
     mutating func admit(_ sender: ObjectIdentifier, bytes: Int) -> Result<(Ticket, ending: [Ending]), RPCError> {
         if let refusal = ledger.refusal(sender, bytes: bytes) { return .failure(refusal) }
+        guard !ledger.fits(bytes) else { return .success((take(sender, bytes: bytes), [])) }
+        // Room is made on a copy, kept only if it is made in full.
         var trial = self
         var ending: [Ending] = []
         while !trial.ledger.fits(bytes) {
@@ -54,12 +56,17 @@ struct PushDesk<Delivery: AnyObject> {
             }
             ending.append(Ending(heldBytes: heldBytes, deliveries: ended))
         }
-        trial.ledger.charge(sender, bytes: bytes)
-        let ticket = Ticket(number: trial.nextTicket)
-        trial.tickets[ticket.number] = Held(sender: sender, bytes: bytes)
-        trial.nextTicket += 1
+        let ticket = trial.take(sender, bytes: bytes)
         self = trial
         return .success((ticket, ending))
+    }
+
+    private mutating func take(_ sender: ObjectIdentifier, bytes: Int) -> Ticket {
+        ledger.charge(sender, bytes: bytes)
+        let ticket = Ticket(number: nextTicket)
+        tickets[ticket.number] = Held(sender: sender, bytes: bytes)
+        nextTicket += 1
+        return ticket
     }
 
     /// The delivery `ticket`'s push travels by, once started (if it has
@@ -82,14 +89,17 @@ struct PushDesk<Delivery: AnyObject> {
         ledger.release(held.sender, bytes: held.bytes)
     }
 
-    /// Every push of `sender` that can still be ended, off the desk with
-    /// its bytes: the caller ends them (their answers change nothing here).
+    /// Every push of `sender` that can still be ended (its delivery under
+    /// way), off the desk with its bytes: the caller ends them (their
+    /// answers change nothing here). A sender holding nothing costs a lookup.
     mutating func removeEndable(of sender: ObjectIdentifier) -> [Delivery] {
+        guard ledger.held[sender] != nil else { return [] }
         var ended: [Delivery] = []
-        for (number, held) in tickets where held.sender == sender && !held.settled {
+        for (number, held) in tickets where held.sender == sender {
+            guard let delivery = held.delivery else { continue }
             tickets[number] = nil
             ledger.release(sender, bytes: held.bytes)
-            if let delivery = held.delivery { ended.append(delivery) }
+            ended.append(delivery)
         }
         return ended
     }
