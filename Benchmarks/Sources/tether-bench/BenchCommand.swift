@@ -41,7 +41,7 @@ struct TetherBench: ParsableCommand {
             its commit first, against a key the host answers itself). \
             scale, only when named: --extensions N (1000) on-demand example widgets under one \
             host with default flags: ready, launches one by one (first and last tenth) and in a \
-            burst, status (all, and 10 listed) and metrics, its idle wake-ups a second, the host's peak and later memory, the stop and what it \
+            burst, status (all, and 10 listed) and metrics, its idle wake-ups (sleeps ended) and preemptions a second, the host's peak and later memory, the stop and what it \
             left, and host.status under a flood of 100 clients that never read; each against \
             the same host with none or a CLI start. \
             With no NAME, runs them all but scale. Times are in \

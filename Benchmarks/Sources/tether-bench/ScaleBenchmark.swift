@@ -14,9 +14,12 @@ import Glibc
 ///   status listing 10 (a status bar's `status --limit 10`);
 /// - scale.rss.peak, scale.rss.after: the host's peak through the burst,
 ///   and once every extension was stopped, against the host with none;
-/// - scale.idle-wakeups: the host's wake-ups (context switches of all its
-///   threads) a second over 10 s (a watchdog period: every extension is
-///   pinged once) with N running and nothing asked, against the host with none;
+/// - scale.idle-wakeups: the host's wake-ups (voluntary context switches
+///   of all its threads: each a sleep a wake-up ended) a second over 10 s
+///   (a watchdog period: every extension is pinged once) with N running and
+///   nothing asked, against the host with none; scale.idle-preemptions: its
+///   involuntary switches meanwhile (taken off a CPU while it ran, by the
+///   N extensions answering at once: no sleep, no wake-up);
 /// - scale.stop: SIGTERM to exit with N running, and what was left;
 /// - scale.flood: `host.status` answered while 100 clients send it flat out
 ///   and never read, against the idle host; with the host's peak meanwhile.
@@ -39,7 +42,7 @@ struct ScaleBenchmark {
         let idleMetrics = try idle.samples(of: "host.metrics", count: 50)
         let idleRSS = residentMemory(of: idle.process.pid)
         let flood = try floodSamples(idle)
-        let idleWakeups = Self.wakeupsPerSecond(of: idle.process.pid)
+        let idleSwitches = Self.switchesPerSecond(of: idle.process.pid)
         _ = try idle.stop()
         func cliStarts() throws -> Percentiles {
             Percentiles(nanoseconds: try measure(samples: 30, warmup: 3) {
@@ -71,7 +74,7 @@ struct ScaleBenchmark {
         let status = try host.samples(of: "host.status", count: 20)
         let limitedStatus = try host.samples(of: "host.status", #"{"limit":10}"#, count: 20)
         let metrics = try host.samples(of: "host.metrics", count: 20)
-        let wakeups = Self.wakeupsPerSecond(of: host.process.pid)
+        let switches = Self.switchesPerSecond(of: host.process.pid)
         let stopStart = MonotonicClock.nanoseconds()
         _ = try host.stop()
         let stopTime = MonotonicClock.nanoseconds() - stopStart
@@ -111,8 +114,11 @@ struct ScaleBenchmark {
                         baselines: ["no extensions": megabytes(idleRSS)]),
             BenchResult(name: "scale.rss.after", unit: "MiB", p50: Double(after) * mib, p99: Double(after) * mib, samples: 1,
                         baselines: ["no extensions": megabytes(idleRSS)]),
-            BenchResult(name: "scale.idle-wakeups", unit: "n/s", p50: wakeups, p99: wakeups, samples: 1,
-                        baselines: ["no extensions": Percentiles(p50: idleWakeups, p99: idleWakeups)]),
+            BenchResult(name: "scale.idle-wakeups", unit: "n/s", p50: switches.wakeups, p99: switches.wakeups, samples: 1,
+                        baselines: ["no extensions": Percentiles(p50: idleSwitches.wakeups, p99: idleSwitches.wakeups)]),
+            BenchResult(name: "scale.idle-preemptions", unit: "n/s", p50: switches.preemptions, p99: switches.preemptions,
+                        samples: 1,
+                        baselines: ["no extensions": Percentiles(p50: idleSwitches.preemptions, p99: idleSwitches.preemptions)]),
             BenchResult(name: "scale.stop", unit: "ms", p50: Double(stopTime) / 1e6, p99: Double(stopTime) / 1e6, samples: 1,
                         baselines: ["processes left": Percentiles(p50: Double(left), p99: Double(left))]),
             BenchResult(name: "scale.flood", samples: flood.status,
@@ -122,16 +128,20 @@ struct ScaleBenchmark {
 
     static func name(_ index: Int) -> String { "w\(index)" }
 
-    /// Context switches of every thread of `pid` a second, over 10 s in
-    /// which nothing asks it anything: each is a wake-up.
-    static func wakeupsPerSecond(of pid: pid_t) -> Double {
-        func switches() -> Int {
+    /// Wake-ups and preemptions of every thread of `pid` a second, over
+    /// 10 s in which nothing asks it anything (`ProcessCounters`).
+    static func switchesPerSecond(of pid: pid_t) -> (wakeups: Double, preemptions: Double) {
+        func switches() -> (wakeups: Int, preemptions: Int) {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-            return tasks.reduce(0) { total, task in total + ProcessCounters(pid: pid, task: task).switches }
+            return tasks.reduce((0, 0)) { total, task in
+                let counters = ProcessCounters(pid: pid, task: task)
+                return (total.wakeups + counters.wakeups, total.preemptions + counters.preemptions)
+            }
         }
         let before = switches()
         sleepSeconds(10)
-        return Double(switches() - before) / 10
+        let after = switches()
+        return (Double(after.wakeups - before.wakeups) / 10, Double(after.preemptions - before.preemptions) / 10)
     }
 
     /// N on-demand widgets that show one entry and rest (no idle end
