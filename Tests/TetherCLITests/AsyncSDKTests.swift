@@ -64,7 +64,7 @@ import TetherTestSupport
     /// first: 1 s before the end for a 3 s budget, at the end for 0.5 s; its
     /// content is delivered when it gives one, the original when not; a
     /// throwing didReceive delivers the original at once.
-    @Test func theBudgetCancelsDidReceiveAfterTimeWillExpire() throws {
+    @Test(.waits) func theBudgetCancelsDidReceiveAfterTimeWillExpire() throws {
         let fixture = try HostFixture()
         let object: [String: Any] = ["name": "budget", "role": "notification", "executable": fixtureExecutable,
                                      "arguments": ["budget-notification"], "activation": "always"]

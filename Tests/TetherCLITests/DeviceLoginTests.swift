@@ -23,7 +23,7 @@ import TetherTestSupport
     /// Pending, then slow_down (honoured: 5 s more between polls, as the
     /// server checks), then approval: logged in as the approving user, with
     /// the endpoints found by discovery stored and shown.
-    @Test func aDeviceLoginWaitsThroughPendingAndSlowDownUntilApproved() throws {
+    @Test(.waits) func aDeviceLoginWaitsThroughPendingAndSlowDownUntilApproved() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         try server.post("/admin/settings", ["deviceInterval": 1])

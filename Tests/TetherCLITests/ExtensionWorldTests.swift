@@ -171,7 +171,7 @@ struct ExtensionWorldTests {
     /// An executable named through a symlinked directory (SwiftPM's
     /// `.build/release`) is exec'd by that path in its world: the directory
     /// is there under both names.
-    @Test(.long) func anExecutableReachedThroughASymlinkedDirectoryRunsInItsWorld() throws {
+    @Test(.waits) func anExecutableReachedThroughASymlinkedDirectoryRunsInItsWorld() throws {
         let fixture = try HostFixture()
         let programs = try TemporaryDirectory("tether-world-link")
         try FileManager.default.createDirectory(atPath: programs.path + "/real", withIntermediateDirectories: true)

@@ -42,7 +42,7 @@ import TetherTestSupport
     }
 
     /// Eight holders at once on a read-locked file: exactly one holds.
-    @Test(.long) func contendersOnAReadLockedFileEndWithOneHolder() throws {
+    @Test(.waits) func contendersOnAReadLockedFileEndWithOneHolder() throws {
         for _ in 0..<4 {
             let group = try TestGroup()
             #expect(try group.run(["hold", "host", "--", "true"]).status == 0)

@@ -61,7 +61,7 @@ import TetherTestSupport
 
 /// A refresh-lock holder that is stopped cannot stall a refresh forever.
 @Suite(.timed) struct StoppedRefreshHolderTests {
-    @Test(.long) func aStoppedHolderGivesAClearErrorAtTheDeadlineAndNothingIsLost() throws {
+    @Test(.waits) func aStoppedHolderGivesAClearErrorAtTheDeadlineAndNothingIsLost() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         // Requests may take 4 s in all (login's --timeout, kept for every refresh).

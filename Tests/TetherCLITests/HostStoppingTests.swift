@@ -6,7 +6,7 @@ import TetherTestSupport
 /// While the host stops (its state, not a flag), it answers but starts and
 /// stops nothing more: each extension is already being stopped, once.
 @Suite(.timed) struct HostStoppingTests {
-    @Test func aStoppingHostAnswersButStartsAndStopsNothingMore() throws {
+    @Test(.waits) func aStoppingHostAnswersButStartsAndStopsNothingMore() throws {
         let fixture = try HostFixture()
         // It ignores SIGTERM: the host's stop waits out its grace, answering meanwhile.
         try writeFile(fixture.extensions + "/stubborn.extension.json", #"""

@@ -172,7 +172,7 @@ import TetherTestSupport
     /// waited their 25 s, not twice that (a timeout is an answer, never
     /// retried as a stale service), clearly, with the server never asked
     /// and nothing lost; once it answers again, the refresh goes through.
-    @Test(.long) func aStoppedKeyringCostsOneTimeoutAndLosesNothing() throws {
+    @Test(.waits) func aStoppedKeyringCostsOneTimeoutAndLosesNothing() throws {
         let (service, group, server, before) = try expiredKeyringLogin()
         service.pauseKeyring()
         let started = Date()

@@ -184,7 +184,7 @@ import TetherIPC
     /// Two stops at once, of an extension that ignores SIGTERM (so both
     /// wait for the SIGKILL after the grace): both are answered, and the
     /// host's own stop at SIGTERM still finishes.
-    @Test(.long) func concurrentStopsAreAllAnswered() throws {
+    @Test(.waits) func concurrentStopsAreAllAnswered() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("stubborn", script: "trap '' TERM\nwhile :; do sleep 1; done")
         let host = try fixture.startHost()

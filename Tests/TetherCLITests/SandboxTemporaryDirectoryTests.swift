@@ -7,7 +7,7 @@ extension SandboxTests {
     /// TMPDIR (a file, a FIFO): a widget, which has the network, must not
     /// read it, nor list where it is, nor a hand-started extension's. Each
     /// extension keeps its own TMPDIR; the rest reads as before.
-    @Test(.long) func noExtensionReadsAnothersTemporaryDirectory() throws {
+    @Test(.waits) func noExtensionReadsAnothersTemporaryDirectory() throws {
         let fixture = try HostFixture()
         let base = fixture.group.dir.path + "/tmp"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)

@@ -32,8 +32,9 @@ public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
-        await TestSlots.shared.acquire(first: test.traits.contains { $0 is LongTest })
-        defer { Task { await TestSlots.shared.release() } }
+        let slots = test.traits.contains { $0 is WaitingTest } ? TestSlots.waiting : TestSlots.shared
+        await slots.acquire(first: test.traits.contains { $0 is LongTest })
+        defer { Task { await slots.release() } }
         let thread = try EventLoopThread()
         defer { thread.shutdown() }
         let started = MonotonicClock.nanoseconds()
@@ -78,10 +79,27 @@ extension Trait where Self == LongTest {
     public static var long: Self { LongTest() }
 }
 
+/// Marks a test that spends its time waiting out a deadline the product
+/// keeps (a stop's grace, a bus call's timeout, a device login's polling),
+/// not computing: under `.timed` it takes a slot of its own kind (as many
+/// as the width), so the CPU the others need is not held idle meanwhile.
+/// (Nine such tests, measured at under a tenth of a CPU for 7-23 s each,
+/// held half the run's slots for two minutes.)
+public struct WaitingTest: TestTrait, SuiteTrait {
+    public var isRecursive: Bool { true }
+}
+
+extension Trait where Self == WaitingTest {
+    /// Mostly waits: runs beside the others (see `WaitingTest`).
+    public static var waits: Self { WaitingTest() }
+}
+
 /// A counting semaphore for tasks: waiting suspends, never blocks. Long
 /// tests' waiters are served first.
 actor TestSlots {
     static let shared = TestSlots(TestTiming.width)
+    /// For tests marked `.waits`.
+    static let waiting = TestSlots(TestTiming.width)
     private var free: Int
     private var waitingLong: [CheckedContinuation<Void, Never>] = []
     private var waiting: [CheckedContinuation<Void, Never>] = []
