@@ -27,6 +27,9 @@ public final class RPCServer: @unchecked Sendable {
     public struct Limits: Sendable {
         public var maximumConnections: Int
         public var replyBudget: Int
+        /// Why a client was refused or closed at `maximumConnections` (given
+        /// it), as its users say it: the way out is theirs to name.
+        public var atLimit: @Sendable (Int) -> String = { "the server is at its limit of \($0) client connections" }
 
         public static let defaultMaximumConnections = 256
         public static let defaultReplyBudget = 16 << 20
@@ -123,11 +126,7 @@ public final class RPCServer: @unchecked Sendable {
         serve(RPCConnection(stream: stream, peer: peer, goodbye: goodbye))
     }
 
-    /// Why a client was refused or closed at the limit, with the way out.
-    private var limitReason: String {
-        "the host is at its limit of \(limits.maximumConnections) client connections "
-            + "(start it with --max-connections to allow more)"
-    }
+    private var limitReason: String { limits.atLimit(limits.maximumConnections) }
 
     /// Makes `connection` an extension's: outside the client limit and
     /// never closed to make room.

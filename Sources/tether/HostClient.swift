@@ -61,7 +61,7 @@ struct HostClient {
         case .failure(.unreachable), .failure(.closed):
             throw CLIError.refused("host is not running (its socket \(group.socketPath) does not answer)")
         case .failure(.timedOut):
-            throw CLIError.environment("the host did not answer within \(Seconds(Double(timeoutMilliseconds) / 1000).text)")
+            throw CLIError.environment("the host did not answer within \(Seconds(milliseconds: timeoutMilliseconds).text)")
         }
     }
 }

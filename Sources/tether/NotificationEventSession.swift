@@ -97,7 +97,7 @@ final class NotificationEventSession: LoopSession, @unchecked Sendable {
                       _ printAnswer: @escaping (PushAnswer) -> Void) {
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: milliseconds) { [unowned self] in
-            self.finish(.failure(.environment("the host did not answer within \(Seconds(Double(milliseconds) / 1000).text)")))
+            self.finish(.failure(.environment("the host did not answer within \(Seconds(milliseconds: milliseconds).text)")))
         }
         connection.call(HostMethods.push, request) { [unowned self] result in
             timer.close()

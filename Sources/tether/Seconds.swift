@@ -6,6 +6,9 @@ struct Seconds: ExpressibleByArgument, Equatable {
 
     init(_ value: Double) { self.value = value }
 
+    /// A wait held in milliseconds, to be said as the user gave it.
+    init(milliseconds: UInt64) { self.value = Double(milliseconds) / 1000 }
+
     init?(argument: String) {
         guard let value = Double(argument), value.isFinite, value >= 0, value <= 86_400 * 365 else { return nil }
         self.value = value

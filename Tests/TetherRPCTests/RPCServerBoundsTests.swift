@@ -68,7 +68,7 @@ import TetherTestSupport
         #expect(busy.readLine()?.contains(#""id":2"#) == true)
         let refused = RPCCall.perform(socketPath: server.path, method: "echo", params: [2])
         #expect(refused == .failure(.remote(.refused(
-            "the host is at its limit of 1 client connections (start it with --max-connections to allow more)"))))
+            "the server is at its limit of 1 client connections"))))
     }
 
     /// What is held for all peers together is a running total: past the
