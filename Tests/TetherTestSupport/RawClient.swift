@@ -53,6 +53,23 @@ public struct RawClient {
         }
     }
 
+    /// True once the server has closed any one of `clients` (each read as
+    /// it becomes readable, all within one bound): one at a time, each one
+    /// left open would cost the whole bound.
+    public static func anyClosedByPeer(_ clients: [RawClient], timeout: Int32 = 10_000) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(Double(timeout) / 1000)
+        while case let left = deadline.timeIntervalSinceNow, left > 0 {
+            var fds = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            guard poll(&fds, nfds_t(fds.count), Int32(left * 1000) + 1) > 0 else { return false }
+            for ready in fds where ready.revents != 0 {
+                let n = buffer.withUnsafeMutableBytes { read(ready.fd, $0.baseAddress, $0.count) }
+                if n <= 0 { return true }
+            }
+        }
+        return false
+    }
+
     /// Sends `bytes` up to `atMost` times, as fast as the socket takes
     /// them, until it takes nothing for `stall` ms (a peer that never reads,
     /// against a server that stopped reading); the bytes it took, which may
