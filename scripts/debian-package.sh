@@ -31,7 +31,7 @@ case "$out" in "") out="$root/.build/debian" ;; /*) ;; *) out="$PWD/$out" ;; esa
 cd "$root"
 .ci/ensure-system-libraries --package >&2
 
-bin=$(scripts/static-build.sh)
+bin=$(scripts/static-build.sh tether example-widget example-keyboard example-notification)
 version=$("$bin/tether" --version)
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)

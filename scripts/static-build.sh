@@ -5,17 +5,27 @@
 # that holds them on standard output; the build's own lines go to standard
 # error. Used by scripts/install.sh and scripts/debian-package.sh.
 #
-#   scripts/static-build.sh [--no-examples]
+#   scripts/static-build.sh [--no-examples | PRODUCT...]
+#   (PRODUCT: tether or an example, to build only those; the Debian package
+#   ships no token storm)
 #
 # Installs libuv's and libseccomp's development files first if they are
 # missing (.ci/ensure-system-libraries): the static link uses their
 # archives.
 set -euo pipefail
 examples=1
+products=()
 case "${1:-}" in
     "") ;;
     --no-examples) examples=0 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    tether|example-*)
+        for product in "$@"; do
+            case "$product" in
+                tether|example-widget|example-keyboard|example-notification|example-token-storm) products+=("$product") ;;
+                *) echo "static-build.sh: no product '$product' (tether or an example; see --help)" >&2; exit 2 ;;
+            esac
+        done ;;
     *) echo "static-build.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 cd "$(dirname "$0")/.."
@@ -34,8 +44,10 @@ trap 'rm -rf "$links"' EXIT
 ln -s "$static_uv" "$links/libuv.a"
 
 echo "Building a static release of tether (several minutes the first time)..." >&2
-products=(tether)
-[ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification example-token-storm)
+if [ ${#products[@]} -eq 0 ]; then
+    products=(tether)
+    [ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification example-token-storm)
+fi
 # A build folder of its own: the static flags would rebuild .build/release.
 flags=(--scratch-path .build-static -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links")
 # One product at a time (the package's other targets, its test support
