@@ -27,7 +27,7 @@ import TetherTestSupport
 
     /// The timeline awaits a slow fetch (1.5 s); a reload asked for meanwhile
     /// (a defaults change) waits for it, then runs once.
-    @Test func aWidgetAwaitsASlowFetchAndAReloadAskedMeanwhileWaitsForIt() throws {
+    @Test(.waits) func aWidgetAwaitsASlowFetchAndAReloadAskedMeanwhileWaitsForIt() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         #expect(try server.login(group).status == 0)
@@ -47,7 +47,7 @@ import TetherTestSupport
 
     /// Two failures: the last timeline stays, and it is asked again after
     /// 1 s, then 2 s; then it shows.
-    @Test func aThrowingTimelineKeepsTheLastOneAndIsRetriedWithBackoff() throws {
+    @Test(.waits) func aThrowingTimelineKeepsTheLastOneAndIsRetriedWithBackoff() throws {
         let group = try TestGroup()
         let widget = try startFixture("flaky-widget", group, name: "flaky", ["--failures", "2"])
         defer { widget.signal(SIGKILL) }

@@ -28,7 +28,7 @@ import TetherTestSupport
         try expectNothingLeft(in: scratch)
     }
 
-    @Test func ctrlCStopsEverythingAndRemovesItsFiles() throws {
+    @Test(.waits) func ctrlCStopsEverythingAndRemovesItsFiles() throws {
         let scratch = try TemporaryDirectory()
         let demo = try startTether(["demo", "--auth-server", try NestedPackageBuild.demoAuthServer.path()], environment: ["TMPDIR": scratch.path])
         // Mid-day: the host, the keyboard and the server run, and the demo waits for a token to expire.

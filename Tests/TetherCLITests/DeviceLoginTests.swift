@@ -53,7 +53,7 @@ import TetherTestSupport
 
     /// A code nobody approves in time, and one the user denies: exit 1 with
     /// a sentence, and no session.
-    @Test func anExpiredOrDeniedDeviceLoginEndsWithoutASession() throws {
+    @Test(.waits) func anExpiredOrDeniedDeviceLoginEndsWithoutASession() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         let endpoints = ["--token-url", server.tokenURL, "--device-url", server.baseURL + "/device_authorization"]

@@ -245,7 +245,7 @@ import TetherTestSupport
 /// background child that ignores SIGTERM (killed at the grace), a grandchild,
 /// and no daemon (setsid is refused to a confined launch); the reaper has
 /// exited too.
-@Suite(.timed) struct CleanStopTests {
+@Suite(.timed, .waits) struct CleanStopTests {
     static let script = #"""
         (trap '' TERM; exec sleep 1000) &
         stubborn=$!

@@ -7,7 +7,7 @@ import TetherTestSupport
 /// deadline: the refresh ends with a clear error, the lock is free at once,
 /// and the session is kept for the next try.
 @Suite(.timed) struct RefreshDeadlineTests {
-    @Test func aTricklingServerIsCutAtTheDeadlineAndTheLockIsReleased() throws {
+    @Test(.waits) func aTricklingServerIsCutAtTheDeadlineAndTheLockIsReleased() throws {
         let group = try TestGroup()
         let server = try HostileHTTPServer(in: group.dir)
         let login = try group.start(["login", "--style", "json", "--token-url", server.baseURL + "/token",

@@ -24,7 +24,7 @@ import TetherTestSupport
     /// invalid_grant, but meanwhile a writer outside the refresh lock (an
     /// older tool, another host) stored a different, valid pair: the broker
     /// re-reads and uses it rather than ending the session.
-    @Test func invalidGrantAfterAnotherWriterStoredAValidPairKeepsTheSession() throws {
+    @Test(.waits) func invalidGrantAfterAnotherWriterStoredAValidPairKeepsTheSession() throws {
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)

@@ -63,7 +63,7 @@ import TetherTestSupport
     /// The total deadline cuts off a server that never answers and one that
     /// sends its headers, then a byte a second: neither can hold a caller
     /// (and a refresh lock) past it.
-    @Test(arguments: ["/slow-headers", "/trickle"])
+    @Test(.waits, arguments: ["/slow-headers", "/trickle"])
     func theDeadlineCutsOffSlowServers(_ path: String) async throws {
         let directory = try TemporaryDirectory("tether-http")
         let server = try HostileHTTPServer(in: directory)
