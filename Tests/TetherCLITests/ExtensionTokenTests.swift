@@ -26,7 +26,7 @@ import TetherTestSupport
             // A notification extension fetches the order a push names.
             #expect(try server.login(fixture.group).status == 0)
             let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify-by-hand"])
-            defer { byHand.signal(SIGTERM) }
+            defer { byHand.stopAlways() }
             _ = try byHand.expectLineStarting("attached to host pid")
             let push = try fixture.group.run(["push", "--json", #"{"title":"Order update","orderId":"1042"}"#])
             #expect(push.status == 0, "\(push.stderr)")

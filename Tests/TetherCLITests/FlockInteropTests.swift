@@ -44,7 +44,7 @@ import TetherTestSupport
         try flock.expectLine("ready")
         let keyboard = try TestProcess(exampleExecutable("example-keyboard"), ["--group", group.path],
                                        environment: group.environment)
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         func answer(_ question: String) throws -> String {
             keyboard.writeStdin(question + "\n")
             while let line = try keyboard.readLine() {

@@ -131,7 +131,7 @@ import TetherIPC
         let fixture = try HostFixture()
         try writeFile(fixture.extensions + "/notify.extension.json", #"{"name":"notify","role":"notification","executable":"\#(exampleExecutable("example-notification"))","activation":"on-demand"}"#)
         let byHand = try TestProcess(exampleExecutable("example-notification"), ["--group", fixture.group.path, "--name", "notify"])
-        defer { byHand.signal(SIGKILL) }
+        defer { byHand.stopAlways() }
         try byHand.expectLine("no host is running; carrying on without a host")
         try fixture.withHost { host in
             try byHand.expectLine("attached to host pid \(host.pid) (started by hand)")
