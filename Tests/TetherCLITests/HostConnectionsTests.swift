@@ -86,7 +86,7 @@ import TetherIPC
     /// further once its answers pile up (backpressure): it is neither cut
     /// off nor served at others' cost, and once it reads, every request
     /// has its answer.
-    @Test(.waits) func aFloodingClientIsPausedNotDroppedAndOthersAreServed() throws {
+    @Test func aFloodingClientIsPausedNotDroppedAndOthersAreServed() throws {
         let fixture = try HostFixture()
         try fixture.withHost { host in
             let flooder = try fixture.rawClient()

@@ -263,7 +263,7 @@ import TetherIPC
     /// A SIGSTOPped Swift extension stops answering pings: killed and
     /// restarted within two periods. A protocol 1 extension (Python, which
     /// cannot answer pings) is never pinged, so it stays.
-    @Test(.waits) func theWatchdogReplacesAStoppedExtensionAndLeavesVersionOneAlone() throws {
+    @Test func theWatchdogReplacesAStoppedExtensionAndLeavesVersionOneAlone() throws {
         let fixture = try HostFixture()
         try manifest(fixture, name: "frozen", role: "widget", executable: exampleExecutable("example-widget"),
                      arguments: ["--policy", "never"], ["watchdog": 1])

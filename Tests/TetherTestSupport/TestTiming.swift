@@ -4,8 +4,9 @@ import TetherLoop
 import Glibc
 #endif
 
-/// Runs each test on a thread of its own, `width` at a time, and times its
-/// own run for `.ci/run`'s list of the slowest.
+/// Runs each test on a thread of its own, `width` at a time (and `width`
+/// of those marked `.waits` beside them), and times its own run for
+/// `.ci/run`'s list of the slowest.
 ///
 /// Most of these tests wait for real processes in bounded, blocking waits.
 /// Swift Testing runs a synchronous test on Swift's shared pool (a thread
