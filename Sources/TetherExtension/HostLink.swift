@@ -32,31 +32,24 @@ final class HostLink {
         case message(method: String, params: JSONValue?, respond: RPCConnection.Respond)
     }
 
+    typealias Lifecycle = HostLinkLifecycle<RPCConnection>
+
     private let loop: EventLoop
     private let socketPath: String
     private let hostLockPath: String
     private let hello: JSONValue
     /// The launch link, until it is opened.
     private var inherited: Int32?
+    /// Attached before confinement, with no sockets after it: never connects.
+    private var early: EarlyAttachment.Outcome?
     private let onEvent: (Event) -> Void
+    /// Where it is: every decision is made there.
+    private var lifecycle = Lifecycle()
     private var watcher: LockWatcher?
-    private var connection: RPCConnection?
-    private var connecting = false
-    private var attachedTo: Int32?
-    private var hostStopping = false
-    /// A host that refused our hello is not asked again until the lock changes hands.
-    private var refused = false
     private var retryTimer: LoopTimer?
-    /// Reconnecting to a host that holds its lock but does not answer yet.
-    private var retry = Backoff(first: 5, maximum: 1_000)
-    private var closed = false
     /// Calls made while a connection is being set up wait for its outcome.
     private var queued: [(method: String, params: JSONValue?, completion: (Result<JSONValue, ExtensionError>) -> Void)] = []
     private var queueTimer: LoopTimer?
-    /// Attached before confinement, with no sockets after it: never connects.
-    private var early: EarlyAttachment.Outcome?
-    private let connects: Bool
-    private var toldHostIsBack = false
 
     /// Why such a keyboard does not attach to a host it did not start with.
     static let attachesOnlyAtStart = "a keyboard without open access started by hand is confined without Unix sockets, "
@@ -69,7 +62,6 @@ final class HostLink {
          early: EarlyAttachment.Outcome? = nil, onEvent: @escaping (Event) -> Void) {
         self.loop = loop
         self.early = early
-        connects = early == nil
         self.inherited = inherited
         self.socketPath = socketPath
         self.hostLockPath = hostLockPath
@@ -77,160 +69,150 @@ final class HostLink {
         self.onEvent = onEvent
     }
 
-    var isAttached: Bool { attachedTo != nil }
+    var isAttached: Bool { lifecycle.hostPID != nil }
     /// Attaches only when it starts (a keyboard confined without sockets).
-    var attachesOnlyAtStart: Bool { !connects }
+    var attachesOnlyAtStart: Bool { lifecycle.reach == .confined }
     /// The host said it is stopping (a detach after that is expected).
-    var hostIsStopping: Bool { hostStopping }
-    var hostPID: Int32? { attachedTo }
+    var hostIsStopping: Bool { lifecycle.hostIsStopping }
+    var hostPID: Int32? { lifecycle.hostPID }
 
     func start() throws(GroupError) {
         if let descriptor = inherited {
             inherited = nil
             do throws(Errno) {
-                return attach(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
-                                            goodbye: HostNotification.disconnecting))
+                let stream = try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)
+                return handle(.adopted(RPCConnection(stream: stream, goodbye: HostNotification.disconnecting)))
             } catch {
-                return onEvent(.detached(reason: "the link to the host that launched this extension failed (\(error))"))
+                let why = "the link to the host that launched this extension failed (\(error))"
+                return handle(.unattached(.detached(reason: why), reach: .launched))
             }
         }
         let watcher = try LockWatcher(loop: loop, path: hostLockPath) { [unowned self] status in
-            self.hostLockChanged(running: status.running)
+            // Only a new holder matters: the connection's end reports a loss.
+            if status.running { self.handle(.hostLockTaken) }
         }
         self.watcher = watcher
         if let early {
             self.early = nil
             return startEarly(early)
         }
-        if watcher.status.running {
-            connect()
-        } else if SocketFile.exists(at: socketPath) {
-            // A socket unit may listen there: the connection starts a host.
-            connect(unreachable: "no host is running")
-        } else {
-            onEvent(.detached(reason: "no host is running"))
-        }
+        handle(.watch(lockHeld: watcher.status.running, socketExists: SocketFile.exists(at: socketPath)))
     }
 
     private func startEarly(_ outcome: EarlyAttachment.Outcome) {
         switch outcome {
         case .attached(let descriptor, let pid, let openAccess):
             do throws(Errno) {
-                listen(RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
-                                     goodbye: HostNotification.disconnecting))
+                let stream = try PipeStream.adopting(loop: loop, fileDescriptor: descriptor)
+                let connection = RPCConnection(stream: stream, goodbye: HostNotification.disconnecting)
+                handle(.attachedEarly(connection, hostPID: pid, openAccess: openAccess))
             } catch {
-                return onEvent(.detached(reason: "the connection to host pid \(pid) failed (\(error))"))
+                handle(.unattached(.detached(reason: "the connection to host pid \(pid) failed (\(error))"), reach: .confined))
             }
-            attachedTo = pid
-            onEvent(.attached(hostPID: pid, openAccess: openAccess, events: []))
         case .unattached(let reason):
-            onEvent(.detached(reason: reason))
+            handle(.unattached(.detached(reason: reason), reach: .confined))
         case .incompatible(let reason):
-            onEvent(.incompatible(reason: reason))
+            handle(.unattached(.incompatible(reason: reason), reach: .confined))
         }
-    }
-
-    /// True while a host holds the lock and the link is on its way to it.
-    private var isSettling: Bool {
-        !closed && attachedTo == nil && (connecting || connection != nil || retryTimer?.isActive == true)
     }
 
     /// Calls the host. While the link is still connecting the call waits for
     /// it (up to `queueTimeout`); with no host it fails with `.hostNotRunning`.
     func call(_ method: String, _ params: JSONValue?, _ completion: @escaping (Result<JSONValue, ExtensionError>) -> Void) {
-        guard let connection, attachedTo != nil else {
-            guard isSettling else { return completion(.failure(.hostNotRunning)) }
+        switch lifecycle.callRoute {
+        case .fail:
+            completion(.failure(.hostNotRunning))
+        case .wait:
             queued.append((method, params, completion))
-            if queueTimer == nil {
-                let timer = LoopTimer(loop: loop)
-                queueTimer = timer
-                timer.start(afterMilliseconds: Self.queueTimeout) { [unowned self] in self.flushQueue() }
-            }
-            return
-        }
-        connection.call(method, params) { result in
-            switch result {
-            case .success(let value): completion(.success(value))
-            case .failure(let error):
-                completion(.failure(connection.isClosed ? .hostNotRunning : .refused(error.message)))
+            guard queueTimer == nil else { return }
+            let timer = LoopTimer(loop: loop)
+            queueTimer = timer
+            timer.start(afterMilliseconds: Self.queueTimeout) { [unowned self] in self.flushCalls() }
+        case .send(let connection):
+            connection.call(method, params) { result in
+                switch result {
+                case .success(let value): completion(.success(value))
+                case .failure(let error):
+                    completion(.failure(connection.isClosed ? .hostNotRunning : .refused(error.message)))
+                }
             }
         }
     }
 
-    func close() {
-        guard !closed else { return }
-        closed = true
-        watcher?.close()
-        watcher = nil
-        retryTimer?.close()
-        retryTimer = nil
-        connection?.close()
-        connection = nil
-        flushQueue()
+    func close() { handle(.close) }
+
+    /// One event through the lifecycle, and its actions carried out in order.
+    private func handle(_ event: Lifecycle.Event) {
+        for action in lifecycle.handle(event) { perform(action) }
+    }
+
+    private func perform(_ action: Lifecycle.Action) {
+        switch action {
+        case .connect: connect()
+        case .listen(let connection): listen(connection)
+        case .sayHello(let connection): sayHello(on: connection)
+        case .closeConnection(let connection): connection.close()
+        case .scheduleRetry(let delay):
+            let timer = retryTimer ?? LoopTimer(loop: loop)
+            retryTimer = timer
+            timer.start(afterMilliseconds: delay) { [unowned self] in self.handle(.retryDue) }
+        case .cancelRetry:
+            retryTimer?.close()
+            retryTimer = nil
+        case .stopWatching:
+            watcher?.close()
+            watcher = nil
+        case .flushCalls: flushCalls()
+        case .tell(.attached(let pid, let openAccess, let events)):
+            onEvent(.attached(hostPID: pid, openAccess: openAccess, events: events))
+        case .tell(.detached(let reason)): onEvent(.detached(reason: reason))
+        case .tell(.incompatible(let reason)): onEvent(.incompatible(reason: reason))
+        }
     }
 
     /// Sends the waiting calls if attached, else fails them.
-    private func flushQueue() {
+    private func flushCalls() {
         queueTimer?.close()
         queueTimer = nil
         let waiting = queued
         queued.removeAll()
         for call in waiting {
-            if attachedTo != nil { self.call(call.method, call.params, call.completion) }
+            if isAttached { self.call(call.method, call.params, call.completion) }
             else { call.completion(.failure(.hostNotRunning)) }
         }
     }
 
-    private func hostLockChanged(running: Bool) {
-        guard running else { return }  // the connection's end reports the loss
-        guard connects else {
-            // Said once: it would otherwise repeat with every host.
-            guard connection == nil, !toldHostIsBack else { return }
-            toldHostIsBack = true
-            return onEvent(.detached(reason: "a host is running, but this keyboard cannot attach to it"))
-        }
-        refused = false
-        if connection == nil && !connecting {
-            retry.reset()
-            connect()
-        }
+    private var hostLockHeld: Bool {
+        (try? LockProbe.status(ofLockAt: hostLockPath, identifyHolder: false).running) ?? false
     }
 
-    /// `unreachable`: said if the connection fails while no host holds the lock.
-    private func connect(unreachable: String? = nil) {
-        guard !closed, !refused else { return }
-        connecting = true
+    /// Asked only where the answer decides a retry: a launched or confined
+    /// link never connects again, and a closed one is done.
+    private var hostLockHeldForRetry: Bool {
+        if case .closed = lifecycle.state { return false }
+        return lifecycle.reach == .watching && hostLockHeld
+    }
+
+    private func connect() {
         PipeStream.connect(loop: loop, path: socketPath) { [unowned self] result in
-            self.connecting = false
             switch result {
-            case .failure:
-                let held = (try? LockProbe.status(ofLockAt: self.hostLockPath, identifyHolder: false).running) ?? false
-                if let unreachable, !held { return self.onEvent(.detached(reason: unreachable)) }
-                self.retryIfHostHeld()
+            case .failure: self.handle(.connectFailed(lockHeld: self.hostLockHeld))
             case .success(let stream):
-                guard !self.closed else { return stream.close() }
-                self.attach(RPCConnection(stream: stream, goodbye: HostNotification.disconnecting))
+                self.handle(.connected(RPCConnection(stream: stream, goodbye: HostNotification.disconnecting)))
             }
         }
     }
 
-    private func attach(_ connection: RPCConnection) {
-        listen(connection)
-        sayHello(on: connection)
-    }
-
     /// Serves the host's requests on `connection` (its pings first).
     private func listen(_ connection: RPCConnection) {
-        self.connection = connection
-        hostStopping = false
         connection.start(handler: { [unowned self] _, method, params, respond in
             // The watchdog: answered here, on the loop, so only a turning
             // loop answers it (a blocked one is caught and replaced).
             if method == ExtensionMethod.ping { return respond(.success([:])) }
-            if method == HostNotification.stopping { self.hostStopping = true }
+            if method == HostNotification.stopping { self.handle(.hostStopping) }
             self.onEvent(.message(method: method, params: params, respond: respond))
         }, onClose: { [unowned self] _ in
-            self.connectionClosed()
+            self.handle(.connectionClosed(lockHeld: self.hostLockHeldForRetry))
         })
     }
 
@@ -238,55 +220,14 @@ final class HostLink {
         connection.call(HostMethod.hello, hello) { [unowned self] result in
             switch result {
             case .success(let answer):
-                guard let answer = HelloAnswer(json: answer) else { return connection.close() }
-                self.retry.reset()
-                self.attachedTo = answer.hostPID
-                self.onEvent(.attached(hostPID: answer.hostPID, openAccess: answer.openAccess, events: answer.events))
-                self.flushQueue()
+                guard let answer = HelloAnswer(json: answer) else { return self.handle(.helloUnreadable) }
+                self.handle(.welcomed(hostPID: answer.hostPID, openAccess: answer.openAccess, events: answer.events))
             case .failure(let error):
+                // A closed connection's end is told by its close.
                 guard !connection.isClosed else { return }
-                self.refused = true
-                // The event comes last: it may end the extension, and this link with it.
-                connection.close()
-                self.flushQueue()
-                if error.code == RPCError.unsupportedProtocolCode {
-                    return self.onEvent(.incompatible(reason: "the host refused this extension: \(error.message) "
-                                                      + "(this SDK speaks version \(HostProtocol.current))"))
-                }
-                self.onEvent(.detached(reason: "the host refused this extension: \(error.message)"))
+                self.handle(.helloRefused(message: error.message,
+                                          incompatible: error.code == RPCError.unsupportedProtocolCode))
             }
-        }
-    }
-
-    private func connectionClosed() {
-        connection = nil
-        guard !closed else { return }
-        if let pid = attachedTo {
-            attachedTo = nil
-            let reason = hostStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"
-            onEvent(.detached(reason: reason))
-            guard connects else { return flushQueue() }
-        } else if watcher == nil, !refused {
-            // The launch link, closed before a hello was answered.
-            refused = true
-            flushQueue()
-            return onEvent(.detached(reason: "the host that launched this extension closed its link"))
-        }
-        // A launch link is not replaced: a launched extension ends with its host.
-        guard watcher != nil else { return flushQueue() }
-        retryIfHostHeld()
-    }
-
-    /// Tries again shortly, but only while some host holds the host lock;
-    /// otherwise the watcher calls when one appears.
-    private func retryIfHostHeld() {
-        guard !closed, !refused else { return }
-        let held = (try? LockProbe.status(ofLockAt: hostLockPath, identifyHolder: false).running) ?? false
-        guard held else { return flushQueue() }
-        let timer = retryTimer ?? LoopTimer(loop: loop)
-        retryTimer = timer
-        timer.start(afterMilliseconds: retry.next()) { [unowned self] in
-            if self.connection == nil && !self.connecting { self.connect() }
         }
     }
 }
