@@ -6,8 +6,9 @@ import TetherManifest
 /// without processes, timers or files (unit-tested as such). A state
 /// carries what belongs to it: a launch (`Launch`: the supervisor's
 /// process, group, cgroup, TMPDIR and lock) while it runs or is ended,
-/// why it is being ended, whether work asked for a new one meanwhile.
-/// Beside the state it counts what decides an idle end (requests in
+/// why it is being ended, how far (`Ending`: told, SIGTERM, SIGKILL, as
+/// systemd's stop states), whether work asked for a new one meanwhile,
+/// and who waits for it. Beside the state it counts what decides an idle end (requests in
 /// flight, waiters for a hello) and the restarts `status` shows.
 struct ExtensionLifecycle<Launch> {
     enum State {
@@ -25,9 +26,8 @@ struct ExtensionLifecycle<Launch> {
         case waiting
         /// `ending`: killed on the host's verdict (disk, watchdog), its exit due.
         case running(Launch, ending: ExtensionExit.Reason?)
-        /// Being ended for `reason` (idle, stopped; or a verdict that came
-        /// meanwhile); `relaunch`: work arrived, launch again once it is gone.
-        case stopping(Launch, reason: ExtensionExit.Reason, relaunch: Bool)
+        /// Being ended (`Ending`: why, how far, who waits).
+        case stopping(Launch, Ending)
         /// It will not run again unless asked explicitly.
         case failed
 
@@ -49,91 +49,11 @@ struct ExtensionLifecycle<Launch> {
         }
     }
 
-    enum Event {
-        /// The host starts: run it, or rest until asked if on demand.
-        case begin
-        /// Work for it (a push, a reload, `extension start`); `explicitly`:
-        /// the user asked, which starts a failed or stopped one afresh.
-        case demand(explicitly: Bool)
-        /// The outcome of `.launch`.
-        case launched(Launch)
-        case launchFailed(LaunchFailure)
-        case heldElsewhere
-        /// The instance started by hand ended.
-        case externalEnded
-        /// A scheduled start is due; `restart`: after a crash (counted).
-        case startDue(restart: Bool)
-        /// A request to or for it began or ended (a push, a key): work holds
-        /// off an idle end, and the idle clock starts again.
-        case workBegan
-        case workEnded
-        /// Something came on its link: the idle clock starts again.
-        case activity
-        /// Waiters for its hello came or went (`change`, in number): while
-        /// any waits, its idle clock starts again rather than ending it (a
-        /// relaunch's hello is awaited; its work already ended with the old).
-        case helloWaiters(change: Int)
-        /// Its idle clock ran out.
-        case idleTimedOut
-        /// The host's verdicts: past its disk limit, or unresponsive.
-        case overDiskLimit
-        case unresponsive
-        /// `extension stop`, or the host stopping.
-        case stop
-        /// Its main process ended, after `ranFor` milliseconds.
-        case exited(ExtensionExit, ranFor: UInt64)
-    }
-
-    enum LaunchFailure {
-        /// Descriptors, processes, memory or space ran out: not its fault.
-        case shortage(String)
-        /// It cannot run as configured (or its lock cannot be taken).
-        case broken(String)
-    }
-
-    enum Action {
-        /// Take its instance lock and spawn it; report `.launched`,
-        /// `.launchFailed` or `.heldElsewhere`.
-        case launch
-        /// Watch the lock of the instance started by hand; `.externalEnded` when free.
-        case watchExternal
-        /// `.startDue` after `milliseconds`.
-        case scheduleStart(afterMilliseconds: UInt64, restart: Bool)
-        /// A restart begins: counted (`restarts`) and told.
-        case countRestart
-        /// Its idle clock (again) from now: `.idleTimedOut` after its idle timeout.
-        case armIdleClock
-        /// Give up a scheduled start and the external watch.
-        case cancelWaits
-        /// The idle notice to the extension (`extension.willTerminate`).
-        case noticeIdleEnd
-        /// SIGTERM, the grace, SIGKILL, to its whole tree; after the idle
-        /// notice, SIGTERM comes a moment later.
-        case beginEnding(afterNotice: Bool)
-        case cancelEnding
-        /// SIGKILL to its whole tree now, on the host's verdict.
-        case kill(ExtensionExit.Reason)
-        /// After its exit: its leftovers, cgroup, TMPDIR and lock go.
-        case endLaunch(Launch)
-        /// The exit, told once, with what comes next where that adds to it.
-        case tellExit(ExtensionExit, ExitNote, ranFor: UInt64)
-        /// A retry after a shortage, with its delay.
-        case tellRetry(String, afterMilliseconds: UInt64)
-        /// Marked failed, for `reason`.
-        case fail(String)
-        /// Whatever waits for its hello: it comes (`relaunching`) or not.
-        case gone(relaunching: Bool)
-    }
-
-    enum ExitNote: Equatable {
-        case plain
-        case endedIdle
-        case restarting(afterMilliseconds: UInt64)
-    }
-
     let onDemand: Bool
     let restart: ExtensionManifest.RestartPolicy
     let noRestartExitCodes: [Int32]
+    /// From SIGTERM to SIGKILL.
+    let graceMilliseconds: UInt64
     private(set) var state: State = .stopped
     /// Requests in flight to or for it (on demand: an idle end waits for none).
     private(set) var work = 0
@@ -144,8 +64,9 @@ struct ExtensionLifecycle<Launch> {
     /// Retries after shortages, on a schedule of their own.
     private var shortages = CrashLoopDetector.schedule
 
-    init(onDemand: Bool, restart: ExtensionManifest.RestartPolicy, noRestartExitCodes: [Int32]) {
+    init(onDemand: Bool, restart: ExtensionManifest.RestartPolicy, noRestartExitCodes: [Int32], graceMilliseconds: UInt64) {
         self.onDemand = onDemand
+        self.graceMilliseconds = graceMilliseconds
         self.restart = restart
         self.noRestartExitCodes = noRestartExitCodes
     }
@@ -153,7 +74,7 @@ struct ExtensionLifecycle<Launch> {
     /// The launch running or being ended.
     var launch: Launch? {
         switch state {
-        case .running(let launch, _), .stopping(let launch, _, _): launch
+        case .running(let launch, _), .stopping(let launch, _): launch
         default: nil
         }
     }
@@ -162,7 +83,7 @@ struct ExtensionLifecycle<Launch> {
     var ending: ExtensionExit.Reason? {
         switch state {
         case .running(_, let ending): ending
-        case .stopping(_, let reason, _): reason
+        case .stopping(_, let ending): ending.reason
         default: nil
         }
     }
@@ -225,14 +146,18 @@ struct ExtensionLifecycle<Launch> {
             // The end of the work in flight starts the clock again.
             guard work == 0, case .running(let launch, nil) = state else { return [] }
             if waitingForHello > 0 { return armIdleClock() }
-            state = .stopping(launch, reason: .idle, relaunch: false)
-            return [.noticeIdleEnd, .beginEnding(afterNotice: true)]
+            // SIGTERM a moment after the notice, time to save its work.
+            let notice = min(1_000, graceMilliseconds)
+            state = .stopping(launch, Ending(reason: .idle, phase: .noticed))
+            return [.noticeIdleEnd] + (notice > 0 ? [.armEndClock(afterMilliseconds: notice)] : endClockRanOut())
         case .overDiskLimit:
             return verdict(.disk)
         case .unresponsive:
             return verdict(.unresponsive)
-        case .stop:
-            return stop()
+        case .stop(let then):
+            return stop(then: then)
+        case .endClockRanOut:
+            return endClockRanOut()
         case .exited(let exit, let ranFor):
             return exited(exit, ranFor: ranFor)
         }
@@ -253,9 +178,10 @@ struct ExtensionLifecycle<Launch> {
         switch state {
         case .running, .starting, .external:
             return []
-        case .stopping(let launch, let reason, let relaunch):
+        case .stopping(let launch, var ending):
             // On its way out for idleness: let it go, then launch anew.
-            state = .stopping(launch, reason: reason, relaunch: relaunch || reason == .idle || explicitly)
+            ending.relaunch = ending.relaunch || ending.reason == .idle || explicitly
+            state = .stopping(launch, ending)
             return []
         case .waiting:
             return explicitly ? [.cancelWaits] + startNow() : []
@@ -273,39 +199,72 @@ struct ExtensionLifecycle<Launch> {
         switch state {
         case .running(let launch, nil):
             state = .running(launch, ending: reason)
-        case .stopping(let launch, .idle, let relaunch):
-            state = .stopping(launch, reason: reason, relaunch: relaunch)
+        case .stopping(let launch, var ending) where ending.reason == .idle:
+            ending.reason = reason
+            ending.phase = .killed
+            state = .stopping(launch, ending)
         default:
             return []
         }
         return [.kill(reason)]
     }
 
-    private mutating func stop() -> [Action] {
+    // MARK: - Ending
+
+    private mutating func stop(then waiter: @escaping () -> Void) -> [Action] {
         switch state {
         case .running(let launch, _):
-            state = .stopping(launch, reason: .stopped, relaunch: false)
-            return [.cancelWaits, .beginEnding(afterNotice: false)]
-        case .stopping(let launch, let reason, _):
-            state = .stopping(launch, reason: .stopped, relaunch: false)
+            state = .stopping(launch, Ending(reason: .stopped, phase: .terminated, waiters: [waiter]))
+            return [.cancelWaits] + terminate()
+        case .stopping(let launch, var ending):
+            ending.waiters.append(waiter)
             // Already on its way out for a stop: it waits with the others.
             // An idle end's pending SIGTERM included: a stop starts its own.
-            return reason == .stopped ? [] : [.cancelWaits, .beginEnding(afterNotice: false)]
+            let restart = ending.reason != .stopped
+            ending.reason = .stopped
+            ending.relaunch = false  // nothing relaunches after a stop
+            if restart { ending.phase = .terminated }
+            state = .stopping(launch, ending)
+            return restart ? [.cancelWaits] + terminate() : []
         case .failed:
-            return [.cancelWaits, .cancelEnding, .gone(relaunching: false)]
+            return [.cancelWaits, .gone(relaunching: false), .answerStop(waiter)]
         default:
             state = rest
-            return [.cancelWaits, .cancelEnding, .gone(relaunching: false)]
+            return [.cancelWaits, .gone(relaunching: false), .answerStop(waiter)]
         }
     }
+
+    /// SIGTERM now, SIGKILL once the grace runs out.
+    private func terminate() -> [Action] {
+        [.terminate, .armEndClock(afterMilliseconds: graceMilliseconds)]
+    }
+
+    private mutating func endClockRanOut() -> [Action] {
+        guard case .stopping(let launch, var ending) = state else { return [] }
+        switch ending.phase {
+        case .noticed:
+            ending.phase = .terminated
+            state = .stopping(launch, ending)
+            return terminate()
+        case .terminated:
+            ending.phase = .killed
+            state = .stopping(launch, ending)
+            return [.kill(ending.reason)]
+        case .killed:
+            return []
+        }
+    }
+
+    // MARK: - Exits
 
     private mutating func exited(_ exit: ExtensionExit, ranFor: UInt64) -> [Action] {
         guard let launch else { return [] }
         work = 0  // what was in flight to it ended with it
         var relaunch = false
-        if case .stopping(_, _, let asked) = state { relaunch = asked }
+        var waiters: [() -> Void] = []
+        if case .stopping(_, let ending) = state { (relaunch, waiters) = (ending.relaunch, ending.waiters) }
         // Whatever it left running goes with it; a restart starts from nothing.
-        var actions: [Action] = [.endLaunch(launch)]
+        var actions: [Action] = [.endLaunch(launch, waiters: waiters)]
         if exit.reason == .stopped {
             state = rest
             return actions + [.tellExit(exit, .plain, ranFor: ranFor)] + relaunchIfAsked(relaunch)

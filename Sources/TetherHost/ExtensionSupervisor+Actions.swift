@@ -28,16 +28,17 @@ extension ExtensionSupervisor {
         case .noticeIdleEnd:
             logger.info("extension '\(manifest.name)' is idle (nothing for \(manifest.idleTimeoutMilliseconds / 1000) s); ending it")
             onNotice?(.willTerminate)
-        case .beginEnding(let afterNotice):
-            ender.begin(after: afterNotice ? min(1_000, resources.graceMilliseconds) : 0, grace: resources.graceMilliseconds) { [weak self] in
-                self?.signal($0)
-            }
-        case .cancelEnding:
-            ender.cancel()
+        case .armEndClock(let delay):
+            setClock(afterMilliseconds: delay) { [unowned self] in self.handle(.endClockRanOut) }
+        case .terminate:
+            signal(SIGTERM)
         case .kill:
             signal(SIGKILL)
-        case .endLaunch(let launch):
-            endLaunch(launch)
+        case .endLaunch(let launch, let waiters):
+            endLaunch(launch, waiters: waiters)
+        case .answerStop(let waiter):
+            // An ended launch still being cleared: answered once it is.
+            if !leftovers.whenCleared(waiter) { waiter() }
         case .tellExit(let exit, let note, let ranFor):
             tell(exit, note, ranFor: ranFor)
         case .tellRetry(let reason, let delay):

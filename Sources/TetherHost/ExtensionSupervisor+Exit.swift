@@ -23,7 +23,6 @@ extension ExtensionSupervisor {
         lastExit = exit
         resources.metrics.extensionExited(manifest.name, reason: exit.reason.rawValue)
         stopClock()
-        ender.cancel()
         handle(.exited(exit, ranFor: ranFor))
     }
 
@@ -31,10 +30,8 @@ extension ExtensionSupervisor {
     /// now, SIGKILL after the grace. A restart starts from nothing, and a
     /// stop returns once nothing of it is left (its waiters hear then: the
     /// last may close the host's socket).
-    func endLaunch(_ launch: ExtensionLaunch) {
-        let completions = stopping
-        stopping.removeAll()
-        endLeftovers(of: launch, whenGone: completions.isEmpty ? nil : { for completion in completions { completion() } })
+    func endLaunch(_ launch: ExtensionLaunch, waiters: [() -> Void]) {
+        endLeftovers(of: launch, whenGone: waiters.isEmpty ? nil : { for waiter in waiters { waiter() } })
         launch.instanceLock.release()
         resources.slots.give()
     }

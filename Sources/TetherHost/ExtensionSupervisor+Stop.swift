@@ -87,17 +87,9 @@ extension ExtensionSupervisor {
     }
 
     /// SIGTERM to its whole process group, then SIGKILL after the grace;
-    /// `completion` once it is gone.
+    /// `completion` once it is gone, with its leftovers.
     func stop(completion: @escaping () -> Void) {
         output.resumeForStop()
-        stopClock()
-        guard hasProcess else {
-            handle(.stop)
-            // An ended launch still being cleared: answered once it is.
-            guard !leftovers.whenCleared(completion) else { return }
-            return completion()
-        }
-        stopping.append(completion)
-        handle(.stop)
+        handle(.stop(then: completion))
     }
 }

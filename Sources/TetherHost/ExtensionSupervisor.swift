@@ -39,7 +39,8 @@ final class ExtensionSupervisor {
     private(set) var lifecycle: Lifecycle
     var lastExit: ExtensionExit?
     /// Its one clock: the idle timeout while it runs on demand, the delay
-    /// of a restart or retry while it waits (never both at once).
+    /// of a restart or retry while it waits, the notice and the grace while
+    /// it is ended (never two at once).
     var clock: LoopTimer?
     /// What it tells the host (a launch's link, an idle end, a launch gone).
     var onNotice: ((SupervisorNotice) -> Void)?
@@ -47,10 +48,6 @@ final class ExtensionSupervisor {
     /// until they are, and stops wait for them.
     var leftovers = Leftovers()
     var externalWatcher: LockWatcher?
-    /// Everyone waiting for the current stop (the host's shutdown, `extension stop`).
-    var stopping: [() -> Void] = []
-    /// Its launch being ended (an idle end, a stop): SIGTERM, the grace, SIGKILL.
-    lazy var ender = GracefulStop(loop: resources.loop)
     /// Its output, logged under its name at a bounded rate.
     let output: ExtensionOutput
 
@@ -67,7 +64,8 @@ final class ExtensionSupervisor {
         self.logger = logger
         output = ExtensionOutput(name: manifest.name, loop: resources.loop, logger: logger, metrics: resources.metrics)
         lifecycle = Lifecycle(onDemand: manifest.activation == .onDemand, restart: manifest.restart,
-                              noRestartExitCodes: manifest.noRestartExitCodes)
+                              noRestartExitCodes: manifest.noRestartExitCodes,
+                              graceMilliseconds: resources.graceMilliseconds)
     }
 
     var state: Lifecycle.State { lifecycle.state }
@@ -141,7 +139,7 @@ final class ExtensionSupervisor {
         default: break
         }
         handle(.demand(explicitly: explicitly))
-        if case .stopping(_, _, let relaunch) = state { return relaunch }
+        if case .stopping(_, let ending) = state { return ending.relaunch }
         return !state.isFailed
     }
 

@@ -22,10 +22,11 @@ import TetherManifest
             case .armIdleClock: "armIdleClock"
             case .cancelWaits: "cancelWaits"
             case .noticeIdleEnd: "noticeIdleEnd"
-            case .beginEnding(let afterNotice): "beginEnding(afterNotice: \(afterNotice))"
-            case .cancelEnding: "cancelEnding"
+            case .armEndClock(let delay): "armEndClock(\(delay))"
+            case .terminate: "terminate"
             case .kill(let reason): "kill(\(reason))"
-            case .endLaunch(let launch): "endLaunch(\(launch))"
+            case .endLaunch(let launch, let waiters): waiters.isEmpty ? "endLaunch(\(launch))" : "endLaunch(\(launch), \(waiters.count) waiting)"
+            case .answerStop: "answerStop"
             case .tellExit(let exit, let note, _): "tellExit(\(exit.reason), \(note))"
             case .tellRetry: "tellRetry"
             case .fail: "fail"
@@ -36,7 +37,7 @@ import TetherManifest
 
     func running(onDemand: Bool = false, restart: ExtensionManifest.RestartPolicy = .onFailure,
                  noRestart: [Int32] = []) -> Lifecycle {
-        var lifecycle = Lifecycle(onDemand: onDemand, restart: restart, noRestartExitCodes: noRestart)
+        var lifecycle = Lifecycle(onDemand: onDemand, restart: restart, noRestartExitCodes: noRestart, graceMilliseconds: 5_000)
         _ = lifecycle.handle(.begin)
         if onDemand { #expect(kinds(lifecycle.handle(.demand(explicitly: false))) == ["launch"]) }
         _ = lifecycle.handle(.launched(1))
@@ -44,10 +45,10 @@ import TetherManifest
     }
 
     @Test func aServiceStartsAtBeginAndAnOnDemandOneRestsUntilAsked() {
-        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         #expect(kinds(service.handle(.begin)) == ["launch"])
         #expect(service.state.name == "starting")
-        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [])
+        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         #expect(onDemand.handle(.begin).isEmpty)
         #expect(onDemand.state.name == "idle")
         #expect(kinds(onDemand.handle(.demand(explicitly: false))) == ["launch"])
@@ -92,7 +93,7 @@ import TetherManifest
 
     @Test func anIdleEndNoticesThenEndsAndWorkMeanwhileRelaunches() {
         var lifecycle = running(onDemand: true)
-        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "armEndClock(1000)"])
         #expect(lifecycle.state.name == "stopping")
         // A push while it is on its way out: let it go, then launch anew.
         #expect(lifecycle.handle(.demand(explicitly: false)).isEmpty)
@@ -119,7 +120,7 @@ import TetherManifest
         #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["armIdleClock"])
         #expect(lifecycle.state.name == "running")
         _ = lifecycle.handle(.helloWaiters(change: -1))
-        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        #expect(kinds(lifecycle.handle(.idleTimedOut)) == ["noticeIdleEnd", "armEndClock(1000)"])
         // Ending, it has no idle clock.
         #expect(lifecycle.handle(.activity).isEmpty)
         // Work that was in flight to an instance that died is not the next one's.
@@ -128,7 +129,7 @@ import TetherManifest
         _ = crashed.handle(exit(.signaled(9), crashed))
         _ = crashed.handle(.demand(explicitly: false))
         _ = crashed.handle(.launched(2))
-        #expect(kinds(crashed.handle(.idleTimedOut)) == ["noticeIdleEnd", "beginEnding(afterNotice: true)"])
+        #expect(kinds(crashed.handle(.idleTimedOut)) == ["noticeIdleEnd", "armEndClock(1000)"])
         // A service has no idle clock.
         var service = running()
         #expect(service.handle(.workBegan).isEmpty)
@@ -139,16 +140,58 @@ import TetherManifest
         var lifecycle = running(onDemand: true)
         _ = lifecycle.handle(.idleTimedOut)
         _ = lifecycle.handle(.demand(explicitly: false))
-        #expect(kinds(lifecycle.handle(.stop)) == ["cancelWaits", "beginEnding(afterNotice: false)"])
+        #expect(kinds(lifecycle.handle(.stop(then: {}))) == ["cancelWaits", "terminate", "armEndClock(5000)"])
         // A second stop waits with the first; nothing relaunches after it.
-        #expect(lifecycle.handle(.stop).isEmpty)
+        #expect(lifecycle.handle(.stop(then: {})).isEmpty)
         #expect(kinds(lifecycle.handle(exit(.signaled(15), lifecycle)))
-                == ["endLaunch(1)", "tellExit(stopped, plain)", "gone(relaunching: false)"])
+                == ["endLaunch(1, 2 waiting)", "tellExit(stopped, plain)", "gone(relaunching: false)"])
         #expect(lifecycle.state.isIdle)
         var service = running()
-        _ = service.handle(.stop)
+        _ = service.handle(.stop(then: {}))
         _ = service.handle(exit(.exited(0), service))
         #expect(service.state.name == "stopped")
+    }
+
+    /// systemd's stop states: an idle end is told, SIGTERM a moment later,
+    /// SIGKILL after the grace, and nothing after that but the exit; a
+    /// second stop keeps the first's clock (it must not put SIGKILL off).
+    @Test func anEndGoesFromNoticeToSIGTERMToSIGKILLOnItsClock() {
+        var idle = running(onDemand: true)
+        #expect(kinds(idle.handle(.idleTimedOut)) == ["noticeIdleEnd", "armEndClock(1000)"])
+        #expect(kinds(idle.handle(.endClockRanOut)) == ["terminate", "armEndClock(5000)"])
+        #expect(kinds(idle.handle(.endClockRanOut)) == ["kill(idle)"])
+        #expect(idle.handle(.endClockRanOut).isEmpty)
+        #expect(idle.ending == .idle)
+
+        var stopped = running()
+        var heard = 0
+        #expect(kinds(stopped.handle(.stop(then: { heard += 1 }))) == ["cancelWaits", "terminate", "armEndClock(5000)"])
+        #expect(stopped.handle(.stop(then: { heard += 1 })).isEmpty)
+        #expect(kinds(stopped.handle(.endClockRanOut)) == ["kill(stopped)"])
+        guard case .endLaunch(_, let waiters) = stopped.handle(exit(.signaled(9), stopped)).first else {
+            Issue.record("no endLaunch")
+            return
+        }
+        #expect(heard == 0)  // not before its leftovers are gone
+        for waiter in waiters { waiter() }
+        #expect(heard == 2)
+
+        // A stop during an idle end's notice sends its SIGTERM now.
+        var noticed = running(onDemand: true)
+        _ = noticed.handle(.idleTimedOut)
+        #expect(kinds(noticed.handle(.stop(then: {}))) == ["cancelWaits", "terminate", "armEndClock(5000)"])
+        #expect(noticed.ending == .stopped)
+        // A verdict during an idle end kills at once; the grace then sends nothing more.
+        var judged = running(onDemand: true)
+        _ = judged.handle(.idleTimedOut)
+        #expect(kinds(judged.handle(.unresponsive)) == ["kill(unresponsive)"])
+        #expect(judged.handle(.endClockRanOut).isEmpty)
+        // With no grace for a notice, SIGTERM comes with it.
+        var hasty = Lifecycle(onDemand: true, restart: .onFailure, noRestartExitCodes: [], graceMilliseconds: 0)
+        _ = hasty.handle(.begin)
+        _ = hasty.handle(.demand(explicitly: false))
+        _ = hasty.handle(.launched(1))
+        #expect(kinds(hasty.handle(.idleTimedOut)) == ["noticeIdleEnd", "terminate", "armEndClock(0)"])
     }
 
     @Test func aVerdictKillsOnceAndIsTheExitsReason() {
@@ -160,12 +203,12 @@ import TetherManifest
         #expect(actions.contains("tellExit(disk, restarting(afterMilliseconds: 100))"))
         // Being stopped, a verdict changes nothing.
         var stopping = running()
-        _ = stopping.handle(.stop)
+        _ = stopping.handle(.stop(then: {}))
         #expect(stopping.handle(.unresponsive).isEmpty)
     }
 
     @Test func aShortageIsRetriedNeverFailedAndABrokenLaunchFails() {
-        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         _ = lifecycle.handle(.begin)
         #expect(kinds(lifecycle.handle(.launchFailed(.shortage("EMFILE"))))
                 == ["tellRetry", "scheduleStart(100, restart: false)"])
@@ -178,12 +221,12 @@ import TetherManifest
     }
 
     @Test func anInstanceStartedByHandIsWaitedFor() {
-        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        var service = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         _ = service.handle(.begin)
         #expect(kinds(service.handle(.heldElsewhere)) == ["watchExternal"])
         #expect(service.state.name == "external")
         #expect(kinds(service.handle(.externalEnded)) == ["launch"])
-        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [])
+        var onDemand = Lifecycle(onDemand: true, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         _ = onDemand.handle(.begin)
         _ = onDemand.handle(.demand(explicitly: false))
         _ = onDemand.handle(.heldElsewhere)
@@ -193,10 +236,10 @@ import TetherManifest
     }
 
     @Test func aStopWithNothingRunningAnswersAtOnce() {
-        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [])
+        var lifecycle = Lifecycle(onDemand: false, restart: .always, noRestartExitCodes: [], graceMilliseconds: 5_000)
         _ = lifecycle.handle(.begin)
         _ = lifecycle.handle(.launchFailed(.shortage("EAGAIN")))
-        #expect(kinds(lifecycle.handle(.stop)) == ["cancelWaits", "cancelEnding", "gone(relaunching: false)"])
+        #expect(kinds(lifecycle.handle(.stop(then: {}))) == ["cancelWaits", "gone(relaunching: false)", "answerStop"])
         #expect(lifecycle.state.name == "stopped")
         #expect(lifecycle.handle(.startDue(restart: true)).isEmpty)
         // An outcome that comes when no launch was asked for changes nothing.
