@@ -32,7 +32,9 @@ extension ExtensionSupervisor {
     /// last may close the host's socket).
     func endLaunch(_ launch: ExtensionLaunch, waiters: [() -> Void]) {
         endLeftovers(of: launch, whenGone: waiters.isEmpty ? nil : { for waiter in waiters { waiter() } })
-        launch.instanceLock.release()
+        // Its record stays until the next holder's: clearing it is a block
+        // freed per exit, and a probe trusts it only while the lock is held.
+        launch.instanceLock.release(clearingRecord: false)
         resources.slots.give()
     }
 }

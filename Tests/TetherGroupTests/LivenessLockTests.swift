@@ -33,6 +33,25 @@ import TetherTestSupport
         again.release()
     }
 
+    /// A record left by a release that does not clear it (the host's, for
+    /// its extensions' instance locks) is not believed, and the next holder's
+    /// shorter record replaces it whole.
+    @Test func aRecordLeftBehindIsNotBelievedAndTheNextHolderReplacesIt() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        let long = try #require(try LivenessLock.tryAcquire(path: path, label: String(repeating: "l", count: 200)))
+        long.release(clearingRecord: false)
+        let left = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(left.contains("pid=\(getpid())"))
+        #expect(try LockProbe.status(ofLockAt: path) == .notRunning)
+        let short = try #require(try LivenessLock.tryAcquire(path: path, label: "s"))
+        #expect(try LockProbe.status(ofLockAt: path).holder?.label == "s")
+        #expect(try String(contentsOfFile: path, encoding: .utf8).count < left.count)
+        short.release()
+        // A clean release clears it.
+        #expect(try String(contentsOfFile: path, encoding: .utf8).isEmpty)
+    }
+
     @Test func keptProbeAgreesWithFreshProbe() throws {
         let dir = try TemporaryDirectory()
         let path = try lockPath(dir)
