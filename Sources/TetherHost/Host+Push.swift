@@ -47,7 +47,13 @@ extension Host {
                 respond(result)
             }
             guard case .success(let delivered) = result, !self.isStopping else { return answer(result) }
-            self.showDelivered(delivered, pushedBy: pusher, respond: answer)
+            self.desktop.show(delivered.delivered, pushedBy: pusher, hiddenBy: { name in
+                self.supervisor(named: name)?.manifest.showOnDesktop == false
+            }, answered: { display in
+                var delivered = delivered
+                delivered.desktop = display
+                answer(.success(delivered))
+            })
         }
         // The attached notification extensions, and the on-demand ones,
         // launched for this push.

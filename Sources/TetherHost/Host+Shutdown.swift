@@ -25,7 +25,7 @@ extension Host {
         defaultsWatcher = nil
         credentialsWatcher?.close()
         credentialsWatcher = nil
-        stopDesktopNotifications()
+        desktop.close()
         stopInputMethod()
         for (_, lock) in features { lock.release() }
         features.removeAll()

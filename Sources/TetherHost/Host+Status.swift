@@ -26,7 +26,7 @@ extension Host {
             maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,
             maximumFeatures: configuration.maximumFeatures, evictedConnections: server?.evictedPeers ?? 0,
             droppedLogLines: LogOutput.standardOutput.droppedLines + LogOutput.standardError.droppedLines,
-            desktopNotifications: desktopStatus, inputMethod: inputMethodStatus,
+            desktopNotifications: desktop.status, inputMethod: inputMethodStatus,
             maximumRunningExtensions: launchSlots.capacity, extensionCount: count, cgroups: sandbox?.cgroupsStatus)
     }
 

@@ -98,18 +98,12 @@ public final class Host: @unchecked Sendable {
     /// Keeps the loop's inotify instance from before the locks (`start`).
     var inotifyAnchor: Inotify?
     let metrics = HostMetrics()
-    /// The desktop's notification server, when there is a session bus.
-    var desktop: DesktopNotifier?
-    /// Why nothing is shown, without a bus.
-    var desktopUnavailable = DesktopNotificationsStatus(state: .noSessionBus)
-    var notificationIdentities = NotificationIdentities()
+    /// What the desktop is shown of delivered pushes (`DesktopBoard`).
+    let desktop: DesktopBoard
     /// The handler of each request method (`Host+Routes`).
     lazy var router: HostRouter<RPCConnection> = makeRouter()
     /// What the group's shared parts hold, by part, as last counted.
     var groupSizes: [String: (bytes: Int64, crowded: Bool)] = [:]
-    /// Each extension's pace on the desktop, and the timers of its summaries.
-    var desktopPace = DesktopPace()
-    var desktopPaceTimers: [String: LoopTimer] = [:]
     /// The keyboards as IBus engines, when the host has keyboards.
     var inputMethod: InputMethodBridge?
 
@@ -157,6 +151,9 @@ public final class Host: @unchecked Sendable {
         self.loop = loop
         watchdogClock = WatchdogClock(loop: loop)
         self.configuration = configuration
+        desktop = DesktopBoard(loop: loop, logger: configuration.logger, enabled: configuration.desktopNotifications,
+                               groupPath: configuration.group.path)
+        desktop.onEvent = { [unowned self] event in self.publish(event.event, event.json) }
     }
 
     public var socketPath: String { configuration.group.socketPath }
@@ -249,7 +246,7 @@ public final class Host: @unchecked Sendable {
             throw .socket(socketPath, error)
         }
         state = .running(since: loop.now)
-        startDesktopNotifications()
+        desktop.start()
         startInputMethod()
         // Before the reaper: a process left in the delegated cgroup would
         // keep its controllers off.
