@@ -16,7 +16,9 @@ import TetherManifest
 extension Host {
     /// Stops features, tells clients, stops every extension (SIGTERM, then
     /// SIGKILL after the grace period), closes the socket, drops the lock.
+    /// A host never started stops at once.
     public func shutdown(_ completion: @escaping () -> Void) {
+        if stopUnstarted() { return completion() }
         guard beginStopping() else { return }
         metrics.closing = true
         logger.event(.hostStopping, level: .notice, "tether host stopping",

@@ -134,12 +134,20 @@ public final class Host: @unchecked Sendable {
         }
     }
 
-    /// The way down begins; false if it already has.
+    /// A host never started holds nothing: it is stopped at once, and its
+    /// group (another host's, maybe) is not touched. False if it started.
+    func stopUnstarted() -> Bool {
+        guard case .initial = state else { return false }
+        state = .stopped
+        return true
+    }
+
+    /// The way down begins; false if it already has (or has nothing to
+    /// go down from: `stopUnstarted` first).
     func beginStopping() -> Bool {
         switch state {
-        case .initial: state = .stopping(since: loop.now)
         case .running(let since): state = .stopping(since: since)
-        case .stopping, .stopped: return false
+        case .initial, .stopping, .stopped: return false
         }
         return true
     }
@@ -166,6 +174,8 @@ public final class Host: @unchecked Sendable {
 
     /// Takes the host lock, opens the socket and starts the extensions.
     public func start() throws(HostError) {
+        // Once only: what a stopped host released is not taken up again.
+        guard case .initial = state else { throw .startedBefore }
         let group = configuration.group
         // The loop's inotify instance before any lock: at a kill -9 the
         // kernel releases a process's files newest first, and an inotify

@@ -6,6 +6,8 @@ public enum HostError: Error, CustomStringConvertible {
     case alreadyRunning(pid: Int32?)
     case group(GroupError)
     case socket(String, Errno)
+    /// `start()` of a host that has started, or stopped, before.
+    case startedBefore
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum HostError: Error, CustomStringConvertible {
         case .socket(let path, .fileNameTooLong):
             "the group directory's path is too long for a Unix socket (\(path) is over 107 bytes); use a shorter --group"
         case .socket(let path, let errno): "cannot listen on \(path): \(errno)"
+        case .startedBefore: "this host has started or stopped before: a host starts once (make a new one)"
         }
     }
 }
