@@ -138,7 +138,9 @@ struct CLIBenchmark {
             let hello = try connection.readLine(timeoutMilliseconds: 10_000)
             let elapsed = MonotonicClock.nanoseconds() - began
             guard hello.contains("extension.hello") else { throw BenchError.environment("the widget said \(hello), not hello") }
-            kill(process.pid, SIGKILL)
+            // SIGTERM: a widget started by hand removes its TMPDIR as it
+            // ends (killed, it would leave it in /tmp/tether-UID/by-hand).
+            kill(process.pid, SIGTERM)
             _ = try process.wait()
             connection.closeSocket()
             let (wall, _, _) = try Self.runMeasured(["/bin/true"], fork: false)
