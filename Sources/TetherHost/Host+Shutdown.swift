@@ -19,7 +19,7 @@ extension Host {
     /// A host never started stops at once.
     public func shutdown(_ completion: @escaping () -> Void) {
         if stopUnstarted() { return completion() }
-        guard beginStopping() else { return }
+        guard beginStopping(), let held else { return }
         metrics.closing = true
         logger.event(.hostStopping, level: .notice, "tether host stopping",
                      ["extensions": .number(supervisors.count), "features": .number(features.count)])
@@ -31,34 +31,34 @@ extension Host {
         stopInputMethod()
         for (_, lock) in features { lock.release() }
         features.removeAll()
-        server?.broadcast(HostNotification.stopping)
+        held.server?.broadcast(HostNotification.stopping)
         var remaining = supervisors.count
         let release = { [unowned self] in
             // Leftovers still in their grace: their cgroups are killed, and
             // their temporary directories removed while the lock keeps a
             // next host from making new ones.
-            self.sandbox?.killLeftoverCgroups()
-            self.sandbox?.removeLeftovers(of: self.configuration.manifests)
-            self.sandbox?.removeParentIfEmpty()
+            held.sandbox?.killLeftoverCgroups()
+            held.sandbox?.removeLeftovers(of: self.configuration.manifests)
+            held.sandbox?.removeParentIfEmpty()
             // Under the lock still: no mark of a count outlives the counting.
             self.endGroupSize()
-            self.hostLock?.release()
-            self.hostLock = nil
-            self.groupClaim = nil
+            held.hostLock?.release()
+            held.hostLock = nil
+            held.groupClaim = nil
             // Groups still listed (leftovers within their grace) are the
             // reaper's to end now.
-            self.reaper?.close()
-            self.reaper = nil
-            self.inotifyAnchor?.close()
-            self.inotifyAnchor = nil
+            held.reaper?.close()
+            held.reaper = nil
+            held.inotifyAnchor?.close()
+            held.inotifyAnchor = nil
             self.endStopping()
             completion()
         }
-        let finish = { [unowned self] in
-            self.server?.close()
-            self.server = nil
+        let finish = {
+            held.server?.close()
+            held.server = nil
             // Temporary directories still being removed end first.
-            guard let sandbox = self.sandbox else { return release() }
+            guard let sandbox = held.sandbox else { return release() }
             sandbox.afterRemovals(release)
         }
         guard remaining > 0 else { return finish() }

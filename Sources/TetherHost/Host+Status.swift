@@ -18,7 +18,7 @@ extension Host {
     func status(limit: Int? = nil, only: String? = nil) -> HostStatus {
         let (extensions, count) = extensionList(limit: limit, only: only)
         return HostStatus(
-            pid: pid, since: hostLock?.holder.since ?? "", uptime: Double(uptimeMilliseconds) / 1000,
+            pid: pid, since: held?.hostLock?.holder.since ?? "", uptime: Double(uptimeMilliseconds) / 1000,
             group: configuration.group.path, socket: socketPath, extensions: extensions,
             features: features.keys.sorted(),
             // Clients, as `maximumConnections` counts them; extensions' links apart.

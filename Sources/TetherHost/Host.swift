@@ -57,13 +57,8 @@ public final class Host: @unchecked Sendable {
 
     public let loop: EventLoop
     public let configuration: Configuration
-    var hostLock: LivenessLock?
-    /// The group directory's own lock (one host per group, by the kernel).
-    var groupClaim: GroupClaim?
-    var server: RPCServer?
     /// One supervisor per manifest: all, by name, and the kinds asked about often.
     var supervisors = SupervisorTable()
-    var sandbox: ExtensionSandbox?
     var features: [String: LivenessLock] = [:]
     /// The extension that asked for each feature it started: the only
     /// extension that may stop it.
@@ -94,9 +89,6 @@ public final class Host: @unchecked Sendable {
     /// Where the host is in its life: one state, not flags (as
     /// swift-service-lifecycle's `ServiceGroup` keeps its own).
     private var state = State.initial
-    var reaper: GroupReaper?
-    /// Keeps the loop's inotify instance from before the locks (`start`).
-    var inotifyAnchor: Inotify?
     let metrics = HostMetrics()
     /// What the desktop is shown of delivered pushes (`DesktopBoard`).
     let desktop: DesktopBoard
@@ -110,10 +102,10 @@ public final class Host: @unchecked Sendable {
     private enum State {
         /// Made, not started (or its start failed).
         case initial
-        /// Serving, since the loop's `since`.
-        case running(since: UInt64)
+        /// Serving, since the loop's `since`, with what it holds.
+        case running(since: UInt64, HostHoldings)
         /// `shutdown` began: nothing new is started, requests are still answered.
-        case stopping(since: UInt64)
+        case stopping(since: UInt64, HostHoldings)
         /// Down: the socket closed, the locks released.
         case stopped
     }
@@ -129,7 +121,7 @@ public final class Host: @unchecked Sendable {
     /// Milliseconds since the host began serving (0 when it is not).
     var uptimeMilliseconds: UInt64 {
         switch state {
-        case .running(let since), .stopping(let since): loop.now - since
+        case .running(let since, _), .stopping(let since, _): loop.now - since
         case .initial, .stopped: 0
         }
     }
@@ -146,14 +138,25 @@ public final class Host: @unchecked Sendable {
     /// go down from: `stopUnstarted` first).
     func beginStopping() -> Bool {
         switch state {
-        case .running(let since): state = .stopping(since: since)
+        case .running(let since, let held): state = .stopping(since: since, held)
         case .initial, .stopping, .stopped: return false
         }
         return true
     }
 
-    /// The way down ended.
+    /// The way down ended: what it held is gone with its state.
     func endStopping() { state = .stopped }
+
+    /// What it holds while started: nil before its start and after its stop.
+    var held: HostHoldings? {
+        switch state {
+        case .running(_, let held), .stopping(_, let held): held
+        case .initial, .stopped: nil
+        }
+    }
+
+    var server: RPCServer? { held?.server }
+    var sandbox: ExtensionSandbox? { held?.sandbox }
 
     public init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
@@ -182,7 +185,11 @@ public final class Host: @unchecked Sendable {
         // instance's release waits out an SRCU grace period (4–13 ms seen).
         // Opened after the locks, it would hold them past the moment the
         // host's sockets close; opened first, it goes last.
-        inotifyAnchor = try? Inotify(loop: loop)
+        let held = HostHoldings()
+        held.inotifyAnchor = try? Inotify(loop: loop)
+        // A failed start lets go of what it took (the locks with `held`).
+        var started = false
+        defer { if !started { held.inotifyAnchor?.close() } }
         // Before the host holds five descriptors an extension.
         ChildProcess.reserveSpawnDescriptors()
         // The group first: a host lock renamed away by an extension leaves
@@ -195,7 +202,7 @@ public final class Host: @unchecked Sendable {
         }
         switch outcome {
         case .claimed(let claim):
-            groupClaim = claim
+            held.groupClaim = claim
         case .claimedByHost(let pid):
             throw .alreadyRunning(pid: pid)
         case .readLocked(let pids):
@@ -211,14 +218,12 @@ public final class Host: @unchecked Sendable {
             lockPath = try group.preparedLockPath(for: .host)
             lock = try LivenessLock.tryAcquire(path: lockPath, label: "host")
         } catch {
-            groupClaim = nil
             throw .group(error)
         }
         guard let lock else {
-            groupClaim = nil
             throw .alreadyRunning(pid: (try? LockProbe.status(ofLockAt: lockPath))?.holder?.pid)
         }
-        hostLock = lock
+        held.hostLock = lock
         if let note = lock.displacementNote { logger.warning("\(note)") }
         // Holding the host lock, any socket file left here is a dead host's
         // (unless a service manager listens there for us).
@@ -243,26 +248,25 @@ public final class Host: @unchecked Sendable {
         let logger = self.logger
         CorruptionObserver.set { logger.storeCorrupt(path: $0, keptAs: $1, reason: $2) }
         do {
-            server = try RPCServer(loop: loop, path: socketPath, adopting: configuration.listeningSocket,
+            held.server = try RPCServer(loop: loop, path: socketPath, adopting: configuration.listeningSocket,
                                    limits: effectiveLimits, goodbye: HostNotification.disconnecting, handler: { [unowned self] connection, method, params, respond in
                 self.handle(connection, method: method, params: params, respond: respond)
             }, onDisconnect: { [unowned self] connection in
                 self.detach(connection)
             })
         } catch {
-            hostLock?.release()
-            hostLock = nil
-            groupClaim = nil
+            lock.release()
             throw .socket(socketPath, error)
         }
-        state = .running(since: loop.now)
+        state = .running(since: loop.now, held)
+        started = true
         desktop.start()
         startInputMethod()
         // Before the reaper: a process left in the delegated cgroup would
         // keep its controllers off.
         let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
-        self.reaper = reaper
+        held.reaper = reaper
         let environment = childEnvironment()
         let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox,
                                        temporaryBase: ProcessEnvironment.value("TMPDIR"), cgroups: cgroups,
@@ -270,7 +274,7 @@ public final class Host: @unchecked Sendable {
         // Holding the host lock: temporary directories here are a dead host's.
         sandbox.removeLeftovers(of: configuration.manifests)
         sandbox.removeOrphans()
-        self.sandbox = sandbox
+        held.sandbox = sandbox
         // What extensions may write, made now: confined, they make nothing
         // at the group's top level (invariant 21).
         do throws(GroupError) {

@@ -1,4 +1,5 @@
 import Foundation
+import TetherGroup
 
 /// A fresh directory per test, so tests can run in parallel; removed on deinit.
 public final class TemporaryDirectory: @unchecked Sendable {
@@ -19,6 +20,14 @@ public final class TemporaryDirectory: @unchecked Sendable {
         // Restore permissions a test may have removed, then delete.
         _ = try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         try? FileManager.default.removeItem(atPath: path)
+        // What a host of its group keeps outside it (BASE/tether-UID/HASH):
+        // a host the test killed left it for the next host's start, which
+        // may never come. Named by the group's path, so it is this test's.
+        let bases = Set(["/tmp", ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"])
+        for base in bases where base.hasPrefix("/") {
+            let root = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/tether-\(geteuid())"
+            try? FileManager.default.removeItem(atPath: root + "/" + PathHash.hex(group))
+        }
     }
 }
 
