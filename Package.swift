@@ -187,7 +187,8 @@ let package = Package(
                                                             "TetherLoop", "CTetherSystem"], path: "Tests/SDKFixture"),
         // Helpers the test targets share: temporary groups, child processes
         // with bounded waits, a loop harness.
-        .target(name: "TetherTestSupport", dependencies: ["TetherLoop", "TetherGroup", "CTetherSystem"], path: "Tests/TetherTestSupport"),
+        .target(name: "TetherTestSupport", dependencies: ["TetherLoop", "TetherGroup", "TetherSandbox", "CTetherSystem"],
+                path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherLoopTests", dependencies: ["TetherLoop", "TetherTestSupport", "CTetherSystem"]),
         .testTarget(name: "TetherJSONTests", dependencies: ["TetherJSON"]),
         .testTarget(name: "TetherLogTests", dependencies: ["TetherLog", "TetherLoop", "TetherJSON", "TetherTestSupport",

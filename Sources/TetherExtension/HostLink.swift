@@ -45,6 +45,12 @@ final class HostLink {
     private let onEvent: (Event) -> Void
     /// Where it is: every decision is made there.
     private var lifecycle = Lifecycle()
+    /// Events that came while an event's actions were being carried out
+    /// (a close's `onClose`, a handler that closes the link): each waits
+    /// for the one before to be done, so no action decided earlier runs
+    /// after a later event changed the state.
+    private var waitingEvents: [Lifecycle.Event] = []
+    private var handling = false
     private var watcher: LockWatcher?
     private var retryTimer: LoopTimer?
     /// Calls made while a connection is being set up wait for its outcome.
@@ -141,9 +147,16 @@ final class HostLink {
 
     func close() { handle(.close) }
 
-    /// One event through the lifecycle, and its actions carried out in order.
+    /// One event through the lifecycle, and its actions carried out in
+    /// order; events it causes meanwhile, after it.
     private func handle(_ event: Lifecycle.Event) {
-        for action in lifecycle.handle(event) { perform(action) }
+        waitingEvents.append(event)
+        guard !handling else { return }
+        handling = true
+        defer { handling = false }
+        while !waitingEvents.isEmpty {
+            for action in lifecycle.handle(waitingEvents.removeFirst()) { perform(action) }
+        }
     }
 
     private func perform(_ action: Lifecycle.Action) {

@@ -6,7 +6,8 @@ import TetherLoop
 /// without sockets, timers or locks (unit-tested as such), as the host's
 /// `ExtensionLifecycle` decides an extension's. A state carries what
 /// belongs to it: the connection while it is greeted or attached, the host
-/// attached to, whether that host said it is stopping.
+/// attached to. Whether the host said it is stopping outlives its
+/// connection: the detach that follows is expected, not a failure.
 ///
 /// How it reaches a host is fixed at its start: by watching the host lock
 /// and connecting to the socket (started by hand), through the link its
@@ -31,8 +32,8 @@ struct HostLinkLifecycle<Connection> {
         case retrying
         /// Connected; the hello is on its way.
         case greeting(Connection)
-        /// Attached to host `pid`; `hostStopping`: it said it is stopping.
-        case attached(Connection, pid: Int32, hostStopping: Bool)
+        /// Attached to host `pid`.
+        case attached(Connection, pid: Int32)
         /// The host refused the hello: not asked again until the lock changes hands.
         case refused
         /// No host can be reached any more: a launch link closed, or a
@@ -110,13 +111,14 @@ struct HostLinkLifecycle<Connection> {
     private(set) var state = State.unstarted
     /// Reconnecting to a host that holds its lock but does not answer yet.
     private var retry = Backoff(first: 5, maximum: 1_000)
+    /// The host on the last connection said it is stopping (until the next connection).
+    private(set) var hostIsStopping = false
 
-    var hostPID: Int32? { if case .attached(_, let pid, _) = state { pid } else { nil } }
-    var hostIsStopping: Bool { if case .attached(_, _, let stopping) = state { stopping } else { false } }
+    var hostPID: Int32? { if case .attached(_, let pid) = state { pid } else { nil } }
 
     var callRoute: CallRoute {
         switch state {
-        case .attached(let connection, _, _): .send(connection)
+        case .attached(let connection, _): .send(connection)
         case .connecting, .retrying, .greeting: .wait
         default: .fail
         }
@@ -140,11 +142,11 @@ struct HostLinkLifecycle<Connection> {
             return [.tell(.detached(reason: "no host is running"))]
         case .adopted(let connection):
             reach = .launched
-            state = .greeting(connection)
-            return [.listen(connection), .sayHello(connection)]
+            return greet(connection)
         case .attachedEarly(let connection, let pid, let openAccess):
             reach = .confined
-            state = .attached(connection, pid: pid, hostStopping: false)
+            hostIsStopping = false
+            state = .attached(connection, pid: pid)
             return [.listen(connection), .tell(.attached(hostPID: pid, openAccess: openAccess, events: []))]
         case .unattached(let notice, let reach):
             self.reach = reach
@@ -154,8 +156,7 @@ struct HostLinkLifecycle<Connection> {
             return hostLockTaken()
         case .connected(let connection):
             guard case .connecting = state else { return [.closeConnection(connection)] }
-            state = .greeting(connection)
-            return [.listen(connection), .sayHello(connection)]
+            return greet(connection)
         case .connectFailed(let held):
             guard case .connecting(let unreachable) = state else { return [] }
             if let unreachable, !held {
@@ -169,7 +170,7 @@ struct HostLinkLifecycle<Connection> {
         case .welcomed(let pid, let openAccess, let events):
             guard case .greeting(let connection) = state else { return [] }
             retry.reset()
-            state = .attached(connection, pid: pid, hostStopping: false)
+            state = .attached(connection, pid: pid)
             return [.tell(.attached(hostPID: pid, openAccess: openAccess, events: events)), .flushCalls]
         case .helloUnreadable:
             // Its close decides what comes next.
@@ -185,15 +186,18 @@ struct HostLinkLifecycle<Connection> {
             // The notice comes last: it may end the extension, and this link with it.
             return [.closeConnection(connection), .flushCalls, .tell(notice)]
         case .hostStopping:
-            guard case .attached(let connection, let pid, _) = state else { return [] }
-            state = .attached(connection, pid: pid, hostStopping: true)
+            // Said on a connection (greeted or attached): the next one forgets it.
+            switch state {
+            case .greeting, .attached: hostIsStopping = true
+            default: break
+            }
             return []
         case .connectionClosed(let held):
             return connectionClosed(lockHeld: held)
         case .close:
             var actions: [Action] = [.stopWatching, .cancelRetry]
             switch state {
-            case .greeting(let connection), .attached(let connection, _, _): actions.append(.closeConnection(connection))
+            case .greeting(let connection), .attached(let connection, _): actions.append(.closeConnection(connection))
             default: break
             }
             state = .closed
@@ -219,6 +223,13 @@ struct HostLinkLifecycle<Connection> {
         }
     }
 
+    /// A new connection: served, and greeted; the last one's stop is forgotten.
+    private mutating func greet(_ connection: Connection) -> [Action] {
+        hostIsStopping = false
+        state = .greeting(connection)
+        return [.listen(connection), .sayHello(connection)]
+    }
+
     private mutating func connect(unreachable: String?) -> [Action] {
         state = .connecting(unreachable: unreachable)
         return [.connect]
@@ -237,8 +248,8 @@ struct HostLinkLifecycle<Connection> {
 
     private mutating func connectionClosed(lockHeld held: Bool) -> [Action] {
         switch state {
-        case .attached(_, let pid, let stopping):
-            let reason = stopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"
+        case .attached(_, let pid):
+            let reason = hostIsStopping ? "host pid \(pid) stopped" : "lost the connection to host pid \(pid)"
             let told: [Action] = [.tell(.detached(reason: reason))]
             guard reach == .watching else {
                 // A launched extension ends with its host; a confined keyboard cannot reach another.

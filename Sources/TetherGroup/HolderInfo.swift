@@ -29,6 +29,10 @@ public struct HolderInfo: Sendable, Equatable {
         return Array(text.utf8)
     }
 
+    /// What a released record is blanked with (over its first bytes): pid 0
+    /// names no holder, whatever the old record's other lines say.
+    static let blank = Array("pid=0\n".utf8)
+
     /// Parses lock-file content; nil when it is empty, torn or not ours.
     init?(parsing bytes: [UInt8]) {
         var pid: Int32?

@@ -33,7 +33,7 @@ import TetherTestSupport
         #expect(try server.login(group).status == 0)
         try server.post("/admin/settings", ["ordersLatencyMs": 1500])
         let widget = try startFixture("slow-widget", group, name: "slow", ["--url", server.baseURL + "/orders"])
-        defer { widget.signal(SIGKILL) }
+        defer { widget.stopAlways() }
         _ = try lines(widget, until: "timeline call (start) started")
         #expect(try group.run(["defaults", "set", "greeting", "\"hi\""]).status == 0)
         let seen = try lines(widget, until: "timeline call (defaults) started", timeout: 20)
@@ -50,7 +50,7 @@ import TetherTestSupport
     @Test(.waits) func aThrowingTimelineKeepsTheLastOneAndIsRetriedWithBackoff() throws {
         let group = try TestGroup()
         let widget = try startFixture("flaky-widget", group, name: "flaky", ["--failures", "2"])
-        defer { widget.signal(SIGKILL) }
+        defer { widget.stopAlways() }
         let seen = try lines(widget, until: "shows: ok after 2 failures", timeout: 20)
         let failures = seen.filter { $0.hasPrefix("timeline (start) failed: ") }
         #expect(failures == [
@@ -125,7 +125,7 @@ import TetherTestSupport
         #expect(try server.login(group).status == 0)
         let openAccess = ["TETHER_OPEN_ACCESS": "1"]  // a keyboard with open access refreshes itself, coordinated
         let keyboards = try ["k1", "k2"].map { try startFixture("fetch-keyboard", group, name: $0, environment: openAccess) }
-        defer { keyboards.forEach { $0.signal(SIGKILL) } }
+        defer { keyboards.forEach { $0.stopAlways() } }
         for keyboard in keyboards {
             try keyboard.expectLine("no host is running; carrying on without a host")
         }
@@ -168,7 +168,7 @@ import TetherTestSupport
         let elsewhere = try DemoServer(in: otherDirectory)
         #expect(try server.login(group).status == 0)
         let keyboard = try startFixture("fetch-keyboard", group, name: "k", environment: ["TETHER_OPEN_ACCESS": "1"])
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         try keyboard.expectLine("no host is running; carrying on without a host")
         keyboard.writeStdin("fetch \(server.baseURL)/orders\n")
         try keyboard.expectLine("fetched 3 orders", timeout: 20)
@@ -224,7 +224,7 @@ import TetherTestSupport
         try server.loginExpired(group)
         let widget = try startFixture("fetch-widget", group, name: "w",
                                       ["--url", server.baseURL + "/orders", "--count", "100"])
-        defer { widget.signal(SIGKILL) }
+        defer { widget.stopAlways() }
         _ = try lines(widget, until: "shows: fetched 100 of 100", timeout: 60)
         let counters = try server.counters()
         #expect(counters["ordersServed"] == 100 && counters["refreshes"] == 1, "\(counters)")

@@ -35,7 +35,7 @@ import TetherIPC
         let (other, otherHost, otherVictim) = try hostWithVictim()
         defer { otherHost.signal(SIGTERM) }
         let keyboard = try startKeyboard(own.group)
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         // A loaded machine may take a while to start it.
         try keyboard.expectLine("attached to host pid \(ownHost.pid) (started by hand)", timeout: 30)
 
@@ -73,7 +73,7 @@ import TetherIPC
         let first = try group.start(["host", "--grace", "2"])
         #expect(try first.readLine()?.hasPrefix("tether host ready: pid \(first.pid)") == true)
         let keyboard = try startKeyboard(group)
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         try keyboard.expectLine("attached to host pid \(first.pid) (started by hand)")
         let note = "a keyboard without open access started by hand is confined without Unix sockets, "
             + "so it attaches only when it starts: start it again to attach to a new host"
@@ -99,7 +99,7 @@ import TetherIPC
         let first = try group.start(["host", "--grace", "2"])
         #expect(try first.readLine()?.hasPrefix("tether host ready: pid \(first.pid)") == true)
         let keyboard = try startKeyboard(group, environment: ["TETHER_OPEN_ACCESS": "1"])
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         try keyboard.expectLine("attached to host pid \(first.pid) (started by hand)")
         first.signal(SIGKILL)
         _ = try first.waitForExit()

@@ -243,7 +243,7 @@ final class StaticJSONServer {
         let keyboard = try TestProcess(exampleExecutable("SDKFixture"),
                                        ["user-data-keyboard", "--group", group.path, "--name", "user-data"],
                                        environment: ["TETHER_OPEN_ACCESS": "1"])
-        defer { keyboard.signal(SIGKILL) }
+        defer { keyboard.stopAlways() }
         keyboard.writeStdin("write\n")
         try keyboard.expectLine("wrote user data", timeout: 20)
         keyboard.closeStdin()

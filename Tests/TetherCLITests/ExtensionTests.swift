@@ -31,7 +31,7 @@ import TetherIPC
     @Test func handStartedExtensionReattachesToANewHost() throws {
         let group = try TestGroup()
         let widget = try startByHand(group, "example-widget", ["--entries", "1", "--policy", "never"])
-        defer { widget.signal(SIGKILL) }
+        defer { widget.stopAlways() }
         try widget.expectLine("no host is running; carrying on without a host")
 
         let first = try startHost(group)
@@ -62,7 +62,7 @@ import TetherIPC
         let fixture = try HostFixture()
         try manifest(fixture, name: "clock", role: "widget", example: "example-widget", arguments: ["--policy", "never"])
         let byHand = try startByHand(fixture.group, "example-widget", ["--name", "clock", "--policy", "never"])
-        defer { byHand.signal(SIGKILL) }
+        defer { byHand.stopAlways() }
         try byHand.expectLine("no host is running; carrying on without a host")
 
         let second = try runCommand(exampleExecutable("example-widget"), ["--group", fixture.group.path, "--name", "clock"])
@@ -196,12 +196,12 @@ import TetherIPC
     @Test func widgetReloadsAtTheEndOfItsTimelineAndAfterADate() throws {
         let group = try TestGroup()
         let atEnd = try startByHand(group, "example-widget", ["--name", "at-end", "--every", "0.05", "--entries", "2"])
-        defer { atEnd.signal(SIGKILL) }
+        defer { atEnd.stopAlways() }
         let seen = try atEnd.expectLine("timeline (policy): 2 entries, reload at end")
         #expect(seen.filter { $0.hasPrefix("shows: ") }.count == 2, "both entries shown before the reload: \(seen)")
 
         let after = try startByHand(group, "example-widget", ["--name", "after", "--entries", "1", "--policy", "after:0.2"])
-        defer { after.signal(SIGKILL) }
+        defer { after.stopAlways() }
         _ = try after.expectLineStarting("timeline (policy): 1 entries, reload after ")
     }
 
@@ -210,7 +210,7 @@ import TetherIPC
         let host = try startHost(group)
         defer { host.signal(SIGTERM) }
         let widget = try startByHand(group, "example-widget", ["--every", "0.05", "--entries", "2", "--policy", "never"])
-        defer { widget.signal(SIGKILL) }
+        defer { widget.stopAlways() }
         // Both entries shown and attached; a policy other than never would reload now.
         var shown = 0
         var attached = false

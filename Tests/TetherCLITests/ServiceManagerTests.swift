@@ -145,7 +145,7 @@ import TetherTestSupport
         defer { manager.signal(SIGKILL) }
         try manager.waitForError(containing: "Listening on")
         let byHand = try TestProcess(exampleExecutable(example), ["--group", group.path], environment: group.environment)
-        defer { byHand.signal(SIGKILL) }
+        defer { byHand.stopAlways() }
         try byHand.expectLine("attached to host pid \(manager.pid) (started by hand)")
         #expect(try group.run(["probe", "host"]).status == 0)
     }

@@ -22,8 +22,12 @@ import TetherTestSupport
         try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
         #expect(FlockTable.exclusiveHolder(device: device, inode: inode) == getpid())
         #expect(FlockTable.holders(device: device, inode: inode) == [getpid()])
-        // Another file's lock is not this one's.
-        #expect(FlockTable.exclusiveHolder(device: device, inode: inode &+ 1) == nil)
+        // Another file's entry is not this one's.
+        let other = scratch.path + "/other"
+        try writeFile(other, "")
+        var otherInformation = stat()
+        try #require(stat(other, &otherInformation) == 0)
+        #expect(FlockTable.exclusiveHolder(device: otherInformation.st_dev, inode: otherInformation.st_ino) == nil)
 
         try #require(flock(fd, LOCK_SH | LOCK_NB) == 0)
         #expect(FlockTable.exclusiveHolder(device: device, inode: inode) == nil)

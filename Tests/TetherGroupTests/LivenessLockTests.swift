@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import TetherGroup
+@testable import TetherGroup
 import TetherTestSupport
 
 @Suite(.timed) struct LivenessLockTests {
@@ -33,16 +33,19 @@ import TetherTestSupport
         again.release()
     }
 
-    /// A record left by a release that does not clear it (the host's, for
-    /// its extensions' instance locks) is not believed, and the next holder's
-    /// shorter record replaces it whole.
-    @Test func aRecordLeftBehindIsNotBelievedAndTheNextHolderReplacesIt() throws {
+    /// A record blanked rather than truncated (the host's release of its
+    /// extensions' instance locks) names no holder, even to a probe that
+    /// finds the lock held again before its new holder wrote; the next
+    /// holder's shorter record replaces it whole.
+    @Test func aBlankedRecordNamesNoHolderAndTheNextHolderReplacesIt() throws {
         let dir = try TemporaryDirectory()
         let path = try lockPath(dir)
         let long = try #require(try LivenessLock.tryAcquire(path: path, label: String(repeating: "l", count: 200)))
-        long.release(clearingRecord: false)
+        long.release(truncating: false)
         let left = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(left.contains("pid=\(getpid())"))
+        #expect(left.hasPrefix("pid=0\n"))
+        #expect(left.count > 200, "its block is kept")
+        #expect(HolderInfo(parsing: Array(left.utf8)) == nil)
         #expect(try LockProbe.status(ofLockAt: path) == .notRunning)
         let short = try #require(try LivenessLock.tryAcquire(path: path, label: "s"))
         #expect(try LockProbe.status(ofLockAt: path).holder?.label == "s")

@@ -23,11 +23,11 @@ import TetherLoop
         let off = DesktopBoard(loop: loop, logger: Logger(label: "test"), enabled: false, groupPath: "/g/notes-app")
         off.start()
         #expect(off.status.state == .off)
-        #expect(answer(off, delivered(["title": "hi"]))?.reason == "off (tether host --no-desktop-notifications)")
+        #expect(answer(off, delivered([DesktopNotification.Field.title: "hi"]))?.reason == "off (tether host --no-desktop-notifications)")
         // On, but before (or without) a session bus.
         let unstarted = DesktopBoard(loop: loop, logger: Logger(label: "test"), enabled: true, groupPath: "/g/notes-app")
         #expect(unstarted.status.state == .noSessionBus)
-        #expect(answer(unstarted, delivered(["title": "hi"]))?.reason == "no session bus")
+        #expect(answer(unstarted, delivered([DesktopNotification.Field.title: "hi"]))?.reason == "no session bus")
         unstarted.close()
         off.close()
     }

@@ -22,7 +22,7 @@ import TetherTestSupport
         let done = DispatchSemaphore(value: 0)
     }
 
-    let payload: [String: JSONValue] = ["title": "Order shipped"]
+    let payload: [String: JSONValue] = [DesktopNotification.Field.title: "Order shipped"]
 
     /// A delivery through one route to the extension at `peer`'s far end
     /// (nil: a route that cannot take it), its budget `budget`; `unanswered`
@@ -75,8 +75,14 @@ import TetherTestSupport
         return (id, try? PushReceive(receivedParams: params))
     }
 
-    func finish(_ thread: EventLoopThread, _ trace: Trace) {
+    /// Waits (bounded) for the push's answer.
+    func awaitAnswer(_ trace: Trace) {
         #expect(trace.done.wait(timeout: .now() + 10) == .success)
+    }
+
+    /// The test's connection closed on its loop, and the loop ended: run
+    /// deferred, so a failed expectation leaves neither behind.
+    func end(_ thread: EventLoopThread, _ trace: Trace) {
         let left = DispatchSemaphore(value: 0)
         thread.loop.execute {
             trace.connection?.close()
@@ -90,6 +96,7 @@ import TetherTestSupport
     @Test func withoutRoutesTheOriginalIsDeliveredAtOnce() throws {
         let thread = try EventLoopThread()
         let trace = Trace()
+        defer { end(thread, trace) }
         let payload = self.payload
         thread.loop.execute {
             let none = PushDelivery.start(loop: thread.loop, payload: payload, budgetMilliseconds: nil, routes: [],
@@ -99,7 +106,7 @@ import TetherTestSupport
             })
             #expect(none == nil)
         }
-        finish(thread, trace)
+        awaitAnswer(trace)
         let delivered = try #require(try trace.answer?.get().delivered)
         #expect(delivered.map(\.content) == [payload])
         #expect(delivered.first?.modified == false)
@@ -108,16 +115,17 @@ import TetherTestSupport
     @Test func anAnswerIsDeliveredAsRewrittenWithTheBudgetLeft() throws {
         let thread = try EventLoopThread()
         let trace = Trace()
+        defer { end(thread, trace) }
         let (mine, peer) = try pair()
         defer { peer.close() }
         deliver(on: thread, trace, to: mine, budget: 20_000)
         let (id, push) = try received(peer)
         #expect(push?.payload == payload)
         #expect((push?.budgetMilliseconds ?? 0) > 10_000 && (push?.budgetMilliseconds ?? 0) <= 20_000)
-        let rewritten: [String: JSONValue] = ["title": "Order shipped: 2 items"]
+        let rewritten: [String: JSONValue] = [DesktopNotification.Field.title: "Order shipped: 2 items"]
         peer.send(RPCMessage.response(id: id, result: .success(DeliveredPush(content: rewritten, modified: true,
                                                                                timedOut: false).json)).encoded())
-        finish(thread, trace)
+        awaitAnswer(trace)
         let delivered = try #require(try trace.answer?.get().delivered)
         #expect(delivered.map(\.content) == [rewritten])
         #expect(delivered.first?.extensionName == "notes")
@@ -130,11 +138,12 @@ import TetherTestSupport
     @Test func pastItsBudgetTheOriginalIsDeliveredAndTheCallGivenUp() throws {
         let thread = try EventLoopThread()
         let trace = Trace()
+        defer { end(thread, trace) }
         let (mine, peer) = try pair()
         defer { peer.close() }
         deliver(on: thread, trace, to: mine, budget: 1)
         _ = try received(peer)
-        finish(thread, trace)
+        awaitAnswer(trace)
         let delivered = try #require(try trace.answer?.get().delivered)
         #expect(delivered.map(\.content) == [payload])
         #expect(delivered.first?.timedOut == true)
@@ -146,17 +155,19 @@ import TetherTestSupport
     @Test func anExtensionThatCannotTakeItOrHasTooManyUnansweredGetsTheOriginal() throws {
         let gone = try EventLoopThread()
         let trace = Trace()
+        defer { end(gone, trace) }
         deliver(on: gone, trace, to: nil, budget: nil)
-        finish(gone, trace)
+        awaitAnswer(trace)
         #expect(try trace.answer?.get().delivered.map(\.content) == [payload])
         #expect(trace.reports == ["notes failed"])
 
         let busy = try EventLoopThread()
         let crowded = Trace()
+        defer { end(busy, crowded) }
         let (mine, peer) = try pair()
         defer { peer.close() }
         deliver(on: busy, crowded, to: mine, budget: nil, unanswered: PushDelivery.maximumUnansweredPerExtension)
-        finish(busy, crowded)
+        awaitAnswer(crowded)
         #expect(try crowded.answer?.get().delivered.map(\.content) == [payload])
         #expect(crowded.reports == ["notes busy"])
         // Only the calls made before it were sent: the push was not.
@@ -169,12 +180,13 @@ import TetherTestSupport
     @Test func anEndedPushIsAnsweredWithWhyAndLeavesNothingHeld() throws {
         let thread = try EventLoopThread()
         let trace = Trace()
+        defer { end(thread, trace) }
         let (mine, peer) = try pair()
         defer { peer.close() }
         deliver(on: thread, trace, to: mine, budget: 20_000)
         _ = try received(peer)
         thread.loop.execute { trace.delivery?.end(.refused("push ended: its sender went")) }
-        finish(thread, trace)
+        awaitAnswer(trace)
         #expect(trace.answer == .failure(.refused("push ended: its sender went")))
         #expect(trace.settled == 1)
         #expect(trace.reports == ["notes failed"])

@@ -1,5 +1,6 @@
 import Foundation
 import TetherGroup
+import TetherSandbox
 
 /// A fresh directory per test, so tests can run in parallel; removed on deinit.
 public final class TemporaryDirectory: @unchecked Sendable {
@@ -23,9 +24,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
         // What a host of its group keeps outside it (BASE/tether-UID/HASH):
         // a host the test killed left it for the next host's start, which
         // may never come. Named by the group's path, so it is this test's.
-        let bases = Set(["/tmp", ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"])
-        for base in bases where base.hasPrefix("/") {
-            let root = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/tether-\(geteuid())"
+        for root in PrivateTemporaryDirectory.roots(base: ProcessInfo.processInfo.environment["TMPDIR"]) {
             try? FileManager.default.removeItem(atPath: root + "/" + PathHash.hex(group))
         }
     }

@@ -109,6 +109,26 @@ final class BenchProcess {
         }
     }
 
+    /// SIGTERM, and the exit waited for: SIGKILL if its output has not
+    /// ended within `graceMilliseconds` (it ignored the SIGTERM, say).
+    func terminate(graceMilliseconds: Int32 = 5_000) throws {
+        kill(pid, SIGTERM)
+        let deadline = MonotonicClock.nanoseconds() + UInt64(graceMilliseconds) * 1_000_000
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let now = MonotonicClock.nanoseconds()
+            var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
+            let left = now >= deadline ? 0 : Int32((deadline - now) / 1_000_000)
+            guard poll(&descriptor, 1, left) > 0 else {
+                kill(pid, SIGKILL)
+                break
+            }
+            // Its end of the pipe closed: it has ended (or is ending).
+            guard chunk.withUnsafeMutableBytes({ read(stdout, $0.baseAddress, $0.count) }) > 0 else { break }
+        }
+        try wait()
+    }
+
     /// Waits for the exit; the CPU time it used, in nanoseconds.
     @discardableResult
     func wait() throws -> UInt64 {

@@ -140,8 +140,7 @@ struct CLIBenchmark {
             guard hello.contains("extension.hello") else { throw BenchError.environment("the widget said \(hello), not hello") }
             // SIGTERM: a widget started by hand removes its TMPDIR as it
             // ends (killed, it would leave it in /tmp/tether-UID/by-hand).
-            kill(process.pid, SIGTERM)
-            _ = try process.wait()
+            try process.terminate()
             connection.closeSocket()
             let (wall, _, _) = try Self.runMeasured(["/bin/true"], fork: false)
             if round >= 3 {
