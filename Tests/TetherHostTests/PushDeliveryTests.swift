@@ -80,23 +80,41 @@ import TetherTestSupport
         #expect(trace.done.wait(timeout: .now() + 10) == .success)
     }
 
-    /// The test's connection closed on its loop, and the loop ended: run
-    /// deferred, so a failed expectation leaves neither behind.
-    func end(_ thread: EventLoopThread, _ trace: Trace) {
+    /// One delivery under way on a loop thread of its own, to the extension
+    /// at `peer` (nil: a route that cannot take it).
+    struct Run {
+        let thread: EventLoopThread
+        let trace = Trace()
+        let peer: RawClient?
+    }
+
+    func start(budget: UInt64?, attached: Bool = true, unanswered: Int = 0) throws -> Run {
+        let ends = attached ? try pair() : nil
+        let run = Run(thread: try EventLoopThread(), peer: ends?.peer)
+        deliver(on: run.thread, run.trace, to: ends?.mine, budget: budget, unanswered: unanswered)
+        return run
+    }
+
+    /// The extension's end closed, the test's connection closed on its
+    /// loop, and the loop ended: deferred, so a failed expectation leaves
+    /// none of them behind.
+    func end(_ run: Run) {
+        run.peer?.close()
         let left = DispatchSemaphore(value: 0)
-        thread.loop.execute {
+        let trace = run.trace
+        run.thread.loop.execute {
             trace.connection?.close()
             trace.connection = nil
             left.signal()
         }
         _ = left.wait(timeout: .now() + 10)
-        thread.shutdown()
+        run.thread.shutdown()
     }
 
     @Test func withoutRoutesTheOriginalIsDeliveredAtOnce() throws {
-        let thread = try EventLoopThread()
-        let trace = Trace()
-        defer { end(thread, trace) }
+        let run = Run(thread: try EventLoopThread(), peer: nil)
+        defer { end(run) }
+        let (thread, trace) = (run.thread, run.trace)
         let payload = self.payload
         thread.loop.execute {
             let none = PushDelivery.start(loop: thread.loop, payload: payload, budgetMilliseconds: nil, routes: [],
@@ -113,12 +131,9 @@ import TetherTestSupport
     }
 
     @Test func anAnswerIsDeliveredAsRewrittenWithTheBudgetLeft() throws {
-        let thread = try EventLoopThread()
-        let trace = Trace()
-        defer { end(thread, trace) }
-        let (mine, peer) = try pair()
-        defer { peer.close() }
-        deliver(on: thread, trace, to: mine, budget: 20_000)
+        let run = try start(budget: 20_000)
+        defer { end(run) }
+        let (trace, peer) = (run.trace, try #require(run.peer))
         let (id, push) = try received(peer)
         #expect(push?.payload == payload)
         #expect((push?.budgetMilliseconds ?? 0) > 10_000 && (push?.budgetMilliseconds ?? 0) <= 20_000)
@@ -136,13 +151,10 @@ import TetherTestSupport
     /// Unanswered past its budget (and the second of slack): the original,
     /// and the call is given up, so nothing of the push stays held.
     @Test func pastItsBudgetTheOriginalIsDeliveredAndTheCallGivenUp() throws {
-        let thread = try EventLoopThread()
-        let trace = Trace()
-        defer { end(thread, trace) }
-        let (mine, peer) = try pair()
-        defer { peer.close() }
-        deliver(on: thread, trace, to: mine, budget: 1)
-        _ = try received(peer)
+        let run = try start(budget: 1)
+        defer { end(run) }
+        let trace = run.trace
+        _ = try received(try #require(run.peer))
         awaitAnswer(trace)
         let delivered = try #require(try trace.answer?.get().delivered)
         #expect(delivered.map(\.content) == [payload])
@@ -153,20 +165,16 @@ import TetherTestSupport
     }
 
     @Test func anExtensionThatCannotTakeItOrHasTooManyUnansweredGetsTheOriginal() throws {
-        let gone = try EventLoopThread()
-        let trace = Trace()
-        defer { end(gone, trace) }
-        deliver(on: gone, trace, to: nil, budget: nil)
+        let gone = try start(budget: nil, attached: false)
+        defer { end(gone) }
+        let trace = gone.trace
         awaitAnswer(trace)
         #expect(try trace.answer?.get().delivered.map(\.content) == [payload])
         #expect(trace.reports == ["notes failed"])
 
-        let busy = try EventLoopThread()
-        let crowded = Trace()
-        defer { end(busy, crowded) }
-        let (mine, peer) = try pair()
-        defer { peer.close() }
-        deliver(on: busy, crowded, to: mine, budget: nil, unanswered: PushDelivery.maximumUnansweredPerExtension)
+        let busy = try start(budget: nil, unanswered: PushDelivery.maximumUnansweredPerExtension)
+        defer { end(busy) }
+        let (crowded, peer) = (busy.trace, try #require(busy.peer))
         awaitAnswer(crowded)
         #expect(try crowded.answer?.get().delivered.map(\.content) == [payload])
         #expect(crowded.reports == ["notes busy"])
@@ -178,13 +186,10 @@ import TetherTestSupport
     /// Ended early (its sender went, or room was made): answered with why,
     /// each route settled once, its call given up.
     @Test func anEndedPushIsAnsweredWithWhyAndLeavesNothingHeld() throws {
-        let thread = try EventLoopThread()
-        let trace = Trace()
-        defer { end(thread, trace) }
-        let (mine, peer) = try pair()
-        defer { peer.close() }
-        deliver(on: thread, trace, to: mine, budget: 20_000)
-        _ = try received(peer)
+        let run = try start(budget: 20_000)
+        defer { end(run) }
+        let (thread, trace) = (run.thread, run.trace)
+        _ = try received(try #require(run.peer))
         thread.loop.execute { trace.delivery?.end(.refused("push ended: its sender went")) }
         awaitAnswer(trace)
         #expect(trace.answer == .failure(.refused("push ended: its sender went")))
