@@ -73,7 +73,8 @@ final class DesktopBoard {
     /// what it delivered off the desktop.
     func show(_ deliveries: [DeliveredPush], pushedBy pusher: String?, hiddenBy: (String) -> Bool,
               answered: @escaping (DesktopDisplay) -> Void) {
-        guard let notifier, enabled else {
+        // There is a notifier only when showing is on.
+        guard let notifier else {
             return answered(DesktopDisplay(reason: status.whyNotShown ?? status.summary))
         }
         guard let chosen = deliveries.first(where: \.modified) ?? deliveries.first, let content = chosen.content else {

@@ -2,8 +2,10 @@
 import Glibc
 #endif
 
-/// The one way Tether ends what it started: SIGTERM, then, if it has not
-/// ended within the grace, SIGKILL. `deliver` sends a signal to whatever
+/// How Tether ends what it started and no state machine keeps (a launch's
+/// leftovers, the demo's processes): SIGTERM, then, if it has not ended
+/// within the grace, SIGKILL. An extension's own end is its lifecycle's
+/// (`ExtensionLifecycle`'s phases), on the supervisor's one clock. `deliver` sends a signal to whatever
 /// "it" is (a process, a process group, a cgroup); `cancel()` once it has
 /// ended. The reaper that outlives a killed host does the same in C
 /// (`tether_start_group_reaper`), where no loop runs.
