@@ -4,16 +4,12 @@ import PackageDescription
 let package = Package(
     name: "Tether",
     products: [
-        .library(name: "TetherLoop", targets: ["TetherLoop"]),
-        .library(name: "TetherJSON", targets: ["TetherJSON"]),
-        .library(name: "TetherLog", targets: ["TetherLog"]),
-        .library(name: "TetherGroup", targets: ["TetherGroup"]),
-        .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
-        .library(name: "TetherAuth", targets: ["TetherAuth"]),
-        .library(name: "TetherManifest", targets: ["TetherManifest"]),
-        .library(name: "TetherIPC", targets: ["TetherIPC"]),
-        .library(name: "TetherSandbox", targets: ["TetherSandbox"]),
+        // What a user's package depends on: the SDK an extension imports, and
+        // the group (liveness locks, shared defaults) for an app that reads
+        // it from Swift. Every other module is this package's own: its
+        // declarations are `package`, not `public` (docs/design-record.md).
         .library(name: "TetherExtension", targets: ["TetherExtension"]),
+        .library(name: "TetherGroup", targets: ["TetherGroup"]),
         // For extension authors: check and embed a manifest at build time;
         // scaffold a new extension (`swift package new-extension`). The demo's
         // auth server (Hummingbird, jwt-kit) is a package of its own, in
@@ -181,6 +177,21 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // The benchmarks (`tether-bench`, which `tether bench` runs, and the
+        // token storm's one process): executable targets without products,
+        // as `tether` is, so a package depending on Tether never builds them,
+        // and they measure with this package's own (`package`) API.
+        // CBenchSystem: a timed, forked run with its rusage; CPU pinning.
+        .target(name: "CBenchSystem", path: "Benchmarks/Sources/CBenchSystem"),
+        .executableTarget(
+            name: "tether-bench",
+            dependencies: ["CBenchSystem", "TetherLoop", "TetherJSON", "TetherGroup", "TetherHTTP", "TetherAuth", "TetherIPC",
+                           "TetherSandbox", "TetherLog", "CTetherSystem", .product(name: "SystemPackage", package: "swift-system"),
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/Sources/tether-bench"
+        ),
+        .executableTarget(name: "tether-bench-storm", dependencies: ["TetherLoop", "TetherJSON", "TetherGroup", "TetherHTTP", "TetherAuth"],
+                          path: "Benchmarks/Sources/tether-bench-storm"),
         // Extensions the SDK's tests run (one executable; the first argument
         // picks the role and behaviour). Built with the tests, not installed.
         .executableTarget(name: "SDKFixture", dependencies: ["TetherExtension", "TetherAuth", "TetherGroup", "TetherSandbox",

@@ -4,9 +4,9 @@ import TetherJSON
 /// credential store beside the tokens (the store is 0600: the client
 /// secret is as sensitive as the tokens it obtains). Every process
 /// refreshes the way it says: same style, same endpoints.
-public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
+package struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// How the endpoint takes requests and answers them.
-    public enum Style: String, Sendable, Equatable, CaseIterable {
+    package enum Style: String, Sendable, Equatable, CaseIterable {
         /// RFC 6749: form posts, client authentication, `error` codes.
         case oauth2
         /// A JSON contract (as FastAPI backends have): a JSON body with the
@@ -15,34 +15,34 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
         case json
     }
 
-    public var style: Style
-    public var tokenURL: String
+    package var style: Style
+    package var tokenURL: String
     /// JSON style: where refreshes go (nil: the token URL).
-    public var refreshURL: String?
+    package var refreshURL: String?
     /// The client id; may be empty in the JSON style, which sends none.
-    public var clientID: String
-    public var clientSecret: String?
+    package var clientID: String
+    package var clientSecret: String?
     /// The client secret lives in the keyring (`clientSecret` is nil until read).
-    public var clientSecretInKeyring = false
-    public var scope: String?
+    package var clientSecretInKeyring = false
+    package var scope: String?
     /// JSON style: the login body's field names.
-    public var usernameField: String
-    public var passwordField: String
+    package var usernameField: String
+    package var passwordField: String
     /// Plain http:// to a host that is not loopback, allowed at login
     /// (`--insecure-http`) for a network the user trusts.
-    public var allowsInsecureHTTP: Bool
+    package var allowsInsecureHTTP: Bool
     /// Where the SDK's authenticated requests may send the bearer token
     /// (`--api-origin`); empty: the token URL's origin.
-    public var apiOrigins: [URLOrigin]
+    package var apiOrigins: [URLOrigin]
     /// Where `--issuer` discovery found the endpoints (shown, never re-read).
-    public var issuer: String?
+    package var issuer: String?
     /// RFC 8628's device authorization endpoint, RFC 7009's revocation endpoint.
-    public var deviceURL: String?
-    public var revokeURL: String?
+    package var deviceURL: String?
+    package var revokeURL: String?
     /// Seconds each token request may take in all (`--timeout`); nil: 30.
-    public var requestTimeout: Double?
+    package var requestTimeout: Double?
 
-    public init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
+    package init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
                 clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
                 passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = [],
                 issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil, requestTimeout: Double? = nil) {
@@ -63,7 +63,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The origins a bearer token may be sent to.
-    public var allowedOrigins: [URLOrigin] {
+    package var allowedOrigins: [URLOrigin] {
         apiOrigins.isEmpty ? URLOrigin(tokenURL).map { [$0] } ?? [] : apiOrigins
     }
 
@@ -71,7 +71,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// allowed origin, over https or to this machine (unless plain http
     /// was allowed at login). A URL from shared defaults cannot send the
     /// user's token elsewhere.
-    public func bearerRefusal(for url: String) -> String? {
+    package func bearerRefusal(for url: String) -> String? {
         guard let origin = URLOrigin(url) else { return "not an http(s) URL" }
         guard allowedOrigins.contains(origin) else {
             let allowed = allowedOrigins.map(\.description).joined(separator: ", ")
@@ -87,20 +87,20 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// issuer, else the token URL's origin) and the JWT's `sub`, else the
     /// user name logged in with; nil when neither is known. Claims are not
     /// verified here: this decides whose data is shown, not who may act.
-    public func userIdentity(of set: TokenSet) -> String? {
+    package func userIdentity(of set: TokenSet) -> String? {
         guard let subject = JSONWebToken(set.accessToken)?.subject ?? set.subject else { return nil }
         return (issuer ?? URLOrigin(tokenURL)?.description ?? tokenURL) + " " + subject
     }
 
     /// Where a refresh goes.
-    public var refreshEndpoint: String { style == .json ? refreshURL ?? tokenURL : tokenURL }
+    package var refreshEndpoint: String { style == .json ? refreshURL ?? tokenURL : tokenURL }
 
-    public var description: String {
+    package var description: String {
         "AuthConfiguration(style: \(style.rawValue), tokenURL: \(tokenURL), clientID: \(clientID), "
             + "clientSecret: \(clientSecret == nil ? "none" : "<redacted>"))"
     }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["tokenURL": .string(tokenURL), "clientID": .string(clientID)]
         if let clientSecret { object["clientSecret"] = .string(clientSecret) }
         if clientSecretInKeyring { object["clientSecretIn"] = "keyring" }
@@ -124,7 +124,7 @@ public struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// nil when `value` is not a stored configuration, or names a style
     /// this version does not know (a newer one's: better refused than
     /// refreshed the wrong way).
-    public init?(_ value: JSONValue?) {
+    package init?(_ value: JSONValue?) {
         guard let value, let tokenURL = value["tokenURL"]?.stringValue, let clientID = value["clientID"]?.stringValue,
               let style = Style(rawValue: value["style"]?.stringValue ?? Style.oauth2.rawValue)
         else { return nil }

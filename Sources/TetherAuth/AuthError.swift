@@ -1,7 +1,7 @@
 import TetherGroup
 
 /// Why no token could be had, as one sentence with no secret in it.
-public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Nobody is logged in (or the wanted token kind is missing).
     case notAuthenticated
     /// The server refused the refresh token and nobody else had rotated it:
@@ -24,7 +24,7 @@ public enum AuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// (locked, or no Secret Service answers); nothing was lost.
     case keyring(KeyringError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAuthenticated:
             "not logged in: run 'tether login' first"

@@ -9,7 +9,7 @@ public enum AuthState: String, Sendable, CaseIterable {
 }
 
 /// Which token set a caller wants.
-public enum TokenKind: String, Sendable, CaseIterable {
+package enum TokenKind: String, Sendable, CaseIterable {
     /// The application's own token (client_credentials grant).
     case client
     /// The signed-in user's token (password grant, then refresh_token).

@@ -3,22 +3,22 @@ import TetherJSON
 
 /// An authorization server's published endpoints (RFC 8414; OpenID
 /// Connect Discovery 1.0 for servers that publish only that document).
-public struct AuthorizationServerMetadata: Sendable, Equatable {
-    public let issuer: String
-    public let tokenEndpoint: String
-    public let deviceAuthorizationEndpoint: String?
-    public let revocationEndpoint: String?
+package struct AuthorizationServerMetadata: Sendable, Equatable {
+    package let issuer: String
+    package let tokenEndpoint: String
+    package let deviceAuthorizationEndpoint: String?
+    package let revocationEndpoint: String?
 
     /// Why discovery found nothing usable, in one sentence.
-    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        package let description: String
     }
 
     /// Reads `/.well-known/oauth-authorization-server`, then
     /// `/.well-known/openid-configuration`. The document must name the
     /// issuer asked for (RFC 8414 §3.3: else another server could pose
     /// as it), and every endpoint must satisfy the transport rule.
-    public nonisolated(nonsending) static func discover(issuer: String, allowsInsecureHTTP: Bool, http: HTTPClient,
+    package nonisolated(nonsending) static func discover(issuer: String, allowsInsecureHTTP: Bool, http: HTTPClient,
                                 timeout: Double = HTTPRequest.defaultTimeout) async throws(Failure)
         -> AuthorizationServerMetadata {
         if let refusal = TokenEndpoint.transportRefusal(issuer, allowsInsecureHTTP: allowsInsecureHTTP) {

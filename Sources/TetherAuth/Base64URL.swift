@@ -1,7 +1,7 @@
 /// base64url (RFC 4648 §5) without padding, as JWTs use it (RFC 7515 §2 and
 /// appendix C). Padding is accepted when present; anything else outside the
 /// alphabet is refused.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let values: [UInt8] = {
         var table = [UInt8](repeating: 0xff, count: 256)
@@ -9,7 +9,7 @@ public enum Base64URL {
         return table
     }()
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var index = 0
@@ -24,14 +24,14 @@ public enum Base64URL {
     }
 
     /// Standard base64 with padding (RFC 4648 §4), as HTTP Basic wants it.
-    public static func encodeStandard(_ bytes: [UInt8]) -> String {
+    package static func encodeStandard(_ bytes: [UInt8]) -> String {
         var text = String(encode(bytes).map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
         while text.utf8.count % 4 != 0 { text += "=" }
         return text
     }
 
     /// The decoded bytes, or nil when `text` is not base64url.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var input = Array(text.utf8)
         while input.last == UInt8(ascii: "=") { input.removeLast() }
         guard input.count % 4 != 1 else { return nil }  // a lone sextet cannot end a group

@@ -14,7 +14,7 @@ import TetherLoop
 /// event loop.
 extension CredentialStore {
     /// Where a group keeps its refresh tokens and client secret.
-    public enum SecretLocation: String, Sendable, CaseIterable {
+    package enum SecretLocation: String, Sendable, CaseIterable {
         case file, keyring
     }
 
@@ -22,7 +22,7 @@ extension CredentialStore {
 
     /// The group's items as the store names them now; nil where its secrets
     /// are not in the keyring.
-    public func keyring(_ snapshot: Snapshot) -> Keyring? {
+    package func keyring(_ snapshot: Snapshot) -> Keyring? {
         guard snapshot.secretLocation == .keyring, let id = snapshot.values[Self.keyringGroupKey]?.stringValue else { return nil }
         return Keyring(group: id, place: groupPath)
     }
@@ -44,7 +44,7 @@ extension CredentialStore {
     }
 
     /// `set` with its refresh token, read from the keyring where it lives there.
-    public func withRefreshToken(_ set: TokenSet, as kind: TokenKind,
+    package func withRefreshToken(_ set: TokenSet, as kind: TokenKind,
                                  configuration: AuthConfiguration?) throws(AuthError) -> TokenSet {
         guard set.refreshToken == nil, set.refreshTokenID != nil else { return set }
         var resolved = set
@@ -54,7 +54,7 @@ extension CredentialStore {
     }
 
     /// `configuration` with its client secret, read from the keyring where it lives there.
-    public func withClientSecret(_ configuration: AuthConfiguration) throws(AuthError) -> AuthConfiguration {
+    package func withClientSecret(_ configuration: AuthConfiguration) throws(AuthError) -> AuthConfiguration {
         guard configuration.clientSecretInKeyring, configuration.clientSecret == nil else { return configuration }
         var resolved = configuration
         resolved.clientSecret = try secret(.clientSecret, account: configuration.clientID, named: "client secret")
@@ -78,7 +78,7 @@ extension CredentialStore {
 
     /// Replaces token set `kind` wherever the group keeps its secrets: in a
     /// keyring group, its refresh token replaces the keyring's item first.
-    public func saveTokens(_ set: TokenSet, as kind: TokenKind) throws(AuthError) {
+    package func saveTokens(_ set: TokenSet, as kind: TokenKind) throws(AuthError) {
         let snapshot: Snapshot
         do { snapshot = try self.snapshot() } catch { throw .store(error) }
         let stored = try Self.storedForm(set, as: kind, in: keyring(snapshot), configuration: snapshot.configuration)
@@ -123,7 +123,7 @@ extension CredentialStore {
     /// has none of, leave nothing behind. Returns the previous group ID and
     /// why its removal failed, if it did (the login itself stands).
     @discardableResult
-    public func saveLogin(_ configuration: AuthConfiguration, user: TokenSet?, client: TokenSet?, in location: SecretLocation,
+    package func saveLogin(_ configuration: AuthConfiguration, user: TokenSet?, client: TokenSet?, in location: SecretLocation,
                           edit: (inout [String: JSONValue]) -> Void) throws(AuthError) -> (group: String, error: KeyringError)? {
         let previous: Keyring?
         do { previous = keyring(try snapshot()) } catch { throw .store(error) }

@@ -5,58 +5,58 @@ import TetherJSON
 /// The credential store's records, typed: the configuration and one token
 /// set per `TokenKind`. Built on `SharedStore`, so each change is an atomic
 /// upsert under the store's lock and no writer loses another's update.
-public struct CredentialStore: Sendable {
-    public let shared: SharedStore
+package struct CredentialStore: Sendable {
+    package let shared: SharedStore
     /// The group directory: what the keyring's items name.
-    public let groupPath: String
+    package let groupPath: String
 
     static let configurationKey = "configuration"
     static let secretLocationKey = "secretStore"
 
-    public init(group: GroupDirectory) throws(GroupError) {
+    package init(group: GroupDirectory) throws(GroupError) {
         shared = try SharedStore.credentials(in: group)
         groupPath = group.path
     }
 
-    public init(shared: SharedStore) {
+    package init(shared: SharedStore) {
         self.shared = shared
         groupPath = shared.path.lastIndex(of: "/").map { String(shared.path[..<$0]) } ?? "."
     }
 
     /// The stored records as of now (one lstat when nothing changed).
-    public func snapshot() throws(GroupError) -> Snapshot {
+    package func snapshot() throws(GroupError) -> Snapshot {
         Snapshot(values: try shared.values())
     }
 
     /// Every stored secret, read without a lock or any side effect: for the
     /// log handler's redactor, which runs inside logging calls.
-    public func secretsWithoutLocking() -> [String] {
+    package func secretsWithoutLocking() -> [String] {
         Snapshot(values: shared.valuesWithoutLocking()).secrets + Self.keyringSecrets.withLock { $0 }
     }
 
     /// Replaces token set `kind` (nil removes it) in one atomic upsert, as
     /// it is (a file group's form; see `saveTokens` for either store).
-    public func save(_ set: TokenSet?, as kind: TokenKind) throws(GroupError) {
+    package func save(_ set: TokenSet?, as kind: TokenKind) throws(GroupError) {
         try shared.update { $0[kind.rawValue] = set?.jsonValue }
     }
 
-    public func save(_ configuration: AuthConfiguration) throws(GroupError) {
+    package func save(_ configuration: AuthConfiguration) throws(GroupError) {
         try shared.update { $0[Self.configurationKey] = configuration.jsonValue }
     }
 
-    public struct Snapshot: Sendable {
-        public let values: [String: JSONValue]
+    package struct Snapshot: Sendable {
+        package let values: [String: JSONValue]
 
-        public var configuration: AuthConfiguration? { AuthConfiguration(values[CredentialStore.configurationKey]) }
+        package var configuration: AuthConfiguration? { AuthConfiguration(values[CredentialStore.configurationKey]) }
         /// Where the refresh tokens and the client secret are kept.
-        public var secretLocation: SecretLocation {
+        package var secretLocation: SecretLocation {
             values[CredentialStore.secretLocationKey]?.stringValue == SecretLocation.keyring.rawValue ? .keyring : .file
         }
-        public func tokens(_ kind: TokenKind) -> TokenSet? { TokenSet(values[kind.rawValue]) }
+        package func tokens(_ kind: TokenKind) -> TokenSet? { TokenSet(values[kind.rawValue]) }
 
         /// Every secret stored: access and refresh tokens, the client
         /// secret. For the log handler's redactor, never for output.
-        public var secrets: [String] {
+        package var secrets: [String] {
             var secrets: [String] = []
             for kind in [TokenKind.user, .client] {
                 guard let set = tokens(kind) else { continue }
@@ -67,14 +67,14 @@ public struct CredentialStore: Sendable {
             return secrets
         }
 
-        public var state: AuthState {
+        package var state: AuthState {
             if tokens(.user) != nil { return .userAuthenticated }
             if tokens(.client) != nil { return .clientAuthenticated }
             return .notAuthenticated
         }
 
         /// The set a caller without a preference gets: the user's, else the client's.
-        public var preferredKind: TokenKind? {
+        package var preferredKind: TokenKind? {
             switch state {
             case .userAuthenticated: .user
             case .clientAuthenticated: .client

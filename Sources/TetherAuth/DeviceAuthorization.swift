@@ -4,23 +4,23 @@ import TetherLoop
 /// The device authorization grant (RFC 8628), for machines without a
 /// browser: the server hands out a user code, the user approves it on
 /// another device, and this one polls the token endpoint until then.
-public struct DeviceAuthorization: Sendable {
-    public let deviceCode: String
+package struct DeviceAuthorization: Sendable {
+    package let deviceCode: String
     /// Shown to the user; printable ASCII only (a server's text reaches a terminal).
-    public let userCode: String
-    public let verificationURI: String
-    public let verificationURIComplete: String?
+    package let userCode: String
+    package let verificationURI: String
+    package let verificationURIComplete: String?
     /// Seconds the codes live, and between polls (§3.2; default 5).
-    public let expiresIn: Double
-    public let interval: Double
+    package let expiresIn: Double
+    package let interval: Double
 
     /// How the poll ended without tokens, in one sentence each.
-    public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         case expired
         case denied
         case endpoint(TokenEndpointError)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .expired: "the code expired before it was approved: run the login again for a new one"
             case .denied: "the sign-in was denied at the verification page"
@@ -51,7 +51,7 @@ public struct DeviceAuthorization: Sendable {
 
 extension TokenEndpoint {
     /// Asks the device authorization endpoint for a user code (§3.1).
-    public nonisolated(nonsending) func authorizeDevice(at url: String) async throws(TokenEndpointError) -> DeviceAuthorization {
+    package nonisolated(nonsending) func authorizeDevice(at url: String) async throws(TokenEndpointError) -> DeviceAuthorization {
         guard configuration.style == .oauth2 else { throw .badConfiguration("device login is an OAuth 2.0 grant: use --style oauth2") }
         var form: [(String, String)] = []
         if let scope = configuration.scope, !scope.isEmpty { form.append(("scope", scope)) }
@@ -70,7 +70,7 @@ extension TokenEndpoint {
     /// code expires (§3.4–3.5): at `interval`, 5 s more after each
     /// `slow_down`; an unreachable or failing server is polled again, more
     /// slowly, until the code expires.
-    public nonisolated(nonsending) func pollDevice(_ authorization: DeviceAuthorization) async throws(DeviceAuthorization.Failure) -> TokenSet {
+    package nonisolated(nonsending) func pollDevice(_ authorization: DeviceAuthorization) async throws(DeviceAuthorization.Failure) -> TokenSet {
         let deadline = MonotonicClock.seconds() + authorization.expiresIn
         var interval = authorization.interval
         while true {

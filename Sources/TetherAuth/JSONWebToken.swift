@@ -3,12 +3,12 @@ import TetherJSON
 /// The claims of a JWT (RFC 7519) as far as a client needs them: it reads
 /// `exp` to know when to refresh. The signature is the server's business;
 /// a client never trusts claims for authorization, only for scheduling.
-public struct JSONWebToken: Sendable {
-    public let claims: [String: JSONValue]
+package struct JSONWebToken: Sendable {
+    package let claims: [String: JSONValue]
 
     /// Parses the payload of a compact JWS (`header.payload.signature`);
     /// nil for anything else, such as an opaque token.
-    public init?(_ token: String) {
+    package init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
               let payload = Base64URL.decode(parts[1]),
@@ -18,8 +18,8 @@ public struct JSONWebToken: Sendable {
     }
 
     /// `exp`: seconds since 1970 (a NumericDate), if present.
-    public var expiresAt: Double? { claims["exp"]?.doubleValue }
+    package var expiresAt: Double? { claims["exp"]?.doubleValue }
     /// `exp` exactly as written.
-    public var expiry: JSONNumber? { claims["exp"]?.numberValue }
-    public var subject: String? { claims["sub"]?.stringValue }
+    package var expiry: JSONNumber? { claims["exp"]?.numberValue }
+    package var subject: String? { claims["sub"]?.stringValue }
 }

@@ -12,31 +12,31 @@
 /// before the call: unlocking would ask the user through a prompt that
 /// has no deadline while the caller holds the refresh lock. Tether never
 /// shows a dialog.
-public struct Keyring: Sendable {
+package struct Keyring: Sendable {
     /// Which secret an item holds.
-    public enum Secret: String, Sendable, CaseIterable {
+    package enum Secret: String, Sendable, CaseIterable {
         case userRefreshToken = "refresh-token.user"
         case clientRefreshToken = "refresh-token.client"
         case clientSecret = "client-secret"
 
         /// The refresh token of `kind`.
-        public static func refreshToken(_ kind: TokenKind) -> Secret {
+        package static func refreshToken(_ kind: TokenKind) -> Secret {
             kind == .user ? .userRefreshToken : .clientRefreshToken
         }
     }
 
     /// The group's ID: what the items' `group` attribute holds.
-    public let group: String
+    package let group: String
     /// The group's directory, for the items' labels.
-    public let place: String
+    package let place: String
 
-    public init(group: String, place: String) {
+    package init(group: String, place: String) {
         self.group = group
         self.place = place
     }
 
     /// Stores `value`, replacing the item with the same group, secret and account.
-    public func store(_ value: String, as secret: Secret, account: String) throws(KeyringError) {
+    package func store(_ value: String, as secret: Secret, account: String) throws(KeyringError) {
         let label = "Tether \(secret == .clientSecret ? "client secret" : "refresh token") for \(account) (\(place))"
         try Self.withService { service throws(KeyringError) in
             try service.store(value, label: label, attributes: attributes(secret, account))
@@ -45,7 +45,7 @@ public struct Keyring: Sendable {
 
     /// The secret stored for `account`, or nil when there is none. A locked
     /// collection, or a locked item, is an error, never "none".
-    public func lookup(_ secret: Secret, account: String) throws(KeyringError) -> String? {
+    package func lookup(_ secret: Secret, account: String) throws(KeyringError) -> String? {
         try Self.withService { service throws(KeyringError) -> String? in
             if try service.defaultCollection().locked { throw KeyringError("it is locked") }
             guard let item = try service.search(attributes(secret, account)).first else { return nil }
@@ -61,7 +61,7 @@ public struct Keyring: Sendable {
     /// Removes the group's items: those of `secret` and `account` when
     /// given, else all of them. True if any was there.
     @discardableResult
-    public func clear(_ secret: Secret? = nil, account: String? = nil) throws(KeyringError) -> Bool {
+    package func clear(_ secret: Secret? = nil, account: String? = nil) throws(KeyringError) -> Bool {
         var pairs = ["group": group]
         if let secret { pairs["secret"] = secret.rawValue }
         if let account { pairs["account"] = account }
@@ -76,7 +76,7 @@ public struct Keyring: Sendable {
     /// nil when the keyring takes a secret now (a Secret Service answers,
     /// with an unlocked default collection: an item is stored and removed);
     /// else why not.
-    public static func unavailability() -> KeyringError? {
+    package static func unavailability() -> KeyringError? {
         let probe = Keyring(group: "probe-" + String(UInt64.random(in: 0...UInt64.max), radix: 16), place: "a check by tether")
         do throws(KeyringError) {
             try probe.store("probe", as: .clientSecret, account: "tether")
@@ -103,8 +103,8 @@ public struct Keyring: Sendable {
 
 /// Why the keyring could not be used: one sentence (the bus's or the
 /// service's; never a secret).
-public struct KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 
 }

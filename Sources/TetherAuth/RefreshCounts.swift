@@ -6,8 +6,8 @@ import TetherGroup
 /// refresh lock is released, and the host's `tether metrics` reads them.
 /// Counting is best effort: a count that cannot be written never fails or
 /// delays a refresh.
-public struct RefreshCounts: Sendable {
-    public enum Outcome: String, CaseIterable, Sendable {
+package struct RefreshCounts: Sendable {
+    package enum Outcome: String, CaseIterable, Sendable {
         /// This process asked the server and got a new pair.
         case refreshed
         /// Another process had refreshed while this one waited for the lock.
@@ -21,7 +21,7 @@ public struct RefreshCounts: Sendable {
 
     private let tallies: [Outcome: TallyFile]
 
-    public init(group: GroupDirectory) throws(GroupError) {
+    package init(group: GroupDirectory) throws(GroupError) {
         var tallies: [Outcome: TallyFile] = [:]
         for outcome in Outcome.allCases {
             tallies[outcome] = try TallyFile(group: group, name: "refresh-\(outcome.rawValue)")
@@ -35,7 +35,7 @@ public struct RefreshCounts: Sendable {
 
     /// The counts so far; an outcome whose count cannot be read is left
     /// out (not counted as 0).
-    public func read() -> [Outcome: Int64] {
+    package func read() -> [Outcome: Int64] {
         var counts: [Outcome: Int64] = [:]
         for (outcome, tally) in tallies {
             if let count = tally.count() { counts[outcome] = count }

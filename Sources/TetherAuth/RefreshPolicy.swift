@@ -1,5 +1,5 @@
 /// Who may refresh.
-public enum RefreshPolicy: Sendable, Equatable {
+package enum RefreshPolicy: Sendable, Equatable {
     /// Any process refreshes, one at a time under the group's refresh lock.
     case coordinated
     /// Ask the host (over its socket); with no host, refresh coordinated

@@ -9,7 +9,7 @@ extension TokenBroker {
     /// blocking D-Bus call: never on the loop; see `saveUnsavedOffLoop`).
     /// The pairs are copied out: no lock is held while a store is written.
     @discardableResult
-    public func saveUnsaved(includingKeyring: Bool = false) -> Bool {
+    package func saveUnsaved(includingKeyring: Bool = false) -> Bool {
         let entries = unsaved.withLock { $0 }
         guard !entries.isEmpty else { return true }
         var settled: [TokenKind] = []
@@ -43,7 +43,7 @@ extension TokenBroker {
     }
 
     /// `saveUnsaved(includingKeyring: true)` on a thread of its own.
-    public func saveUnsavedOffLoop() async -> Bool {
+    package func saveUnsavedOffLoop() async -> Bool {
         (try? await Self.offLoop { () throws(AuthError) in self.saveUnsaved(includingKeyring: true) }) ?? false
     }
 

@@ -22,14 +22,14 @@ import TetherGroup
 ///   sees at its next read. 5xx, 429, timeouts and offline keep everything
 ///   and retry on `backoff` (at most `attempts` tries); a token that has not yet expired is
 ///   returned instead of an error.
-public final class TokenBroker: Sendable {
-    public let store: CredentialStore
-    public let refreshLockPath: String
+package final class TokenBroker: Sendable {
+    package let store: CredentialStore
+    package let refreshLockPath: String
     /// Seconds before expiry at which a token is renewed (clock-skew leeway).
-    public let leeway: Double
+    package let leeway: Double
     /// Waits (ms) between tries of a failing token request, at most `attempts` tries.
-    public let backoff: Backoff
-    public static let attempts = 4
+    package let backoff: Backoff
+    package static let attempts = 4
     /// Carries the token requests (an `HTTPClient`, on `loop`).
     let transport: any TokenTransport
     /// Where a refresh runs: the loop its requests are driven on.
@@ -37,7 +37,7 @@ public final class TokenBroker: Sendable {
     /// Ends a session the server refused.
     let session: AuthSession
     /// Seconds a token request may take in all; nil: the login's `--timeout`, else the default.
-    public let requestTimeout: Double?
+    package let requestTimeout: Double?
 
     private let flights = Mutex<[TokenKind: Task<TokenSet, any Error>]>([:])
     /// When this process last refreshed because a server refused a token.
@@ -67,7 +67,7 @@ public final class TokenBroker: Sendable {
     /// be kept (a read-only extension).
     private let counts: RefreshCounts?
 
-    public convenience init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60,
+    package convenience init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60,
                             backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true), requestTimeout: Double? = nil,
                             logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
                             onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
@@ -97,7 +97,7 @@ public final class TokenBroker: Sendable {
     static func now() -> Double { WallClock.now() }
 
     /// The auth state as stored now.
-    public func state() throws(AuthError) -> AuthState {
+    package func state() throws(AuthError) -> AuthState {
         do { return try store.snapshot().state } catch { throw .store(error) }
     }
 
@@ -105,7 +105,7 @@ public final class TokenBroker: Sendable {
     /// the client's), refreshed first if it is within the leeway of expiry
     /// or, given `rejected`, if a server refused that token (HTTP 401)
     /// before its expiry; see `tokenSet(_:rejecting:)`.
-    public nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String? = nil) async throws(AuthError) -> String {
+    package nonisolated(nonsending) func accessToken(_ kind: TokenKind? = nil, rejecting rejected: String? = nil) async throws(AuthError) -> String {
         try await tokenSet(kind, rejecting: rejected).accessToken
     }
 
@@ -114,14 +114,14 @@ public final class TokenBroker: Sendable {
     /// wrong address in the shared defaults) must not rotate the tokens on
     /// every fetch. Within it the stored token is the answer, and the
     /// caller's retry meets the server's 401 again.
-    public static let forcedRefreshInterval: Double = 30
+    package static let forcedRefreshInterval: Double = 30
 
     /// The token set of `kind` after a server refused `rejected` (nil: as
     /// `tokenSet(_:)`). While the stored token is still `rejected` it is
     /// refreshed now, through the same single flight, lock and re-read as
     /// any refresh, so a token that another task or process has already
     /// replaced is used as it is and the token endpoint is asked once.
-    public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
+    package nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil, rejecting rejected: String?) async throws(AuthError) -> TokenSet {
         guard let rejected else { return try await tokenSet(kind) }
         await retryKeyringSaves()
         if let pending = try pendingSet(kind), pending.accessToken != rejected { return pending }
@@ -142,7 +142,7 @@ public final class TokenBroker: Sendable {
         return fresh.accessToken == rejected ? try await refreshed(kind, stale: fresh) : fresh
     }
 
-    public nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
+    package nonisolated(nonsending) func tokenSet(_ kind: TokenKind? = nil) async throws(AuthError) -> TokenSet {
         await retryKeyringSaves()
         if let pending = try pendingSet(kind) { return pending }
         switch try cached(kind) {
@@ -151,7 +151,7 @@ public final class TokenBroker: Sendable {
         }
     }
 
-    public enum Cached: Sendable {
+    package enum Cached: Sendable {
         case valid(TokenSet)
         case due(TokenKind, stale: TokenSet)
     }
@@ -159,7 +159,7 @@ public final class TokenBroker: Sendable {
     /// The stored token set of `kind` without waiting: valid, or due for a
     /// refresh. The hot path of every token read: one `lstat` when the store
     /// is unchanged.
-    public func cached(_ kind: TokenKind? = nil) throws(AuthError) -> Cached {
+    package func cached(_ kind: TokenKind? = nil) throws(AuthError) -> Cached {
         let (kind, current) = try stored(kind)
         return current.needsRefresh(now: Self.now(), leeway: leeway) ? .due(kind, stale: current) : .valid(current)
     }

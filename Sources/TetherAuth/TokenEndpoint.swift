@@ -7,8 +7,8 @@ import TetherLoop
 /// (`OAuth2Requests`) or a JSON contract (`JSONContractRequests`). What
 /// they share is here: the transport rule, the request, and reading a
 /// token answer. An `HTTPClient` carries the requests (`TokenTransport`).
-public struct TokenEndpoint: Sendable, CustomStringConvertible {
-    public enum Grant: Sendable {
+package struct TokenEndpoint: Sendable, CustomStringConvertible {
+    package enum Grant: Sendable {
         case password(username: String, password: String)
         case clientCredentials
         case refreshToken(String)
@@ -25,13 +25,13 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         var body: [UInt8]
     }
 
-    public let configuration: AuthConfiguration
+    package let configuration: AuthConfiguration
     let transport: any TokenTransport
     /// Seconds a request may take in all before it counts as unreachable:
     /// given, else the login's `--timeout`, else 30.
-    public var timeout: Double
+    package var timeout: Double
 
-    public init(configuration: AuthConfiguration, http: HTTPClient, timeout: Double? = nil) {
+    package init(configuration: AuthConfiguration, http: HTTPClient, timeout: Double? = nil) {
         self.init(configuration: configuration, transport: http, timeout: timeout)
     }
 
@@ -41,18 +41,18 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         self.timeout = timeout ?? configuration.requestTimeout ?? HTTPRequest.defaultTimeout
     }
 
-    public var description: String { "TokenEndpoint(\(configuration))" }
+    package var description: String { "TokenEndpoint(\(configuration))" }
 
     /// Why `url` may not carry credentials, or nil if it may: it must be
     /// https, or http to this machine, unless the user allowed plain http.
-    public static func transportRefusal(_ url: String, allowsInsecureHTTP: Bool) -> String? {
+    package static func transportRefusal(_ url: String, allowsInsecureHTTP: Bool) -> String? {
         guard let origin = URLOrigin(url) else { return "\(OAuth2Requests.printable(url)) is not an http(s) URL" }
         if origin.isSecure || origin.isLoopback || allowsInsecureHTTP { return nil }
         return "refusing to send credentials in clear to \(origin): use https://, or --insecure-http on a network you trust"
     }
 
     /// Asks for a token set. `now` stamps `expires_in` answers.
-    public nonisolated(nonsending) func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
+    package nonisolated(nonsending) func request(_ grant: Grant, now: Double = WallClock.now()) async throws(TokenEndpointError) -> TokenSet {
         let (tokens, problem) = try await answer(grant, now: now)
         if let problem { throw problem }
         return tokens
@@ -62,7 +62,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     /// (an `expires_in` that is no number): a refresh must keep a rotated
     /// refresh token even then, so the set comes back with the problem. Such
     /// a set expires on arrival, so it is never trusted for longer.
-    public nonisolated(nonsending) func answer(_ grant: Grant, now: Double = WallClock.now())
+    package nonisolated(nonsending) func answer(_ grant: Grant, now: Double = WallClock.now())
         async throws(TokenEndpointError) -> (tokens: TokenSet, problem: TokenEndpointError?) {
         let request = switch configuration.style {
         case .oauth2: OAuth2Requests.request(grant, configuration)

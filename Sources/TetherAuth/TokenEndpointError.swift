@@ -1,7 +1,7 @@
 /// How a token request failed, classified the way RFC 6749 §5.2 and the
 /// retry policy need it. No case carries a token, password or secret: only
 /// HTTP statuses and the server's error code.
-public enum TokenEndpointError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TokenEndpointError: Error, Equatable, Sendable, CustomStringConvertible {
     /// 400 `invalid_grant`: the refresh token (or password) is no longer
     /// good. Ends a session, but only after checking nobody rotated it.
     case invalidGrant
@@ -20,14 +20,14 @@ public enum TokenEndpointError: Error, Equatable, Sendable, CustomStringConverti
     case malformedAnswer(String)
 
     /// True for failures that say nothing about the credentials.
-    public var isTransient: Bool {
+    package var isTransient: Bool {
         switch self {
         case .serverUnavailable, .unreachable: true
         default: false
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidGrant: "the server refused the grant (invalid_grant): the session is no longer valid"
         case .invalidClient: "the server refused the client (invalid_client): check the client id and secret"

@@ -4,7 +4,7 @@ extension TokenEndpoint {
     /// RFC 7009: asks the server to revoke `token` (a refresh token
     /// revokes its grant). 200 is success whether or not the server knew
     /// it (§2.2). The caller forgets the token either way.
-    public nonisolated(nonsending) func revoke(_ token: String, hint: String, at url: String, timeout: Double = 5) async throws(TokenEndpointError) {
+    package nonisolated(nonsending) func revoke(_ token: String, hint: String, at url: String, timeout: Double = 5) async throws(TokenEndpointError) {
         let request = switch configuration.style {
         case .oauth2: OAuth2Requests.clientRequest(url, [("token", token), ("token_type_hint", hint)], configuration)
         case .json: Request(url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],

@@ -2,44 +2,44 @@ import TetherJSON
 
 /// One access token with what it takes to renew it. The description never
 /// shows a token, so a TokenSet can be logged or interpolated safely.
-public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
-    public var accessToken: String
+package struct TokenSet: Sendable, Equatable, CustomStringConvertible {
+    package var accessToken: String
     /// nil also where the refresh token lives in the keyring and was not
     /// read: `refreshTokenID` then says there is one.
-    public var refreshToken: String?
+    package var refreshToken: String?
     /// In a group that keeps its secrets in the keyring: a random name for
     /// the refresh token stored there, new with each token, so processes
     /// tell tokens apart without reading the keyring. nil in a file group.
-    public var refreshTokenID: String?
+    package var refreshTokenID: String?
     /// What tells this set's refresh token from another's, in either store.
-    public var refreshIdentity: String? { refreshTokenID ?? refreshToken }
+    package var refreshIdentity: String? { refreshTokenID ?? refreshToken }
     /// Whether it can be renewed with a refresh token (wherever that lives).
-    public var isRefreshable: Bool { refreshIdentity != nil }
+    package var isRefreshable: Bool { refreshIdentity != nil }
     /// Seconds since 1970 as the server gave it (a JWT's `exp` is kept
     /// exactly, however large); nil when neither the token nor the response said.
-    public var expiry: JSONNumber?
+    package var expiry: JSONNumber?
     /// `expiry` as a Double, for arithmetic.
-    public var expiresAt: Double? {
+    package var expiresAt: Double? {
         get { expiry?.doubleValue }
         set { expiry = newValue.map { JSONNumber($0) } }
     }
-    public var tokenType: String
-    public var scope: String?
+    package var tokenType: String
+    package var scope: String?
     /// The user name the set was obtained for (password grant only).
-    public var subject: String?
+    package var subject: String?
     /// `subject` fit for a terminal (a server's claim: printable ASCII, at most 64 characters).
-    public var displaySubject: String? { subject.map(OAuth2Requests.printable) }
+    package var displaySubject: String? { subject.map(OAuth2Requests.printable) }
     /// Seconds since 1970 when we received it; bounds the leeway.
-    public var receivedAt: Double?
+    package var receivedAt: Double?
 
-    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
+    package init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
                 tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
                 receivedAt: Double? = nil) {
         self.init(accessToken: accessToken, refreshToken: refreshToken, expiry: expiresAt.map { JSONNumber($0) },
                   tokenType: tokenType, scope: scope, subject: subject, receivedAt: receivedAt)
     }
 
-    public init(accessToken: String, refreshToken: String? = nil, expiry: JSONNumber?,
+    package init(accessToken: String, refreshToken: String? = nil, expiry: JSONNumber?,
                 tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
                 receivedAt: Double? = nil) {
         self.accessToken = accessToken
@@ -56,7 +56,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     /// The leeway is at most half the token's lifetime: a token that lives
     /// 30 s with a 60 s leeway would otherwise be due the moment it arrives,
     /// and every read would refresh it.
-    public func needsRefresh(now: Double, leeway: Double) -> Bool {
+    package func needsRefresh(now: Double, leeway: Double) -> Bool {
         guard let expiresAt else { return false }
         var leeway = leeway
         if let receivedAt, expiresAt > receivedAt { leeway = min(leeway, (expiresAt - receivedAt) / 2) }
@@ -64,19 +64,19 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// True once the token is past its expiry, with no leeway.
-    public func isExpired(now: Double) -> Bool {
+    package func isExpired(now: Double) -> Bool {
         guard let expiresAt else { return false }
         return now >= expiresAt
     }
 
-    public var description: String {
+    package var description: String {
         "TokenSet(accessToken: <redacted>, refreshToken: \(refreshToken == nil ? "none" : "<redacted>"), "
             + "expiresAt: \(expiry?.description ?? "unknown"))"
     }
 
     // MARK: - Stored form
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["accessToken": .string(accessToken), "tokenType": .string(tokenType)]
         if let refreshToken { object["refreshToken"] = .string(refreshToken) }
         if let refreshTokenID { object["refreshTokenID"] = .string(refreshTokenID) }
@@ -88,7 +88,7 @@ public struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// nil when `value` is not a stored token set.
-    public init?(_ value: JSONValue?) {
+    package init?(_ value: JSONValue?) {
         guard let value, let accessToken = value["accessToken"]?.stringValue, !accessToken.isEmpty else { return nil }
         self.init(accessToken: accessToken,
                   refreshToken: value["refreshToken"]?.stringValue,

@@ -1,17 +1,17 @@
 /// The origin of an http(s) URL (RFC 6454): scheme, host and port, which
 /// decide where a credential may be sent.
-public struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
+package struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
     /// "http" or "https".
-    public let scheme: String
+    package let scheme: String
     /// Lowercased; an IPv6 address without its brackets.
-    public let host: String
-    public let port: Int
+    package let host: String
+    package let port: Int
 
     /// nil unless `url` is an absolute http:// or https:// URL with a host.
     /// Only ASCII is read, and lowercased as ASCII: a Unicode case mapping
     /// (the Kelvin sign to "k") would make a name match an origin that the
     /// HTTP client then resolves as written.
-    public init?(_ url: String) {
+    package init?(_ url: String) {
         let bytes = Array(url.utf8)
         let scheme: String
         if Self.hasPrefix(bytes, "https://") { scheme = "https" } else if Self.hasPrefix(bytes, "http://") { scheme = "http" } else { return nil }
@@ -52,7 +52,7 @@ public struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
 
     /// An origin as written, `scheme://host[:port]` (a '/' after it
     /// allowed): nil for anything with a path, query, fragment or user.
-    public init?(origin text: String) {
+    package init?(origin text: String) {
         let authority = text.drop { $0 != ":" }.dropFirst(3)
         let rest = authority.drop { !"/?#@".contains($0) }
         guard rest.isEmpty || rest == "/" else { return nil }
@@ -60,11 +60,11 @@ public struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// https, where nothing sent can be read on the way.
-    public var isSecure: Bool { scheme == "https" }
+    package var isSecure: Bool { scheme == "https" }
 
     /// This machine: `localhost`, 127.0.0.0/8 or ::1. Plain http there
     /// never leaves the machine.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         if host == "localhost" || host == "::1" { return true }
         let parts = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         return parts.count == 4 && Array(parts[0]) == Array("127".utf8)
@@ -98,7 +98,7 @@ public struct URLOrigin: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// scheme://host[:port], the port only where it is not the scheme's default.
-    public var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let defaultPort = scheme == "https" ? 443 : 80
         return "\(scheme)://\(shownHost)" + (port == defaultPort ? "" : ":\(port)")

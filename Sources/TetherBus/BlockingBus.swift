@@ -8,10 +8,10 @@ import Glibc
 /// answer, each bounded by its timeout. For questions asked where no loop
 /// runs yet (the host's start, `doctor`); everything else uses
 /// `BusConnection` on the loop.
-public final class BlockingBus {
+package final class BlockingBus {
     private var bus: OpaquePointer?
 
-    public init(address: String) throws(BusError) {
+    package init(address: String) throws(BusError) {
         var reason = [CChar](repeating: 0, count: 256)
         guard tether_bus_load(&reason, reason.count) == 0 else {
             throw BusError(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -25,7 +25,7 @@ public final class BlockingBus {
     deinit { tether_bus_close(bus) }
 
     /// Calls `member` and waits at most `timeoutMilliseconds` for its answer.
-    public func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
+    package func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
                      timeoutMilliseconds: UInt64) throws(BusError) -> [BusValue] {
         guard let bus else { throw BusError("the bus connection is closed") }
         var message: OpaquePointer?
@@ -48,7 +48,7 @@ public final class BlockingBus {
     }
 
     /// A property's value (`org.freedesktop.DBus.Properties.Get`).
-    public func property(destination: String, path: String, interface: String, name: String,
+    package func property(destination: String, path: String, interface: String, name: String,
                          timeoutMilliseconds: UInt64) throws(BusError) -> BusValue {
         let answer = try call(destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
                               member: "Get", [.string(interface), .string(name)], timeoutMilliseconds: timeoutMilliseconds)
@@ -61,7 +61,7 @@ public final class BlockingBus {
     /// `timeoutMilliseconds` in all. The match is made before the call, so
     /// a signal the call causes cannot pass unseen (systemd's `JobRemoved`
     /// for the job a call queued, as `systemd-run` waits for it).
-    public func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
+    package func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
                      thenAwait rule: String, until accept: ([BusValue], BusMessage) -> Bool,
                      timeoutMilliseconds: UInt64) throws(BusError) -> (answer: [BusValue], signal: BusMessage) {
         guard let bus else { throw BusError("the bus connection is closed") }

@@ -9,11 +9,11 @@ import TetherLoop
 /// calls to exported objects come to closures; the connection's end, to
 /// `onClose`, once. Like a libuv handle, an open connection is kept by its
 /// loop: it lives until it is closed, or ends, or the loop stops.
-public final class BusConnection: @unchecked Sendable {
-    public let loop: EventLoop
+package final class BusConnection: @unchecked Sendable {
+    package let loop: EventLoop
     /// Told once when the connection ends by itself (the bus went away),
     /// with why; never after `close()`.
-    public var onClose: ((BusError) -> Void)?
+    package var onClose: ((BusError) -> Void)?
     private var bus: OpaquePointer?
     private var watcher: PollWatcher?
     private var timer: LoopTimer
@@ -32,7 +32,7 @@ public final class BusConnection: @unchecked Sendable {
     static let dispatchesPerTurn = 64
 
     /// Connects to `address` (the handshake and Hello go on as the loop runs).
-    public init(loop: EventLoop, address: String) throws(BusError) {
+    package init(loop: EventLoop, address: String) throws(BusError) {
         loop.preconditionInLoop()
         self.loop = loop
         timer = LoopTimer(loop: loop)
@@ -72,10 +72,10 @@ public final class BusConnection: @unchecked Sendable {
         rearm()
     }
 
-    public var isOpen: Bool { bus != nil }
+    package var isOpen: Bool { bus != nil }
 
     /// The connection's unique name on the bus, once Hello is answered.
-    public var uniqueName: String? {
+    package var uniqueName: String? {
         guard let bus else { return nil }
         var name: UnsafePointer<CChar>?
         guard tether_bus_unique_name(bus, &name) >= 0, let name else { return nil }
@@ -84,7 +84,7 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Calls `member`; `done` gets the answer, an error answer as a failure,
     /// or the timeout's failure; never after `close()`.
-    public func call(destination: String?, path: String, interface: String?, member: String, _ arguments: [BusValue] = [],
+    package func call(destination: String?, path: String, interface: String?, member: String, _ arguments: [BusValue] = [],
                      timeoutMilliseconds: UInt64 = 25_000,
                      done: @escaping (Result<BusMessage, BusError>) -> Void) {
         loop.preconditionInLoop()
@@ -113,7 +113,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     /// Sends a signal from `path`.
-    public func emit(path: String, interface: String, member: String, _ arguments: [BusValue]) throws(BusError) {
+    package func emit(path: String, interface: String, member: String, _ arguments: [BusValue]) throws(BusError) {
         guard let bus else { throw BusError("the bus connection is closed") }
         var message: OpaquePointer?
         let made = tether_bus_new_signal(bus, &message, path, interface, member)
@@ -126,7 +126,7 @@ public final class BusConnection: @unchecked Sendable {
     /// Signals matching `rule` (a D-Bus match rule) come to `handler` until
     /// the subscription is cancelled or the connection closes.
     @discardableResult
-    public func subscribe(_ rule: String, _ handler: @escaping (BusMessage) -> Void) throws(BusError) -> BusSubscription {
+    package func subscribe(_ rule: String, _ handler: @escaping (BusMessage) -> Void) throws(BusError) -> BusSubscription {
         let callback = BusCallback()
         callback.body = { message in
             if let decoded = try? BusMessage.decode(message) { handler(decoded) }
@@ -144,7 +144,7 @@ public final class BusConnection: @unchecked Sendable {
     /// call (now or later) and returns true, or false for a method it does
     /// not know (sd-bus then answers UnknownMethod).
     @discardableResult
-    public func export(path: String, _ handler: @escaping (BusIncomingCall) -> Bool) throws(BusError) -> BusSubscription {
+    package func export(path: String, _ handler: @escaping (BusIncomingCall) -> Bool) throws(BusError) -> BusSubscription {
         let callback = BusCallback()
         callback.body = { [unowned self] message in
             guard let decoded = try? BusMessage.decode(message) else {
@@ -168,7 +168,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     /// Ends the connection; no closure is called after it.
-    public func close() {
+    package func close() {
         close(reason: nil)
     }
 
@@ -303,7 +303,7 @@ let busCallbackEntry: tether_bus_handler = { message, userdata, _ in
 }
 
 /// A match or an exported object; cancelled explicitly or with its connection.
-public final class BusSubscription {
+package final class BusSubscription {
     private weak var connection: BusConnection?
     private let callback: BusCallback
 
@@ -312,5 +312,5 @@ public final class BusSubscription {
         self.callback = callback
     }
 
-    public func cancel() { connection?.release(callback) }
+    package func cancel() { connection?.release(callback) }
 }

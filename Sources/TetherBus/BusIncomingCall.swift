@@ -4,8 +4,8 @@ import CTetherBus
 /// later from the loop (the call is held until then). An unanswered call
 /// is answered with an error when it goes, so a caller never waits on a
 /// call the handler dropped.
-public final class BusIncomingCall {
-    public let message: BusMessage
+package final class BusIncomingCall {
+    package let message: BusMessage
     private weak var connection: BusConnection?
     private var call: OpaquePointer?
 
@@ -35,7 +35,7 @@ public final class BusIncomingCall {
     }
 
     /// Answers with `values`.
-    public func reply(_ values: [BusValue] = []) {
+    package func reply(_ values: [BusValue] = []) {
         guard let call else { return }
         self.call = nil
         defer { tether_bus_message_unref(call) }
@@ -52,7 +52,7 @@ public final class BusIncomingCall {
     }
 
     /// Answers with the error `name` and its text.
-    public func fail(name: String, _ text: String) {
+    package func fail(name: String, _ text: String) {
         guard let call else { return }
         self.call = nil
         defer { tether_bus_message_unref(call) }

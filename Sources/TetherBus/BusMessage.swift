@@ -2,17 +2,17 @@ import CTetherBus
 
 /// A message read off the bus, whole: its header's names and its values.
 /// Reading everything at once keeps sd-bus's cursor out of callers' hands.
-public struct BusMessage: Sendable {
-    public enum Kind: Sendable { case call, reply, error, signal }
-    public let kind: Kind
-    public let path: String?
-    public let interface: String?
-    public let member: String?
-    public let sender: String?
+package struct BusMessage: Sendable {
+    package enum Kind: Sendable { case call, reply, error, signal }
+    package let kind: Kind
+    package let path: String?
+    package let interface: String?
+    package let member: String?
+    package let sender: String?
     /// For an error answer: its name and text.
-    public let errorName: String?
-    public let errorText: String?
-    public let arguments: [BusValue]
+    package let errorName: String?
+    package let errorText: String?
+    package let arguments: [BusValue]
 
     /// The message's values, or why they could not be read.
     static func decode(_ message: OpaquePointer) throws(BusError) -> BusMessage {
@@ -33,7 +33,7 @@ public struct BusMessage: Sendable {
     }
 
     /// An error answer as a `BusError`; nil for any other message.
-    public var error: BusError? {
+    package var error: BusError? {
         guard kind == .error else { return nil }
         return BusError(name: errorName, errorText ?? errorName ?? "the peer answered with an error")
     }

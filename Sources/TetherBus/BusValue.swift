@@ -1,7 +1,7 @@
 /// One D-Bus value, as a message carries it: what TetherBus appends and
 /// reads, so callers build and take apart messages without sd-bus's
 /// variadic calls. Unix descriptors are neither sent nor taken.
-public indirect enum BusValue: Sendable, Equatable {
+package indirect enum BusValue: Sendable, Equatable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -22,7 +22,7 @@ public indirect enum BusValue: Sendable, Equatable {
     case entry(BusValue, BusValue)
 
     /// The value's D-Bus type signature.
-    public var signature: String {
+    package var signature: String {
         switch self {
         case .byte: "y"
         case .boolean: "b"
@@ -44,50 +44,50 @@ public indirect enum BusValue: Sendable, Equatable {
     }
 
     /// A dictionary of strings to variants (`a{sv}`), the common property bag.
-    public static func properties(_ pairs: [(String, BusValue)]) -> BusValue {
+    package static func properties(_ pairs: [(String, BusValue)]) -> BusValue {
         .array(element: "{sv}", pairs.map { .entry(.string($0.0), .variant($0.1)) })
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .string(let text), .objectPath(let text), .signature(let text): text
         default: nil
         }
     }
 
-    public var uint32Value: UInt32? {
+    package var uint32Value: UInt32? {
         if case .uint32(let number) = self { return number }
         return nil
     }
 
-    public var int32Value: Int32? {
+    package var int32Value: Int32? {
         if case .int32(let number) = self { return number }
         return nil
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .boolean(let flag) = self { return flag }
         return nil
     }
 
     /// The value inside a variant (itself for anything else).
-    public var unwrapped: BusValue {
+    package var unwrapped: BusValue {
         if case .variant(let inner) = self { return inner.unwrapped }
         return self
     }
 
-    public var fields: [BusValue]? {
+    package var fields: [BusValue]? {
         if case .structure(let fields) = self { return fields }
         return nil
     }
 
-    public var items: [BusValue]? {
+    package var items: [BusValue]? {
         if case .array(_, let items) = self { return items }
         return nil
     }
 
     /// An `a{s…}` array's entry for `key`.
-    public subscript(key: String) -> BusValue? {
+    package subscript(key: String) -> BusValue? {
         guard case .array(_, let items) = self else { return nil }
         for case .entry(.string(key), let value) in items { return value }
         return nil

@@ -7,8 +7,8 @@ import Glibc
 /// address in `DBUS_SESSION_BUS_ADDRESS`, else the socket at
 /// `$XDG_RUNTIME_DIR/bus` (systemd's user bus). Never autolaunched: with
 /// neither there is no bus, and nothing is started to make one.
-public enum SessionBusAddress {
-    public static func resolve(_ value: (String) -> String? = ProcessEnvironment.value) -> Result<String, NoBus> {
+package enum SessionBusAddress {
+    package static func resolve(_ value: (String) -> String? = ProcessEnvironment.value) -> Result<String, NoBus> {
         if let address = value("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty {
             // An autolaunch address, anywhere in the list (clients try each
             // in turn), would start a bus: never.
@@ -38,13 +38,13 @@ public enum SessionBusAddress {
         return stat(path, &information) == 0 && information.st_mode & S_IFMT == S_IFSOCK
     }
 
-    public struct NoBus: Error, CustomStringConvertible {
-        public let reason: String
-        public var description: String { reason }
+    package struct NoBus: Error, CustomStringConvertible {
+        package let reason: String
+        package var description: String { reason }
     }
 
     /// A D-Bus address value: bytes outside `[-0-9A-Za-z_/.\*]` as `%XX`.
-    public static func escaped(_ value: String) -> String {
+    package static func escaped(_ value: String) -> String {
         var result = ""
         for byte in value.utf8 {
             let character = Character(Unicode.Scalar(byte))

@@ -43,7 +43,7 @@ struct AuthServerAdmin: Sendable {
 /// The demo auth server's executable: `explicit`, else next to tether (an
 /// install puts it there), else on PATH. It is a package of its own
 /// (examples/DemoAuthServer), so nothing heavy is in Tether's graph.
-public func demoAuthServerExecutable(_ explicit: String? = nil, besides tether: String) throws -> String {
+package func demoAuthServerExecutable(_ explicit: String? = nil, besides tether: String) throws -> String {
     if let explicit {
         guard FileManager.default.isExecutableFile(atPath: explicit) else {
             throw DemoError("--auth-server \(explicit) is not an executable", badInput: true)

@@ -3,27 +3,27 @@ import TetherLog
 
 /// `tether demo`: plays the day on a fresh stage and cleans up after it,
 /// whatever happened. The command only parses its options and prints.
-public enum DemoRun {
+package enum DemoRun {
     /// Expiry rounds the day plays (for the command's help).
-    public static var expiries: Int { DemoDay.expiries }
+    package static var expiries: Int { DemoDay.expiries }
 
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// Every check held and nothing was left behind.
-        public let ok: Bool
+        package let ok: Bool
         /// Ctrl-C (or SIGTERM/SIGHUP) ended it early.
-        public let interrupted: Bool
+        package let interrupted: Bool
         /// The summary `--json` prints.
-        public let summary: JSONValue
+        package let summary: JSONValue
     }
 
     /// The executables the demo needs beside tether, missing from `bin`.
-    public static func missingExecutables(in bin: String) -> [String] { DemoDay.missingExecutables(in: bin) }
+    package static func missingExecutables(in bin: String) -> [String] { DemoDay.missingExecutables(in: bin) }
 
     /// Plays the day with the example executables in `bin` and the demo
     /// auth server at `authServer`; the story goes to standard error (to
     /// standard output unless `json`), every process's lines too if
     /// `verbose`.
-    public static func play(bin: String, authServer: String, json: Bool, verbose: Bool) throws(DemoError) -> Outcome {
+    package static func play(bin: String, authServer: String, json: Bool, verbose: Bool) throws(DemoError) -> Outcome {
         let narrator = DemoNarrator(json: json, totalSteps: DemoDay.steps)
         var echo: (@Sendable (String, String) -> Void)?
         if verbose {

@@ -8,12 +8,12 @@ import Glibc
 /// A reader, or a crash at any instant, sees the old content or the new one,
 /// never a torn mix. `Syscall.open` adds O_CLOEXEC and O_NOFOLLOW to every
 /// open here, so no descriptor leaks into a child and no symlink is followed.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Files larger than this are refused when read: shared files are small.
-    public static let maximumSize = 16 << 20
+    package static let maximumSize = 16 << 20
 
     /// The file's bytes, or nil when it does not exist.
-    public static func read(_ path: String) throws(GroupError) -> [UInt8]? {
+    package static func read(_ path: String) throws(GroupError) -> [UInt8]? {
         let fd: Int32
         do {
             fd = try Syscall.open(path, O_RDONLY)
@@ -29,7 +29,7 @@ public enum AtomicFile {
     }
 
     /// The bytes of the regular file open at `fd`, at most `maximumSize`.
-    public static func read(fd: Int32, path: String) throws(GroupError) -> [UInt8] {
+    package static func read(fd: Int32, path: String) throws(GroupError) -> [UInt8] {
         do {
             let info = try Syscall.fstat(fd)
             guard info.isRegularFile else { throw GroupError.notARegularFile(path) }
@@ -50,7 +50,7 @@ public enum AtomicFile {
     }
 
     /// Which temp files of a crashed writer a write removes first.
-    public enum Sweep: Sendable {
+    package enum Sweep: Sendable {
         /// None: the caller swept already.
         case none
         /// Those whose writer's pid is gone: safe without any lock.
@@ -62,7 +62,7 @@ public enum AtomicFile {
 
     /// Removes the temp files `write` leaves for `path` when its writer dies
     /// (`.NAME.PID.N.tmp` beside it): they may hold a full copy of a secret.
-    public static func removeTemporaryFiles(of path: String, _ sweep: Sweep = .all) {
+    package static func removeTemporaryFiles(of path: String, _ sweep: Sweep = .all) {
         guard sweep != .none else { return }
         let (directory, name) = split(path)
         guard let stream = opendir(directory) else { return }
@@ -97,7 +97,7 @@ public enum AtomicFile {
     /// Replaces the file at `path` with `bytes`, atomically and (unless not
     /// `durable`: a copy of what is kept elsewhere) durably, first removing
     /// crashed writers' temp files as `sweeping` says.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
                              sweeping: Sweep = .deadWriters, durable: Bool = true) throws(GroupError) {
         removeTemporaryFiles(of: path, sweeping)
         let (directory, name) = split(path)

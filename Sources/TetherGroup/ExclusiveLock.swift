@@ -11,12 +11,12 @@ import TetherLoop
 /// Every wait has a deadline: a holder that is stopped (SIGSTOP, a debugger)
 /// or hung holds the lock as long as it lives, and a waiter must be able to
 /// say so rather than block forever.
-public final class ExclusiveLock: @unchecked Sendable {
-    public let path: String
+package final class ExclusiveLock: @unchecked Sendable {
+    package let path: String
     private var fd: Int32
 
     /// How long a store writer waits for another: writes take milliseconds.
-    public static let defaultTimeoutMilliseconds = 10_000
+    package static let defaultTimeoutMilliseconds = 10_000
 
     private init(path: String, fd: Int32) {
         self.path = path
@@ -29,7 +29,7 @@ public final class ExclusiveLock: @unchecked Sendable {
     /// throws `GroupError.lockTimeout`. A holder that dies releases it at
     /// once. The wait is event-driven (inotify on the lock file: a holder
     /// lets go by closing it), on the calling thread.
-    public static func acquire(path: String,
+    package static func acquire(path: String,
                                timeoutMilliseconds: Int = ExclusiveLock.defaultTimeoutMilliseconds) throws(GroupError) -> ExclusiveLock {
         let started = MonotonicClock.nanoseconds()
         // At most a day: no overflow, and no wait that long is meant.
@@ -41,7 +41,7 @@ public final class ExclusiveLock: @unchecked Sendable {
     }
 
     /// The lock, or nil when another process holds it.
-    public static func tryAcquire(path: String) throws(GroupError) -> ExclusiveLock? {
+    package static func tryAcquire(path: String) throws(GroupError) -> ExclusiveLock? {
         try take(path: path, deadline: 0)
     }
 
@@ -134,7 +134,7 @@ public final class ExclusiveLock: @unchecked Sendable {
     }
 
     /// Releases the lock; also done when the value is deallocated.
-    public func release() {
+    package func release() {
         guard fd >= 0 else { return }
         OFDLock.unlock(fd)
         Syscall.close(fd)

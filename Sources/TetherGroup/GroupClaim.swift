@@ -8,7 +8,7 @@ import Glibc
 /// new, free file), but it cannot rename or replace the group directory,
 /// whose parent no role may write: a second host on the group is refused
 /// by the kernel however the files inside were moved.
-public final class GroupClaim {
+package final class GroupClaim {
     private let fd: Int32
 
     private init(fd: Int32) { self.fd = fd }
@@ -16,7 +16,7 @@ public final class GroupClaim {
     deinit { Syscall.close(fd) }
 
     /// What claiming a group found.
-    public enum Outcome {
+    package enum Outcome {
         case claimed(GroupClaim)
         /// Another host has it (its pid, where the lock table says).
         case claimedByHost(pid: Int32?)
@@ -28,7 +28,7 @@ public final class GroupClaim {
     }
 
     /// Claims the group at `path`.
-    public static func claim(_ path: String) throws(GroupError) -> Outcome {
+    package static func claim(_ path: String) throws(GroupError) -> Outcome {
         let fd: Int32
         do {
             fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -54,7 +54,7 @@ public final class GroupClaim {
 
     /// The pid of the process that claims the group at `path`, if the
     /// kernel's lock table names one.
-    public static func holder(of path: String) -> Int32? {
+    package static func holder(of path: String) -> Int32? {
         guard let info = try? Syscall.lstat(path) else { return nil }
         return FlockTable.exclusiveHolder(device: info.st_dev, inode: info.st_ino)
     }
@@ -64,7 +64,7 @@ extension LockProbe {
     /// The status of `target`'s lock in `group`; for the host, also its
     /// claim on the group: a host whose lock file was renamed away (by an
     /// extension that may write the group) still runs, and says so.
-    public static func status(of target: LockTarget, in group: GroupDirectory,
+    package static func status(of target: LockTarget, in group: GroupDirectory,
                               identifyHolder: Bool = true) throws(GroupError) -> (lock: String, status: LockStatus) {
         let path = try group.preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: identifyHolder)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// How a confined extension may write one place in the group.
-public enum GroupWriteAccess: Sendable, Equatable {
+package enum GroupWriteAccess: Sendable, Equatable {
     /// Anything beneath it but sockets and devices (its own files).
     case tree
     /// Files directly in it: made, written, replaced and removed; no
@@ -21,7 +21,7 @@ extension GroupDirectory {
     /// second copy of a feature can never be let in by a missing name.
     /// Each place must exist when the sandbox is built
     /// (`prepareForExtensions`).
-    public static func extensionWrites(in group: String) -> [(path: String, access: GroupWriteAccess)] {
+    package static func extensionWrites(in group: String) -> [(path: String, access: GroupWriteAccess)] {
         [
             ("\(group)/shared", .tree),
             ("\(group)/stores", .files),
@@ -38,7 +38,7 @@ extension GroupDirectory {
     /// Makes every place `extensionWrites` names, and the lock files in
     /// them, while the caller may: the host before it launches anything, an
     /// extension started by hand before it confines itself.
-    public func prepareForExtensions() throws(GroupError) {
+    package func prepareForExtensions() throws(GroupError) {
         for directory in ["shared", "tallies"] { try Self.ensureDirectory("\(path)/\(directory)") }
         // Extensions read features' locks (probes) beside the instance locks
         // kept from them: what is made beside those after their rules is

@@ -10,11 +10,11 @@ import Glibc
 /// leave the secrets out of a read-only role's reach.
 extension GroupDirectory {
     /// The directory of the group's secrets: `PARENT/.NAME.secrets`.
-    public var secretsPath: String { Self.secretsPath(of: path) }
+    package var secretsPath: String { Self.secretsPath(of: path) }
 
     /// The same for the group at `path` (absolute; `.`, `..` and repeated
     /// slashes are resolved first, so every spelling finds the same one).
-    public static func secretsPath(of path: String) -> String {
+    package static func secretsPath(of path: String) -> String {
         var components: [Substring] = []
         for component in path.split(separator: "/") where component != "." {
             if component == ".." { _ = components.popLast() } else { components.append(component) }
@@ -28,7 +28,7 @@ extension GroupDirectory {
     /// group's parent is not ours to write (a read-only role can then read
     /// them: `Confinement` says so). A store an earlier version kept in the
     /// group is moved in (the newer copy kept), with its writers' leftovers.
-    public func preparedSecretsPath() throws(GroupError) -> String {
+    package func preparedSecretsPath() throws(GroupError) -> String {
         let secrets = secretsPath
         do throws(GroupError) {
             try Self.ensureDirectory(secrets)

@@ -29,6 +29,7 @@ import Darwin
 /// confined extension may write is `extensionWrites`: never the group's
 /// top level, so no extension renames or unlinks `locks/` or the socket.
 public struct GroupDirectory: Sendable {
+    /// The group's absolute path.
     public let path: String
 
     /// `--group DIR`, else `$TETHER_GROUP`, else
@@ -39,7 +40,7 @@ public struct GroupDirectory: Sendable {
 
     /// The same, reading variables one at a time (`ProcessEnvironment.value`
     /// on start-up paths, which then build no dictionary).
-    public static func resolvePath(explicit: String?, variable: (String) -> String?) throws(GroupError) -> String {
+    package static func resolvePath(explicit: String?, variable: (String) -> String?) throws(GroupError) -> String {
         if let explicit, !explicit.isEmpty { return absolutePath(explicit) }
         if let group = variable("TETHER_GROUP"), !group.isEmpty { return absolutePath(group) }
         let stateHome: String
@@ -66,20 +67,22 @@ public struct GroupDirectory: Sendable {
 
     /// The host's mark that the group's shared parts (`shared/`,
     /// `stores/`) hold more than it allows: writers that would add refuse.
-    public static func fullMarkerPath(of group: String) -> String { "\(group)/locks/group-full" }
+    package static func fullMarkerPath(of group: String) -> String { "\(group)/locks/group-full" }
 
     static func group(ofFullMarker marker: String) -> String { String(marker.dropLast("/locks/group-full".count)) }
 
     /// Whether the host's mark refuses writing `count` bytes over `path`:
     /// while the group is full, only what shrinks a file is written.
-    public static func fullRefuses(_ count: Int, over path: String, marker: String) -> Bool {
+    package static func fullRefuses(_ count: Int, over path: String, marker: String) -> Bool {
         guard (try? Syscall.lstat(marker)) != nil else { return false }
         return count > Int((try? Syscall.lstat(path))?.st_size ?? 0)
     }
 
     /// Where instance locks live: the host's alone (no extension sees it).
-    public static func extensionLocksPath(of group: String) -> String { "\(group)/locks/extensions" }
+    package static func extensionLocksPath(of group: String) -> String { "\(group)/locks/extensions" }
 
+    /// Where the liveness lock of `target` is (it may not exist yet: a
+    /// lock never taken reads as not running).
     public func lockPath(for target: LockTarget) -> String {
         switch target {
         case .host: "\(path)/locks/host.lock"
@@ -90,7 +93,7 @@ public struct GroupDirectory: Sendable {
 
     /// The lock file's path for `target`, with its directories created and
     /// checked the same way as the group directory itself.
-    public func preparedLockPath(for target: LockTarget) throws(GroupError) -> String {
+    package func preparedLockPath(for target: LockTarget) throws(GroupError) -> String {
         try Self.ensureDirectory("\(path)/locks")
         switch target {
         case .host: break
@@ -103,7 +106,7 @@ public struct GroupDirectory: Sendable {
     /// The lock's path, its file created (empty, 0600) if missing: for a
     /// process about to lose the right to create files in the group (a
     /// confined read-only keyboard still watches the host's lock).
-    public func createdLockPath(for target: LockTarget) throws(GroupError) -> String {
+    package func createdLockPath(for target: LockTarget) throws(GroupError) -> String {
         let path = try preparedLockPath(for: target)
         if let opened = try LockFile.open(path, .watch) { Syscall.close(opened.fd) }
         return path
@@ -115,7 +118,7 @@ public struct GroupDirectory: Sendable {
     /// The store file named `name`, its directory made; while it does not
     /// exist, a store an earlier version kept at the group's top level is
     /// moved in, and its crashed writers' leftovers removed.
-    public func preparedStorePath(_ name: String) throws(GroupError) -> String {
+    package func preparedStorePath(_ name: String) throws(GroupError) -> String {
         let store = storePath(name)
         // The common case, moved already, costs one lstat.
         if (try? Syscall.lstat(store)) != nil { return store }
@@ -127,14 +130,14 @@ public struct GroupDirectory: Sendable {
     }
 
     /// The lock that serializes writers of store `name`, directories created.
-    public func preparedStoreLockPath(_ name: String) throws(GroupError) -> String {
+    package func preparedStoreLockPath(_ name: String) throws(GroupError) -> String {
         try Self.ensureDirectory("\(path)/locks")
         try Self.ensureDirectory("\(path)/locks/stores")
         return "\(path)/locks/stores/\(name).lock"
     }
 
     /// The lock a process holds while it refreshes tokens, directories created.
-    public func preparedRefreshLockPath() throws(GroupError) -> String {
+    package func preparedRefreshLockPath() throws(GroupError) -> String {
         try Self.ensureDirectory("\(path)/locks")
         return "\(path)/locks/refresh.lock"
     }
@@ -182,7 +185,7 @@ public struct GroupDirectory: Sendable {
 func currentUID() -> UInt32 { geteuid() }
 
 /// `path` made absolute against the working directory, without trailing '/'.
-public func absolutePath(_ path: String) -> String {
+package func absolutePath(_ path: String) -> String {
     var result = path
     if !result.hasPrefix("/") {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

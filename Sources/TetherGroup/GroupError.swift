@@ -4,20 +4,30 @@ import SystemPackage
 /// a user can act on. `isBadInput` separates a caller's mistake (exit 2)
 /// from an environment problem (exit 3).
 public enum GroupError: Error, Equatable, CustomStringConvertible {
+    /// A feature name outside the rule (`FeatureName`).
     case invalidFeatureName(String)
+    /// No `--group`, `TETHER_GROUP`, `XDG_STATE_HOME` or `HOME` to find it by.
     case noGroupDirectory
+    /// A path in the group that is a symbolic link: never followed.
     case symlinkRefused(String)
     /// A lock or store file with more than one name: writing it would write
     /// through to the other name.
     case hardLinkRefused(String, links: UInt64)
+    /// A path that must be a directory and is not.
     case notADirectory(String)
+    /// A lock or store that is a FIFO, a device or a directory.
     case notARegularFile(String)
+    /// A path owned by another user.
     case foreignOwner(String, uid: UInt32)
+    /// A directory others may write to.
     case insecurePermissions(String, mode: UInt32)
+    /// A system call that failed: what it did, on which path, and why.
     case system(String, path: String, Errno)
     /// A store file that failed to parse, moved aside to `keptAs`.
     case corruptStore(String, keptAs: String, reason: String)
+    /// A defaults key that is empty, too long or not printable.
     case invalidKey(String)
+    /// A value nested deeper than a store keeps.
     case valueTooDeep(String, limit: Int)
     /// A write that would make the store `bytes` long, over `limit`.
     case storeTooLarge(String, bytes: Int, limit: Int)
@@ -25,8 +35,10 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case groupFull(String)
     /// Waited `seconds` for a lock another process holds (stopped or hung).
     case lockTimeout(String, seconds: Int)
+    /// A secrets file others may read.
     case exposedFile(String, mode: UInt32)
 
+    /// The caller's mistake (exit 2), not the environment's (exit 3).
     public var isBadInput: Bool {
         switch self {
         case .invalidFeatureName, .invalidKey, .valueTooDeep, .storeTooLarge: return true

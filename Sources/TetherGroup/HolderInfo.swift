@@ -9,13 +9,14 @@ import Darwin
 /// after acquiring it; for a foreign holder (util-linux flock(1), Darwin
 /// O_EXLOCK) only the pid is known, from the kernel's lock table.
 public struct HolderInfo: Sendable, Equatable {
+    /// The holding process.
     public var pid: Int32
     /// ISO 8601, UTC; nil for foreign holders.
     public var since: String?
     /// What the holder says it holds ("host", "feature recording"); nil for foreign holders.
     public var label: String?
 
-    public init(pid: Int32, since: String?, label: String?) {
+    package init(pid: Int32, since: String?, label: String?) {
         self.pid = pid
         self.since = since
         self.label = label

@@ -9,47 +9,47 @@ import TetherLoop
 /// with every other user on it (`SharedInotify`): a process holds one
 /// instance however much it watches, where the user may have 128 in all.
 /// Create, `watch` paths, `start`, and `close` on the loop's thread.
-public final class Inotify {
+package final class Inotify {
     private let shared: SharedInotify
     /// This user's watches and the events it asked for on each.
     fileprivate var masks: [Int32: UInt32] = [:]
     fileprivate var onEvents: (([Event]) -> Void)?
     private var closed = false
 
-    public init(loop: EventLoop) throws(Errno) {
+    package init(loop: EventLoop) throws(Errno) {
         shared = try SharedInotify.joined(on: loop)
     }
 
     /// The watch descriptor (the same for a path already watched, by this
     /// user or another on the loop).
     @discardableResult
-    public func watch(_ path: String, mask: UInt32) throws(Errno) -> Int32 {
+    package func watch(_ path: String, mask: UInt32) throws(Errno) -> Int32 {
         let descriptor = try shared.watch(path, mask: mask, for: self)
         masks[descriptor, default: 0] |= mask
         return descriptor
     }
 
-    public func unwatch(_ descriptor: Int32) {
+    package func unwatch(_ descriptor: Int32) {
         guard masks.removeValue(forKey: descriptor) != nil else { return }
         shared.unwatch(descriptor, for: self)
     }
 
     /// One event: its watch, mask, and the name of the entry in a watched
     /// directory (empty for the watched object itself).
-    public struct Event: Sendable {
-        public let descriptor: Int32
-        public let mask: UInt32
-        public let name: String
+    package struct Event: Sendable {
+        package let descriptor: Int32
+        package let mask: UInt32
+        package let name: String
     }
 
     /// Calls `onEvents` with this user's pending events, in order, each
     /// time some arrive: those on its watches that it asked for, and the
     /// ones inotify sends unasked (IN_IGNORED, IN_Q_OVERFLOW).
-    public func start(_ onEvents: @escaping ([Event]) -> Void) throws(Errno) {
+    package func start(_ onEvents: @escaping ([Event]) -> Void) throws(Errno) {
         self.onEvents = onEvents
     }
 
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         onEvents = nil

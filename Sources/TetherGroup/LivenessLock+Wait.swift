@@ -6,7 +6,7 @@ extension LivenessLock {
     /// the current holder to let go. The wait is event-driven (a
     /// `LockWatcher`), not a polling loop. Call on the loop's thread;
     /// `completion` runs there once, with nil on timeout.
-    public static func acquire(
+    package static func acquire(
         on loop: EventLoop,
         path: String,
         label: String,

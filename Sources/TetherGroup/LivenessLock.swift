@@ -26,15 +26,15 @@ import Glibc
 ///
 /// Nothing here waits or spins: a refusal comes within microseconds, so it
 /// may run on an event loop.
-public final class LivenessLock: @unchecked Sendable {
-    public let path: String
-    public let holder: HolderInfo
+package final class LivenessLock: @unchecked Sendable {
+    package let path: String
+    package let holder: HolderInfo
     private let descriptor: Mutex<Int32>
 
     /// The pid of a foreign read lock that kept the old lock file from
     /// everyone (-1: an OFD lock, whose owner the kernel does not say); the
     /// file was replaced. For the holder to report.
-    public let displacedReader: Int32?
+    package let displacedReader: Int32?
 
     private init(path: String, fd: Int32, holder: HolderInfo, displacedReader: Int32?) {
         self.path = path
@@ -46,7 +46,7 @@ public final class LivenessLock: @unchecked Sendable {
     deinit { release() }
 
     /// One non-blocking attempt. Returns nil when another party holds the lock.
-    public static func tryAcquire(path: String, label: String) throws(GroupError) -> LivenessLock? {
+    package static func tryAcquire(path: String, label: String) throws(GroupError) -> LivenessLock? {
         // A replaced file is retried; a few dozen times means someone keeps
         // swapping it, which is an error, not contention (eight holders
         // replacing one read-locked file can swap it under each other).
@@ -118,7 +118,7 @@ public final class LivenessLock: @unchecked Sendable {
     /// extensions' instance locks so: truncating frees the block (on ext4
     /// with discard, a discard too), a tenth of the host's work when 3,000
     /// extensions stop together.
-    public func release(truncating: Bool = true) {
+    package func release(truncating: Bool = true) {
         descriptor.withLock { fd in
             guard fd >= 0 else { return }
             if truncating {
@@ -137,7 +137,7 @@ public final class LivenessLock: @unchecked Sendable {
 
     /// One sentence for the holder to report when a foreign read lock was
     /// displaced; nil otherwise.
-    public var displacementNote: String? {
+    package var displacementNote: String? {
         displacedReader.map { pid in
             let who = pid > 0 ? "pid \(pid)" : "an open file description"
             return "\(path) was read-locked by \(who), which keeps every holder out; replaced it with a new lock file"

@@ -19,7 +19,7 @@ import Glibc
 /// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
 /// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.
 public final class LockProbe: @unchecked Sendable {
-    public let path: String
+    package let path: String
     private let fd: Int32
     private let file: stat
 
@@ -35,6 +35,8 @@ public final class LockProbe: @unchecked Sendable {
 
     deinit { Syscall.close(fd) }
 
+    /// Whether the lock is held now; with `identifyHolder`, who holds it
+    /// (its record, or the kernel's lock table for a foreign holder).
     public func status(identifyHolder: Bool = false) throws(GroupError) -> LockStatus {
         try Self.status(fd: fd, file: file, path: path, identifyHolder: identifyHolder, keepsDescriptor: true)
     }
@@ -53,7 +55,7 @@ public final class LockProbe: @unchecked Sendable {
     /// flock(2) half of it (a Tether holder's is shared, so the kernel's
     /// table names it). A descendant that inherited the descriptor is not
     /// named. False where the kernel's table cannot be read.
-    public static func isHeld(byProcess pid: Int32, lockAt path: String) -> Bool {
+    package static func isHeld(byProcess pid: Int32, lockAt path: String) -> Bool {
         #if os(Linux)
         guard let status = try? status(ofLockAt: path, identifyHolder: false), status.running,
               let opened = try? LockFile.open(path, .probe) else { return false }

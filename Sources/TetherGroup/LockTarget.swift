@@ -1,12 +1,14 @@
 /// What a liveness lock stands for: the host itself, or one named feature.
 public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
+    /// The host (`locks/host.lock`).
     case host
+    /// A feature an extension or a process holds while it is alive.
     case feature(FeatureName)
     /// One running instance of an extension (held while it runs).
     case extensionInstance(FeatureName)
 
     /// "host" or "feature", as in the CLI and JSON.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .host: "host"
         case .feature: "feature"
@@ -33,7 +35,7 @@ public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
 
 extension LockTarget {
     /// What a holder writes into the lock file: "host" or "feature NAME".
-    public var label: String {
+    package var label: String {
         switch self {
         case .host: "host"
         case .feature(let name): "feature \(name.rawValue)"

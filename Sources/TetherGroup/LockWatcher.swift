@@ -14,11 +14,11 @@ import TetherLoop
 /// again on a short, bounded schedule (1 ms doubling to 128 ms), then goes
 /// back to waiting. The watcher probes through a descriptor it keeps open,
 /// so its own probes raise no events.
-public final class LockWatcher: @unchecked Sendable {
-    public let path: String
+package final class LockWatcher: @unchecked Sendable {
+    package let path: String
     /// The latest answer, holder included when known.
-    public private(set) var status: LockStatus
-    public let loop: EventLoop
+    package private(set) var status: LockStatus
+    package let loop: EventLoop
 
     private var fd: Int32
     private var file: stat
@@ -38,7 +38,7 @@ public final class LockWatcher: @unchecked Sendable {
     /// Starts watching `path` (creating the lock file if needed). Call on the
     /// loop's thread. `onChange` runs on the loop each time `running` flips;
     /// the current answer is in `status` from the start.
-    public init(loop: EventLoop, path: String, onChange: @escaping (LockStatus) -> Void) throws(GroupError) {
+    package init(loop: EventLoop, path: String, onChange: @escaping (LockStatus) -> Void) throws(GroupError) {
         precondition(loop.inEventLoop, "LockWatcher must be created on its loop's thread")
         self.loop = loop
         self.path = path
@@ -64,7 +64,7 @@ public final class LockWatcher: @unchecked Sendable {
     }
 
     /// Stops watching and releases the watcher. Call on the loop's thread.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         onChange = nil

@@ -1,8 +1,8 @@
 /// A stable 16-character name for a path (FNV-1a, 64 bits, in hex): what
 /// the host keeps for one group outside it is named by it, and each
 /// group's entry in the secrets index.
-public enum PathHash {
-    public static func hex(_ text: String) -> String {
+package enum PathHash {
+    package static func hex(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

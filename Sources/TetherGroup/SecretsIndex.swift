@@ -10,13 +10,13 @@ import Glibc
 /// one symlink per secrets directory, named by a hash of its path. A
 /// symlink is made whole or not at all, so the index needs no lock. It is
 /// outside every group, so no confined role can write it.
-public enum SecretsIndex {
+package enum SecretsIndex {
     /// At most this many are hidden (the most recently registered): each
     /// costs a listing of the directories on the way to it at every launch.
-    public static let limit = 64
+    package static let limit = 64
 
     /// Adds `secrets` (best effort: a confined process cannot, and need not).
-    public static func register(_ secrets: String, variable: (String) -> String? = ProcessEnvironment.value) {
+    package static func register(_ secrets: String, variable: (String) -> String? = ProcessEnvironment.value) {
         guard secrets.hasPrefix("/"), let index = directory(variable: variable) else { return }
         var prefix = ""
         for component in index.split(separator: "/") {
@@ -31,7 +31,7 @@ public enum SecretsIndex {
 
     /// The secrets directories that exist, the most recently registered
     /// first, at most `limit`. Links to what is gone are removed.
-    public static func known(variable: (String) -> String? = ProcessEnvironment.value) -> [String] {
+    package static func known(variable: (String) -> String? = ProcessEnvironment.value) -> [String] {
         guard let index = directory(variable: variable) else { return [] }
         let fd = open(index, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return [] }

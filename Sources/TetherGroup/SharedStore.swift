@@ -21,10 +21,10 @@ public final class SharedStore: Sendable {
     /// the smallest role's memory limit (a JSON value takes up to about
     /// twenty times its text's bytes once parsed: a 15 MiB store did not
     /// fit in 128 MiB). Larger files are moved aside like corrupt ones.
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
-    public let path: String
-    public let lockPath: String
+    package let path: String
+    package let lockPath: String
     /// The group's "full" mark (`GroupDirectory.fullMarkerPath`), for a
     /// store of the group's parts the host counts: while it is there, a
     /// write that grows the store is refused. Nil for the credentials
@@ -39,7 +39,7 @@ public final class SharedStore: Sendable {
     }
     private let cache = Mutex(Cache())
 
-    public init(path: String, lockPath: String, fullMarker: String? = nil) {
+    package init(path: String, lockPath: String, fullMarker: String? = nil) {
         self.path = path
         self.lockPath = lockPath
         self.fullMarker = fullMarker
@@ -52,7 +52,7 @@ public final class SharedStore: Sendable {
     }
 
     /// The credential store: token sets, readable by this user only.
-    public static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
+    package static func credentials(in group: GroupDirectory) throws(GroupError) -> SharedStore {
         SharedStore(path: try group.preparedSecretsPath() + "/credentials.json",
                     lockPath: try group.preparedStoreLockPath("credentials"))
     }
@@ -62,7 +62,7 @@ public final class SharedStore: Sendable {
     }
 
     /// Keys are 1 to 256 printable characters.
-    public static func validate(key: String) throws(GroupError) {
+    package static func validate(key: String) throws(GroupError) {
         guard !key.isEmpty, key.utf8.count <= 256, key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f })
         else { throw .invalidKey(key) }
     }
@@ -108,7 +108,7 @@ public final class SharedStore: Sendable {
     /// The values as far as they can be read right now, for observers that
     /// must never wait or change anything (the log redactor): no lock is
     /// taken, an unreadable file is not moved aside, any failure reads empty.
-    public func valuesWithoutLocking() -> [String: JSONValue] {
+    package func valuesWithoutLocking() -> [String: JSONValue] {
         guard let info = try? Syscall.lstat(path) else { return [:] }
         if let cached = cachedValues(for: info) { return cached }
         guard case .values(let values)? = try? load() else { return [:] }
@@ -121,12 +121,13 @@ public final class SharedStore: Sendable {
         cache.withLock { $0.fd >= 0 && $0.inode == info.st_ino && $0.device == info.st_dev ? $0.values : nil }
     }
 
+    /// The value for `key`, read as `values()` reads.
     public func value(forKey key: String) throws(GroupError) -> JSONValue? {
         try values()[key]
     }
 
     /// The keys whose values differ between two readings, sorted.
-    public static func changedKeys(from old: [String: JSONValue], to new: [String: JSONValue]) -> [String] {
+    package static func changedKeys(from old: [String: JSONValue], to new: [String: JSONValue]) -> [String] {
         Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }.sorted()
     }
 

@@ -7,8 +7,8 @@ import TetherLoop
 /// inotify watches the store's directory for the rename that completes every
 /// atomic write (IN_MOVED_TO) and for deletions; `uv_poll` reads it. Nothing
 /// polls, and a change is reported within one loop turn.
-public final class StoreWatcher: @unchecked Sendable {
-    public let loop: EventLoop
+package final class StoreWatcher: @unchecked Sendable {
+    package let loop: EventLoop
     private let names: Set<String>
     private var inotify: Inotify?
     private var onChange: ((String) -> Void)?
@@ -18,7 +18,7 @@ public final class StoreWatcher: @unchecked Sendable {
     /// Watches the files at `paths` (all in one directory). `onChange` runs
     /// on the loop with the path of a file that was replaced or removed.
     /// Call on the loop's thread; the watcher lives until `close()`.
-    public init(loop: EventLoop, paths: [String], onChange: @escaping (String) -> Void) throws(GroupError) {
+    package init(loop: EventLoop, paths: [String], onChange: @escaping (String) -> Void) throws(GroupError) {
         precondition(loop.inEventLoop, "StoreWatcher must be created on its loop's thread")
         self.loop = loop
         let directories = Set(paths.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." })
@@ -46,7 +46,7 @@ public final class StoreWatcher: @unchecked Sendable {
     }
 
     /// Stops watching and releases the watcher. Call on the loop's thread.
-    public func close() {
+    package func close() {
         guard let inotify else { return }
         self.inotify = nil
         inotify.close()

@@ -12,10 +12,10 @@ import Glibc
 /// `DIR/tallies/NAME`, 0600, never followed through a symlink, and refused
 /// when its link count is not 1 (as lock and store files are). A byte a
 /// refresh costs: a million refreshes make a megabyte.
-public struct TallyFile: Sendable {
-    public let path: String
+package struct TallyFile: Sendable {
+    package let path: String
 
-    public init(group: GroupDirectory, name: String) throws(GroupError) {
+    package init(group: GroupDirectory, name: String) throws(GroupError) {
         let directory = group.path + "/tallies"
         try GroupDirectory.ensureDirectory(directory)
         path = "\(directory)/\(name)"
@@ -24,7 +24,7 @@ public struct TallyFile: Sendable {
     /// Adds one; false if it could not (best effort: a count is never
     /// worth failing the thing it counts).
     @discardableResult
-    public func add() -> Bool {
+    package func add() -> Bool {
         guard let fd = try? Syscall.open(path, O_WRONLY | O_APPEND | O_CREAT, mode: 0o600) else { return false }
         defer { Syscall.close(fd) }
         guard let info = try? Syscall.fstat(fd), info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else { return false }
@@ -34,7 +34,7 @@ public struct TallyFile: Sendable {
 
     /// The count: 0 before the first, nil when it cannot be read (not a
     /// regular file of its own, or an error) rather than a wrong 0.
-    public func count() -> Int64? {
+    package func count() -> Int64? {
         do {
             let info = try Syscall.lstat(path)
             guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else { return nil }

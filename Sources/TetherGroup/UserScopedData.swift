@@ -8,22 +8,22 @@ import TetherJSON
 /// in `GROUP/stores/user-scoped.json`. When a different user logs in, `clear()`
 /// removes them, so one user never sees another's orders or messages.
 /// The marks stay: they say what kind of data a key is, not whose.
-public struct UserScopedData: Sendable {
-    public let store: SharedStore
+package struct UserScopedData: Sendable {
+    package let store: SharedStore
     let group: GroupDirectory
 
-    public init(group: GroupDirectory) throws(GroupError) {
+    package init(group: GroupDirectory) throws(GroupError) {
         store = SharedStore(path: try group.preparedStorePath("user-scoped"), lockPath: try group.preparedStoreLockPath("user-scoped"),
                             fullMarker: GroupDirectory.fullMarkerPath(of: group.path))
         self.group = group
     }
 
-    public func markKey(_ key: String) throws(GroupError) {
+    package func markKey(_ key: String) throws(GroupError) {
         try SharedStore.validate(key: key)
         try mark("keys", key)
     }
 
-    public func markFile(_ name: String) throws(GroupError) {
+    package func markFile(_ name: String) throws(GroupError) {
         guard FeatureName.isValid(name) else { throw .invalidFeatureName(name) }
         try mark("files", name)
     }
@@ -44,7 +44,7 @@ public struct UserScopedData: Sendable {
     /// Removes every marked key from the defaults, in one atomic change
     /// (watchers hear of it as of any other), and every marked shared file.
     /// Returns what was there.
-    public func clear() throws(GroupError) -> (keys: [String], files: [String]) {
+    package func clear() throws(GroupError) -> (keys: [String], files: [String]) {
         let keys = try marked("keys")
         var removedKeys: [String] = []
         if !keys.isEmpty {

@@ -6,7 +6,7 @@ extension HTTPClient {
     /// loop as its task executor, so its waiting costs no thread of Swift's
     /// pool; it must not block (it would hold the loop). Throws the body's
     /// error, or the loop's `Errno` if it cannot start.
-    public static func withLoop<T: Sendable>(_ body: @escaping @Sendable (HTTPClient) async throws -> T) throws -> T {
+    package static func withLoop<T: Sendable>(_ body: @escaping @Sendable (HTTPClient) async throws -> T) throws -> T {
         let outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<T, any Error>>) in
             let http = HTTPClient(loop: loop)
             Task(executorPreference: loop.taskExecutor) {

@@ -14,11 +14,11 @@ import TetherLoop
 /// total deadline cuts off slow connections, slow headers and trickling
 /// bodies alike. Proxies come from the environment as curl reads it
 /// (`https_proxy`, `http_proxy`, `no_proxy`, `all_proxy`).
-public final class HTTPClient: Sendable {
-    public let loop: EventLoop
+package final class HTTPClient: Sendable {
+    package let loop: EventLoop
     private let multi: CurlMulti
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
         multi = CurlMulti(loop: loop)
     }
@@ -30,7 +30,7 @@ public final class HTTPClient: Sendable {
 
     /// Sends `request` and waits for the whole answer. Cancelling the task
     /// ends the transfer at once (`.cancelled`).
-    public nonisolated(nonsending) func send(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
+    package nonisolated(nonsending) func send(_ request: HTTPRequest) async throws(HTTPFailure) -> HTTPResponse {
         let multi = self.multi
         let loop = self.loop
         // The wait runs on the loop, where the transfer resumes it: the
@@ -58,7 +58,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Shorthand for `send(HTTPRequest(...))`.
-    public nonisolated(nonsending) func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+    package nonisolated(nonsending) func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
                      timeout: Double = HTTPRequest.defaultTimeout,
                      maximumBody: Int = HTTPRequest.defaultMaximumBody) async throws(HTTPFailure) -> HTTPResponse {
         try await send(HTTPRequest(method, url, headers: headers, body: body, timeout: timeout, maximumBody: maximumBody))

@@ -5,7 +5,7 @@ import Glibc
 
 /// Why no answer came. The text names no URL, header or body: they may
 /// carry a secret.
-public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case badURL
     case badRequest(String)
     /// The total deadline passed (`HTTPRequest.timeout`).
@@ -21,7 +21,7 @@ public enum HTTPFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(String)
     case failed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badURL: "not an http(s) URL"
         case .badRequest(let reason): reason

@@ -1,23 +1,23 @@
 /// One HTTP request: what to send, where, and how long and how much of
 /// an answer to wait for.
-public struct HTTPRequest: Sendable {
-    public var method: String
-    public var url: String
-    public var headers: [(String, String)]
-    public var body: [UInt8]?
+@usableFromInline package struct HTTPRequest: Sendable {
+    package var method: String
+    package var url: String
+    package var headers: [(String, String)]
+    package var body: [UInt8]?
     /// Seconds from the start to the last byte of the answer, connecting
     /// included: slow headers and a body trickled a byte at a time are cut
     /// off here, so nothing waits on a server longer than this.
-    public var timeout: Double
+    package var timeout: Double
     /// The largest answer body taken; a larger one fails the request.
-    public var maximumBody: Int
+    package var maximumBody: Int
 
     /// The total deadline when none is given.
-    public static let defaultTimeout: Double = 30
+    @usableFromInline package static let defaultTimeout: Double = 30
     /// Token and JSON answers are small.
-    public static let defaultMaximumBody = 4 << 20
+    package static let defaultMaximumBody = 4 << 20
 
-    public init(_ method: String = "GET", _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+    package init(_ method: String = "GET", _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
                 timeout: Double = defaultTimeout, maximumBody: Int = defaultMaximumBody) {
         self.method = method
         self.url = url
@@ -28,7 +28,7 @@ public struct HTTPRequest: Sendable {
     }
 
     /// True for an absolute http:// or https:// URL with a host.
-    public static func isHTTPURL(_ url: String) -> Bool {
+    package static func isHTTPURL(_ url: String) -> Bool {
         let lower = url.lowercased()
         for scheme in ["https://", "http://"] where lower.hasPrefix(scheme) {
             let rest = lower.dropFirst(scheme.count)
@@ -69,11 +69,11 @@ public struct HTTPRequest: Sendable {
 
 /// The answer to an `HTTPRequest`: any status, 3xx included (redirects are
 /// not followed: a credential goes only where it was meant to).
-public struct HTTPResponse: Sendable {
-    public let status: Int
-    public let body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package let status: Int
+    package let body: [UInt8]
 
-    public init(status: Int, body: [UInt8]) {
+    package init(status: Int, body: [UInt8]) {
         self.status = status
         self.body = body
     }

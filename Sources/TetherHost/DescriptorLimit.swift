@@ -5,14 +5,14 @@ import TetherSandbox
 /// hard limit (as systemd services do), and it keeps a reserve that
 /// connections never take, so the host can still open lock files, spawn an
 /// extension (pipes) and answer `status` when peers have taken the rest.
-public enum DescriptorLimit {
+package enum DescriptorLimit {
     /// Descriptors kept free of connections.
-    public static let reserve = 96
+    package static let reserve = 96
 
     /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft
     /// limit now in force.
     @discardableResult
-    public static func raise() -> Int {
+    package static func raise() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         if limit.rlim_cur < limit.rlim_max {
@@ -26,11 +26,11 @@ public enum DescriptorLimit {
     /// Descriptors an extension costs the host: its link (no client
     /// connection, outside the client limit), stdout and stderr pipes, its
     /// instance lock, its pidfd.
-    public static let perExtension = 5
+    package static let perExtension = 5
 
     /// Clients kept room for, whatever the manifests (where the limit has
     /// room at all): a status bar, the user's CLI and a script at once.
-    public static let clientFloor = 64
+    package static let clientFloor = 64
 
     /// What the descriptors under `softLimit` (what `raise()` returned) are
     /// for, once the reserve, the sandbox's listings and the features have
@@ -39,7 +39,7 @@ public enum DescriptorLimit {
     /// the extensions that may run (or be launching) at once with the rest.
     /// Manifests that never run cost nothing.
     /// `worlds`: launches have worlds of their own, and read grants keep few.
-    public static func budget(connections configured: Int, softLimit: Int, features: Int,
+    package static func budget(connections configured: Int, softLimit: Int, features: Int,
                               manifests: Int, worlds: Bool = false) -> (clients: Int, runningExtensions: Int) {
         // The sandbox's read-grant listings keep descriptors open between launches too.
         let listings = ReadGrants.descriptorBudget(softLimit: softLimit, few: worlds)
@@ -52,5 +52,5 @@ public enum DescriptorLimit {
 
     /// What an extension starts with: the conventional 1024 soft limit
     /// (programs using select(2) break above it), under the hard limit.
-    public static let childSoftLimit = 1024
+    package static let childSoftLimit = 1024
 }

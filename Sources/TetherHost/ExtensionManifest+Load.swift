@@ -14,7 +14,7 @@ extension ExtensionManifest {
     /// (no slash) that is not next to the manifest is looked up in
     /// `searchPaths` (the host passes its own directory, then `$PATH`), so
     /// one manifest works for debug, release and installed builds.
-    public static func load(path: String, searchPaths: [String] = []) throws(ManifestError) -> ExtensionManifest {
+    package static func load(path: String, searchPaths: [String] = []) throws(ManifestError) -> ExtensionManifest {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

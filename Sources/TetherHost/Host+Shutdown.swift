@@ -17,7 +17,7 @@ extension Host {
     /// Stops features, tells clients, stops every extension (SIGTERM, then
     /// SIGKILL after the grace period), closes the socket, drops the lock.
     /// A host never started stops at once.
-    public func shutdown(_ completion: @escaping () -> Void) {
+    package func shutdown(_ completion: @escaping () -> Void) {
         if stopUnstarted() { return completion() }
         guard beginStopping(), let held else { return }
         metrics.closing = true

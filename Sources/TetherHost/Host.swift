@@ -14,35 +14,35 @@ import TetherSandbox
 
 /// The host: holds the host lock, serves JSON-RPC on the group's socket,
 /// supervises extensions and runs features. Lives on its loop.
-public final class Host: @unchecked Sendable {
-    public struct Configuration: Sendable {
-        public var group: GroupDirectory
-        public var manifests: [ExtensionManifest]
-        public var graceMilliseconds: UInt64
-        public var logger: Logger
+package final class Host: @unchecked Sendable {
+    package struct Configuration: Sendable {
+        package var group: GroupDirectory
+        package var manifests: [ExtensionManifest]
+        package var graceMilliseconds: UInt64
+        package var logger: Logger
         /// Connections and queued replies on the socket.
-        public var limits: RPCServer.Limits
+        package var limits: RPCServer.Limits
         /// Features the host may run at once.
-        public var maximumFeatures: Int
+        package var maximumFeatures: Int
         /// Refuse to launch an extension this kernel cannot fully confine
         /// (it fails with exit 3; the others run). Off: run it with what
         /// the kernel has, and say once what is missing.
-        public var requireSandbox: Bool
+        package var requireSandbox: Bool
         /// The group's socket, bound and listening already: passed by a
         /// service manager (`SocketActivation`), which owns its file.
-        public var listeningSocket: Int32?
+        package var listeningSocket: Int32?
         /// Show delivered pushes on the desktop when a notification server
         /// answers on the session bus (`--no-desktop-notifications`: off).
-        public var desktopNotifications = true
+        package var desktopNotifications = true
         /// What the group's `shared/` and `stores/` may hold, in MiB: past
         /// it the group is marked full; past twice it, extensions that may
         /// write it are stopped (`Host+GroupSize`).
-        public var groupLimitMiB = Configuration.defaultGroupLimitMiB
+        package var groupLimitMiB = Configuration.defaultGroupLimitMiB
 
-        public static let defaultMaximumFeatures = 256
-        public static let defaultGroupLimitMiB = 256
+        package static let defaultMaximumFeatures = 256
+        package static let defaultGroupLimitMiB = 256
 
-        public init(group: GroupDirectory, manifests: [ExtensionManifest],
+        package init(group: GroupDirectory, manifests: [ExtensionManifest],
                     graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
                     maximumFeatures: Int = Configuration.defaultMaximumFeatures, requireSandbox: Bool = false) {
             self.group = group
@@ -55,8 +55,8 @@ public final class Host: @unchecked Sendable {
         }
     }
 
-    public let loop: EventLoop
-    public let configuration: Configuration
+    package let loop: EventLoop
+    package let configuration: Configuration
     /// One supervisor per manifest: all, by name, and the kinds asked about often.
     var supervisors = SupervisorTable()
     var features: [String: LivenessLock] = [:]
@@ -158,7 +158,7 @@ public final class Host: @unchecked Sendable {
     var server: RPCServer? { held?.server }
     var sandbox: ExtensionSandbox? { held?.sandbox }
 
-    public init(loop: EventLoop, configuration: Configuration) {
+    package init(loop: EventLoop, configuration: Configuration) {
         self.loop = loop
         watchdogClock = WatchdogClock(loop: loop)
         self.configuration = configuration
@@ -167,16 +167,16 @@ public final class Host: @unchecked Sendable {
         desktop.onEvent = { [unowned self] event in self.publish(event.event, event.json) }
     }
 
-    public var socketPath: String { configuration.group.socketPath }
+    package var socketPath: String { configuration.group.socketPath }
     var logger: Logger { configuration.logger }
     /// Connections allowed after the descriptor reserve is set aside.
-    public private(set) var effectiveLimits = RPCServer.Limits()
+    package private(set) var effectiveLimits = RPCServer.Limits()
     /// Extensions that may run at once under the descriptor limit.
     var launchSlots = LaunchSlots(capacity: 0, softLimit: 0)
-    public var pid: Int32 { getpid() }
+    package var pid: Int32 { getpid() }
 
     /// Takes the host lock, opens the socket and starts the extensions.
-    public func start() throws(HostError) {
+    package func start() throws(HostError) {
         // Once only: what a stopped host released is not taken up again.
         guard case .initial = state else { throw .startedBefore }
         let group = configuration.group

@@ -2,14 +2,14 @@ import SystemPackage
 import TetherGroup
 
 /// Why a host could not start, as one sentence.
-public enum HostError: Error, CustomStringConvertible {
+package enum HostError: Error, CustomStringConvertible {
     case alreadyRunning(pid: Int32?)
     case group(GroupError)
     case socket(String, Errno)
     /// `start()` of a host that has started, or stopped, before.
     case startedBefore
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .alreadyRunning(let pid?): "the host is already running (pid \(pid))"
         case .alreadyRunning(nil): "the host is already running"

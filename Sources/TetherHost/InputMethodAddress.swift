@@ -9,10 +9,10 @@ import TetherLoop
 /// machine and display in `$XDG_CONFIG_HOME/ibus/bus`. A host started by
 /// systemd has no `DISPLAY`: then the newest file of this machine whose
 /// daemon still runs.
-public enum InputMethodAddress {
-    public struct NotFound: Error, CustomStringConvertible {
-        public let reason: String
-        public var description: String { reason }
+package enum InputMethodAddress {
+    package struct NotFound: Error, CustomStringConvertible {
+        package let reason: String
+        package var description: String { reason }
     }
 
     /// The directory the daemon writes its address files in.
@@ -38,7 +38,7 @@ public enum InputMethodAddress {
     }
 
     /// Whether an ibus-daemon answers now, for `doctor`: its address, or why not.
-    public static func reachable() -> Result<String, NotFound> {
+    package static func reachable() -> Result<String, NotFound> {
         let address: String
         switch resolve() {
         case .success(let found): address = found

@@ -7,10 +7,10 @@ import TetherManifest
 /// Collects manifests from files and directories. A bad manifest is reported
 /// and skipped; the good ones are returned, so one mistake never keeps the
 /// other extensions from running.
-public enum ManifestLoader {
-    public static let suffix = ".extension.json"
+package enum ManifestLoader {
+    package static let suffix = ".extension.json"
 
-    public static func load(files: [String], directories: [String], searchPaths: [String] = [])
+    package static func load(files: [String], directories: [String], searchPaths: [String] = [])
         -> (manifests: [ExtensionManifest], errors: [ManifestError]) {
         var paths = files
         var errors: [ManifestError] = []

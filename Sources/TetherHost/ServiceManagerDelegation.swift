@@ -12,11 +12,11 @@ import Glibc
 /// that unit's cgroup: `GetUnitByPID`, then the unit's `Delegate` and
 /// `ControlGroup`. A service with `Delegate=yes` and a scope made by
 /// `systemd-run --user --scope -p Delegate=yes` both answer yes.
-public enum ServiceManagerDelegation {
-    public struct Unit: Sendable, Equatable {
-        public let name: String
-        public let controlGroup: String
-        public let delegated: Bool
+package enum ServiceManagerDelegation {
+    package struct Unit: Sendable, Equatable {
+        package let name: String
+        package let controlGroup: String
+        package let delegated: Bool
     }
 
     /// How long each of its three calls may take.
@@ -24,7 +24,7 @@ public enum ServiceManagerDelegation {
 
     /// The unit the user's manager runs `pid` in; nil with why where there
     /// is no such manager, or it has no unit for `pid`.
-    public static func unit(of pid: Int32 = getpid()) -> Result<Unit, Failure> {
+    package static func unit(of pid: Int32 = getpid()) -> Result<Unit, Failure> {
         let bus: BlockingBus
         switch connect() {
         case .success(let connected): bus = connected
@@ -69,7 +69,7 @@ public enum ServiceManagerDelegation {
     /// cgroup); the scope ends when its last process does. Named after
     /// the group and the pid: a killed host's scope may still hold what
     /// it left.
-    public static func startScope(group: String, pid: Int32 = getpid()) -> Result<Unit, Failure> {
+    package static func startScope(group: String, pid: Int32 = getpid()) -> Result<Unit, Failure> {
         let bus: BlockingBus
         switch connect() {
         case .success(let connected): bus = connected
@@ -108,7 +108,7 @@ public enum ServiceManagerDelegation {
 
     /// The controllers a scope of the user's manager would get (those of
     /// the manager's own cgroup); nil where no manager answers.
-    public static func scopeControllers() -> Set<String>? {
+    package static func scopeControllers() -> Set<String>? {
         guard case .success(let bus) = connect(),
               let value = try? bus.property(destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
                                             interface: "org.freedesktop.systemd1.Manager", name: "ControlGroup",
@@ -131,16 +131,16 @@ public enum ServiceManagerDelegation {
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let reason: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let reason: String
         /// No user manager answered, or it has no unit for the process.
-        public let noManager: Bool
-        public var description: String { reason }
+        package let noManager: Bool
+        package var description: String { reason }
     }
 
     /// Whether the manager delegates `path` (a path in the cgroup
     /// hierarchy) to the unit this process runs in.
-    public static func delegates(_ path: String) -> Bool {
+    package static func delegates(_ path: String) -> Bool {
         guard case .success(let unit) = unit() else { return false }
         return unit.delegated && unit.controlGroup == path
     }

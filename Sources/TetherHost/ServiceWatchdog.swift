@@ -7,16 +7,16 @@ import Glibc
 /// the interval `WATCHDOG_USEC` gives, from a timer on the host's loop, so
 /// a loop that is stuck (or a host that is stopped) is what stops the
 /// pings and gets the host killed and restarted.
-public final class ServiceWatchdog {
+package final class ServiceWatchdog {
     /// What the host's children never inherit.
-    public static let variables = ["WATCHDOG_USEC", "WATCHDOG_PID"]
+    package static let variables = ["WATCHDOG_USEC", "WATCHDOG_PID"]
 
     private let timer: LoopTimer
-    public let intervalMilliseconds: UInt64
+    package let intervalMilliseconds: UInt64
 
     /// Nil where no watchdog is asked of this process: no interval, no
     /// `NOTIFY_SOCKET`, or a `WATCHDOG_PID` that is another process.
-    public init?(loop: EventLoop, environment: [String: String]) {
+    package init?(loop: EventLoop, environment: [String: String]) {
         guard let text = environment["WATCHDOG_USEC"], let microseconds = UInt64(text), microseconds > 0,
               environment["NOTIFY_SOCKET"]?.isEmpty == false else { return nil }
         if let pid = environment["WATCHDOG_PID"], !pid.isEmpty, Int32(pid) != getpid() { return nil }
@@ -27,5 +27,5 @@ public final class ServiceWatchdog {
         }
     }
 
-    public func stop() { timer.close() }
+    package func stop() { timer.close() }
 }

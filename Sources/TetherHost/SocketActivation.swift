@@ -8,16 +8,16 @@ import Glibc
 /// with `LISTEN_PID` (this process), `LISTEN_FDS` (how many) and,
 /// optionally, `LISTEN_FDNAMES`. The connections waiting in its queue are
 /// then the host's first clients.
-public enum SocketActivation {
+package enum SocketActivation {
     /// The first descriptor passed (`SD_LISTEN_FDS_START`).
     static let firstDescriptor: Int32 = 3
     /// What the host's children never inherit.
-    public static let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
+    package static let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
 
-    public struct Mismatch: Error, CustomStringConvertible {
-        public let path: String
-        public let passed: Int
-        public var description: String {
+    package struct Mismatch: Error, CustomStringConvertible {
+        package let path: String
+        package let passed: Int
+        package var description: String {
             "the service manager passed \(passed) socket(s), none a listening Unix socket at \(path): "
                 + "its socket unit must listen on the group's socket (tether service install writes one)"
         }
@@ -26,7 +26,7 @@ public enum SocketActivation {
     /// The passed socket listening at `path`, close-on-exec; nil when
     /// nothing was passed to this process. The other passed descriptors
     /// are closed.
-    public static func listeningSocket(at path: String, environment: [String: String]) -> Result<Int32?, Mismatch> {
+    package static func listeningSocket(at path: String, environment: [String: String]) -> Result<Int32?, Mismatch> {
         guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == getpid(),
               let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > 0, count <= 1_024
         else { return .success(nil) }

@@ -5,9 +5,9 @@ import Glibc
 /// Never blocks: it is sent from the host's loop, and a manager that stops
 /// reading costs a lost message (the watchdog then does its job), not a
 /// frozen host.
-public enum SystemdNotifier {
+package enum SystemdNotifier {
     @discardableResult
-    public static func notify(_ state: String, environment: [String: String]) -> Bool {
+    package static func notify(_ state: String, environment: [String: String]) -> Bool {
         guard let target = environment["NOTIFY_SOCKET"], !target.isEmpty,
               target.utf8.count < 108 else { return false }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -3,13 +3,13 @@ import TetherJSON
 /// A message as it crosses the wire: read from a request's params (refused
 /// with the field at fault) and written as JSON. JSON stays at this edge:
 /// the host, the SDK and the CLI handle the typed values.
-public protocol WireMessage: Sendable {
+package protocol WireMessage: Sendable {
     init(wire: JSONValue?) throws(RPCError)
     var wire: JSONValue { get }
 }
 
 /// Who may send a method's requests or a notification.
-public enum MethodSender: Sendable, Equatable {
+package enum MethodSender: Sendable, Equatable {
     /// The host, to its extensions of `role` (a manifest's role name).
     case host(toRole: String)
     /// An extension of `role` (nil: any), to the host.
@@ -20,7 +20,7 @@ public enum MethodSender: Sendable, Equatable {
 
 /// Which of a host method's callers it answers (invariant 25: a keyboard
 /// without open access passes nothing on).
-public enum MethodAccess: Sendable, Equatable {
+package enum MethodAccess: Sendable, Equatable {
     /// Every caller: it reads, or is the role's own (its openURL hop, its tokens).
     case reading
     /// Every caller but a keyboard without open access: what it carries
@@ -34,12 +34,12 @@ public enum MethodAccess: Sendable, Equatable {
 /// One method, described once (name, parameters, answer, who calls it) and
 /// shared by the host, the SDK, the CLI and the tests, as grpc-swift's
 /// `MethodDescriptor` is: callers call with the types and get typed answers.
-public struct MethodDescriptor<Parameters: WireMessage, Answer: WireMessage>: Sendable {
-    public let name: String
-    public let sender: MethodSender
-    public let access: MethodAccess
+package struct MethodDescriptor<Parameters: WireMessage, Answer: WireMessage>: Sendable {
+    package let name: String
+    package let sender: MethodSender
+    package let access: MethodAccess
 
-    public init(_ name: String, sender: MethodSender, access: MethodAccess = .reading) {
+    package init(_ name: String, sender: MethodSender, access: MethodAccess = .reading) {
         self.name = name
         self.sender = sender
         self.access = access
@@ -47,27 +47,27 @@ public struct MethodDescriptor<Parameters: WireMessage, Answer: WireMessage>: Se
 }
 
 /// One notification (a message nobody answers), described once.
-public struct NotificationDescriptor<Parameters: WireMessage>: Sendable {
-    public let name: String
-    public let sender: MethodSender
+package struct NotificationDescriptor<Parameters: WireMessage>: Sendable {
+    package let name: String
+    package let sender: MethodSender
 
-    public init(_ name: String, sender: MethodSender) {
+    package init(_ name: String, sender: MethodSender) {
         self.name = name
         self.sender = sender
     }
 }
 
 /// No parameters, or an empty answer: `{}`.
-public struct NoFields: WireMessage, Equatable {
-    public init() {}
-    public init(wire: JSONValue?) throws(RPCError) {}
-    public var wire: JSONValue { .object([:]) }
+package struct NoFields: WireMessage, Equatable {
+    package init() {}
+    package init(wire: JSONValue?) throws(RPCError) {}
+    package var wire: JSONValue { .object([:]) }
 }
 
 extension RPCConnection {
     /// Calls `method`; `done` gets its answer read as `Answer`, or why not.
     @discardableResult
-    public func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
+    package func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
                                          _ done: @escaping (Result<Answer, RPCError>) -> Void) -> JSONValue {
         call(method.name, parameters.wire) { result in
             switch result {
@@ -84,7 +84,7 @@ extension RPCConnection {
     }
 
     /// Sends `notification`.
-    public func notify<Parameters>(_ notification: NotificationDescriptor<Parameters>, _ parameters: Parameters) {
+    package func notify<Parameters>(_ notification: NotificationDescriptor<Parameters>, _ parameters: Parameters) {
         notify(notification.name, parameters.wire)
     }
 }

@@ -4,13 +4,13 @@
 /// the whole socket round trip, and recurse without a bound on nesting. This
 /// one works on bytes, refuses nesting deeper than `maximumDepth`, and
 /// writes object keys sorted, so equal values encode identically.
-public enum JSONCodec {
-    public static let maximumDepth = 64
+package enum JSONCodec {
+    package static let maximumDepth = 64
 
-    public struct SyntaxError: Error, Equatable, CustomStringConvertible {
-        public let offset: Int
-        public let reason: String
-        public var description: String { "\(reason) at byte \(offset)" }
+    package struct SyntaxError: Error, Equatable, CustomStringConvertible {
+        package let offset: Int
+        package let reason: String
+        package var description: String { "\(reason) at byte \(offset)" }
     }
 
     // MARK: - Reading
@@ -18,7 +18,7 @@ public enum JSONCodec {
     /// Parses one document. `maximumDepth` bounds nesting (a container at
     /// the top counts as level 1); a store file allows one level more than a
     /// value, for the object that wraps its values.
-    public static func parse(_ bytes: [UInt8], maximumDepth: Int = JSONCodec.maximumDepth) throws(SyntaxError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], maximumDepth: Int = JSONCodec.maximumDepth) throws(SyntaxError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
             var reader = Reader(bytes: buffer, maximumDepth: maximumDepth)
             let value = try reader.value(depth: 0)
@@ -238,14 +238,14 @@ public enum JSONCodec {
     // MARK: - Writing
 
     /// Compact JSON, object keys sorted, '/' not escaped.
-    public static func serialize(_ value: JSONValue) -> [UInt8] {
+    package static func serialize(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128)
         write(value, to: &out)
         return out
     }
 
-    public static func write(_ value: JSONValue, to out: inout [UInt8]) {
+    package static func write(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {
         case .null: out += "null".utf8
         case .bool(let flag): out += (flag ? "true" : "false").utf8

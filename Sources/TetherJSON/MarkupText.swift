@@ -3,8 +3,8 @@
 /// the Pango markup waybar reads. `&`, `<` and `>`, and the quotes (for
 /// attribute values), become entities, so the text is shown as written and
 /// can never be read as markup.
-public enum MarkupText {
-    public static func escaped(_ text: String) -> String {
+package enum MarkupText {
+    package static func escaped(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

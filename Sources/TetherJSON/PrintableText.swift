@@ -7,8 +7,8 @@
 /// (U+0080–U+009F: U+009B starts a sequence on some terminals), the
 /// bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E,
 /// U+2066–U+2069) and the line and paragraph separators (U+2028, U+2029).
-public enum PrintableText {
-    public static func escaped(_ text: String) -> String {
+package enum PrintableText {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {

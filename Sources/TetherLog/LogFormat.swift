@@ -6,11 +6,11 @@ import TetherLoop
 /// extension's name in brackets when it came from one), as a person reads
 /// it at a terminal; `json` is one object per line with `time`, `level`,
 /// `message` and the metadata, for a collector.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     case text
     case json
 
-    public func render(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+    package func render(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
         switch self {
         case .text:
             if case .string(let name)? = metadata["extension"], metadata["origin"] == "output" {

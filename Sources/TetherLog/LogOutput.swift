@@ -29,15 +29,15 @@ import Glibc
 ///
 /// The process must ignore SIGPIPE (a closed pipe is then EPIPE); Tether's
 /// executables do.
-public final class LogOutput: @unchecked Sendable {
-    public static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
-    public static let standardError = LogOutput(fileDescriptor: STDERR_FILENO)
+package final class LogOutput: @unchecked Sendable {
+    package static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
+    package static let standardError = LogOutput(fileDescriptor: STDERR_FILENO)
 
     /// Queued bytes allowed while attached; a stalled reader costs at most this.
-    public static let defaultLimitBytes = 256 << 10
+    package static let defaultLimitBytes = 256 << 10
 
-    public let fileDescriptor: Int32
-    public let limitBytes: Int
+    package let fileDescriptor: Int32
+    package let limitBytes: Int
 
     private enum Target {
         /// write(2) on the process's own descriptor.
@@ -64,25 +64,25 @@ public final class LogOutput: @unchecked Sendable {
     /// Lines dropped since the process started (a stalled or closed reader).
     private let droppedTotal = Atomic<Int>(0)
 
-    public init(fileDescriptor: Int32, limitBytes: Int = LogOutput.defaultLimitBytes) {
+    package init(fileDescriptor: Int32, limitBytes: Int = LogOutput.defaultLimitBytes) {
         self.fileDescriptor = fileDescriptor
         self.limitBytes = limitBytes
     }
 
-    public var droppedLines: Int { droppedTotal.load(ordering: .relaxed) }
+    package var droppedLines: Int { droppedTotal.load(ordering: .relaxed) }
 
-    public var isClosed: Bool {
+    package var isClosed: Bool {
         state.withLock { if case .closed = $0.target { true } else { false } }
     }
 
     /// Writes `line` and a newline. Safe from any thread.
-    public func write(_ line: String) {
+    package func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(0x0a)
         write(bytes: bytes)
     }
 
-    public func write(bytes: [UInt8]) {
+    package func write(bytes: [UInt8]) {
         enum Next { case none, direct, forward(LogOutput), schedule(Writer) }
         let next: Next = state.withLock { state in
             switch state.target {
@@ -140,7 +140,7 @@ public final class LogOutput: @unchecked Sendable {
     /// `sharing`: an output already attached that may be the same file
     /// (stdout, when attaching stderr). `renderNotice` formats the "lines
     /// dropped" record like the others (JSON lines stay JSON).
-    public func attach(to loop: EventLoop, sharing other: LogOutput? = nil,
+    package func attach(to loop: EventLoop, sharing other: LogOutput? = nil,
                        renderNotice: (@Sendable (String) -> String)? = nil,
                        onClosed: (@Sendable () -> Void)? = nil) {
         if let other, other !== self, Self.sameFile(fileDescriptor, other.fileDescriptor) {
@@ -234,7 +234,7 @@ public final class LogOutput: @unchecked Sendable {
     /// Before exit: writes what is still queued, waiting at most
     /// `timeoutMilliseconds` for a slow reader, and goes back to direct
     /// writes. Safe from any thread once the loop no longer runs.
-    public func finish(timeoutMilliseconds: Int32 = 250) {
+    package func finish(timeoutMilliseconds: Int32 = 250) {
         let (writer, bytes): (Writer?, [UInt8]) = state.withLock { state in
             state.onClosed = nil
             if case .shared = state.target { state.target = .direct }

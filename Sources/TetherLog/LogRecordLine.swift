@@ -6,27 +6,27 @@ import TetherJSON
 /// as go-plugin's plugins write them), which the host logs at that level
 /// with the object's other fields as metadata. What the SDK's
 /// `context.log` writes past a plain line.
-public struct LogRecordLine: Sendable {
-    public var level: Logger.Level
-    public var message: String
-    public var metadata: Logger.Metadata
+package struct LogRecordLine: Sendable {
+    package var level: Logger.Level
+    package var message: String
+    package var metadata: Logger.Metadata
 
     /// Fields kept as metadata, at most: a record is a line, not a dump.
-    public static let maximumFields = 32
+    package static let maximumFields = 32
     /// Keys the reader sets itself (who printed it, and how); a line cannot
     /// claim them. The record's own time and level are not metadata.
-    public static let reservedKeys: Set<String> = [
+    package static let reservedKeys: Set<String> = [
         "extension", "origin", "stream", "time", "level", "message", "@level", "@message", "@timestamp",
     ]
 
-    public init(level: Logger.Level, message: String, metadata: Logger.Metadata) {
+    package init(level: Logger.Level, message: String, metadata: Logger.Metadata) {
         self.level = level
         self.message = message
         self.metadata = metadata
     }
 
     /// The record in `line`, or nil when it is an ordinary line.
-    public init?(_ line: String) {
+    package init?(_ line: String) {
         guard line.utf8.first == UInt8(ascii: "{"),
               let value = try? JSONCodec.parse(Array(line.utf8)), case .object(let object) = value,
               let levelName = (object["level"] ?? object["@level"])?.stringValue,
@@ -44,7 +44,7 @@ public struct LogRecordLine: Sendable {
 
     /// swift-log's names, and the other spellings loggers use (hclog's
     /// `warn`, `fatal`...), in any case.
-    public static func level(named name: String) -> Logger.Level? {
+    package static func level(named name: String) -> Logger.Level? {
         let lowered = name.lowercased()
         if let level = Logger.Level(rawValue: lowered) { return level }
         switch lowered {

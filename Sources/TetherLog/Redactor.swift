@@ -8,9 +8,9 @@ import Glibc
 /// access tokens, client secrets), is replaced by `[redacted]` before a
 /// record reaches the output. Code should never log a secret; this catches
 /// the day it does, or an extension prints one.
-public final class Redactor: Sendable {
-    public static let shared = Redactor()
-    public static let replacement = "[redacted]"
+package final class Redactor: Sendable {
+    package static let shared = Redactor()
+    package static let replacement = "[redacted]"
 
     /// Secrets shorter than this are not registered: replacing every
     /// occurrence of a 3-character string would garble ordinary text.
@@ -36,29 +36,29 @@ public final class Redactor: Sendable {
     /// to the store it reads (two large ones swapped at every record),
     /// the log costs at most four reads a second. A secret stored since
     /// is caught from the next read on; JWTs always are.
-    public static let providerIntervalNanoseconds: UInt64 = 250_000_000
+    package static let providerIntervalNanoseconds: UInt64 = 250_000_000
     private let providerInterval: UInt64
     /// At most this many provided secrets are matched per record, the
     /// first in the provider's order: each costs a pass over the record.
     static let maximumProvidedSecrets = 64
 
     /// `providerInterval`: how often at most the provider is asked.
-    public init(providerInterval: UInt64 = Redactor.providerIntervalNanoseconds) {
+    package init(providerInterval: UInt64 = Redactor.providerIntervalNanoseconds) {
         self.providerInterval = providerInterval
     }
 
-    public func register(_ secret: String) {
+    package func register(_ secret: String) {
         guard secret.utf8.count >= Self.minimumSecretLength else { return }
         secrets.withLock { _ = $0.insert(secret) }
     }
 
     /// `body` returns secrets to redact, asked at most four times a second
     /// (`providerIntervalNanoseconds`).
-    public func setProvider(_ body: (@Sendable () -> [String])?) {
+    package func setProvider(_ body: (@Sendable () -> [String])?) {
         provider.withLock { $0 = body.map { Provider(body: $0) } }
     }
 
-    public func redact(_ text: String) -> String {
+    package func redact(_ text: String) -> String {
         var known = secrets.withLock { $0 }
         for secret in providedSecrets() { known.insert(secret) }
         var bytes = Array(text.utf8)

@@ -5,19 +5,19 @@ import TetherLoop
 /// (`LogFormat`), redacts secrets (`Redactor`), and writes it to standard
 /// output, or to standard error from `errorLevel` up, through `LogOutput`,
 /// which never traps and, on a loop, never blocks.
-public struct TetherLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public var logLevel: Logger.Level
-    public let format: LogFormat
-    public let errorLevel: Logger.Level
+package struct TetherLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
+    package var logLevel: Logger.Level
+    package let format: LogFormat
+    package let errorLevel: Logger.Level
     let standardOutput: LogOutput
     let standardError: LogOutput
     /// nil only for a command's own result (`defaults get`, `token print`):
     /// the data the user asked for is printed as it is.
     let redactor: Redactor?
 
-    public init(format: LogFormat = .text, logLevel: Logger.Level = .info, errorLevel: Logger.Level = .warning,
+    package init(format: LogFormat = .text, logLevel: Logger.Level = .info, errorLevel: Logger.Level = .warning,
                 standardOutput: LogOutput = .standardOutput, standardError: LogOutput = .standardError,
                 redactor: Redactor? = .shared) {
         self.format = format
@@ -28,12 +28,12 @@ public struct TetherLogHandler: LogHandler {
         self.redactor = redactor
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
@@ -46,10 +46,10 @@ public struct TetherLogHandler: LogHandler {
 extension Logger.Level {
     /// `TETHER_LOG_LEVEL`, in any case: what a command or an extension
     /// started by hand logs at (nil when unset or not a level).
-    public static var fromEnvironment: Logger.Level? {
+    package static var fromEnvironment: Logger.Level? {
         ProcessEnvironment.value("TETHER_LOG_LEVEL").flatMap { Logger.Level(rawValue: $0.lowercased()) }
     }
 
     /// The names `--log-level` takes, as swift-log spells them.
-    public static var names: String { allCases.map(\.rawValue).joined(separator: "|") }
+    package static var names: String { allCases.map(\.rawValue).joined(separator: "|") }
 }

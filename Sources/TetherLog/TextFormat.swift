@@ -1,9 +1,9 @@
 /// Number and text formatting for people, without Foundation's
 /// `String(format:)`; none of it traps, whatever the value.
-public enum TextFormat {
+package enum TextFormat {
     /// `value` with exactly `digits` decimals (0–6), rounded half away from
     /// zero; a value too large for that (or not finite) in its shortest form.
-    public static func fixed(_ value: Double, _ digits: Int) -> String {
+    package static func fixed(_ value: Double, _ digits: Int) -> String {
         let digits = max(0, min(digits, 6))
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
@@ -18,7 +18,7 @@ public enum TextFormat {
     }
 
     /// `text` right-aligned in `width` columns.
-    public static func padded(_ text: String, _ width: Int) -> String {
+    package static func padded(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
     }
 }

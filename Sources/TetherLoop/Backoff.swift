@@ -3,21 +3,21 @@
 /// wait is a random time between half and all of it ("equal jitter", AWS
 /// architecture blog, "Exponential Backoff And Jitter"), so processes that
 /// failed together do not retry together, and none retries at once.
-public struct Backoff: Sendable, Equatable {
-    public let first: UInt64
-    public let maximum: UInt64
-    public let jittered: Bool
+package struct Backoff: Sendable, Equatable {
+    package let first: UInt64
+    package let maximum: UInt64
+    package let jittered: Bool
     /// Failures since the last `reset()`.
-    public private(set) var failures = 0
+    package private(set) var failures = 0
 
-    public init(first: UInt64, maximum: UInt64, jittered: Bool = false) {
+    package init(first: UInt64, maximum: UInt64, jittered: Bool = false) {
         self.first = max(first, 1)
         self.maximum = max(maximum, self.first)
         self.jittered = jittered
     }
 
     /// The wait before retry `attempt` (1-based), recording nothing.
-    public func delay(beforeRetry attempt: Int) -> UInt64 {
+    package func delay(beforeRetry attempt: Int) -> UInt64 {
         let exponent: UInt64 = attempt <= 1 ? 0 : UInt64(min(attempt - 1, 40))
         let (doubled, overflow) = first.multipliedReportingOverflow(by: 1 << exponent)
         let ceiling = overflow ? maximum : min(maximum, doubled)
@@ -26,11 +26,11 @@ public struct Backoff: Sendable, Equatable {
     }
 
     /// Records a failure; the wait before trying again.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         failures += 1
         return delay(beforeRetry: failures)
     }
 
     /// A success: the next failure waits `first` again.
-    public mutating func reset() { failures = 0 }
+    package mutating func reset() { failures = 0 }
 }

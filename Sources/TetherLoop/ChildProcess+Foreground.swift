@@ -13,7 +13,7 @@ import Glibc
 /// waits (they must not be unblocked on another thread of the process, or
 /// one could go there).
 extension ChildProcess {
-    public enum ForegroundFailure: Error, Sendable {
+    package enum ForegroundFailure: Error, Sendable {
         /// The command did not start (ENOENT, EACCES, ...).
         case spawn(Errno)
         /// It started, but waiting for it failed.
@@ -24,7 +24,7 @@ extension ChildProcess {
     /// environment, standard descriptors and whatever else it inherited.
     /// Each of `forwarding` that arrives meanwhile, or was already pending,
     /// is sent on to the child.
-    public static func runInForeground(_ argv: [String], forwarding signals: [Int32]) throws(ForegroundFailure) -> TerminationStatus {
+    package static func runInForeground(_ argv: [String], forwarding signals: [Int32]) throws(ForegroundFailure) -> TerminationStatus {
         guard let executable = argv.first else { throw .spawn(.invalidArgument) }
         var waited = try blockForForeground(forwarding: signals)
         // An ignored SIGCHLD (inherited through exec) would make the kernel
@@ -73,7 +73,7 @@ extension ChildProcess {
     /// stay blocked after the run returns: the caller is about to exit, and
     /// unblocking one that is still pending would be its death.
     @discardableResult
-    public static func blockForForeground(forwarding signals: [Int32]) throws(ForegroundFailure) -> sigset_t {
+    package static func blockForForeground(forwarding signals: [Int32]) throws(ForegroundFailure) -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals + [SIGCHLD] { sigaddset(&set, signal) }

@@ -17,19 +17,19 @@ import Darwin
 /// a cgroup, a parent-death signal, a descriptor limit, confinement), its
 /// end learnt through a pidfd (`uv_poll_t`, Linux 5.3+). `runInForeground`
 /// is the same spawn for a command run without a loop.
-public final class ChildProcess: LoopHandle, @unchecked Sendable {
-    public private(set) var pid: Int32 = 0
+package final class ChildProcess: LoopHandle, @unchecked Sendable {
+    package private(set) var pid: Int32 = 0
     /// Readable once the child has ended; polled on the loop.
     private var pidfd: Int32 = -1
-    public let stdin: PipeStream?
-    public let stdout: PipeStream?
-    public let stderr: PipeStream?
-    public private(set) var exitStatus: TerminationStatus?
+    package let stdin: PipeStream?
+    package let stdout: PipeStream?
+    package let stderr: PipeStream?
+    package private(set) var exitStatus: TerminationStatus?
     private var onExit: ((TerminationStatus) -> Void)?
 
     /// Starts `options.executable`. Throws `Errno` (e.g. `.noSuchFileOrDirectory`
     /// for a missing executable) if the child could not be started.
-    public static func spawn(
+    package static func spawn(
         loop: EventLoop,
         _ options: ProcessOptions,
         onExit: @escaping (TerminationStatus) -> Void
@@ -49,7 +49,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
     /// Keeps the spawn's few low descriptor numbers now, while they are low
     /// (the first spawn would otherwise): a child then copies only the
     /// table below them, however many this process comes to hold.
-    public static func reserveSpawnDescriptors() {
+    package static func reserveSpawnDescriptors() {
         tether_spawn_reserve_descriptors()
     }
 
@@ -158,7 +158,7 @@ public final class ChildProcess: LoopHandle, @unchecked Sendable {
 
     /// Sends `signal` to the child. Fails with `.noSuchProcess` once it has
     /// been reaped.
-    public func signal(_ signal: Int32) throws(Errno) {
+    package func signal(_ signal: Int32) throws(Errno) {
         loop.assertInLoop()
         guard exitStatus == nil, !isClosed else { throw .noSuchProcess }
         // Not reaped yet, so the pid is still this child's.

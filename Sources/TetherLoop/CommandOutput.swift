@@ -5,15 +5,15 @@ import SystemPackage
 /// printed: for a tool that calls another (the scaffolder runs `swift
 /// package`). Spawned as every child is (`ChildProcess`); the caller's
 /// thread runs the loop until the command has exited and both pipes ended.
-public struct CommandOutput: Sendable {
-    public let status: TerminationStatus
-    public let standardOutput: [UInt8]
-    public let standardError: [UInt8]
+package struct CommandOutput: Sendable {
+    package let status: TerminationStatus
+    package let standardOutput: [UInt8]
+    package let standardError: [UInt8]
 
     /// Runs `executable` (looked up in `PATH` without a slash) with
     /// `arguments`, standard input from /dev/null, in `environment` (`KEY=VALUE`
     /// entries; nil: ours). Throws if it cannot start.
-    public static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
+    package static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
                            environment: [String]? = nil) throws(Errno) -> CommandOutput {
         StandardDescriptors.ensureOpen()
         let outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<CommandOutput, Errno>>) in
@@ -53,7 +53,7 @@ public struct CommandOutput: Sendable {
         return try (outcome ?? .failure(Errno.interrupted)).get()
     }
 
-    public var errorText: String { String(decoding: standardError, as: UTF8.self) }
+    package var errorText: String { String(decoding: standardError, as: UTF8.self) }
 }
 
 /// What the loop gathers for `CommandOutput.run`.

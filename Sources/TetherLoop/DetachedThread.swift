@@ -7,13 +7,13 @@ import SystemPackage
 
 /// A plain detached thread for blocking work the loop must not do (reading
 /// a terminal), without Foundation's `Thread`.
-public enum DetachedThread {
+package enum DetachedThread {
     private final class Body {
         let run: @Sendable () -> Void
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    public static func start(_ body: @escaping @Sendable () -> Void) throws(Errno) {
+    package static func start(_ body: @escaping @Sendable () -> Void) throws(Errno) {
         var thread = pthread_t()
         let argument = Unmanaged.passRetained(Body(body)).toOpaque()
         let rc = pthread_create(&thread, nil, { argument in
@@ -31,7 +31,7 @@ public enum DetachedThread {
     /// What `body` returns or throws, run on a thread of its own while the
     /// caller's task waits (its thread, a loop's, runs on). No thread to be
     /// had: `noThread`'s error.
-    public static func result<T: Sendable, E: Error>(of body: @escaping @Sendable () throws(E) -> T,
+    package static func result<T: Sendable, E: Error>(of body: @escaping @Sendable () throws(E) -> T,
                                                      noThread: (Errno) -> E) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             do throws(Errno) {

@@ -5,15 +5,15 @@ import CLibUV
 /// A job for an actor on a loop that has finished cannot run anywhere else
 /// (the actor's state belongs to the loop thread): it is dropped.
 extension EventLoop: SerialExecutor {
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         submit(.serial(UnownedJob(job)))
     }
 
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    public func checkIsolated() {
+    package func checkIsolated() {
         precondition(inEventLoop, "not on this event loop's thread")
     }
 }
@@ -24,7 +24,7 @@ extension EventLoop: SerialExecutor {
 /// needs no other thread. Nonisolated code may run anywhere, so a job that
 /// comes after the loop has finished goes to Swift's shared pool instead:
 /// a task that prefers a finished loop still ends.
-public final class LoopTaskExecutor: TaskExecutor, @unchecked Sendable {
+package final class LoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// Weak: the loop owns its task executor, and a task may keep the
     /// executor longer than anyone keeps the loop. Set once, by the loop's
     /// init, before either is shared (hence unchecked).
@@ -32,14 +32,14 @@ public final class LoopTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     init() {}
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if loop?.submit(.preferring(job)) != true {
             globalConcurrentExecutor.enqueue(job)
         }
     }
 
-    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+    package func asUnownedTaskExecutor() -> UnownedTaskExecutor {
         UnownedTaskExecutor(ordinary: self)
     }
 }

@@ -13,7 +13,7 @@ import Darwin
 /// calls `run()`); other threads hand work over with `execute(_:)`, which is
 /// safe from anywhere. The loop is also a `SerialExecutor`, so an actor can
 /// run on it and touch handles from its isolated methods.
-public final class EventLoop: @unchecked Sendable {
+package final class EventLoop: @unchecked Sendable {
     enum Job {
         case closure(@Sendable () -> Void)
         /// A job of an actor whose executor is this loop.
@@ -39,9 +39,9 @@ public final class EventLoop: @unchecked Sendable {
     /// What `whenStopping` registered; touched on the loop thread only.
     private var stopping: [() -> Void] = []
     /// The loop as a task executor; see `LoopTaskExecutor`.
-    public let taskExecutor = LoopTaskExecutor()
+    package let taskExecutor = LoopTaskExecutor()
 
-    public init() throws(Errno) {
+    package init() throws(Errno) {
         uv = .allocate(capacity: 1)
         wakeup = .allocate(capacity: 1)
         let rc = uv_loop_init(uv)
@@ -72,7 +72,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// True on the thread currently running this loop.
-    public var inEventLoop: Bool {
+    package var inEventLoop: Bool {
         runningThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthreadID()))
     }
 
@@ -80,7 +80,7 @@ public final class EventLoop: @unchecked Sendable {
     /// loop's own (then it runs on the next turn, never re-entrantly).
     /// Work submitted after the loop finished is dropped: false then.
     @discardableResult
-    public func execute(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package func execute(_ body: @escaping @Sendable () -> Void) -> Bool {
         submit(.closure(body))
     }
 
@@ -98,7 +98,7 @@ public final class EventLoop: @unchecked Sendable {
     /// handles still open, so their owners can fail what waits on them
     /// (an HTTP request) instead of leaving it waiting forever. Call on the
     /// loop thread.
-    public func whenStopping(_ body: @escaping () -> Void) {
+    package func whenStopping(_ body: @escaping () -> Void) {
         assertInLoop()
         stopping.append(body)
     }
@@ -121,7 +121,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until `stop()`. On the way out it
     /// closes every handle still open (their close callbacks run) and closes
     /// the loop; a loop runs once.
-    public func run() {
+    package func run() {
         precondition(!finished.load(ordering: .acquiring), "an EventLoop runs once")
         runningThread.store(UInt(bitPattern: Int(bitPattern: pthreadID())), ordering: .releasing)
         uv_run(uv, UV_RUN_DEFAULT)
@@ -158,13 +158,13 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Makes `run()` return after the current turn. Safe from any thread.
-    public func stop() {
+    package func stop() {
         execute { [self] in uv_stop(self.uv) }
     }
 
     /// Traps unless called on the loop thread: for loop-confined state
     /// outside this module (libcurl's handles).
-    public func preconditionInLoop(_ function: StaticString = #function) {
+    package func preconditionInLoop(_ function: StaticString = #function) {
         assertInLoop(function)
     }
 
@@ -176,7 +176,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `body` on the loop and returns its result to the caller's task;
     /// `CancellationError` if the loop has finished.
-    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             if !execute({ continuation.resume(with: Result { try body() }) }) {
                 continuation.resume(throwing: CancellationError())
@@ -185,7 +185,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Milliseconds on libuv's monotonic clock, cached per loop turn.
-    public var now: UInt64 { uv_now(uv) }
+    package var now: UInt64 { uv_now(uv) }
 }
 
 @inline(__always)

@@ -7,8 +7,8 @@ import Darwin
 
 /// An `EventLoop` running on a thread of its own, for code (tests, servers)
 /// that wants the loop in the background.
-public final class EventLoopThread: Sendable {
-    public let loop: EventLoop
+package final class EventLoopThread: Sendable {
+    package let loop: EventLoop
     private let thread: pthread_t
 
     private final class Start {
@@ -16,7 +16,7 @@ public final class EventLoopThread: Sendable {
         init(_ loop: EventLoop) { self.loop = loop }
     }
 
-    public init() throws(Errno) {
+    package init() throws(Errno) {
         let loop = try EventLoop()
         self.loop = loop
         var thread = pthread_t()
@@ -36,7 +36,7 @@ public final class EventLoopThread: Sendable {
     /// Stops the loop (closing its handles) and waits for the thread to end.
     /// Called on the loop's own thread (say, from a deinit that ran there),
     /// it cannot wait for itself: it stops the loop and lets the thread go.
-    public func shutdown() {
+    package func shutdown() {
         loop.stop()
         if loop.inEventLoop {
             pthread_detach(thread)

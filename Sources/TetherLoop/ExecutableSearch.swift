@@ -5,10 +5,10 @@ import Glibc
 /// Where a program is: the PATH search `execvp` does, and an executable's
 /// companions (`tether-bench`, `demo-auth-server` beside `tether`) looked
 /// for beside it first.
-public enum ExecutableSearch {
+package enum ExecutableSearch {
     /// The first executable `name` in `path` (a PATH value; an empty entry
     /// is the current directory, as for execvp).
-    public static func onPath(_ name: String, path: String? = ProcessEnvironment.value("PATH")) -> String? {
+    package static func onPath(_ name: String, path: String? = ProcessEnvironment.value("PATH")) -> String? {
         if case .found(let candidate) = search(name, path: path) { return candidate }
         return nil
     }
@@ -16,10 +16,10 @@ public enum ExecutableSearch {
     /// What execvp's search finds: the first regular file `name` that this
     /// process may execute; else `.notExecutable` when one was found that
     /// it may not (execvp's EACCES), else `.missing`.
-    public enum Outcome: Equatable, Sendable { case found(String), notExecutable, missing }
+    package enum Outcome: Equatable, Sendable { case found(String), notExecutable, missing }
 
     /// The search itself; see `Outcome`.
-    public static func search(_ name: String, path: String? = ProcessEnvironment.value("PATH")) -> Outcome {
+    package static func search(_ name: String, path: String? = ProcessEnvironment.value("PATH")) -> Outcome {
         let path = path ?? "/usr/local/bin:/usr/bin:/bin"
         var refused = false
         for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
@@ -33,7 +33,7 @@ public enum ExecutableSearch {
     }
 
     /// `name` in the directory of `file`, else on PATH.
-    public static func find(_ name: String, besides file: String) -> String? {
+    package static func find(_ name: String, besides file: String) -> String? {
         let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
         let beside = (directory.isEmpty ? "" : directory) + "/" + name
         return access(beside, X_OK) == 0 ? beside : onPath(name)

@@ -9,20 +9,20 @@ import Glibc
 /// "it" is (a process, a process group, a cgroup); `cancel()` once it has
 /// ended. The reaper that outlives a killed host does the same in C
 /// (`tether_start_group_reaper`), where no loop runs.
-public final class GracefulStop {
+package final class GracefulStop {
     private let loop: EventLoop
     private var timer: LoopTimer?
     /// SIGKILL was sent: the grace passed.
-    public private(set) var killed = false
+    package private(set) var killed = false
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
     }
 
     /// SIGTERM after `delay` milliseconds (0: now), SIGKILL `grace`
     /// milliseconds later; `onKill` right after the SIGKILL. A stop already
     /// under way starts over.
-    public func begin(after delay: UInt64 = 0, grace: UInt64, _ deliver: @escaping (Int32) -> Void,
+    package func begin(after delay: UInt64 = 0, grace: UInt64, _ deliver: @escaping (Int32) -> Void,
                       onKill: (() -> Void)? = nil) {
         cancel()
         killed = false
@@ -41,7 +41,7 @@ public final class GracefulStop {
     }
 
     /// It ended (or is being ended otherwise): no further signal.
-    public func cancel() {
+    package func cancel() {
         timer?.close()
         timer = nil
     }

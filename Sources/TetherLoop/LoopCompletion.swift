@@ -6,18 +6,18 @@ import SystemPackage
 /// cannot overwrite it while the loop winds down. With
 /// `EventLoop.run(until:)`, the one way a blocking call (a command, a tool
 /// run, a one-shot request) drives libuv on its own thread.
-public final class LoopCompletion<Value: Sendable>: Sendable {
+package final class LoopCompletion<Value: Sendable>: Sendable {
     private let loop: EventLoop
     private let value = Mutex<Value?>(nil)
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
     }
 
     /// Reports `result` and stops the loop; false, changing nothing, when a
     /// result was reported already.
     @discardableResult
-    public func finish(_ result: Value) -> Bool {
+    package func finish(_ result: Value) -> Bool {
         let first = value.withLock { value in
             guard value == nil else { return false }
             value = result
@@ -27,16 +27,16 @@ public final class LoopCompletion<Value: Sendable>: Sendable {
         return first
     }
 
-    public var isFinished: Bool { value.withLock { $0 != nil } }
+    package var isFinished: Bool { value.withLock { $0 != nil } }
 
     /// The result reported, if any.
-    public var result: Value? { value.withLock { $0 } }
+    package var result: Value? { value.withLock { $0 } }
 }
 
 extension EventLoop {
     /// Runs `start` on this loop, then the loop on the calling thread until
     /// `completion` has a result; nil when the loop stopped without one.
-    public func run<Value>(until completion: LoopCompletion<Value>, _ start: @escaping @Sendable () -> Void) -> Value? {
+    package func run<Value>(until completion: LoopCompletion<Value>, _ start: @escaping @Sendable () -> Void) -> Value? {
         execute(start)
         run()
         return completion.result
@@ -44,7 +44,7 @@ extension EventLoop {
 
     /// A loop of its own for one piece of work, run on the calling thread
     /// until `start`'s work reports a result to the completion it is given.
-    public static func runUntilDone<Value: Sendable>(
+    package static func runUntilDone<Value: Sendable>(
         _ start: @escaping @Sendable (EventLoop, LoopCompletion<Value>) -> Void
     ) throws(Errno) -> Value? {
         let loop = try EventLoop()

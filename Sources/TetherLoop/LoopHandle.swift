@@ -8,10 +8,10 @@ import SystemPackage
 /// memory. `close()` is the only way to end a handle; the memory is freed
 /// after libuv's close callback, as libuv requires. Handles still open when
 /// the loop stops are closed by the loop.
-public class LoopHandle: @unchecked Sendable {
-    public let loop: EventLoop
+package class LoopHandle: @unchecked Sendable {
+    package let loop: EventLoop
     let memory: UnsafeMutablePointer<uv_any_handle>
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
     private var adopted = false
     private var closeCompletion: (() -> Void)?
 
@@ -50,7 +50,7 @@ public class LoopHandle: @unchecked Sendable {
 
     /// Stops the handle and releases it; `completion` runs after libuv is
     /// done with it. Idempotent.
-    public func close(_ completion: (() -> Void)? = nil) {
+    package func close(_ completion: (() -> Void)? = nil) {
         // Already closed (possibly by the loop on its way out): nothing to do,
         // from any thread.
         guard !isClosed else { completion?(); return }
@@ -73,7 +73,7 @@ public class LoopHandle: @unchecked Sendable {
     func willClose() {}
 
     /// Keeps the loop running while this handle is active (the default).
-    public func ref() { loop.assertInLoop(); uv_ref(handle) }
+    package func ref() { loop.assertInLoop(); uv_ref(handle) }
     /// Lets the loop end even while this handle is active.
-    public func unref() { loop.assertInLoop(); uv_unref(handle) }
+    package func unref() { loop.assertInLoop(); uv_unref(handle) }
 }

@@ -2,10 +2,10 @@ import CLibUV
 import SystemPackage
 
 /// A one-shot or repeating timer (`uv_timer_t`), in milliseconds.
-public final class LoopTimer: LoopHandle, @unchecked Sendable {
+package final class LoopTimer: LoopHandle, @unchecked Sendable {
     private var callback: (() -> Void)?
 
-    public override init(loop: EventLoop) {
+    package override init(loop: EventLoop) {
         super.init(loop: loop)
         // uv_timer_init cannot fail: it only links the handle into the loop.
         uv_timer_init(loop.uv, raw(uv_timer_t.self))
@@ -14,7 +14,7 @@ public final class LoopTimer: LoopHandle, @unchecked Sendable {
 
     /// Fires `callback` after `milliseconds`, then every `repeatMilliseconds`
     /// if that is non-zero. Restarting replaces the previous schedule.
-    public func start(
+    package func start(
         afterMilliseconds milliseconds: UInt64,
         repeatMilliseconds: UInt64 = 0,
         _ callback: @escaping () -> Void
@@ -27,13 +27,13 @@ public final class LoopTimer: LoopHandle, @unchecked Sendable {
         }, milliseconds, repeatMilliseconds)
     }
 
-    public func stop() {
+    package func stop() {
         loop.assertInLoop()
         guard !isClosed else { return }
         uv_timer_stop(raw(uv_timer_t.self))
     }
 
-    public var isActive: Bool { !isClosed && uv_is_active(handle) != 0 }
+    package var isActive: Bool { !isClosed && uv_is_active(handle) != 0 }
 
     override func willClose() { callback = nil }
 }

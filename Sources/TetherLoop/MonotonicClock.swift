@@ -5,14 +5,14 @@ import Darwin
 #endif
 
 /// Nanoseconds on the monotonic clock, for deadlines and measurements.
-public enum MonotonicClock {
+package enum MonotonicClock {
     @inline(__always)
-    public static func nanoseconds() -> UInt64 {
+    package static func nanoseconds() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
     /// The same clock in seconds.
-    public static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
+    package static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
 }

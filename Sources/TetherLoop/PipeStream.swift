@@ -6,8 +6,8 @@ import Glibc
 
 /// A byte stream over a pipe or a Unix-domain socket (`uv_pipe_t`): a child
 /// process's stdio, or one end of a connection to a socket in the group.
-public final class PipeStream: LoopHandle, @unchecked Sendable {
-    public enum ReadEvent {
+package final class PipeStream: LoopHandle, @unchecked Sendable {
+    package enum ReadEvent {
         case data([UInt8])
         case end
         case failed(Errno)
@@ -15,13 +15,13 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
 
     /// sun_path holds 108 bytes on Linux including the NUL; libuv before 1.46
     /// silently truncates longer paths, so they are refused here instead.
-    public static let maximumSocketPathLength = 107
+    package static let maximumSocketPathLength = 107
 
     private var onRead: ((ReadEvent) -> Void)?
     /// True between `startReading` and `stopReading` / close.
-    public private(set) var isReading = false
+    package private(set) var isReading = false
 
-    public override init(loop: EventLoop) {
+    package override init(loop: EventLoop) {
         super.init(loop: loop)
         // uv_pipe_init only links the handle into the loop; it cannot fail.
         uv_pipe_init(loop.uv, raw(uv_pipe_t.self), 0)
@@ -32,14 +32,14 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     var stream: UnsafeMutablePointer<uv_stream_t> { raw(uv_stream_t.self) }
 
     /// Wraps an existing fd (which the stream then owns and closes).
-    public func open(fileDescriptor: Int32) throws(Errno) {
+    package func open(fileDescriptor: Int32) throws(Errno) {
         loop.assertInLoop()
         try uvCheck(uv_pipe_open(raw(uv_pipe_t.self), fileDescriptor))
     }
 
     /// A stream on `fileDescriptor`, which it owns from here on: closed
     /// with the stream, or at once if the stream cannot take it.
-    public static func adopting(loop: EventLoop, fileDescriptor: Int32) throws(Errno) -> PipeStream {
+    package static func adopting(loop: EventLoop, fileDescriptor: Int32) throws(Errno) -> PipeStream {
         let stream = PipeStream(loop: loop)
         do throws(Errno) {
             try stream.open(fileDescriptor: fileDescriptor)
@@ -52,14 +52,14 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     }
 
     /// The fd under the stream, once open or connected.
-    public var fileDescriptor: Int32? {
+    package var fileDescriptor: Int32? {
         guard !isClosed else { return nil }
         var fd = uv_os_fd_t()
         return uv_fileno(handle, &fd) == 0 ? fd : nil
     }
 
     /// Connects to the Unix socket at `path`.
-    public static func connect(
+    package static func connect(
         loop: EventLoop,
         path: String,
         _ completion: @escaping (Result<PipeStream, Errno>) -> Void
@@ -97,12 +97,12 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
 
     /// Bytes queued for writing and not yet accepted by the kernel: a peer
     /// that does not read makes this grow.
-    public var writeQueueSize: Int {
+    package var writeQueueSize: Int {
         isClosed ? 0 : uv_stream_get_write_queue_size(stream)
     }
 
     /// Delivers bytes as they arrive, then `.end` once the peer closes.
-    public func startReading(_ onRead: @escaping (ReadEvent) -> Void) throws(Errno) {
+    package func startReading(_ onRead: @escaping (ReadEvent) -> Void) throws(Errno) {
         loop.assertInLoop()
         precondition(!isClosed, "stream is closed")
         self.onRead = onRead
@@ -128,13 +128,13 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     }
 
     /// Starts reading again after `stopReading`, with the same callback.
-    public func resumeReading() throws(Errno) {
+    package func resumeReading() throws(Errno) {
         loop.assertInLoop()
         guard let onRead, !isClosed, !isReading else { return }
         try startReading(onRead)
     }
 
-    public func stopReading() {
+    package func stopReading() {
         loop.assertInLoop()
         guard !isClosed else { return }
         isReading = false
@@ -144,10 +144,10 @@ public final class PipeStream: LoopHandle, @unchecked Sendable {
     /// Told after each write leaves the queue (nil, or why it failed): the
     /// queue shrank. One hook per stream, so a caller that watches its
     /// queue pays no closure per write.
-    public var onWritten: ((Errno?) -> Void)?
+    package var onWritten: ((Errno?) -> Void)?
 
     /// Queues `bytes` for writing; `completion` reports the outcome.
-    public func write(_ bytes: [UInt8], _ completion: ((Errno?) -> Void)? = nil) {
+    package func write(_ bytes: [UInt8], _ completion: ((Errno?) -> Void)? = nil) {
         loop.assertInLoop()
         guard !isClosed else { completion?(.badFileDescriptor); return }
         let request = WriteRequest(bytes: bytes, completion: completion)

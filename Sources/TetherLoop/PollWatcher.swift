@@ -4,26 +4,26 @@ import SystemPackage
 /// Readiness events on a file descriptor the caller owns (`uv_poll_t`):
 /// inotify, pidfd, or any other pollable fd. The caller closes the fd, after
 /// closing the watcher.
-public final class PollWatcher: LoopHandle, @unchecked Sendable {
-    public struct Events: OptionSet, Sendable {
-        public let rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
-        public static let readable = Events(rawValue: Int32(UV_READABLE.rawValue))
-        public static let writable = Events(rawValue: Int32(UV_WRITABLE.rawValue))
-        public static let disconnect = Events(rawValue: Int32(UV_DISCONNECT.rawValue))
+package final class PollWatcher: LoopHandle, @unchecked Sendable {
+    package struct Events: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
+        package static let readable = Events(rawValue: Int32(UV_READABLE.rawValue))
+        package static let writable = Events(rawValue: Int32(UV_WRITABLE.rawValue))
+        package static let disconnect = Events(rawValue: Int32(UV_DISCONNECT.rawValue))
     }
 
-    public let fileDescriptor: Int32
+    package let fileDescriptor: Int32
     private var callback: ((Result<Events, Errno>) -> Void)?
 
-    public init(loop: EventLoop, fileDescriptor: Int32) throws(Errno) {
+    package init(loop: EventLoop, fileDescriptor: Int32) throws(Errno) {
         self.fileDescriptor = fileDescriptor
         super.init(loop: loop)
         try uvCheck(uv_poll_init(loop.uv, raw(uv_poll_t.self), fileDescriptor))
         adopt()
     }
 
-    public func start(_ events: Events, _ callback: @escaping (Result<Events, Errno>) -> Void) throws(Errno) {
+    package func start(_ events: Events, _ callback: @escaping (Result<Events, Errno>) -> Void) throws(Errno) {
         loop.assertInLoop()
         precondition(!isClosed, "poll watcher is closed")
         self.callback = callback
@@ -33,7 +33,7 @@ public final class PollWatcher: LoopHandle, @unchecked Sendable {
         })
     }
 
-    public func stop() {
+    package func stop() {
         loop.assertInLoop()
         guard !isClosed else { return }
         uv_poll_stop(raw(uv_poll_t.self))

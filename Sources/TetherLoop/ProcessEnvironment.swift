@@ -9,14 +9,14 @@ import Glibc
 /// (`ProcessInfo.environment`) costs Foundation's initialisation and the
 /// runtime's first scan of protocol conformances (for `String: Hashable`),
 /// which is a good part of a short command's time and memory.
-public enum ProcessEnvironment {
-    public static func value(_ name: String) -> String? {
+package enum ProcessEnvironment {
+    package static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 
     /// Every `KEY=VALUE` entry, with `name` set to `value`: the environment
     /// for a child that gets a changed copy of ours.
-    public static func entries(setting name: String, to value: String) -> [String] {
+    package static func entries(setting name: String, to value: String) -> [String] {
         var entries: [String] = []
         var cursor: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
         while let current = cursor, let entry = current.pointee {

@@ -1,6 +1,6 @@
 /// What to run and how to wire its stdio.
-public struct ProcessOptions: Sendable {
-    public enum Stdio: Sendable {
+package struct ProcessOptions: Sendable {
+    package enum Stdio: Sendable {
         /// Share the parent's descriptor.
         case inherit
         /// Connect to /dev/null.
@@ -10,30 +10,30 @@ public struct ProcessOptions: Sendable {
     }
 
     /// A path, or a name looked up in `PATH`.
-    public var executable: String
+    package var executable: String
     /// Arguments after argv[0].
-    public var arguments: [String]
+    package var arguments: [String]
     /// `KEY=VALUE` entries; nil inherits the parent's environment.
-    public var environment: [String]?
-    public var workingDirectory: String?
-    public var stdin: Stdio
-    public var stdout: Stdio
-    public var stderr: Stdio
+    package var environment: [String]?
+    package var workingDirectory: String?
+    package var stdin: Stdio
+    package var stdout: Stdio
+    package var stderr: Stdio
     /// Start the child in a session (and process group) of its own.
-    public var detached: Bool
+    package var detached: Bool
     /// Linux: the signal the kernel sends the child when the thread that
     /// spawned it ends (`PR_SET_PDEATHSIG`, set before exec; a parent already
     /// gone fails the spawn with `.noSuchProcess`).
-    public var parentDeathSignal: Int32?
+    package var parentDeathSignal: Int32?
     /// The child's soft `RLIMIT_NOFILE` (under the hard limit); nil keeps ours.
-    public var descriptorSoftLimit: Int?
+    package var descriptorSoftLimit: Int?
     /// Linux: confinement applied last before exec.
-    public var confinement: SpawnConfinement?
+    package var confinement: SpawnConfinement?
     /// A descriptor (above 2) the child gets as descriptor 3, kept across
     /// exec, as systemd passes sockets: a link only that child's tree holds.
-    public var passedDescriptor: Int32?
+    package var passedDescriptor: Int32?
 
-    public init(
+    package init(
         executable: String,
         arguments: [String] = [],
         environment: [String]? = nil,

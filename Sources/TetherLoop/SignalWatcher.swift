@@ -3,10 +3,10 @@ import SystemPackage
 
 /// Delivers a Unix signal as a loop callback (`uv_signal_t`), so signal
 /// handling code runs on the loop thread like everything else.
-public final class SignalWatcher: LoopHandle, @unchecked Sendable {
+package final class SignalWatcher: LoopHandle, @unchecked Sendable {
     private var callback: ((Int32) -> Void)?
 
-    public init(loop: EventLoop, signal: Int32, _ callback: @escaping (Int32) -> Void) throws(Errno) {
+    package init(loop: EventLoop, signal: Int32, _ callback: @escaping (Int32) -> Void) throws(Errno) {
         super.init(loop: loop)
         try uvCheck(uv_signal_init(loop.uv, raw(uv_signal_t.self)))
         adopt()

@@ -5,22 +5,22 @@ import CTetherSystem
 /// all, then, last before exec, `RLIMIT_DATA` and `RLIMIT_FSIZE`, no
 /// capabilities, `PR_SET_NO_NEW_PRIVS`, the Landlock ruleset and the
 /// seccomp filter.
-public struct SpawnConfinement: Sendable {
+package struct SpawnConfinement: Sendable {
     /// `RLIMIT_DATA`, soft and hard.
-    public var dataLimitBytes: Int?
+    package var dataLimitBytes: Int?
     /// `RLIMIT_FSIZE`, soft and hard: a write past it raises SIGXFSZ.
-    public var fileSizeLimitBytes: Int?
+    package var fileSizeLimitBytes: Int?
     /// A Landlock ruleset to enforce (the caller keeps and closes it), or -1.
-    public var landlockRuleset: Int32
+    package var landlockRuleset: Int32
     /// Classic BPF instructions for a seccomp filter.
-    public var seccompFilter: [UInt8]?
+    package var seccompFilter: [UInt8]?
     /// A cgroup's `cgroup.procs`, open for writing (the caller keeps and
     /// closes it), or -1.
-    public var cgroupProcs: Int32
+    package var cgroupProcs: Int32
     /// Namespaces and a root of its own, or nil: the host's.
-    public var world: SpawnWorld?
+    package var world: SpawnWorld?
 
-    public init(dataLimitBytes: Int? = nil, fileSizeLimitBytes: Int? = nil, landlockRuleset: Int32 = -1,
+    package init(dataLimitBytes: Int? = nil, fileSizeLimitBytes: Int? = nil, landlockRuleset: Int32 = -1,
                 seccompFilter: [UInt8]? = nil, cgroupProcs: Int32 = -1, world: SpawnWorld? = nil) {
         self.world = world
         self.dataLimitBytes = dataLimitBytes
@@ -32,7 +32,7 @@ public struct SpawnConfinement: Sendable {
 
     /// `tether_spawn` with `request`'s confinement fields filled from
     /// `confinement` (none: every field off).
-    public static func spawn(_ request: inout tether_spawn_request, confinement: SpawnConfinement?,
+    package static func spawn(_ request: inout tether_spawn_request, confinement: SpawnConfinement?,
                              pid: inout Int32, pidfd: inout Int32) -> Int32 {
         request.cgroup_procs = confinement?.cgroupProcs ?? -1
         request.world = confinement?.world?.prepared()
@@ -49,7 +49,7 @@ public struct SpawnConfinement: Sendable {
     }
 
     /// The C form, valid inside `body` (it points into the filter).
-    public func withConfinement<Result>(_ body: (tether_confinement) -> Result) -> Result {
+    package func withConfinement<Result>(_ body: (tether_confinement) -> Result) -> Result {
         var applied = tether_confinement(data_limit: Int64(dataLimitBytes ?? 0),
                                          file_size_limit: Int64(fileSizeLimitBytes ?? 0), no_new_privileges: 1,
                                          landlock_ruleset: landlockRuleset, seccomp_filter: nil,

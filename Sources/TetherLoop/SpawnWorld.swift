@@ -8,10 +8,10 @@ import Glibc
 /// `ExtensionWorld` decides them; the spawn's child enters them, in C,
 /// after its stdio and before its directory and confinement). Holds the C
 /// form for as long as it lives; one spawn uses it at a time.
-public final class SpawnWorld: @unchecked Sendable {
+package final class SpawnWorld: @unchecked Sendable {
     /// One step of building its root, in order. Targets are absolute paths
     /// in the new root; sources, in the host's.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// `source` bound at `target`, read-only; skipped if `optional` and missing.
         case read(String, at: String, optional: Bool)
         /// `source` bound at `target`, writable.
@@ -28,17 +28,17 @@ public final class SpawnWorld: @unchecked Sendable {
         case mask(at: String)
     }
 
-    public let steps: [Step]
-    public let ownNetwork: Bool
+    package let steps: [Step]
+    package let ownNetwork: Bool
     /// Where it starts, and its `TMPDIR`.
-    public let temporaryDirectory: String
+    package let temporaryDirectory: String
     private let world: UnsafeMutablePointer<tether_world>
     private let cSteps: UnsafeMutableBufferPointer<tether_world_step>
     private var strings: [UnsafeMutablePointer<CChar>] = []
 
     /// `staging`: an existing directory the root is built on, which no
     /// source lies beneath (a tmpfs hides it in the child's namespace).
-    public init(steps: [Step], ownNetwork: Bool, temporaryDirectory: String, staging: String,
+    package init(steps: [Step], ownNetwork: Bool, temporaryDirectory: String, staging: String,
                 landlockABI: Int?) throws(Errno) {
         self.steps = steps
         self.ownNetwork = ownNetwork
@@ -92,7 +92,7 @@ public final class SpawnWorld: @unchecked Sendable {
     /// Why the last spawn (or probe) could not enter it: the step (an index
     /// into `steps`, or nil for the namespaces, ids, root or pivot) and the
     /// error. Nil if it did.
-    public var failure: (step: String, error: Errno)? {
+    package var failure: (step: String, error: Errno)? {
         guard world.pointee.error != 0 else { return nil }
         let step = Int(world.pointee.failed_step)
         let name = switch step {
@@ -107,7 +107,7 @@ public final class SpawnWorld: @unchecked Sendable {
 
     /// Enters it in a child that exits at once: nil if this machine lets
     /// it be made, else why not (`failure`).
-    public func probe() -> (step: String, error: Errno)? {
+    package func probe() -> (step: String, error: Errno)? {
         tether_world_probe(world) == 0 ? nil : failure
     }
 

@@ -7,8 +7,8 @@ import Glibc
 /// pipe or socket would take one of those numbers, a child would get it as
 /// its standard input or output, and libuv, which never closes 0-2, aborts
 /// when the handle closes (`uv__close: Assertion fd > STDERR_FILENO`).
-public enum StandardDescriptors {
-    public static func ensureOpen() {
+package enum StandardDescriptors {
+    package static func ensureOpen() {
         for fd in Int32(0)...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
             // open takes the lowest free number: this one. Not O_CLOEXEC:
             // 0-2 are what children inherit as their standard streams.

@@ -1,17 +1,17 @@
 /// How a child process ended.
-public enum TerminationStatus: Sendable, Equatable, CustomStringConvertible {
+package enum TerminationStatus: Sendable, Equatable, CustomStringConvertible {
     case exited(Int32)
     case signaled(Int32)
 
     /// The status a shell would report: the exit code, or 128 + signal.
-    public var shellCode: Int32 {
+    package var shellCode: Int32 {
         switch self {
         case .exited(let code): code
         case .signaled(let signal): 128 + signal
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .exited(let code): "exited with status \(code)"
         case .signaled(let signal): "killed by signal \(signal)"

@@ -2,17 +2,17 @@ import CLibUV
 import SystemPackage
 
 /// A listening Unix-domain socket (`uv_pipe_t` in server mode).
-public final class UnixListener: LoopHandle, @unchecked Sendable {
+package final class UnixListener: LoopHandle, @unchecked Sendable {
     private var onConnection: ((Result<PipeStream, Errno>) -> Void)?
 
-    public override init(loop: EventLoop) {
+    package override init(loop: EventLoop) {
         super.init(loop: loop)
         uv_pipe_init(loop.uv, raw(uv_pipe_t.self), 0)
         adopt()
     }
 
     /// Binds to `path`, which must not exist yet.
-    public func bind(path: String) throws(Errno) {
+    package func bind(path: String) throws(Errno) {
         loop.assertInLoop()
         guard path.utf8.count <= PipeStream.maximumSocketPathLength else { throw .fileNameTooLong }
         try uvCheck(uv_pipe_bind(raw(uv_pipe_t.self), path))
@@ -20,20 +20,20 @@ public final class UnixListener: LoopHandle, @unchecked Sendable {
 
     /// Takes over `fd`, a bound Unix stream socket (one a service manager
     /// passed: socket activation); `listen` then serves it.
-    public func adopt(fileDescriptor fd: Int32) throws(Errno) {
+    package func adopt(fileDescriptor fd: Int32) throws(Errno) {
         loop.assertInLoop()
         try uvCheck(uv_pipe_open(raw(uv_pipe_t.self), fd))
     }
 
     /// The listening socket's fd.
-    public var fileDescriptor: Int32? {
+    package var fileDescriptor: Int32? {
         guard !isClosed else { return nil }
         var fd = uv_os_fd_t()
         return uv_fileno(handle, &fd) == 0 ? fd : nil
     }
 
     /// Accepts connections; each arrives as a new `PipeStream`.
-    public func listen(
+    package func listen(
         backlog: Int32 = 128,
         _ onConnection: @escaping (Result<PipeStream, Errno>) -> Void
     ) throws(Errno) {

@@ -5,16 +5,16 @@ import Darwin
 #endif
 
 /// The real-time clock as people and logs read it, without Foundation.
-public enum WallClock {
+package enum WallClock {
     /// Seconds since 1970, with the nanoseconds as a fraction.
-    public static func now() -> Double {
+    package static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
     /// Now, UTC, ISO 8601 with milliseconds: `2026-11-21T19:40:28.139Z`.
-    public static func iso8601() -> String {
+    package static func iso8601() -> String {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return format(seconds: spec.tv_sec, milliseconds: Int32(spec.tv_nsec / 1_000_000)) ?? "\(spec.tv_sec)"
@@ -22,7 +22,7 @@ public enum WallClock {
 
     /// `seconds` since 1970, UTC, ISO 8601 to the second; nil for a time no
     /// calendar year of four digits can show (a NaN, or beyond year 9999).
-    public static func iso8601(seconds: Double) -> String? {
+    package static func iso8601(seconds: Double) -> String? {
         guard seconds.isFinite, seconds >= -62_135_596_800, seconds < 253_402_300_800 else { return nil }
         return format(seconds: time_t(seconds.rounded(.down)), milliseconds: nil)
     }

@@ -2,64 +2,64 @@ import TetherJSON
 
 /// An extension's manifest (`*.extension.json`), the Info.plist of an
 /// extension: what to run, in which role, and how to restart it.
-public struct ExtensionManifest: Sendable, Equatable {
-    public typealias Role = ExtensionRole
+package struct ExtensionManifest: Sendable, Equatable {
+    package typealias Role = ExtensionRole
 
-    public enum RestartPolicy: String, Sendable, CaseIterable {
+    package enum RestartPolicy: String, Sendable, CaseIterable {
         case always
         case onFailure = "on-failure"
         case never
     }
 
     /// When the host runs it: with the host, or when work for it arrives.
-    public enum Activation: String, Sendable, CaseIterable {
+    package enum Activation: String, Sendable, CaseIterable {
         case always
         case onDemand = "on-demand"
 
         /// iOS launches a notification service extension per push; widgets
         /// and keyboards are around while their host shows them.
-        public static func `default`(for role: Role) -> Activation { role == .notification ? .onDemand : .always }
+        package static func `default`(for role: Role) -> Activation { role == .notification ? .onDemand : .always }
     }
 
-    public static let defaultIdleTimeoutMilliseconds: UInt64 = 30_000
-    public static let defaultWatchdogMilliseconds: UInt64 = 10_000
+    package static let defaultIdleTimeoutMilliseconds: UInt64 = 30_000
+    package static let defaultWatchdogMilliseconds: UInt64 = 10_000
     /// EX_CONFIG: the extension says it cannot run as configured.
-    public static let defaultNoRestartExitCodes: [Int32] = [78]
+    package static let defaultNoRestartExitCodes: [Int32] = [78]
 
-    public var name: String
-    public var role: Role
+    package var name: String
+    package var role: Role
     /// Absolute path of the executable.
-    public var executable: String
-    public var arguments: [String]
-    public var restart: RestartPolicy
-    public var openAccess: Bool
-    public var activation: Activation
+    package var executable: String
+    package var arguments: [String]
+    package var restart: RestartPolicy
+    package var openAccess: Bool
+    package var activation: Activation
     /// On-demand only: ended after this long with no request in flight.
-    public var idleTimeoutMilliseconds: UInt64
+    package var idleTimeoutMilliseconds: UInt64
     /// The ping period; 0 turns the watchdog off.
-    public var watchdogMilliseconds: UInt64
+    package var watchdogMilliseconds: UInt64
     /// Exit codes that mean "do not restart me": the extension is marked failed.
-    public var noRestartExitCodes: [Int32]
+    package var noRestartExitCodes: [Int32]
     /// Its memory ceiling (`RLIMIT_DATA`), MiB; nil for none (`0` in the file).
-    public var memoryLimitMiB: Int?
+    package var memoryLimitMiB: Int?
     /// The most its private temporary directory may hold, MiB, and the
     /// largest file it may write anywhere (`RLIMIT_FSIZE`).
-    public var diskLimitMiB: Int
+    package var diskLimitMiB: Int
     /// Enough for any extension's cache, less than a small tmpfs holds.
-    public static let defaultDiskLimitMiB = 256
+    package static let defaultDiskLimitMiB = 256
     /// Notification role: whether what it delivers is shown on the desktop
     /// (org.freedesktop.Notifications); false for one that shows it itself.
-    public var showOnDesktop: Bool
+    package var showOnDesktop: Bool
     /// The name people see (an input method's list of keyboards); nil:
     /// the name.
-    public var displayName: String?
+    package var displayName: String?
     /// Keyboard role: the language it types (`en`, `de_CH`), for the input
     /// method's list; nil for none said.
-    public var language: String?
+    package var language: String?
     /// The manifest file this came from.
-    public var source: String
+    package var source: String
 
-    public init(name: String, role: Role, executable: String, arguments: [String] = [],
+    package init(name: String, role: Role, executable: String, arguments: [String] = [],
                 restart: RestartPolicy = .onFailure, openAccess: Bool = false, activation: Activation? = nil,
                 idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
@@ -87,7 +87,7 @@ public struct ExtensionManifest: Sendable, Equatable {
     /// Checks a manifest's fields without touching the file system: the
     /// executable is returned as written. The build-time check (the
     /// TetherManifest plugin) and `load` share it, so both refuse the same.
-    public static func parse(_ bytes: [UInt8], file path: String) throws(ManifestError) -> ExtensionManifest {
+    package static func parse(_ bytes: [UInt8], file path: String) throws(ManifestError) -> ExtensionManifest {
         let object: [String: JSONValue]
         do {
             guard case .object(let parsed) = try JSONCodec.parse(bytes) else {
@@ -252,7 +252,7 @@ public struct ExtensionManifest: Sendable, Equatable {
     /// The manifest as JSON, in the contract's field names: what `parse`
     /// reads back as the same manifest (the build plugin embeds this, and
     /// `EXECUTABLE --manifest` prints it for the host).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: [String: JSONValue] = [
             "name": .string(name), "role": .string(role.rawValue), "executable": .string(executable),
             "arguments": .array(arguments.map { .string($0) }), "restart": .string(restart.rawValue),

@@ -15,7 +15,7 @@ extension ExtensionRole {
     /// peak `VmData` (what `RLIMIT_DATA` counts: heap, thread stacks and
     /// other private writable mappings, reserved or not) with about twice
     /// that as headroom. The measurement is in the README.
-    public var defaultMemoryLimitMiB: Int {
+    package var defaultMemoryLimitMiB: Int {
         switch self {
         case .widget: 128        // measured 45 MiB with SwiftNIO's threads (before HTTP moved to libcurl)
         case .keyboard: 96       // measured 37 MiB

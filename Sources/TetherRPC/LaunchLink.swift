@@ -9,15 +9,15 @@ import Glibc
 /// host speaks through it, so the host knows who speaks from the link it
 /// arrived on, not from what a hello claims; confined roles cannot make a
 /// Unix socket of their own.
-public enum LaunchLink {
+package enum LaunchLink {
     /// The descriptor the child finds it at.
-    public static let descriptor: Int32 = 3
+    package static let descriptor: Int32 = 3
     /// The variable that tells the child it has one.
-    public static let variable = "TETHER_HOST_FD"
+    package static let variable = "TETHER_HOST_FD"
 
     /// A connected stream pair, both ends close-on-exec (the spawn passes
     /// the child's on): the host's end and the child's.
-    public static func pair() throws(Errno) -> (host: Int32, child: Int32) {
+    package static func pair() throws(Errno) -> (host: Int32, child: Int32) {
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw Errno(rawValue: errno)
@@ -30,7 +30,7 @@ public enum LaunchLink {
     /// close-on-exec so this process's own children do not inherit it;
     /// nil for anything else (a stale variable, a descriptor that is not
     /// a socket or not the host's).
-    public static func inherited(_ fd: Int32, from hostPID: Int32) -> Int32? {
+    package static func inherited(_ fd: Int32, from hostPID: Int32) -> Int32? {
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
               let peer = PeerCredentials.of(socket: fd), peer.uid == geteuid(),

@@ -1,24 +1,24 @@
 /// Splits a byte stream into newline-terminated frames (NDJSON), refusing
 /// any frame longer than `maximumFrameSize`: a peer cannot make the reader
 /// buffer without bound.
-public struct LineFramer: Sendable {
-    public static let defaultMaximumFrameSize = 1 << 20
+package struct LineFramer: Sendable {
+    package static let defaultMaximumFrameSize = 1 << 20
 
-    public let maximumFrameSize: Int
+    package let maximumFrameSize: Int
     private var buffer: [UInt8] = []
 
-    public struct FrameTooLarge: Error, Equatable {}
+    package struct FrameTooLarge: Error, Equatable {}
 
     /// Bytes of a frame received but not yet complete.
-    public var bufferedCount: Int { buffer.count }
+    package var bufferedCount: Int { buffer.count }
 
-    public init(maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
+    package init(maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize) {
         self.maximumFrameSize = maximumFrameSize
     }
 
     /// Appends `bytes` and returns every complete frame (without its newline;
     /// a trailing '\r' is dropped too). Empty lines are skipped.
-    public mutating func append(_ bytes: [UInt8]) throws(FrameTooLarge) -> [[UInt8]] {
+    package mutating func append(_ bytes: [UInt8]) throws(FrameTooLarge) -> [[UInt8]] {
         var frames: [[UInt8]] = []
         var start = 0
         for (index, byte) in bytes.enumerated() where byte == 0x0a {

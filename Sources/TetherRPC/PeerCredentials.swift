@@ -4,19 +4,19 @@ import Glibc
 
 /// Who is on the other end of a Unix socket, as the kernel saw it at
 /// connect time (`SO_PEERCRED`): it cannot be forged by the peer.
-public struct PeerCredentials: Sendable, Equatable {
-    public let pid: Int32
-    public let uid: UInt32
-    public let gid: UInt32
+package struct PeerCredentials: Sendable, Equatable {
+    package let pid: Int32
+    package let uid: UInt32
+    package let gid: UInt32
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    package init(pid: Int32, uid: UInt32, gid: UInt32) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
     }
 
     /// nil if the kernel cannot say (not a Unix socket, or not Linux).
-    public static func of(socket fd: Int32) -> PeerCredentials? {
+    package static func of(socket fd: Int32) -> PeerCredentials? {
         #if os(Linux)
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; } — declared only
         // under _GNU_SOURCE, so it is spelled out here.

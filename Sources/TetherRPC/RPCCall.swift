@@ -2,7 +2,7 @@ import SystemPackage
 import TetherLoop
 
 /// Why a one-shot call did not return a result.
-public enum RPCCallError: Error, Sendable, Equatable {
+package enum RPCCallError: Error, Sendable, Equatable {
     /// Nothing listens at the socket (or it cannot be reached).
     case unreachable(Errno)
     case timedOut
@@ -15,13 +15,13 @@ public enum RPCCallError: Error, Sendable, Equatable {
 /// A blocking request/response on a fresh connection, for command-line tools:
 /// runs its own event loop on the calling thread until the answer arrives or
 /// `timeoutMilliseconds` passes. `goodbye`: as `RPCConnection.goodbye`.
-public enum RPCCall {
+package enum RPCCall {
     /// The largest answer taken: a host's status and metrics for thousands
     /// of extensions (1.5 MB for a thousand) pass; the host still holds
     /// what its peers send it to `LineFramer.defaultMaximumFrameSize`.
-    public static let maximumAnswerSize = 32 << 20
+    package static let maximumAnswerSize = 32 << 20
 
-    public static func perform(
+    package static func perform(
         socketPath: String, method: String, params: JSONValue? = nil, timeoutMilliseconds: UInt64 = 5_000,
         goodbye: String? = nil
     ) -> Result<JSONValue, RPCCallError> {

@@ -14,17 +14,17 @@ import TetherLoop
 /// it has not read, nothing more of its input is read or run. The kernel's
 /// socket buffer then fills and the peer's writes block; the host's loop
 /// serves everyone else meanwhile.
-public final class RPCConnection: @unchecked Sendable {
-    public typealias Respond = (Result<JSONValue, RPCError>) -> Void
+package final class RPCConnection: @unchecked Sendable {
+    package typealias Respond = (Result<JSONValue, RPCError>) -> Void
     /// Handles a request or notification. `respond` is a no-op for
     /// notifications; it may be called later, once.
-    public typealias Handler = (_ connection: RPCConnection, _ method: String, _ params: JSONValue?,
+    package typealias Handler = (_ connection: RPCConnection, _ method: String, _ params: JSONValue?,
                                 _ respond: @escaping Respond) -> Void
 
-    public let stream: PipeStream
-    public let peer: PeerCredentials?
-    public var loop: EventLoop { stream.loop }
-    public private(set) var isClosed = false
+    package let stream: PipeStream
+    package let peer: PeerCredentials?
+    package var loop: EventLoop { stream.loop }
+    package private(set) var isClosed = false
 
     private var handler: Handler?
     private var onClose: ((RPCConnection) -> Void)?
@@ -47,47 +47,47 @@ public final class RPCConnection: @unchecked Sendable {
     private var closingReason: RPCError?
     /// The notification, {reason}, a peer sends before it closes on us
     /// (JSON-RPC has none): the schema names it, the transport only reads it.
-    public let goodbye: String?
+    package let goodbye: String?
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
     /// The most members a batch may have: each may cost a handler call and
     /// a response, and the whole batch is one frame.
-    public static let maximumBatchMembers = 128
-    public static let maximumWriteQueue = 4 << 20
+    package static let maximumBatchMembers = 128
+    package static let maximumWriteQueue = 4 << 20
     /// Requests of one peer run at once, at most: past it, its input waits.
-    public static let maximumInFlight = 64
+    package static let maximumInFlight = 64
     /// Answers queued for one peer past which its input waits, until it reads.
-    public static let pauseQueuedBytes = 64 << 10
+    package static let pauseQueuedBytes = 64 << 10
     /// Frames of one peer run in one turn of the loop, at most (4: a turn
     /// of 100 flooding peers then costs tens of ms, not hundreds): the rest
     /// wait for the next turn, so a peer pipelining thousands of small
     /// requests delays the others' answers by a turn, not by its backlog.
-    public static let framesPerTurn = 4
+    package static let framesPerTurn = 4
 
     /// Monotonic time (ns: no ties) of the last bytes received: the least
     /// recently active peer is the first to go when the server is full.
-    public private(set) var lastActivity: UInt64 = 0
+    package private(set) var lastActivity: UInt64 = 0
     /// An extension's (`RPCServer.pin`): no client, never evicted.
-    public internal(set) var isPinned = false
+    package internal(set) var isPinned = false
     /// Requests from the peer not answered yet (a push waiting on its
     /// extensions, a token waiting on a refresh): such a peer is busy, not idle.
-    public private(set) var unansweredRequests = 0
+    package private(set) var unansweredRequests = 0
     /// The most bytes ever queued for this peer: a big one's end is worth
     /// giving memory back for.
-    public private(set) var peakQueuedBytes = 0
+    package private(set) var peakQueuedBytes = 0
     /// Bytes of input held for this peer: an incomplete frame, and frames
     /// waiting for its work in flight to go down.
-    public var bufferedBytes: Int { framer.bufferedCount + waitingBytes }
+    package var bufferedBytes: Int { framer.bufferedCount + waitingBytes }
     /// Whether its input waits (backpressure), for tests and status.
-    public var isPaused: Bool { paused }
+    package var isPaused: Bool { paused }
     /// Told when the bytes held for this peer may have changed (a send, a
     /// write done, input held): the server keeps its running total.
     var onHeldChanged: ((RPCConnection) -> Void)?
     /// What the server last counted of this peer's bytes.
     var accountedBytes = 0
 
-    public init(stream: PipeStream, peer: PeerCredentials? = nil,
+    package init(stream: PipeStream, peer: PeerCredentials? = nil,
                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil) {
         self.stream = stream
         self.peer = peer
@@ -96,7 +96,7 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     /// Starts reading. `onClose` runs once when either side closes.
-    public func start(handler: @escaping Handler, onClose: ((RPCConnection) -> Void)? = nil) {
+    package func start(handler: @escaping Handler, onClose: ((RPCConnection) -> Void)? = nil) {
         self.handler = handler
         self.onClose = onClose
         lastActivity = MonotonicClock.nanoseconds()
@@ -125,7 +125,7 @@ public final class RPCConnection: @unchecked Sendable {
     /// Calls `method` on the peer. The returned id cancels the call
     /// (`cancel(_:)`): its completion is dropped and a late answer ignored.
     @discardableResult
-    public func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) -> JSONValue {
+    package func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) -> JSONValue {
         let id = JSONValue.integer(nextID)
         nextID += 1
         guard !isClosed else {
@@ -138,21 +138,21 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     /// Forgets the call with `id`: nothing is kept for an answer that may never come.
-    public func cancel(_ id: JSONValue) {
+    package func cancel(_ id: JSONValue) {
         pending.removeValue(forKey: id)
     }
 
     /// Calls waiting for the peer's answer.
-    public var pendingCalls: Int { pending.count }
+    package var pendingCalls: Int { pending.count }
 
     /// Bytes queued for this peer and not yet taken by the kernel.
-    public var queuedBytes: Int { stream.writeQueueSize }
+    package var queuedBytes: Int { stream.writeQueueSize }
 
-    public func notify(_ method: String, _ params: JSONValue? = nil) {
+    package func notify(_ method: String, _ params: JSONValue? = nil) {
         send(.notification(method: method, params: params))
     }
 
-    public func send(_ message: RPCMessage) {
+    package func send(_ message: RPCMessage) {
         enqueue(message.encoded())
     }
 
@@ -167,7 +167,7 @@ public final class RPCConnection: @unchecked Sendable {
         onHeldChanged?(self)
     }
 
-    public func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         let calls = pending

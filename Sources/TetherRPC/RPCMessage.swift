@@ -1,13 +1,13 @@
 /// One JSON-RPC 2.0 message: a request (with id), a notification (no id),
 /// or a response (result or error).
-public enum RPCMessage: Sendable, Equatable {
+package enum RPCMessage: Sendable, Equatable {
     case request(id: JSONValue, method: String, params: JSONValue?)
     case notification(method: String, params: JSONValue?)
     case response(id: JSONValue, result: Result<JSONValue, RPCError>)
 
     /// Parses one frame that holds one message. Throws the RPCError to send
     /// back (with a null id).
-    public static func parse(_ frame: [UInt8]) throws(RPCError) -> RPCMessage {
+    package static func parse(_ frame: [UInt8]) throws(RPCError) -> RPCMessage {
         try RPCMessage(try parseJSON(frame))
     }
 
@@ -21,7 +21,7 @@ public enum RPCMessage: Sendable, Equatable {
     }
 
     /// One message from its JSON value (a whole frame or a batch's member).
-    public init(_ value: JSONValue) throws(RPCError) {
+    package init(_ value: JSONValue) throws(RPCError) {
         guard case .object(let object) = value else { throw .invalidRequest("expected a JSON object") }
         guard object["jsonrpc"] == .string("2.0") else { throw .invalidRequest("\"jsonrpc\" must be \"2.0\"") }
         let id = object["id"]
@@ -52,7 +52,7 @@ public enum RPCMessage: Sendable, Equatable {
     /// The frame for this message: compact JSON followed by a newline, keys
     /// in sorted order. Written field by field: no dictionary to build and
     /// sort for every message.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(96)
         write(to: &out)
@@ -61,7 +61,7 @@ public enum RPCMessage: Sendable, Equatable {
     }
 
     /// A batch's answer (§6): the responses as one array frame.
-    public static func encodedBatch(_ messages: [RPCMessage]) -> [UInt8] {
+    package static func encodedBatch(_ messages: [RPCMessage]) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(96 * messages.count)
         for (position, message) in messages.enumerated() {

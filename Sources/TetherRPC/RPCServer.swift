@@ -23,45 +23,45 @@ import Glibc
 /// The ceiling is set below the descriptor limit (see the host's
 /// `DescriptorLimit`), because at EMFILE libuv accepts and closes waiting
 /// connections itself, without telling us.
-public final class RPCServer: @unchecked Sendable {
-    public struct Limits: Sendable {
-        public var maximumConnections: Int
-        public var replyBudget: Int
+package final class RPCServer: @unchecked Sendable {
+    package struct Limits: Sendable {
+        package var maximumConnections: Int
+        package var replyBudget: Int
         /// Why a client was refused or closed at `maximumConnections` (given
         /// it), as its users say it: the way out is theirs to name.
-        public var atLimit: @Sendable (Int) -> String = { "the server is at its limit of \($0) client connections" }
+        package var atLimit: @Sendable (Int) -> String = { "the server is at its limit of \($0) client connections" }
 
-        public static let defaultMaximumConnections = 256
-        public static let defaultReplyBudget = 16 << 20
+        package static let defaultMaximumConnections = 256
+        package static let defaultReplyBudget = 16 << 20
 
-        public init(maximumConnections: Int = Limits.defaultMaximumConnections,
+        package init(maximumConnections: Int = Limits.defaultMaximumConnections,
                     replyBudget: Int = Limits.defaultReplyBudget) {
             self.maximumConnections = maximumConnections
             self.replyBudget = replyBudget
         }
     }
 
-    public let path: String
-    public let loop: EventLoop
-    public let limits: Limits
-    public private(set) var connections: [ObjectIdentifier: RPCConnection] = [:]
+    package let path: String
+    package let loop: EventLoop
+    package let limits: Limits
+    package private(set) var connections: [ObjectIdentifier: RPCConnection] = [:]
     /// Connections that are pinned (`pin`): the rest are clients.
-    public private(set) var pinnedCount = 0
-    public var clientCount: Int { connections.count - pinnedCount }
+    package private(set) var pinnedCount = 0
+    package var clientCount: Int { connections.count - pinnedCount }
     /// Bytes held for every connection (replies queued, input waiting).
-    public private(set) var heldBytes = 0
+    package private(set) var heldBytes = 0
     private let listener: UnixListener
     /// The socket file is this server's to remove (not a service manager's).
     private let ownsPath: Bool
     private let handler: RPCConnection.Handler
     /// The notification, {reason}, a client closed to make room is sent
     /// first (`RPCConnection.goodbye`); nil: closed without a word.
-    public let goodbye: String?
+    package let goodbye: String?
     private var onDisconnect: ((RPCConnection) -> Void)?
     /// Peers refused for running as another user, for tests and status.
-    public private(set) var refusedPeers = 0
+    package private(set) var refusedPeers = 0
     /// Connections closed to make room, or for holding too many replies.
-    public private(set) var evictedPeers = 0
+    package private(set) var evictedPeers = 0
     private var trimTimer: LoopTimer?
 
     /// A peer that held this much is worth giving memory back for at its end.
@@ -71,7 +71,7 @@ public final class RPCServer: @unchecked Sendable {
     /// already bound there (passed by a service manager, which owns the
     /// file: it is left in place at close). Throws `.fileNameTooLong` for
     /// a path longer than a socket address can hold.
-    public init(loop: EventLoop, path: String, adopting: Int32? = nil, limits: Limits = Limits(),
+    package init(loop: EventLoop, path: String, adopting: Int32? = nil, limits: Limits = Limits(),
                 goodbye: String? = nil, handler: @escaping RPCConnection.Handler,
                 onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
         self.loop = loop
@@ -130,7 +130,7 @@ public final class RPCServer: @unchecked Sendable {
 
     /// Makes `connection` an extension's: outside the client limit and
     /// never closed to make room.
-    public func pin(_ connection: RPCConnection) {
+    package func pin(_ connection: RPCConnection) {
         guard !connection.isPinned, connections[ObjectIdentifier(connection)] != nil else { return }
         connection.isPinned = true
         pinnedCount += 1
@@ -141,7 +141,7 @@ public final class RPCServer: @unchecked Sendable {
     /// pair's creator, the host itself). Pinned, and outside the connection
     /// limit: it is the host's own launch's. The server owns `descriptor`
     /// from here on, whether this succeeds or not.
-    public func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
+    package func adopt(descriptor: Int32, peer: PeerCredentials) throws(Errno) -> RPCConnection {
         let connection = RPCConnection(stream: try PipeStream.adopting(loop: loop, fileDescriptor: descriptor),
                                        peer: peer, goodbye: goodbye)
         serve(connection)
@@ -199,7 +199,7 @@ public final class RPCServer: @unchecked Sendable {
     /// glibc keeps freed memory for reuse; after a burst (abuse, a thousand
     /// extensions ending), give it back so the host returns to near its
     /// idle size. Once per second at most.
-    public func scheduleTrim() {
+    package func scheduleTrim() {
         let timer = trimTimer ?? LoopTimer(loop: loop)
         trimTimer = timer
         guard !timer.isActive else { return }
@@ -209,13 +209,13 @@ public final class RPCServer: @unchecked Sendable {
 
     /// Sends a notification to every connected peer: for what each must
     /// hear once (the host stopping), never per event.
-    public func broadcast(_ method: String, _ params: JSONValue? = nil) {
+    package func broadcast(_ method: String, _ params: JSONValue? = nil) {
         for connection in connections.values { connection.notify(method, params) }
     }
 
     /// Stops listening, closes every connection, and removes the socket
     /// file (unless a service manager passed it).
-    public func close() {
+    package func close() {
         listener.close()
         trimTimer?.close()
         onDisconnect = nil

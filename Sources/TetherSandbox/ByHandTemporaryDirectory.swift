@@ -12,13 +12,13 @@ import TetherLoop
 /// removes the siblings nobody holds. While it lives it holds `inUse`,
 /// so another extension started by hand, which may remove empty
 /// directories here, cannot remove it.
-public enum ByHandTemporaryDirectory {
+package enum ByHandTemporaryDirectory {
     /// The file that keeps a live one from being empty.
-    public static let inUse = ".tether-in-use"
+    package static let inUse = ".tether-in-use"
 
     /// Removes abandoned siblings, then makes and holds a new one (the
     /// descriptor stays open, close-on-exec, until the process ends).
-    public static func make(base: String?, prefix: String) throws(Errno) -> (parent: String, path: String) {
+    package static func make(base: String?, prefix: String) throws(Errno) -> (parent: String, path: String) {
         let parent = try PrivateTemporaryDirectory.byHandParent(base: base)
         removeAbandoned(in: parent)
         for _ in 0..<8 {

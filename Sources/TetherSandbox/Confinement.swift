@@ -23,22 +23,22 @@ import Glibc
 /// A mechanism the kernel lacks is left out and named in `missing`. Rules
 /// that could not be made for want of descriptors or memory are no
 /// missing mechanism: `shortage` says so, and nothing is to run with it.
-public final class Confinement {
-    public let policy: SandboxPolicy
-    public let support: KernelSupport
+package final class Confinement {
+    package let policy: SandboxPolicy
+    package let support: KernelSupport
     /// What confines the extension, as `status --json` shows it.
-    public let report: SandboxReport
+    package let report: SandboxReport
     /// Protections the policy asks for that this kernel cannot give
     /// ("files", "network", "signals"), with why.
-    public let missing: [String]
+    package let missing: [String]
     /// Descriptors or memory ran out while the rules were made: the
     /// confinement is short of what the policy asks, for a moment; the
     /// caller runs nothing with it (a launch is tried again later).
-    public let shortage: Errno?
+    package let shortage: Errno?
     /// The launch's cgroup, if the host has a delegated one.
-    public let cgroup: ExtensionCgroup?
+    package let cgroup: ExtensionCgroup?
     /// The rules were built ahead of the launch (and were still current).
-    public let usedPreparedRuleset: Bool
+    package let usedPreparedRuleset: Bool
     private let ruleset: LandlockRuleset?
     private let filter: [UInt8]?
 
@@ -46,7 +46,7 @@ public final class Confinement {
     /// used only if they are what a build now would give; else built here.
     /// `world`: the launch runs in a world of its own, which hides by
     /// showing nothing: its rules are the few its view needs, built here.
-    public init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil,
+    package init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil,
                 prepared: LandlockRuleset? = nil, world: Bool = false) {
         self.policy = policy
         self.support = support
@@ -112,12 +112,12 @@ public final class Confinement {
 
     /// Closes what building rulesets keeps open for the next launch (the
     /// entries read grants name): for a process that confines itself once.
-    public static func releaseCaches() { ReadGrants.forget() }
+    package static func releaseCaches() { ReadGrants.forget() }
 
     /// For the spawn: the child applies it, after `PR_SET_NO_NEW_PRIVS`.
     /// Valid while this object lives (it owns the ruleset) and the cgroup's
     /// `procs` is open.
-    public var spawnConfinement: SpawnConfinement {
+    package var spawnConfinement: SpawnConfinement {
         // A cgroup limits the footprint; RLIMIT_DATA would count reserved
         // address space too, and refuse first.
         let dataLimit = cgroup?.memoryEnforced == true ? nil : policy.memoryLimitMiB.map { $0 * 1_048_576 }
@@ -130,7 +130,7 @@ public final class Confinement {
     /// the calling thread and the threads and children it makes later, so
     /// call it before starting threads; the seccomp filter reaches every
     /// thread. A refused limit never skips the rest.
-    public func applyToSelf() throws(Errno) {
+    package func applyToSelf() throws(Errno) {
         if let shortage { throw shortage }
         var confinement = spawnConfinement
         confinement.cgroupProcs = -1
@@ -142,25 +142,25 @@ public final class Confinement {
 }
 
 /// What confines an extension (`status --json`'s `sandbox`).
-public struct SandboxReport: Sendable, Equatable {
+package struct SandboxReport: Sendable, Equatable {
     /// "landlock ABI N", or "none".
-    public var files: String
-    public var networkDenied: Bool
-    public var signalsScoped: Bool
-    public var memoryLimitMiB: Int?
+    package var files: String
+    package var networkDenied: Bool
+    package var signalsScoped: Bool
+    package var memoryLimitMiB: Int?
     /// The limit is the launch cgroup's `memory.max` (else `RLIMIT_DATA`).
-    public var memoryByCgroup: Bool
+    package var memoryByCgroup: Bool
     /// The launch's cgroup (its path in the hierarchy), if it has one.
-    public var cgroup: String?
+    package var cgroup: String?
     /// Without the cgroup: memory RLIMIT_DATA does not count (memfd,
     /// shared mappings) is refused by seccomp.
-    public var sharedMemoryRefused: Bool
+    package var sharedMemoryRefused: Bool
     /// The group's secrets are out of its reach, even to read.
-    public var secretsHidden: Bool
+    package var secretsHidden: Bool
     /// It runs in a world of its own (`ExtensionWorld`), not the machine's.
-    public var world = false
+    package var world = false
 
-    public init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
+    package init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
                 memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false,
                 secretsHidden: Bool = false) {
         self.files = files
@@ -177,7 +177,7 @@ public struct SandboxReport: Sendable, Equatable {
     /// (`memory.max` counts everything), "rlimit+seccomp" (`RLIMIT_DATA`,
     /// and what it does not count refused), or "rlimit" alone (no seccomp:
     /// memfd and shared mappings are not counted).
-    public var memoryBy: String? {
+    package var memoryBy: String? {
         guard memoryLimitMiB != nil else { return nil }
         return memoryByCgroup ? "cgroup" : sharedMemoryRefused ? "rlimit+seccomp" : "rlimit"
     }

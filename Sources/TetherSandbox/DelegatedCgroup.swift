@@ -15,14 +15,14 @@ import Glibc
 ///
 /// Never anywhere else: a cgroup systemd did not delegate is systemd's
 /// (its CGROUP_DELEGATION.md), whoever may write it.
-public final class DelegatedCgroup {
+package final class DelegatedCgroup {
     /// The delegated cgroup's directory, e.g.
     /// `/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/tether@home-me-.local-state-tether-default.service`.
-    public let directory: String
+    package let directory: String
     /// Its path in the hierarchy (as /proc/PID/cgroup names it).
-    public let path: String
+    package let path: String
     /// Controllers enabled for the extensions' cgroups: "memory", "pids".
-    public let controllers: Set<String>
+    package let controllers: Set<String>
     /// `ext-G-`: this host's extensions' cgroups (never a kernel file's name).
     private let childPrefix: String
     private var sequence = 0
@@ -30,7 +30,7 @@ public final class DelegatedCgroup {
     static let hostLeaf = "host"
 
     /// Why the host runs its extensions without a cgroup each.
-    public enum Unavailable: Error, CustomStringConvertible {
+    package enum Unavailable: Error, CustomStringConvertible {
         /// No cgroup v2 hierarchy mounted (cgroup v1 only).
         case noHierarchy
         /// Its cgroup is neither marked delegated nor chowned to it (the
@@ -38,7 +38,7 @@ public final class DelegatedCgroup {
         case notDelegated(String)
         case failed(String, Errno)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .noHierarchy: "no cgroup v2 hierarchy is mounted"
             case .notDelegated(let path): "its cgroup \(path) is not delegated to it (systemd's Delegate=yes)"
@@ -64,7 +64,7 @@ public final class DelegatedCgroup {
     /// `authority`: asked, for a cgroup no mark or owner says is delegated,
     /// whether the manager that runs this process delegates it (the user's
     /// systemd, which marks nothing: `ServiceManagerDelegation`).
-    public static func claim(group: String, authority: (String) -> Bool = { _ in false }) -> Result<DelegatedCgroup, Unavailable> {
+    package static func claim(group: String, authority: (String) -> Bool = { _ in false }) -> Result<DelegatedCgroup, Unavailable> {
         let (mount, delegatedPath): (String, String)
         switch candidate(authority: authority) {
         case .success(let found): (mount, delegatedPath) = found
@@ -84,7 +84,7 @@ public final class DelegatedCgroup {
 
     /// A new cgroup for one launch, with the limits set. Throws if it
     /// cannot be made (the launch then goes without one).
-    public func makeChild(name: String, memoryLimitBytes: Int?, tasksLimit: Int) throws(Errno) -> ExtensionCgroup {
+    package func makeChild(name: String, memoryLimitBytes: Int?, tasksLimit: Int) throws(Errno) -> ExtensionCgroup {
         var made: String?
         for _ in 0..<1_000 where made == nil {
             sequence += 1
@@ -129,7 +129,7 @@ public final class DelegatedCgroup {
     /// those still in their grace at shutdown): their processes are killed and empty
     /// ones removed. Returns the others, to remove once the kernel has
     /// emptied them (a moment after the kill).
-    public func killLeftovers() -> [ExtensionCgroup] {
+    package func killLeftovers() -> [ExtensionCgroup] {
         let root = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard root >= 0 else { return [] }
         defer { close(root) }
@@ -162,7 +162,7 @@ public final class DelegatedCgroup {
 
     /// The controllers the cgroup at `path` in this process's hierarchy
     /// offers (a service manager's, for what a scope of it would get).
-    public static func controllers(at path: String) -> Set<String>? {
+    package static func controllers(at path: String) -> Set<String>? {
         guard let (mount, _) = ownCgroup(), !path.split(separator: "/").contains("..") else { return nil }
         return CgroupFile.controllers(mount + path)
     }

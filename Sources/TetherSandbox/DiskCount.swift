@@ -6,15 +6,15 @@ import Glibc
 /// symlinks (each its size or its blocks, whichever is larger), its entries
 /// and the paths of its directories. Read through descriptors, never following a symlink;
 /// an entry that vanishes mid-walk is skipped. Run off the loop.
-public struct DiskCount: Sendable {
-    public var bytes: Int64 = 0
+package struct DiskCount: Sendable {
+    package var bytes: Int64 = 0
     /// Below the root, at most `maximumDirectories + 1` (one more says "too many").
-    public var directories: [String] = []
+    package var directories: [String] = []
     /// Entries seen, at most `maximumEntries + 1` (one more says "too many":
     /// the walk stops there, so its cost is bounded whatever the tree holds).
-    public var entries = 0
+    package var entries = 0
 
-    public static func walk(_ root: String, maximumDirectories: Int, maximumEntries: Int) -> DiskCount {
+    package static func walk(_ root: String, maximumDirectories: Int, maximumEntries: Int) -> DiskCount {
         var count = DiskCount()
         var pending: [String] = [root]
         while let directory = pending.popLast() {

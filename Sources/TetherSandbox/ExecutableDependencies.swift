@@ -7,7 +7,7 @@ import Glibc
 /// directories: its ELF `RUNPATH`/`RPATH` (a Swift program's toolchain
 /// runtime, `$ORIGIN` expanded), or a script's interpreter. What an
 /// extension's world binds read-only so the program still starts there.
-public enum ExecutableDependencies {
+package enum ExecutableDependencies {
     /// Directories (absolute, unchecked) `path` needs besides its own.
     static func directories(of path: String) -> [String] {
         // Not blocking on a FIFO planted at the path; regular files only.
@@ -31,7 +31,7 @@ public enum ExecutableDependencies {
     }
 
     /// The directory `path` (absolute) is in: swift-system's, as the manifest loader's.
-    public static func directory(of path: String) -> String { FilePath(path).removingLastComponent().string }
+    package static func directory(of path: String) -> String { FilePath(path).removingLastComponent().string }
 
     /// `DT_RUNPATH` and `DT_RPATH` of a little-endian ELF64 file, from its
     /// section headers (the dynamic section and its string table).

@@ -8,15 +8,15 @@ import Glibc
 /// is in it, even what leaves its process group and session. The host
 /// ends the whole tree with `cgroup.kill`, learns of a memory kill from
 /// `memory.events`, and removes the cgroup once it is empty.
-public final class ExtensionCgroup {
-    public let directory: String
+package final class ExtensionCgroup {
+    package let directory: String
     /// Its path in the hierarchy (as /proc/PID/cgroup names it).
-    public let path: String
+    package let path: String
     /// `memory.max` is set: the memory limit is enforced here, not by `RLIMIT_DATA`.
-    public private(set) var memoryEnforced = false
+    package private(set) var memoryEnforced = false
     /// `cgroup.procs`, open for the spawn's child to write "0" (join it);
     /// -1 once closed.
-    public private(set) var procs: Int32 = -1
+    package private(set) var procs: Int32 = -1
 
     init(directory: String, path: String) {
         self.directory = directory
@@ -33,25 +33,25 @@ public final class ExtensionCgroup {
     }
 
     /// After the spawn: the child has joined (or failed to).
-    public func closeProcs() {
+    package func closeProcs() {
         if procs >= 0 { close(procs) }
         procs = -1
     }
 
     /// Any process still in it.
-    public var isPopulated: Bool {
+    package var isPopulated: Bool {
         guard let events = CgroupFile.read(directory + "/cgroup.events") else { return false }
         return CgroupFile.field("populated", in: events) == 1
     }
 
     /// Processes the kernel killed for the memory limit (`oom_kill`).
-    public var memoryKills: Int {
+    package var memoryKills: Int {
         CgroupFile.read(directory + "/memory.events").flatMap { CgroupFile.field("oom_kill", in: $0) } ?? 0
     }
 
     /// `signal` to every process in it, one by one (a process forking
     /// meanwhile may miss it; SIGKILL goes through `kill()`).
-    public func signalAll(_ signal: Int32) {
+    package func signalAll(_ signal: Int32) {
         for pid in CgroupFile.pids(directory + "/cgroup.procs") where pid > 0 {
             _ = Glibc.kill(pid, signal)
         }
@@ -59,7 +59,7 @@ public final class ExtensionCgroup {
 
     /// SIGKILL to the whole tree at once (`cgroup.kill`, Linux 5.14+;
     /// before that, process by process).
-    public func kill() {
+    package func kill() {
         if (try? CgroupFile.write(directory + "/cgroup.kill", "1")) == nil {
             signalAll(SIGKILL)
         }
@@ -69,7 +69,7 @@ public final class ExtensionCgroup {
     /// Cgroups made inside it (where no Landlock kept the extension out of
     /// /sys) are removed first, bottom-up: `cgroup.kill` ended their
     /// processes too. The kernel keeps such a tree within `maxDepth`.
-    public func remove() -> Bool {
+    package func remove() -> Bool {
         // Deeper than the limit: a tree made before it, or where the
         // extension could change it (no Landlock).
         Self.remove(directory, depth: 16)

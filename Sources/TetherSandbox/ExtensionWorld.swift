@@ -15,11 +15,11 @@ import Glibc
 /// counts unlinked and `O_TMPFILE` files and symlinks there), and the group
 /// (writable or read-only by role) without its instance locks. Nothing else
 /// of `/home`, `/var`, `/run` or `/tmp`. Landlock and seccomp stay on top.
-public enum ExtensionWorld {
+package enum ExtensionWorld {
     /// Entries (inodes) a TMPDIR may hold for a disk limit: empty files
     /// cost the kernel memory no size counts, and the host's count a stat
     /// each where no world's tmpfs counts them.
-    public static func entries(forDiskLimitMiB diskLimitMiB: Int) -> Int {
+    package static func entries(forDiskLimitMiB diskLimitMiB: Int) -> Int {
         max(1024, min(max(diskLimitMiB, 0), 1 << 20) * 64)
     }
 
@@ -33,7 +33,7 @@ public enum ExtensionWorld {
     static let system = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"]
     /// What a resolver, TLS, the dynamic loader, time zones and a Python
     /// read in /etc.
-    public static let configuration = [
+    package static let configuration = [
         "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
         "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
         "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group", "/etc/ssl", "/etc/ca-certificates",
@@ -48,7 +48,7 @@ public enum ExtensionWorld {
     /// Nil where no world could show it without what it must not see: its
     /// executable's directory is a kept place, or each place for its TMPDIR
     /// would cover what it shows.
-    public static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
+    package static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
                              diskLimitMiB: Int, configuration: WorldConfiguration? = nil)
         -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
         var steps: [SpawnWorld.Step] = []
@@ -146,7 +146,7 @@ public enum ExtensionWorld {
 
     /// A world for `executable` (where `unavailable` is nil), or nil where
     /// no directory is left for its TMPDIR.
-    public static func make(policy: SandboxPolicy, executable: String, arguments: [String], bundle: String?,
+    package static func make(policy: SandboxPolicy, executable: String, arguments: [String], bundle: String?,
                             diskLimitMiB: Int, configuration: WorldConfiguration? = nil,
                             support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
         guard let made = steps(policy: policy, executable: executable, arguments: arguments, bundle: bundle,
@@ -159,7 +159,7 @@ public enum ExtensionWorld {
     /// Why extensions cannot have worlds of their own here (user
     /// namespaces refused by a sysctl, an AppArmor policy, an outer
     /// seccomp filter, a kernel without them), or nil: probed once.
-    public static let unavailable: String? = {
+    package static let unavailable: String? = {
         let probe: SpawnWorld
         do throws(Errno) {
             // A bind too: each kind of mount a launch's world makes.

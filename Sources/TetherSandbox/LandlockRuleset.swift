@@ -15,7 +15,7 @@ import Glibc
 /// the same rules: the same policy but for the temporary directory's name,
 /// every directory whose entries were granted one by one unchanged, and
 /// the temporary directory the same directory (renamed, not replaced).
-public final class LandlockRuleset {
+package final class LandlockRuleset {
     /// The ruleset, close-on-exec; closed with this object.
     let descriptor: Int32
     /// What is hidden is hidden (else "/" was granted whole).
@@ -47,7 +47,7 @@ public final class LandlockRuleset {
     /// builds (and reports) its own.
     /// Nil too where it could not hide what the policy hides (descriptors
     /// ran out): a build at the launch may do better.
-    public static func prepare(_ policy: SandboxPolicy, support: KernelSupport = .current,
+    package static func prepare(_ policy: SandboxPolicy, support: KernelSupport = .current,
                                memoryByCgroup: Bool) -> LandlockRuleset? {
         guard let abi = support.landlockABI,
               let ruleset = try? build(policy, abi: abi, support: support,

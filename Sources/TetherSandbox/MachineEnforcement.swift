@@ -6,15 +6,15 @@ import Glibc
 /// What this machine enforces for extensions, one finding per mechanism,
 /// each with the fix where there is one (`tether doctor`). It only looks:
 /// no cgroup is claimed, made or changed.
-public enum MachineEnforcement {
-    public struct Finding: Sendable, Equatable {
-        public let mechanism: String
+package enum MachineEnforcement {
+    package struct Finding: Sendable, Equatable {
+        package let mechanism: String
         /// Whether the promise the mechanism backs holds here.
-        public let enforced: Bool
-        public let detail: String
-        public let fix: String?
+        package let enforced: Bool
+        package let detail: String
+        package let fix: String?
 
-        public init(mechanism: String, enforced: Bool, detail: String, fix: String?) {
+        package init(mechanism: String, enforced: Bool, detail: String, fix: String?) {
             self.mechanism = mechanism
             self.enforced = enforced
             self.detail = detail
@@ -25,14 +25,14 @@ public enum MachineEnforcement {
     /// Run under systemd with a cgroup of its own, delegated: a user
     /// manager's unit (found by asking the manager), or a system unit with
     /// `User=` (marked, and chowned to the user).
-    public static let delegationFix = "run the host where the user's service manager runs: tether service install "
+    package static let delegationFix = "run the host where the user's service manager runs: tether service install "
         + "(a user service; on a server, loginctl enable-linger USER first), or from a session that has one"
 
     /// `authority`: as `DelegatedCgroup.claim` asks the service manager.
     /// `scopeControllers`: where the cgroup is not delegated, the
     /// controllers a scope of the user's manager would get (the host asks
     /// for one), nil where no manager answers.
-    public static func findings(support: KernelSupport = .current,
+    package static func findings(support: KernelSupport = .current,
                                 authority: (String) -> Bool = { _ in false },
                                 scopeControllers: () -> Set<String>? = { nil }) -> [Finding] {
         var findings: [Finding] = []

@@ -8,14 +8,14 @@ import Glibc
 /// An extension's own temporary directory (its `TMPDIR`), the only place
 /// outside the group it may write: made 0700 with a name no one can guess,
 /// and removed with everything in it when the extension ends.
-public enum PrivateTemporaryDirectory {
+package enum PrivateTemporaryDirectory {
     /// Where a host keeps its extensions' directories: `BASE/tether-UID/G`,
     /// G a hash of the group's path (one group's leftovers are its own),
     /// BASE the host's TMPDIR or /tmp. Outside the group on purpose: no
     /// extension can write there, so none can swap a directory the host
     /// is about to name in a rule or remove. Every level is made 0700 and
     /// must be ours, a real directory, closed to others.
-    public static func hostParent(group: String, base: String?) throws(Errno) -> String {
+    package static func hostParent(group: String, base: String?) throws(Errno) -> String {
         let user = try ownedDirectory(userDirectory(base: base))
         let parent = try ownedDirectory(user + "/" + PathHash.hex(group))
         // Names its group, so that a host of any group can tell when this
@@ -29,7 +29,7 @@ public enum PrivateTemporaryDirectory {
 
     /// Removes the host parent of `group` if nothing but its group link is
     /// left in it (a host that stops cleanly leaves nothing behind).
-    public static func removeHostParentIfEmpty(group: String, base: String?) {
+    package static func removeHostParentIfEmpty(group: String, base: String?) {
         let parent = userDirectory(base: base) + "/" + PathHash.hex(group)
         guard unlink(parent + "/" + groupLink) == 0 else { return }
         if rmdir(parent) != 0 {
@@ -41,7 +41,7 @@ public enum PrivateTemporaryDirectory {
     /// The parents whose group no longer exists (a test's, a removed
     /// group's), with whatever a killed host left in them: no host can ever
     /// run there again to remove it.
-    public static func removeOrphans(base: String?) {
+    package static func removeOrphans(base: String?) {
         let user = userDirectory(base: base)
         let directory = open(user, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard directory >= 0 else { return }
@@ -64,13 +64,13 @@ public enum PrivateTemporaryDirectory {
     }
 
     /// Where an extension started by hand keeps its own: `BASE/tether-UID/by-hand`.
-    public static func byHandParent(base: String?) throws(Errno) -> String {
+    package static func byHandParent(base: String?) throws(Errno) -> String {
         try ownedDirectory(ownedDirectory(userDirectory(base: base)) + "/by-hand")
     }
 
     /// Every `BASE/tether-UID` an extension's temporary directory may be in:
     /// `base`'s and /tmp's (an extension started by hand without TMPDIR).
-    public static func roots(base: String?) -> [String] {
+    package static func roots(base: String?) -> [String] {
         let roots = [userDirectory(base: base), userDirectory(base: nil)]
         return roots[0] == roots[1] ? [roots[0]] : roots
     }
@@ -94,7 +94,7 @@ public enum PrivateTemporaryDirectory {
     /// Makes `PARENT/PREFIX.XXXXXX` (and PARENT, 0700, if missing). PARENT
     /// must be a real directory of ours, closed to others (`ownedDirectory`):
     /// a symlink planted there is refused.
-    public static func make(in parent: String, prefix: String) throws(Errno) -> String {
+    package static func make(in parent: String, prefix: String) throws(Errno) -> String {
         _ = try ownedDirectory(parent)
         var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
@@ -107,7 +107,7 @@ public enum PrivateTemporaryDirectory {
     /// `PARENT/PREFIX.XXXXXX`, never replacing an entry: a spare made
     /// before the extension that uses it was known. The same directory,
     /// so the rules that name it still hold.
-    public static func rename(_ path: String, in parent: String, prefix: String) throws(Errno) -> String {
+    package static func rename(_ path: String, in parent: String, prefix: String) throws(Errno) -> String {
         _ = try ownedDirectory(parent)
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         for _ in 0..<100 {
@@ -137,7 +137,7 @@ public enum PrivateTemporaryDirectory {
     /// following a symlink (`TreeRemoval`). By `deadline` (monotonic
     /// seconds) at the latest: what is left then stays, and the first error
     /// (`.timedOut` for the deadline) is thrown.
-    public static func remove(_ path: String, deadline: Double? = nil) throws(Errno) {
+    package static func remove(_ path: String, deadline: Double? = nil) throws(Errno) {
         guard let cut = path.lastIndex(of: "/") else { throw .invalidArgument }
         let name = String(path[path.index(after: cut)...])
         guard !name.isEmpty, name != ".", name != ".." else { throw .invalidArgument }
@@ -157,7 +157,7 @@ public enum PrivateTemporaryDirectory {
     /// Exactly `PREFIX.` and mkdtemp's six characters: not another prefix
     /// that starts with this one and a dot. The parent must be ours (it
     /// is never followed through a symlink).
-    public static func removeLeftovers(in parent: String, prefix: String) {
+    package static func removeLeftovers(in parent: String, prefix: String) {
         let directory = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard directory >= 0 else { return }
         defer { close(directory) }

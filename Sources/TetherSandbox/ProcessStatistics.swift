@@ -4,18 +4,18 @@ import Glibc
 
 /// What a process costs, from procfs: resident memory and CPU time (what
 /// `tether metrics` shows for the host and each extension).
-public struct ProcessStatistics: Sendable, Equatable {
-    public var residentBytes: Int64
+package struct ProcessStatistics: Sendable, Equatable {
+    package var residentBytes: Int64
     /// User and system time, in seconds.
-    public var cpuSeconds: Double
+    package var cpuSeconds: Double
 
-    public init(residentBytes: Int64, cpuSeconds: Double) {
+    package init(residentBytes: Int64, cpuSeconds: Double) {
         self.residentBytes = residentBytes
         self.cpuSeconds = cpuSeconds
     }
 
     /// Process `pid`'s, from `/proc/PID/stat`; nil once it is gone.
-    public static func of(pid: Int32) -> ProcessStatistics? {
+    package static func of(pid: Int32) -> ProcessStatistics? {
         guard pid > 0, let text = CgroupFile.read("/proc/\(pid)/stat", limit: 4_096) else { return nil }
         return parse(stat: text)
     }
@@ -38,7 +38,7 @@ public struct ProcessStatistics: Sendable, Equatable {
     /// Whether process `pid` leaves `signal` to its default action (no
     /// handler, not ignored: `SigCgt` and `SigIgn` in `/proc/PID/status`);
     /// nil once it is gone.
-    public static func defaults(pid: Int32, signal: Int32) -> Bool? {
+    package static func defaults(pid: Int32, signal: Int32) -> Bool? {
         guard pid > 0, signal > 0, signal <= 64, let text = CgroupFile.read("/proc/\(pid)/status", limit: 8_192) else {
             return nil
         }
@@ -76,7 +76,7 @@ public struct ProcessStatistics: Sendable, Equatable {
     }
 
     /// The calling process's open descriptors (the listing's own left out).
-    public static func openDescriptors() -> Int? {
+    package static func openDescriptors() -> Int? {
         let directory = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { return nil }
         defer { close(directory) }

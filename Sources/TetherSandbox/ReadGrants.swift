@@ -26,7 +26,7 @@ import Glibc
 /// descriptors are bounded (`keptAtMost`): a directory past the bound (a
 /// `/tmp` of thousands) is listed each time, each entry closed once its
 /// rule is added, so it never runs the process out of descriptors.
-public enum ReadGrants {
+package enum ReadGrants {
     /// What `add` did.
     enum Outcome: Equatable {
         /// Every entry granted but what is hidden.
@@ -222,11 +222,11 @@ public enum ReadGrants {
     /// Set by a host whose launches have worlds of their own: read grants
     /// are then for a launch whose world failed (and for nothing else), so
     /// listings keep few descriptors, and extensions have the rest.
-    public static func keepFew(_ few: Bool) { keepingFew.store(few, ordering: .relaxed) }
+    package static func keepFew(_ few: Bool) { keepingFew.store(few, ordering: .relaxed) }
 
     /// What the listings may keep under `softLimit` (`few`: see `keepFew`):
     /// the host sets it aside from its connections (`DescriptorLimit`).
-    public static func descriptorBudget(softLimit: Int, few: Bool = false) -> Int {
+    package static func descriptorBudget(softLimit: Int, few: Bool = false) -> Int {
         few ? min(softLimit / 64, 256) : min(softLimit / 4, 8_192)
     }
 

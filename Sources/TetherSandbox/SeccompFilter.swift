@@ -11,14 +11,14 @@ import Glibc
 /// fails with an errno (EPERM unless the policy says otherwise); nothing
 /// is killed, and a call of another architecture (i386's `int 0x80`, x32)
 /// fails with ENOSYS.
-public enum SeccompFilter {
+package enum SeccompFilter {
     /// The program for a role's policy, or nil if libseccomp could not
     /// build it. Built once per combination per process. `sharedMemory`
     /// false: memory no `RLIMIT_DATA` counts is refused too (where no
     /// cgroup holds the memory limit), `memfd_create` and shared anonymous
     /// mappings, with EPERM. `unixSockets`: `AF_UNIX` sockets stay allowed
     /// (a process started by hand, which has no link).
-    public static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true,
+    package static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true,
                                unixSockets: Bool = false) -> [UInt8]? {
         let policy = SeccompPolicy(network: network, readOnly: readOnly, sharedMemory: sharedMemory,
                                    unixSockets: unixSockets)

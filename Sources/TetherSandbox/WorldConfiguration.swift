@@ -15,10 +15,10 @@ import Glibc
 /// modification time is not the copy's, so worlds already running see the
 /// new one too: a bound file kept the inode it was bound to, and a resolver
 /// configuration replaced by rename never reached them.
-public struct WorldConfiguration: Sendable {
+package struct WorldConfiguration: Sendable {
     /// The directory bound at `/etc`: `PARENT/world-etc`, 0700 (its
     /// extensions read it as the host's user), where no extension can write.
-    public let directory: String
+    package let directory: String
     /// Absolute paths directly under `/etc`, each shown by its last component.
     let sources: [String]
 
@@ -26,7 +26,7 @@ public struct WorldConfiguration: Sendable {
     static let maximumSize = AtomicFile.maximumSize
 
     /// `parent`: a directory of the host's own (`PrivateTemporaryDirectory.hostParent`).
-    public init(parent: String, sources: [String] = ExtensionWorld.configuration) throws(Errno) {
+    package init(parent: String, sources: [String] = ExtensionWorld.configuration) throws(Errno) {
         directory = try PrivateTemporaryDirectory.ownedDirectory(parent + "/world-etc")
         self.sources = sources
     }
@@ -37,7 +37,7 @@ public struct WorldConfiguration: Sendable {
     /// or went: worlds made before bind what is no longer there. The first
     /// error, after the rest were tried; what could not be read is not shown.
     @discardableResult
-    public func refresh() throws(Errno) -> Bool {
+    package func refresh() throws(Errno) -> Bool {
         _ = try PrivateTemporaryDirectory.ownedDirectory(directory)
         var failure: Errno?
         var changed = false
@@ -54,7 +54,7 @@ public struct WorldConfiguration: Sendable {
 
     /// The configuration directories a world binds beneath it (sources
     /// resolved, targets in the world), each with its mount point here.
-    public func directoryBinds() -> [(source: String, target: String)] {
+    package func directoryBinds() -> [(source: String, target: String)] {
         sources.compactMap { path in
             guard let resolved = ExtensionWorld.resolved(path), Self.kind(of: resolved) == S_IFDIR,
                   Self.kind(of: copy(of: path), following: false) == S_IFDIR else { return nil }
@@ -63,7 +63,7 @@ public struct WorldConfiguration: Sendable {
     }
 
     /// Removes the directory and its copies (at the host's clean stop).
-    public func remove() {
+    package func remove() {
         for source in sources {
             let copy = copy(of: source)
             if unlink(copy) != 0 { rmdir(copy) }

@@ -2,21 +2,21 @@ import TetherManifest
 
 /// What a new extension starts as: its code and its manifest, per role.
 /// The code names no manifest: the build plugin embeds it.
-public struct ExtensionTemplate: Sendable {
-    public let typeName: String
-    public let role: ExtensionRole
+package struct ExtensionTemplate: Sendable {
+    package let typeName: String
+    package let role: ExtensionRole
 
     /// The manifest's name: the type name in kebab case (MyWidget → my-widget).
-    public var manifestName: String { Self.kebabCase(typeName) }
+    package var manifestName: String { Self.kebabCase(typeName) }
 
-    public init(typeName: String, role: ExtensionRole) {
+    package init(typeName: String, role: ExtensionRole) {
         self.typeName = typeName
         self.role = role
     }
 
     /// The template for a name and a role as a person typed them, or why
     /// not in one sentence: the CLI and the plugin's tool say the same.
-    public init(typeName: String, roleName: String) throws(ScaffoldError) {
+    package init(typeName: String, roleName: String) throws(ScaffoldError) {
         guard let role = ExtensionRole(rawValue: roleName) else {
             throw ScaffoldError("'\(roleName)' is not a role; use widget, keyboard or notification")
         }
@@ -28,7 +28,7 @@ public struct ExtensionTemplate: Sendable {
 
     /// A Swift type and target name: an ASCII letter, then letters and
     /// digits, at most 64 (so the manifest's name fits its rule too).
-    public static func isTypeName(_ name: String) -> Bool {
+    package static func isTypeName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         func isLetter(_ b: UInt8) -> Bool { (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b) }
         guard let first = bytes.first, isLetter(first), bytes.count <= 64 else { return false }
@@ -50,7 +50,7 @@ public struct ExtensionTemplate: Sendable {
         return String(decoding: result, as: UTF8.self)
     }
 
-    public var manifest: String {
+    package var manifest: String {
         """
         {
           "name": "\(manifestName)",
@@ -64,7 +64,7 @@ public struct ExtensionTemplate: Sendable {
         """
     }
 
-    public var source: String {
+    package var source: String {
         switch role {
         case .widget:
             """

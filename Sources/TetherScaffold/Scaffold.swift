@@ -12,22 +12,22 @@ import TetherManifest
 /// the target; the target it wrote is then given its dependency and plugin,
 /// and `swift package dump-package` must read the result back as intended,
 /// or Package.swift and the new files are put back as they were.
-public struct Scaffold {
-    public let template: ExtensionTemplate
-    public let packagePath: String
+package struct Scaffold {
+    package let template: ExtensionTemplate
+    package let packagePath: String
     /// The identity of the Tether package among the package's dependencies
     /// (the build plugin knows it); nil: found from `dump-package`.
-    public var tetherPackage: String?
-    public var swift = "swift"
+    package var tetherPackage: String?
+    package var swift = "swift"
 
-    public init(template: ExtensionTemplate, packagePath: String, tetherPackage: String? = nil) {
+    package init(template: ExtensionTemplate, packagePath: String, tetherPackage: String? = nil) {
         self.template = template
         self.packagePath = packagePath
         self.tetherPackage = tetherPackage
     }
 
     /// Does it; returns what to tell the author.
-    public func run() throws(ScaffoldError) -> [String] {
+    package func run() throws(ScaffoldError) -> [String] {
         let name = template.typeName
         let manifestFile = packagePath + "/Package.swift"
         guard let original = try? AtomicFile.read(manifestFile) else {

@@ -50,9 +50,9 @@ struct Toolchain {
 }
 
 /// Why nothing (or only what is named) was changed, in one sentence.
-public struct ScaffoldError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct ScaffoldError: Error, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// The directory part of `path`.

@@ -5,16 +5,16 @@ import Glibc
 import TetherLoop
 
 /// `tether bench ARGS` runs `tether-bench --tether THIS ARGS`: the
-/// benchmarks are a package of their own (Benchmarks/), so the CLI ships
-/// without them and an extension author's build never sees them.
+/// benchmarks are an executable of their own (Benchmarks/), built beside
+/// tether, so the CLI ships without them and an extension author's build
+/// never sees them.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Tether against baselines taken in the same run (runs tether-bench).",
         discussion: """
-            The benchmarks are a package of their own: build it with \
-            'swift build -c release --package-path Benchmarks' and put its tether-bench next to \
-            tether or on PATH. Every argument is passed on: \
+            The benchmarks are an executable of their own, tether-bench, which \
+            'swift build -c release' builds next to tether (it is looked for there, then on PATH). Every argument is passed on: \
             'tether bench probe watch --json', 'tether bench --help' for the list.
             """)
 
@@ -25,8 +25,8 @@ struct Bench: ParsableCommand {
         let tether = ownExecutable()
         guard let bench = ExecutableSearch.find("tether-bench", besides: tether) else {
             if arguments.contains("--help") || arguments.contains("-h") { return output(Self.helpMessage()) }
-            throw CLIError.environment("tether-bench is not built: swift build -c release --package-path Benchmarks, "
-                                       + "then put Benchmarks/.build/release/tether-bench on PATH or next to tether")
+            throw CLIError.environment("tether-bench is not next to \(tether) nor on PATH: build it with "
+                                       + "'swift build -c release' (or 'swift build -c release --product tether-bench') in Tether's repository")
         }
         let argv = [bench, "--tether", tether] + arguments
         var pointers = argv.map { strdup($0) } + [nil]

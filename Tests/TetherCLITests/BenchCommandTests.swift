@@ -3,12 +3,10 @@ import Testing
 import TetherSandbox
 import TetherTestSupport
 
-/// `tether bench` runs the benchmarks package's tether-bench (found on PATH here).
+/// `tether bench` runs the tether-bench built next to it.
 @Suite(.timed) struct BenchCommandTests {
     func bench(_ arguments: [String]) throws -> CommandResult {
-        let directory = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path
-        return try tether(["bench"] + arguments, environment: ["PATH": directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],
-                          timeout: 170)
+        try tether(["bench"] + arguments, timeout: 170)
     }
 
     /// The JSON contract of `bench --json`, with a small sample count. Speed

@@ -49,7 +49,7 @@ import TetherTestSupport
         let group = try TestGroup()
         let server = try DemoServer(in: group.dir)
         try server.loginExpired(group)
-        let stormer = URL(fileURLWithPath: try NestedPackageBuild.benchmarks.path()).deletingLastPathComponent().path + "/tether-bench-storm"
+        let stormer = exampleExecutable("tether-bench-storm")
         let storms = try (0..<4).map { _ in
             try TestProcess(stormer, group.withGroup(["--tasks", "4", "--coordination", "none"]))
         }

@@ -6,10 +6,10 @@ import TetherLoop
 /// an Xauthority file of the test's) and dunst on both, with a dunstrc of
 /// the test's. HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR are in the
 /// test's directory. `dunstctl` tells what dunst showed.
-public final class DesktopSession: @unchecked Sendable {
-    public let directory: TemporaryDirectory
-    public let address: String
-    public let display: String
+package final class DesktopSession: @unchecked Sendable {
+    package let directory: TemporaryDirectory
+    package let address: String
+    package let display: String
     private let bus: PrivateBus
     private let screen: PrivateDisplay
     private var dunst: TestProcess?
@@ -17,14 +17,14 @@ public final class DesktopSession: @unchecked Sendable {
 
     /// What a process needs to be in this session: its bus, and nothing of
     /// the runner's desktop.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         ["DBUS_SESSION_BUS_ADDRESS": address, "DISPLAY": display, "XAUTHORITY": xauthority, "HOME": home,
          "XDG_CONFIG_HOME": home + "/.config", "XDG_RUNTIME_DIR": runtime]
     }
 
     /// `markup`: dunst's own setting, which its capabilities follow
     /// (`full`, as Debian's dunstrc has it, announces body markup; `no` does not).
-    public init(markup: String = "full") throws {
+    package init(markup: String = "full") throws {
         for tool in ["dbus-daemon", "gdbus", "Xvfb", "xauth", "dunst", "dunstctl"] where ExecutableSearch.onPath(tool) == nil {
             throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
         }
@@ -48,25 +48,25 @@ public final class DesktopSession: @unchecked Sendable {
     }
 
     /// Ends the session bus (dunst first), as a logout does.
-    public func stopBus() throws {
+    package func stopBus() throws {
         try stopDunst()
         try bus.stop()
     }
 
     /// The session bus again at the same address, and dunst on it, as a new login.
-    public func startBus() throws {
+    package func startBus() throws {
         try bus.start()
         try startDunst()
     }
 
     /// Starts dunst; returns once it owns org.freedesktop.Notifications.
-    public func startDunst() throws {
+    package func startDunst() throws {
         dunst = try TestProcess("dunst", ["-config", dunstrc], environment: environment)
         try bus.waitForName("org.freedesktop.Notifications", owner: "dunst")
     }
 
     /// Ends dunst: the name leaves the bus.
-    public func stopDunst() throws {
+    package func stopDunst() throws {
         guard let dunst else { return }
         dunst.signal(SIGTERM)
         _ = try dunst.waitForExit(timeout: 20)
@@ -75,30 +75,30 @@ public final class DesktopSession: @unchecked Sendable {
 
     /// Stops dunst (SIGSTOP) or lets it go on (SIGCONT): a server that takes
     /// calls and does not answer them, then answers again.
-    public func pauseDunst(_ paused: Bool = true) {
+    package func pauseDunst(_ paused: Bool = true) {
         dunst?.signal(paused ? SIGSTOP : SIGCONT)
     }
 
     /// Stops the session bus itself (SIGSTOP) or lets it go on (SIGCONT).
-    public func pauseBus(_ paused: Bool = true) {
+    package func pauseBus(_ paused: Bool = true) {
         bus.pause(paused)
     }
 
     /// `dunstctl ARGS` (or another tool) in this session.
     @discardableResult
-    public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
+    package func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
         try runCommand("/usr/bin/env", environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [tool] + arguments,
                        timeout: timeout)
     }
 
     /// Invokes the default action of the notification at `position` (0: the newest shown).
-    public func invokeAction(_ position: Int = 0) throws {
+    package func invokeAction(_ position: Int = 0) throws {
         let result = try command("dunstctl", ["action", String(position)])
         guard result.status == 0 else { throw SpawnFailed(description: "dunstctl action failed: \(result.stderr)") }
     }
 
     /// Closes `id` as any client may: `CloseNotification` (reason 3).
-    public func closeNotification(_ id: Int) throws {
+    package func closeNotification(_ id: Int) throws {
         let result = try command("gdbus", ["call", "--session", "--dest", "org.freedesktop.Notifications",
                                            "--object-path", "/org/freedesktop/Notifications",
                                            "--method", "org.freedesktop.Notifications.CloseNotification", String(id)])
@@ -107,21 +107,21 @@ public final class DesktopSession: @unchecked Sendable {
 
     /// Another client's signal, as if the server sent it: `ActionInvoked(id,
     /// key)` from a connection that does not own org.freedesktop.Notifications.
-    public func forgeActionInvoked(_ id: Int, key: String) throws {
+    package func forgeActionInvoked(_ id: Int, key: String) throws {
         let result = try command("gdbus", ["emit", "--session", "--object-path", "/org/freedesktop/Notifications",
                                            "--signal", "org.freedesktop.Notifications.ActionInvoked", "uint32 \(id)", "'\(key)'"])
         guard result.status == 0 else { throw SpawnFailed(description: "gdbus emit failed: \(result.stderr)") }
     }
 
     /// Closes every notification shown: they go to the history.
-    public func closeAll() throws {
+    package func closeAll() throws {
         try command("dunstctl", ["close-all"])
     }
 
     /// What dunst showed and has closed, newest first: each one's fields
     /// as `dunstctl history` gives them (summary, body, id, appname, urgency,
     /// category, …), as strings or numbers.
-    public func history() throws -> [[String: Any]] {
+    package func history() throws -> [[String: Any]] {
         let result = try command("dunstctl", ["history"])
         guard result.status == 0,
               let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
@@ -134,7 +134,7 @@ public final class DesktopSession: @unchecked Sendable {
     }
 
     /// How many notifications dunst shows now.
-    public func displayed() throws -> Int {
+    package func displayed() throws -> Int {
         let result = try command("dunstctl", ["count", "displayed"])
         return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }

@@ -11,13 +11,13 @@ import Foundation
 /// `/ok`), `/garbage` (not HTTP), `/counts` (requests served, by path). It prints
 /// `request PATH` as it reads each request.
 /// Any path works with any method; a POST body is read and ignored.
-public final class HostileHTTPServer: @unchecked Sendable {
-    public let process: TestProcess
-    public let port: Int
-    public let scheme: String
-    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
+package final class HostileHTTPServer: @unchecked Sendable {
+    package let process: TestProcess
+    package let port: Int
+    package let scheme: String
+    package var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
 
-    public init(in directory: TemporaryDirectory, tls: Bool = false) throws {
+    package init(in directory: TemporaryDirectory, tls: Bool = false) throws {
         let script = directory.path + "/hostile_http.py"
         try writeFile(script, Self.source)
         var arguments = [script]
@@ -41,12 +41,12 @@ public final class HostileHTTPServer: @unchecked Sendable {
 
     /// Waits (bounded) until the server has read a request for `path`: it
     /// prints a line for each.
-    public func waitForRequest(_ path: String, timeout: Double = 20) throws {
+    package func waitForRequest(_ path: String, timeout: Double = 20) throws {
         _ = try process.expectLine("request \(path)", timeout: timeout)
     }
 
     /// Requests served so far, by path.
-    public func counts() throws -> [String: Int] {
+    package func counts() throws -> [String: Int] {
         (try requestJSON("GET", baseURL + "/counts", nil) as? [String: Int]) ?? [:]
     }
 

@@ -6,8 +6,8 @@ import TetherLoop
 /// address file is the test's), and GTK windows with one entry each that
 /// know nothing of IBus: GTK loads its IBus module (`GTK_IM_MODULE=ibus`).
 /// Keys are typed with `xdotool`; an entry's text is its window's title.
-public final class InputMethodSession: @unchecked Sendable {
-    public let directory: TemporaryDirectory
+package final class InputMethodSession: @unchecked Sendable {
+    package let directory: TemporaryDirectory
     private let bus: PrivateBus
     private let screen: PrivateDisplay
     private var daemon: TestProcess?
@@ -15,12 +15,12 @@ public final class InputMethodSession: @unchecked Sendable {
     private let entryScript: String
 
     /// What a process needs to be in this session, and to find its ibus-daemon.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         ["DBUS_SESSION_BUS_ADDRESS": bus.address, "DISPLAY": screen.display, "XAUTHORITY": screen.xauthority,
          "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1"]
     }
 
-    public init() throws {
+    package init() throws {
         for tool in ["dbus-daemon", "Xvfb", "xauth", "ibus-daemon", "ibus", "xdotool"] where ExecutableSearch.onPath(tool) == nil {
             throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
         }
@@ -36,7 +36,7 @@ public final class InputMethodSession: @unchecked Sendable {
     }
 
     /// Starts ibus-daemon; returns once its address file names it.
-    public func startDaemon() throws {
+    package func startDaemon() throws {
         daemon = try TestProcess("ibus-daemon", ["--panel=disable", "--emoji-extension=disable", "--config=disable",
                                                  "--replace"], environment: environment)
         try waitFor("ibus-daemon's address", timeout: 30) {
@@ -46,7 +46,7 @@ public final class InputMethodSession: @unchecked Sendable {
     }
 
     /// Ends ibus-daemon (its engines' connections close with it).
-    public func stopDaemon() throws {
+    package func stopDaemon() throws {
         guard let daemon else { return }
         daemon.signal(SIGTERM)
         _ = try daemon.waitForExit(timeout: 20)
@@ -57,7 +57,7 @@ public final class InputMethodSession: @unchecked Sendable {
     /// The tool's own status is not the answer: with a layout of "default"
     /// (as engines that keep the user's layout have) it exits 1 after
     /// selecting, having had no layout to give setxkbmap.
-    public func select(_ engine: String) throws {
+    package func select(_ engine: String) throws {
         var last = ""
         do {
             try waitFor("\(engine) to be selectable", timeout: 30) {
@@ -71,7 +71,7 @@ public final class InputMethodSession: @unchecked Sendable {
     }
 
     /// A window with one entry (a password's when `password`), focused.
-    public func entry(password: Bool = false) throws -> EntryWindow {
+    package func entry(password: Bool = false) throws -> EntryWindow {
         let title = "entry\(UInt32.random(in: 0...UInt32.max))"
         let process = try TestProcess("/usr/bin/env", environment.merging(["GTK_IM_MODULE": "ibus"]) { $1 }
             .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
@@ -91,7 +91,7 @@ public final class InputMethodSession: @unchecked Sendable {
     /// toolkit: an input context on `engine`, focused, its purpose set
     /// (IBus's numbers: 8 a password), then each of `text`'s characters
     /// pressed; whether each was handled, as "1" or "0".
-    public func clientKeys(_ engine: String, purpose: Int, _ text: String) throws -> String {
+    package func clientKeys(_ engine: String, purpose: Int, _ text: String) throws -> String {
         let script = directory.path + "/client.py"
         try writeFile(script, """
             import sys
@@ -114,7 +114,7 @@ public final class InputMethodSession: @unchecked Sendable {
 
     /// A command in this session.
     @discardableResult
-    public func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
+    package func command(_ tool: String, _ arguments: [String], timeout: Double = 30) throws -> CommandResult {
         try runCommand("/usr/bin/env", environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [tool] + arguments,
                        timeout: timeout)
     }
@@ -165,7 +165,7 @@ public final class InputMethodSession: @unchecked Sendable {
 }
 
 /// One entry window of an `InputMethodSession`.
-public final class EntryWindow: @unchecked Sendable {
+package final class EntryWindow: @unchecked Sendable {
     private let session: InputMethodSession
     private let process: TestProcess
     private let window: String
@@ -179,13 +179,13 @@ public final class EntryWindow: @unchecked Sendable {
     }
 
     /// Types `text` as a person would, key by key, `delay` ms apart.
-    public func type(_ text: String, delay: Int = 30) throws {
+    package func type(_ text: String, delay: Int = 30) throws {
         let result = try session.command("xdotool", ["type", "--delay", String(delay), "--", text], timeout: 60)
         guard result.status == 0 else { throw SpawnFailed(description: "xdotool type failed: \(result.stderr)") }
     }
 
     /// The entry's text now.
-    public func text() throws -> String? {
+    package func text() throws -> String? {
         let name = try session.command("xdotool", ["getwindowname", window]).stdout
             .trimmingCharacters(in: .newlines)
         guard name.hasPrefix(title + "=") else { return nil }
@@ -194,7 +194,7 @@ public final class EntryWindow: @unchecked Sendable {
 
     /// Waits until the entry's text satisfies `condition` (bounded); the text.
     @discardableResult
-    public func waitForTitle(timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+    package func waitForTitle(timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
         var last: String?
         do {
             try session.waitFor("the entry's text", timeout: timeout) {
@@ -208,12 +208,12 @@ public final class EntryWindow: @unchecked Sendable {
     }
 
     /// Waits until the entry holds exactly `expected`.
-    public func waitForText(_ expected: String, timeout: Double = 20) throws {
+    package func waitForText(_ expected: String, timeout: Double = 20) throws {
         try waitForTitle(timeout: timeout) { $0 == expected }
     }
 
     /// Closes the window; what the entry held.
-    public func close() throws -> String {
+    package func close() throws -> String {
         process.signal(SIGTERM)
         return try process.remainingOutput().trimmingCharacters(in: .newlines)
     }

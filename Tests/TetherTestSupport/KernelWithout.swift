@@ -1,7 +1,7 @@
 import Foundation
 
 /// A confinement mechanism a kernel may lack.
-public enum KernelMechanism: String, Sendable {
+package enum KernelMechanism: String, Sendable {
     /// Landlock: its system calls answer ENOSYS, as before Linux 5.13 (or
     /// where a container's profile refuses them).
     case landlock
@@ -21,12 +21,12 @@ public enum KernelMechanism: String, Sendable {
 /// answers those system calls as such a kernel does, then execs the
 /// program (same pid). The shipped code has no switch for this; it sees
 /// only what the kernel says.
-public func withoutMechanisms(_ mechanisms: [KernelMechanism]) -> [String] {
+package func withoutMechanisms(_ mechanisms: [KernelMechanism]) -> [String] {
     ["/usr/bin/env", "python3", "-c", KernelWithout.source, mechanisms.map(\.rawValue).joined(separator: ",")]
 }
 
 /// `tether ARGS` started in the background as on a kernel without `mechanisms`.
-public func startTether(_ arguments: [String], without mechanisms: [KernelMechanism],
+package func startTether(_ arguments: [String], without mechanisms: [KernelMechanism],
                         environment: [String: String]? = nil) throws -> TestProcess {
     guard !mechanisms.isEmpty else { return try startTether(arguments, environment: environment) }
     let prefix = withoutMechanisms(mechanisms)
@@ -34,7 +34,7 @@ public func startTether(_ arguments: [String], without mechanisms: [KernelMechan
 }
 
 /// Runs `tether ARGS` as on a kernel without `mechanisms`.
-public func tether(_ arguments: [String], without mechanisms: [KernelMechanism], timeout: Double = 30) throws -> CommandResult {
+package func tether(_ arguments: [String], without mechanisms: [KernelMechanism], timeout: Double = 30) throws -> CommandResult {
     let prefix = withoutMechanisms(mechanisms)
     return try runCommand(prefix[0], Array(prefix.dropFirst()) + [tetherExecutable] + arguments, timeout: timeout)
 }

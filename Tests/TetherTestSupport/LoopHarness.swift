@@ -1,11 +1,11 @@
 import TetherLoop
 
-public struct LoopTimeout: Error {}
+package struct LoopTimeout: Error {}
 
 /// Runs `body` on a fresh event loop thread and waits for it to call
 /// `finish`, bounded by a loop timer (no sleeping). The loop is shut down
 /// afterwards, which closes any handle the body left open.
-public func onLoop<T: Sendable>(
+package func onLoop<T: Sendable>(
     timeoutMilliseconds: UInt64 = 10_000,
     _ body: @escaping (EventLoop, @escaping (T) -> Void) throws -> Void
 ) async throws -> T {
@@ -36,7 +36,7 @@ public func onLoop<T: Sendable>(
 /// Runs a blocking wait on a thread of its own and awaits it: a test that
 /// blocks a thread of Swift's small cooperative pool can starve the very
 /// task it waits for.
-public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         do {
             try DetachedThread.start { continuation.resume(with: Result { try body() }) }

@@ -3,11 +3,11 @@ import Foundation
 /// A TCP socket bound to an ephemeral port on 127.0.0.1: closed, it gives a
 /// port nothing listens on; listening without accepting, a server whose
 /// connections complete (the backlog) and never get an answer.
-public final class LoopbackSocket {
-    public let fd: Int32
-    public let port: Int
+package final class LoopbackSocket {
+    package let fd: Int32
+    package let port: Int
 
-    public init(listening: Bool) throws {
+    package init(listening: Bool) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         self.fd = fd
@@ -29,7 +29,7 @@ public final class LoopbackSocket {
     deinit { close(fd) }
 
     /// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
-    public static func unusedPort() throws -> Int {
+    package static func unusedPort() throws -> Int {
         try LoopbackSocket(listening: false).port
     }
 }

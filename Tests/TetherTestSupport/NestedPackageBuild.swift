@@ -3,23 +3,21 @@ import Foundation
 import Glibc
 #endif
 
-/// An executable of one of the packages nested in this repository (the
-/// demo auth server, the benchmarks): `.ci/run` builds them before the
-/// tests; a test run without them builds the one it needs once, under a
+/// An executable of a package nested in this repository (the demo auth
+/// server): `.ci/run` builds it before the tests; a test run without them builds the one it needs once, under a
 /// lock, so `swift test` alone works too.
-public struct NestedPackageBuild: Sendable {
-    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+package struct NestedPackageBuild: Sendable {
+    package static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
-    public static let demoAuthServer = NestedPackageBuild(package: "examples/DemoAuthServer", product: "demo-auth-server")
-    public static let benchmarks = NestedPackageBuild(package: "Benchmarks", product: "tether-bench")
+    package static let demoAuthServer = NestedPackageBuild(package: "examples/DemoAuthServer", product: "demo-auth-server")
 
     /// Relative to the repository.
-    public let package: String
-    public let product: String
-    public var executable: String { "\(Self.repository)/\(package)/.build/debug/\(product)" }
+    package let package: String
+    package let product: String
+    package var executable: String { "\(Self.repository)/\(package)/.build/debug/\(product)" }
 
     /// The built executable, built first if need be.
-    public func path() throws -> String {
+    package func path() throws -> String {
         if FileManager.default.isExecutableFile(atPath: executable) { return executable }
         // Beside the built tether, as the Python environment's lock.
         let lock = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path + "/\(product)-build.lock"

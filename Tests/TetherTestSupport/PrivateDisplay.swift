@@ -2,12 +2,12 @@ import Foundation
 
 /// An X display of the test's own: `Xvfb -displayfd`, its cookie in an
 /// Xauthority file of the test's, so nothing reaches the runner's display.
-public final class PrivateDisplay: @unchecked Sendable {
-    public let display: String
-    public let xauthority: String
+package final class PrivateDisplay: @unchecked Sendable {
+    package let display: String
+    package let xauthority: String
     private let server: TestProcess
 
-    public init(in directory: String) throws {
+    package init(in directory: String) throws {
         xauthority = directory + "/Xauthority"
         // The display's cookie: the server reads every cookie in the file
         // it is given; clients find theirs by display, added once known.
@@ -23,7 +23,7 @@ public final class PrivateDisplay: @unchecked Sendable {
         else { throw SpawnFailed(description: "xauth cannot add \(display)") }
     }
 
-    public func stopAlways() { server.stopAlways() }
+    package func stopAlways() { server.stopAlways() }
 
     deinit { server.stopAlways() }
 }

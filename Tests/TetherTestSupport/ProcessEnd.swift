@@ -4,7 +4,7 @@ import Foundation
 /// True once `pid` has ended (a zombie counts: an orphan may wait a while
 /// to be reaped), waiting on a pidfd, which becomes readable at the end:
 /// an event, not a poll. At most `seconds` (scaled); 0 asks once.
-public func processEnded(_ pid: Int32, within seconds: Double = 0) -> Bool {
+package func processEnded(_ pid: Int32, within seconds: Double = 0) -> Bool {
     let fd = tether_pidfd_open(pid)
     guard fd >= 0 else { return errno == ESRCH }
     defer { close(fd) }

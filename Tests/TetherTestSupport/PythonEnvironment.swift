@@ -7,15 +7,15 @@ import Glibc
 /// themselves from PyPI (`python3 -m venv`, then pip), once per build
 /// directory and reused after: beside the built `tether`, so a clean clone
 /// makes its own and `rm -rf .build` removes it.
-public enum PythonEnvironment {
+package enum PythonEnvironment {
     /// What the test servers (and the metrics parser, and the keyring's
     /// prompter) import, pinned to the major versions they are written for.
-    public static let requirements = ["fastapi>=0.110,<1", "uvicorn>=0.29,<1", "PyJWT>=2.8,<3",
+    package static let requirements = ["fastapi>=0.110,<1", "uvicorn>=0.29,<1", "PyJWT>=2.8,<3",
                                       "prometheus_client>=0.17,<1", "jeepney>=0.8,<1"]
 
     /// The environment's python, made first if need be. Tests running at
     /// once wait for the one making it (a lock beside it).
-    public static func python() throws -> String {
+    package static func python() throws -> String {
         let directory = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().appendingPathComponent("test-python").path
         let python = directory + "/bin/python"
         let marker = directory + "/.tether-requirements"
@@ -45,7 +45,7 @@ public enum PythonEnvironment {
     }
 }
 
-public struct PythonEnvironmentError: Error, CustomStringConvertible {
-    public let description: String
+package struct PythonEnvironmentError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A raw client socket, to send what a well-behaved client never would.
-public struct RawClient {
-    public let fd: Int32
+package struct RawClient {
+    package let fd: Int32
 
     /// One end of a socket pair, say.
-    public init(descriptor: Int32) { fd = descriptor }
+    package init(descriptor: Int32) { fd = descriptor }
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -20,7 +20,7 @@ public struct RawClient {
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
-    public func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -30,7 +30,7 @@ public struct RawClient {
     }
 
     /// Reads one line, or nil at end of stream; bounded by poll(2).
-    public func readLine(timeout: Int32 = 10_000) -> String? {
+    package func readLine(timeout: Int32 = 10_000) -> String? {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
@@ -43,7 +43,7 @@ public struct RawClient {
     }
 
     /// True once the server has closed its end (reads until EOF, bounded).
-    public func isClosedByPeer(timeout: Int32 = 10_000) -> Bool {
+    package func isClosedByPeer(timeout: Int32 = 10_000) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -57,7 +57,7 @@ public struct RawClient {
     /// within one bound (one at a time, each left open would cost the
     /// whole bound). Nothing is read: what the server holds for them stays
     /// held, and a closed Unix socket says so (POLLHUP) with data unread.
-    public static func anyClosedByPeer(_ clients: [RawClient], timeout: Int32 = 10_000) -> Bool {
+    package static func anyClosedByPeer(_ clients: [RawClient], timeout: Int32 = 10_000) -> Bool {
         let deadline = Date().addingTimeInterval(Double(timeout) / 1000)
         while case let left = deadline.timeIntervalSinceNow, left > 0 {
             var fds = clients.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
@@ -71,7 +71,7 @@ public struct RawClient {
     /// them, until it takes nothing for `stall` ms (a peer that never reads,
     /// against a server that stopped reading); the bytes it took, which may
     /// end inside a copy.
-    public func sendWhileTaken(_ bytes: [UInt8], atMost: Int, stall: Int32 = 1_000) -> Int {
+    package func sendWhileTaken(_ bytes: [UInt8], atMost: Int, stall: Int32 = 1_000) -> Int {
         var total = 0
         for _ in 0..<atMost {
             var offset = 0
@@ -92,7 +92,7 @@ public struct RawClient {
 
     /// Reads until `lines` newlines came, end of stream, or `timeout` ms
     /// without data; the newlines read.
-    public func countLines(_ lines: Int, timeout: Int32 = 10_000) -> Int {
+    package func countLines(_ lines: Int, timeout: Int32 = 10_000) -> Int {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var seen = 0
         while seen < lines {
@@ -105,6 +105,6 @@ public struct RawClient {
         return seen
     }
 
-    public func close() { Glibc.close(fd) }
+    package func close() { Glibc.close(fd) }
 }
 

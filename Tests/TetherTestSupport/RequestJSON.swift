@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// A JSON request to a test server; its JSON answer.
-public func requestJSON(_ method: String, _ url: String, _ body: [String: Any]?, form: Bool = false) throws -> Any {
+package func requestJSON(_ method: String, _ url: String, _ body: [String: Any]?, form: Bool = false) throws -> Any {
     guard let target = URL(string: url) else { throw TestTimeout(what: "a valid URL for \(url)") }
     var request = URLRequest(url: target, timeoutInterval: 10)
     request.httpMethod = method

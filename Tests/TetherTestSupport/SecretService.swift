@@ -5,19 +5,19 @@ import TetherLoop
 /// and GNOME Keyring on it, its keyrings in the test's directory, its login
 /// collection created and unlocked with a password the test gives. Tether
 /// processes reach it through `environment`. Stopped with the fixture.
-public final class SecretService: @unchecked Sendable {
-    public let directory: TemporaryDirectory
+package final class SecretService: @unchecked Sendable {
+    package let directory: TemporaryDirectory
     /// The session bus's address.
-    public let address: String
+    package let address: String
     /// What a process needs to use this keyring.
-    public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+    package var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
     private let bus: PrivateBus
     private var keyring: TestProcess?
     private var prompter: TestProcess?
     private let home: String, runtime: String
     static let collection = "/org/freedesktop/secrets/collection/login"
 
-    public init() throws {
+    package init() throws {
         for tool in ["dbus-daemon", "gnome-keyring-daemon", "secret-tool", "dbus-send", "gdbus"]
         where ExecutableSearch.onPath(tool) == nil {
             throw SpawnFailed(description: "\(tool) is missing: run .ci/ensure-system-libraries --tests")
@@ -33,7 +33,7 @@ public final class SecretService: @unchecked Sendable {
 
     /// Ends the session bus (and the keyring with it), then starts both
     /// again at the same address, as logging out and in again does.
-    public func restartBus() throws {
+    package func restartBus() throws {
         try stopKeyring()
         try bus.stop()
         try bus.start()
@@ -42,7 +42,7 @@ public final class SecretService: @unchecked Sendable {
 
     /// Starts GNOME Keyring, which creates or unlocks the login collection
     /// with the test's password; returns once it owns the service's name.
-    public func startKeyring() throws {
+    package func startKeyring() throws {
         // Its keyrings live in the test's directory, not the user's.
         let keyring = try TestProcess("gnome-keyring-daemon", ["--foreground", "--unlock", "--components=secrets"],
                                       environment: ["DBUS_SESSION_BUS_ADDRESS": address, "HOME": home, "XDG_RUNTIME_DIR": runtime,
@@ -56,7 +56,7 @@ public final class SecretService: @unchecked Sendable {
 
     /// Ends GNOME Keyring: the Secret Service vanishes from the bus (its
     /// items stay on disk, for `startKeyring`).
-    public func stopKeyring() throws {
+    package func stopKeyring() throws {
         guard let keyring else { return }
         keyring.signal(SIGTERM)
         _ = try keyring.waitForExit(timeout: 20)
@@ -65,14 +65,14 @@ public final class SecretService: @unchecked Sendable {
 
     /// Stops GNOME Keyring (SIGSTOP) or lets it go on (SIGCONT): a daemon
     /// that takes calls and never answers them, then answers again.
-    public func pauseKeyring(_ paused: Bool = true) {
+    package func pauseKeyring(_ paused: Bool = true) {
         keyring?.signal(paused ? SIGSTOP : SIGCONT)
     }
 
     /// A system prompter (what shows GNOME Keyring's unlock dialog) that
     /// takes every prompt and never answers, as a dialog nobody is at the
     /// screen for: a call that needs the collection unlocked waits on it.
-    public func promptNobodyAnswers() throws {
+    package func promptNobodyAnswers() throws {
         prompter = try TestProcess(try PythonEnvironment.python(), ["-c", """
             import sys
             from jeepney import MessageType, new_method_return
@@ -90,16 +90,16 @@ public final class SecretService: @unchecked Sendable {
     }
 
     /// Locks the login collection, as a screen lock or `Lock` from another client does.
-    public func lock() throws {
+    package func lock() throws {
         let result = try dbus(["org.freedesktop.Secret.Service.Lock", "array:objpath:\(Self.collection)"])
         guard result.status == 0 else { throw SpawnFailed(description: "cannot lock the keyring: \(result.stderr)") }
     }
 
     /// The bus socket's path.
-    public var socketPath: String { bus.socketPath }
+    package var socketPath: String { bus.socketPath }
 
     /// `secret-tool store`: `secret` under these attributes.
-    public func store(_ secret: String, _ attributes: [String: String]) throws {
+    package func store(_ secret: String, _ attributes: [String: String]) throws {
         let store = try TestProcess("secret-tool", ["store", "--label=test"] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] },
                                     environment: environment)
         store.writeStdin(secret)
@@ -108,14 +108,14 @@ public final class SecretService: @unchecked Sendable {
     }
 
     /// `secret-tool lookup` with these attributes: the secret, or nil when none matches.
-    public func lookup(_ attributes: [String: String]) throws -> String? {
+    package func lookup(_ attributes: [String: String]) throws -> String? {
         let result = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "secret-tool", "lookup"]
                                     + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] })
         return result.status == 0 ? result.stdout : nil
     }
 
     /// Every item's attributes, as `secret-tool search --all` prints them.
-    public func search(_ attributes: [String: String]) throws -> String {
+    package func search(_ attributes: [String: String]) throws -> String {
         let result = try runCommand("/usr/bin/env", ["DBUS_SESSION_BUS_ADDRESS=\(address)", "secret-tool", "search", "--all", "--unlock"]
                                     + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] })
         return result.stdout + result.stderr

@@ -3,10 +3,10 @@ import TetherGroup
 import TetherSandbox
 
 /// A fresh directory per test, so tests can run in parallel; removed on deinit.
-public final class TemporaryDirectory: @unchecked Sendable {
-    public let path: String
+package final class TemporaryDirectory: @unchecked Sendable {
+    package let path: String
 
-    public init(_ label: String = "tether-test", in base: String = "/tmp") throws {
+    package init(_ label: String = "tether-test", in base: String = "/tmp") throws {
         var template = Array("\(base)/\(label).XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
@@ -15,7 +15,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
     }
 
     /// A group directory path inside (not yet created: Tether creates it).
-    public var group: String { path + "/group" }
+    package var group: String { path + "/group" }
 
     deinit {
         // Restore permissions a test may have removed, then delete.
@@ -33,7 +33,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
 /// Writes a file through a close-on-exec descriptor, so a process another
 /// test spawns meanwhile cannot inherit it (and make the file "text busy"
 /// for exec). Foundation's writers do not promise that.
-public func writeFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
+package func writeFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     defer { close(fd) }
@@ -51,7 +51,7 @@ public func writeFile(_ path: String, _ contents: String, mode: mode_t = 0o644) 
 /// reader sees the old or the new contents, never part. (Foundation's
 /// `write(toFile:atomically:)` leaves a `TemporaryDirectory.*` in /tmp for
 /// every write on Linux.)
-public func replaceFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
+package func replaceFile(_ path: String, _ contents: String, mode: mode_t = 0o644) throws {
     let partial = path + ".partial"
     try writeFile(partial, contents, mode: mode)
     guard rename(partial, path) == 0 else {

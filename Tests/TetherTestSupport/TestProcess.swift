@@ -1,28 +1,28 @@
 import Foundation
 import TetherLoop
 
-public struct TestTimeout: Error, CustomStringConvertible {
-    public let what: String
-    public init(what: String) { self.what = what }
-    public var description: String { "timed out waiting for \(what)" }
+package struct TestTimeout: Error, CustomStringConvertible {
+    package let what: String
+    package init(what: String) { self.what = what }
+    package var description: String { "timed out waiting for \(what)" }
 
     /// What every wait's time limit is multiplied by: 1, or
     /// `$TETHER_TEST_TIMEOUT_SCALE` (1-20) where the machine is known to be
     /// slow (the VM tier's emulated guest runs 10-20 times slower).
-    public static let scale: Double = {
+    package static let scale: Double = {
         guard let text = getenv("TETHER_TEST_TIMEOUT_SCALE").map({ String(cString: $0) }),
               let value = Double(text), value >= 1 else { return 1 }
         return min(value, 20)
     }()
 
     /// The time `seconds` from now, scaled (`scale`): every bounded wait's deadline.
-    public static func deadline(after seconds: Double) -> Date {
+    package static func deadline(after seconds: Double) -> Date {
         Date().addingTimeInterval(seconds * scale)
     }
 }
 
-public struct SpawnFailed: Error, CustomStringConvertible {
-    public let description: String
+package struct SpawnFailed: Error, CustomStringConvertible {
+    package let description: String
 }
 
 /// One loop thread runs every test child: their exits arrive through
@@ -38,9 +38,9 @@ let testLoop: EventLoopThread? = {
 
 /// A real child process with bounded waits: stdout lines and the exit are
 /// awaited on a condition variable with a deadline, never by sleeping.
-public final class TestProcess: @unchecked Sendable {
-    public let executable: String
-    public let arguments: [String]
+package final class TestProcess: @unchecked Sendable {
+    package let executable: String
+    package let arguments: [String]
     private let condition = NSCondition()
     private var stdoutBytes: [UInt8] = []
     private var stderrBytes: [UInt8] = []
@@ -48,9 +48,9 @@ public final class TestProcess: @unchecked Sendable {
     private var stderrEnded = false
     private var status: TerminationStatus?
     private var child: ChildProcess?
-    public private(set) var pid: Int32 = 0
+    package private(set) var pid: Int32 = 0
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    package init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         guard let loop = testLoop?.loop else { throw SpawnFailed(description: "no test event loop") }
         self.executable = executable
         self.arguments = arguments
@@ -115,7 +115,7 @@ public final class TestProcess: @unchecked Sendable {
     private var name: String { "\((executable as NSString).lastPathComponent) \(arguments)" }
 
     /// The next line of stdout (nil at end of output), waiting at most `timeout` seconds.
-    public func readLine(timeout: Double = 10) throws -> String? {
+    package func readLine(timeout: Double = 10) throws -> String? {
         try wait(timeout: timeout, what: "a line from \(name)") {
             stdoutBytes.contains(0x0a) || stdoutEnded
         }
@@ -132,14 +132,14 @@ public final class TestProcess: @unchecked Sendable {
 
     /// Reads lines until one equals `expected`.
     @discardableResult
-    public func expectLine(_ expected: String, timeout: Double = 10) throws -> [String] {
+    package func expectLine(_ expected: String, timeout: Double = 10) throws -> [String] {
         try expect("line '\(expected)'", timeout: timeout) { $0 == expected }
     }
 
     /// Reads lines until one starts with `prefix` (and contains `text`);
     /// returns all lines read.
     @discardableResult
-    public func expectLineStarting(_ prefix: String, containing text: String = "", timeout: Double = 10) throws -> [String] {
+    package func expectLineStarting(_ prefix: String, containing text: String = "", timeout: Double = 10) throws -> [String] {
         try expect("a line starting '\(prefix)' containing '\(text)'", timeout: timeout) {
             $0.hasPrefix(prefix) && (text.isEmpty || $0.contains(text))
         }
@@ -160,28 +160,28 @@ public final class TestProcess: @unchecked Sendable {
         throw TestTimeout(what: "\(what) from \(name) before its output ended (saw \(seen))")
     }
 
-    public func writeStdin(_ text: String) {
+    package func writeStdin(_ text: String) {
         let bytes = Array(text.utf8)
         testLoop?.loop.execute { [self] in self.child?.stdin?.write(bytes) }
     }
 
-    public func closeStdin() {
+    package func closeStdin() {
         testLoop?.loop.execute { [self] in self.child?.stdin?.close() }
     }
 
-    public func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         kill(pid, signal)
     }
 
     /// Asks it to stop (SIGTERM) and waits; the exit status, as `waitForExit`.
-    public func stop(timeout: Double = 20) throws -> Int32 {
+    package func stop(timeout: Double = 20) throws -> Int32 {
         signal(SIGTERM)
         return try waitForExit(timeout: timeout)
     }
 
     /// Stops it whatever state it is in, for a test's end: SIGTERM, its
     /// exit awaited (bounded), then SIGKILL. Nothing of it outlives the test.
-    public func stopAlways(timeout: Double = 20) {
+    package func stopAlways(timeout: Double = 20) {
         // Already reaped: its pid may be another process's now.
         condition.lock()
         let running = status == nil
@@ -196,7 +196,7 @@ public final class TestProcess: @unchecked Sendable {
 
     /// Waits for exit; returns the status (128 + N when killed by signal N).
     @discardableResult
-    public func waitForExit(timeout: Double = 10) throws -> Int32 {
+    package func waitForExit(timeout: Double = 10) throws -> Int32 {
         try wait(timeout: timeout, what: "\(name) to exit") { status != nil }
         condition.lock()
         defer { condition.unlock() }
@@ -204,7 +204,7 @@ public final class TestProcess: @unchecked Sendable {
     }
 
     /// All of stdout not yet read, once the child closed it.
-    public func remainingOutput(timeout: Double = 30) throws -> String {
+    package func remainingOutput(timeout: Double = 30) throws -> String {
         try wait(timeout: timeout, what: "the end of \(name)'s output") { stdoutEnded }
         condition.lock()
         defer { condition.unlock() }
@@ -212,7 +212,7 @@ public final class TestProcess: @unchecked Sendable {
     }
 
     /// Waits until stderr contains `text` (the process may keep running).
-    public func waitForError(containing text: String, timeout: Double = 10) throws {
+    package func waitForError(containing text: String, timeout: Double = 10) throws {
         let needle = Array(text.utf8)
         try wait(timeout: timeout, what: "'\(text)' on \(name)'s stderr") {
             stderrBytes.count >= needle.count && (0...(stderrBytes.count - needle.count)).contains {
@@ -221,7 +221,7 @@ public final class TestProcess: @unchecked Sendable {
         }
     }
 
-    public func standardError(timeout: Double = 30) throws -> String {
+    package func standardError(timeout: Double = 30) throws -> String {
         try wait(timeout: timeout, what: "the end of \(name)'s errors") { stderrEnded }
         condition.lock()
         defer { condition.unlock() }
@@ -237,18 +237,18 @@ public final class TestProcess: @unchecked Sendable {
 }
 
 /// Runs a command to completion and returns its exit status and output.
-public struct CommandResult: Sendable {
+package struct CommandResult: Sendable {
     /// The exit status, and all the command printed.
-    public let status: Int32, stdout: String, stderr: String
+    package let status: Int32, stdout: String, stderr: String
 
-    public init(status: Int32, stdout: String, stderr: String) {
+    package init(status: Int32, stdout: String, stderr: String) {
         self.status = status
         self.stdout = stdout
         self.stderr = stderr
     }
 }
 
-public func runCommand(_ executable: String, _ arguments: [String],
+package func runCommand(_ executable: String, _ arguments: [String],
                        environment: [String: String]? = nil, timeout: Double = 30) throws -> CommandResult {
     let process = try TestProcess(executable, arguments, environment: environment)
     process.closeStdin()

@@ -18,19 +18,19 @@ import Glibc
 /// waits block only that thread and its awaits resume there. Its time, from
 /// when the body begins to when it ends, is appended as `SECONDS<TAB>TEST`
 /// to the file `$TETHER_TEST_TIMINGS` names, if set.
-public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
+package struct TestTiming: SuiteTrait, TestTrait, TestScoping {
     /// Tests running at once: as many as Swift's pool ran on the 2-core
     /// machines the suite's timeouts are set for; `TETHER_TEST_WIDTH` (1-8)
     /// where tests wait more than they compute (the VM tier's emulated guest).
-    public static let width: Int = {
+    package static let width: Int = {
         guard let text = getenv("TETHER_TEST_WIDTH").map({ String(cString: $0) }), let value = Int(text),
               (1...8).contains(value) else { return 2 }
         return value
     }()
 
-    public var isRecursive: Bool { true }
+    package var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
+    package func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
         let slots = test.traits.contains { $0 is WaitingTest } ? TestSlots.waiting : TestSlots.shared
@@ -63,7 +63,7 @@ public struct TestTiming: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == TestTiming {
     /// Each test on a thread of its own, a few at a time, timed: see `TestTiming`.
-    public static var timed: Self { TestTiming() }
+    package static var timed: Self { TestTiming() }
 }
 
 /// Marks a test (or a suite's tests) that takes long of its own: under
@@ -71,13 +71,13 @@ extension Trait where Self == TestTiming {
 /// the run does not end on it. (Swift Testing starts every test at once,
 /// in declaration order; with first come first served a 30 s test queued
 /// last ran alone while the rest of the machine idled.)
-public struct LongTest: TestTrait, SuiteTrait {
-    public var isRecursive: Bool { true }
+package struct LongTest: TestTrait, SuiteTrait {
+    package var isRecursive: Bool { true }
 }
 
 extension Trait where Self == LongTest {
     /// Takes long: starts before the others (see `LongTest`).
-    public static var long: Self { LongTest() }
+    package static var long: Self { LongTest() }
 }
 
 /// Marks a test that spends its time waiting out a deadline the product
@@ -86,13 +86,13 @@ extension Trait where Self == LongTest {
 /// as the width), so the CPU the others need is not held idle meanwhile.
 /// (Nine such tests, measured at under a tenth of a CPU for 7-23 s each,
 /// held half the run's slots for two minutes.)
-public struct WaitingTest: TestTrait, SuiteTrait {
-    public var isRecursive: Bool { true }
+package struct WaitingTest: TestTrait, SuiteTrait {
+    package var isRecursive: Bool { true }
 }
 
 extension Trait where Self == WaitingTest {
     /// Mostly waits: runs beside the others (see `WaitingTest`).
-    public static var waits: Self { WaitingTest() }
+    package static var waits: Self { WaitingTest() }
 }
 
 /// A counting semaphore for tasks: waiting suspends, never blocks. Long

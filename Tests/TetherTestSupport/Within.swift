@@ -4,7 +4,7 @@ import Synchronization
 /// Awaits `operation`, or throws `TestTimeout` after `seconds`: a test that
 /// waits on something that may never come (a task whose executor is gone)
 /// fails instead of hanging the run. The operation is cancelled then.
-public func within<T: Sendable>(
+package func within<T: Sendable>(
     _ seconds: Double, _ what: String, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let waiter = Waiter<T>()

@@ -4,15 +4,15 @@ import TetherJSON
 /// `pids.max` per extension), as `host.status` carries it (`cgroups`) and
 /// `tether status` says it in one line: where not, why (no delegated
 /// cgroup, no user service manager on D-Bus to ask for a scope) and the fix.
-public struct CgroupsStatus: Sendable, Equatable {
+package struct CgroupsStatus: Sendable, Equatable {
     /// The delegated subtree extensions' cgroups are made in; nil: none.
-    public var path: String?
-    public var controllers: [String]
+    package var path: String?
+    package var controllers: [String]
     /// Why there is none.
-    public var reason: String?
-    public var fix: String?
+    package var reason: String?
+    package var fix: String?
 
-    public init(path: String? = nil, controllers: [String] = [], reason: String? = nil, fix: String? = nil) {
+    package init(path: String? = nil, controllers: [String] = [], reason: String? = nil, fix: String? = nil) {
         self.path = path
         self.controllers = controllers
         self.reason = reason
@@ -24,13 +24,13 @@ public struct CgroupsStatus: Sendable, Equatable {
     }
 
     /// Read leniently; nil from a host of an older release, which does not say.
-    public init?(json: JSONValue?) {
+    package init?(json: JSONValue?) {
         guard let json, json[Field.delegated]?.boolValue != nil else { return nil }
         self.init(path: json[Field.path]?.stringValue, controllers: json[Field.controllers]?.arrayValue?.compactMap(\.stringValue) ?? [],
                   reason: json[Field.reason]?.stringValue, fix: json[Field.fix]?.stringValue)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.delegated: .bool(path != nil), Field.controllers: .array(controllers.map(JSONValue.string))]
         if let path { object[Field.path] = .string(path) }
         if let reason { object[Field.reason] = .string(reason) }
@@ -39,7 +39,7 @@ public struct CgroupsStatus: Sendable, Equatable {
     }
 
     /// `tether status`'s line.
-    public var text: String {
+    package var text: String {
         if let path {
             let held = controllers.isEmpty ? "no controllers: memory by RLIMIT_DATA" : controllers.joined(separator: ", ")
             return "cgroups: each extension in its own under \(path) (\(held))"

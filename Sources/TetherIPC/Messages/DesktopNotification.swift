@@ -7,47 +7,47 @@ import TetherJSON
 /// and `showOnDesktop` (false: not shown). Every other field travels on
 /// untouched. A malformed display field refuses the push up front, with
 /// the field and its limit named: nothing huge or binary reaches the bus.
-public struct DesktopNotification: Sendable, Equatable {
-    public enum Urgency: String, Sendable, CaseIterable {
+package struct DesktopNotification: Sendable, Equatable {
+    package enum Urgency: String, Sendable, CaseIterable {
         case low, normal, critical
         /// The spec's byte.
-        public var level: Int32 { self == .low ? 0 : self == .normal ? 1 : 2 }
+        package var level: Int32 { self == .low ? 0 : self == .normal ? 1 : 2 }
     }
 
-    public struct Action: Sendable, Equatable {
-        public var key: String
-        public var label: String
-        public init(key: String, label: String) {
+    package struct Action: Sendable, Equatable {
+        package var key: String
+        package var label: String
+        package init(key: String, label: String) {
             self.key = key
             self.label = label
         }
     }
 
-    public var id: String?
-    public var title: String
-    public var body: String
-    public var urgency: Urgency?
+    package var id: String?
+    package var title: String
+    package var body: String
+    package var urgency: Urgency?
     /// nil: the server's default; 0: until closed.
-    public var expiryMilliseconds: Int32?
-    public var actions: [Action]
-    public var category: String?
-    public var showOnDesktop: Bool
+    package var expiryMilliseconds: Int32?
+    package var actions: [Action]
+    package var category: String?
+    package var showOnDesktop: Bool
 
     /// The ceilings, in UTF-8 bytes: more than a notification can show.
-    public enum Limit {
-        public static let title = 512, body = 4_096, id = 256, category = 64
-        public static let actions = 8, actionKey = 64, actionLabel = 64
+    package enum Limit {
+        package static let title = 512, body = 4_096, id = 256, category = 64
+        package static let actions = 8, actionKey = 64, actionLabel = 64
         /// A day.
-        public static let expiryMilliseconds = 86_400_000
+        package static let expiryMilliseconds = 86_400_000
     }
 
-    public enum Field {
-        public static let id = "id", title = "title", body = "body", urgency = "urgency"
-        public static let expiryMilliseconds = "expiryMilliseconds", actions = "actions", category = "category"
-        public static let showOnDesktop = "showOnDesktop"
+    package enum Field {
+        package static let id = "id", title = "title", body = "body", urgency = "urgency"
+        package static let expiryMilliseconds = "expiryMilliseconds", actions = "actions", category = "category"
+        package static let showOnDesktop = "showOnDesktop"
     }
 
-    public init(id: String? = nil, title: String, body: String = "", urgency: Urgency? = nil,
+    package init(id: String? = nil, title: String, body: String = "", urgency: Urgency? = nil,
                 expiryMilliseconds: Int32? = nil, actions: [Action] = [], category: String? = nil, showOnDesktop: Bool = true) {
         self.id = id
         self.title = title
@@ -60,7 +60,7 @@ public struct DesktopNotification: Sendable, Equatable {
     }
 
     /// The display fields of `payload`, checked; absent ones are empty.
-    public init(payload: [String: JSONValue]) throws(RPCError) {
+    package init(payload: [String: JSONValue]) throws(RPCError) {
         func text(_ field: String, limit: Int, in object: [String: JSONValue] = payload,
                   named name: String? = nil) throws(RPCError) -> String? {
             guard let value = object[field], value != .null else { return nil }

@@ -4,12 +4,12 @@ import TetherJSON
 /// notification the host showed on the desktop, to subscribers (`tether
 /// watch notifications`, `push --wait`, an extension that asked). Only the
 /// host's own notifications are told.
-public struct DesktopNotificationEvent: Sendable, Equatable {
+package struct DesktopNotificationEvent: Sendable, Equatable {
     /// `NotificationClosed`'s reasons, as the spec numbers them.
-    public enum Reason: UInt32, Sendable {
+    package enum Reason: UInt32, Sendable {
         case expired = 1, dismissed = 2, closed = 3, undefined = 4
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .expired: "expired"
             case .dismissed: "dismissed by the user"
@@ -20,16 +20,16 @@ public struct DesktopNotificationEvent: Sendable, Equatable {
     }
 
     /// The server's id for it (`Notify`'s answer; `push`'s `desktop.notification`).
-    public var notification: UInt32
+    package var notification: UInt32
     /// The payload's `id`, if it had one.
-    public var id: String?
+    package var id: String?
     /// Set for `notification.action`: the action's key.
-    public var action: String?
+    package var action: String?
     /// Set for `notification.closed`: the spec's number (1 to 4; others are
     /// passed on as the server sent them).
-    public var reason: UInt32?
+    package var reason: UInt32?
 
-    public init(notification: UInt32, id: String?, action: String? = nil, reason: UInt32? = nil) {
+    package init(notification: UInt32, id: String?, action: String? = nil, reason: UInt32? = nil) {
         self.notification = notification
         self.id = id
         self.action = action
@@ -39,10 +39,10 @@ public struct DesktopNotificationEvent: Sendable, Equatable {
     private enum Field { static let notification = "notification", id = "id", action = "action", reason = "reason" }
 
     /// Its event's name.
-    public var event: String { action != nil ? HostNotification.notificationAction : HostNotification.notificationClosed }
+    package var event: String { action != nil ? HostNotification.notificationAction : HostNotification.notificationClosed }
 
     /// Read from an event's params; nil when it is neither.
-    public init?(event: String, params: JSONValue?) {
+    package init?(event: String, params: JSONValue?) {
         guard event == HostNotification.notificationClosed || event == HostNotification.notificationAction,
               let number = params?[Field.notification]?.intValue, let notification = UInt32(exactly: number) else { return nil }
         let action = event == HostNotification.notificationAction ? params?[Field.action]?.stringValue ?? "" : nil
@@ -51,7 +51,7 @@ public struct DesktopNotificationEvent: Sendable, Equatable {
         self.init(notification: notification, id: params?[Field.id]?.stringValue, action: action, reason: reason)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.notification: .integer(Int(notification))]
         if let id { object[Field.id] = .string(id) }
         if let action { object[Field.action] = .string(action) }
@@ -60,7 +60,7 @@ public struct DesktopNotificationEvent: Sendable, Equatable {
     }
 
     /// One line for a person: "closed: expired (1)", "action: open".
-    public var text: String {
+    package var text: String {
         let subject = id.map { "notification \(notification) (id \($0))" } ?? "notification \(notification)"
         if let action { return "\(subject): action \(action)" }
         let number = reason ?? 4

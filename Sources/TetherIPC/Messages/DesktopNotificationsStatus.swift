@@ -2,8 +2,8 @@ import TetherJSON
 
 /// Whether the host shows delivered pushes on the desktop, as `host.status`
 /// carries it (`desktopNotifications`) and `tether status` says it.
-public struct DesktopNotificationsStatus: Sendable, Equatable {
-    public enum State: String, Sendable {
+package struct DesktopNotificationsStatus: Sendable, Equatable {
+    package enum State: String, Sendable {
         /// A server answers on the session bus: pushes are shown.
         case shown
         /// Turned off (`tether host --no-desktop-notifications`).
@@ -16,14 +16,14 @@ public struct DesktopNotificationsStatus: Sendable, Equatable {
         case connecting
     }
 
-    public var state: State
+    package var state: State
     /// The server's name and version (`GetServerInformation`), when shown.
-    public var server: String?
-    public var version: String?
+    package var server: String?
+    package var version: String?
     /// Why not shown, when not.
-    public var reason: String?
+    package var reason: String?
 
-    public init(state: State, server: String? = nil, version: String? = nil, reason: String? = nil) {
+    package init(state: State, server: String? = nil, version: String? = nil, reason: String? = nil) {
         self.state = state
         self.server = server
         self.version = version
@@ -33,13 +33,13 @@ public struct DesktopNotificationsStatus: Sendable, Equatable {
     private enum Field { static let state = "state", server = "server", version = "version", reason = "reason" }
 
     /// Read leniently: a host of an older release says nothing, read as off.
-    public init(json: JSONValue?) {
+    package init(json: JSONValue?) {
         self.init(state: json?[Field.state]?.stringValue.flatMap(State.init(rawValue:)) ?? .off,
                   server: json?[Field.server]?.stringValue, version: json?[Field.version]?.stringValue,
                   reason: json?[Field.reason]?.stringValue)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.state: .string(state.rawValue)]
         if let server { object[Field.server] = .string(server) }
         if let version { object[Field.version] = .string(version) }
@@ -48,10 +48,10 @@ public struct DesktopNotificationsStatus: Sendable, Equatable {
     }
 
     /// `tether status`'s line.
-    public var text: String { "desktop notifications: " + summary }
+    package var text: String { "desktop notifications: " + summary }
 
     /// The state in a few words: "shown via dunst 1.9.0", "not shown: no session bus (…)".
-    public var summary: String {
+    package var summary: String {
         guard let why = whyNotShown else {
             return "shown via " + [server ?? "the notification server", version ?? ""].filter { !$0.isEmpty }
                 .joined(separator: " ")
@@ -60,7 +60,7 @@ public struct DesktopNotificationsStatus: Sendable, Equatable {
     }
 
     /// Why pushes are not shown; nil when they are.
-    public var whyNotShown: String? {
+    package var whyNotShown: String? {
         let detail = reason.map { " (\($0))" } ?? ""
         switch state {
         case .shown: return nil

@@ -2,17 +2,17 @@ import TetherJSON
 
 /// `host.subscribe`'s params and answer, and a hello's `events`: the
 /// events a connection hears.
-public struct Subscription: Sendable, Equatable {
-    public var events: [String]
+package struct Subscription: Sendable, Equatable {
+    package var events: [String]
 
-    public init(events: [String]) {
+    package init(events: [String]) {
         self.events = events
     }
 
     private enum Field { static let events = "events" }
 
     /// Read from a request's params; the host checks each name.
-    public init(params: JSONValue?) throws(RPCError) {
+    package init(params: JSONValue?) throws(RPCError) {
         guard let asked = params?[Field.events]?.arrayValue else {
             throw .invalidParams("\"\(Field.events)\" must be an array of event names")
         }
@@ -24,63 +24,63 @@ public struct Subscription: Sendable, Equatable {
         self.init(events: names)
     }
 
-    public var json: JSONValue { [Field.events: .array(events.map(JSONValue.string))] }
+    package var json: JSONValue { [Field.events: .array(events.map(JSONValue.string))] }
 
     /// An event no host sends on subscription.
-    public static func unknownEvent(_ value: JSONValue) -> RPCError {
+    package static func unknownEvent(_ value: JSONValue) -> RPCError {
         .invalidParams("unknown event \(value); events are " + HostNotification.subscribable.joined(separator: ", "))
     }
 }
 
 /// `store.changed`: a store of the group was replaced.
-public enum StoreChange: String, Sendable {
+package enum StoreChange: String, Sendable {
     case defaults
     case credentials
 
     private enum Field { static let store = "store" }
 
-    public init?(params: JSONValue?) {
+    package init?(params: JSONValue?) {
         guard let value = params?[Field.store]?.stringValue.flatMap(StoreChange.init(rawValue:)) else { return nil }
         self = value
     }
 
-    public var json: JSONValue { [Field.store: .string(rawValue)] }
+    package var json: JSONValue { [Field.store: .string(rawValue)] }
 }
 
 /// `defaults.changed`: keys an extension announced, relayed to the others.
-public struct DefaultsChange: Sendable, Equatable {
-    public var keys: [String]
+package struct DefaultsChange: Sendable, Equatable {
+    package var keys: [String]
 
-    public init(keys: [String]) {
+    package init(keys: [String]) {
         self.keys = keys
     }
 
     private enum Field { static let keys = "keys" }
 
-    public init(params: JSONValue?) {
+    package init(params: JSONValue?) {
         self.init(keys: (params?[Field.keys]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 
-    public var json: JSONValue { [Field.keys: .array(keys.map(JSONValue.string))] }
+    package var json: JSONValue { [Field.keys: .array(keys.map(JSONValue.string))] }
 }
 
 /// `defaults.changed`'s answer: how many attached extensions heard it, and
 /// the idle on-demand widgets launched to show it.
-public struct DefaultsRelayed: WireMessage, Equatable {
-    public var notified: Int
-    public var launched: [String]
+package struct DefaultsRelayed: WireMessage, Equatable {
+    package var notified: Int
+    package var launched: [String]
 
-    public init(notified: Int, launched: [String]) {
+    package init(notified: Int, launched: [String]) {
         self.notified = notified
         self.launched = launched
     }
 
     private enum Field { static let notified = "notified", launched = "launched" }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         self.init(notified: wire?[Field.notified]?.intValue ?? 0,
                   launched: (wire?[Field.launched]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 
-    public var wire: JSONValue { [Field.notified: .integer(notified), Field.launched: .array(launched.map(JSONValue.string))] }
+    package var wire: JSONValue { [Field.notified: .integer(notified), Field.launched: .array(launched.map(JSONValue.string))] }
 }

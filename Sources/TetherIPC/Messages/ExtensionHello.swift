@@ -3,23 +3,23 @@ import TetherJSON
 /// `extension.hello`: an extension introduces itself on its connection.
 /// The SDK sends it, the host reads it; shell and Python extensions write
 /// the same object by hand (docs/protocol.md).
-public struct ExtensionHello: Sendable, Equatable {
-    public var name: String
+package struct ExtensionHello: Sendable, Equatable {
+    package var name: String
     /// widget, keyboard or notification; the host checks the word.
-    public var role: String
-    public var pid: Int32?
+    package var role: String
+    package var pid: Int32?
     /// Claimed open access; the host's manifest decides where it has one.
-    public var openAccess: Bool?
+    package var openAccess: Bool?
     /// 1 when the hello says none: the protocol before versions.
-    public var protocolVersion: Int
+    package var protocolVersion: Int
     /// The SDK's release, informational.
-    public var sdk: String?
+    package var sdk: String?
     /// A notification extension's own push budget (positive; the host caps it).
-    public var timeBudgetMilliseconds: UInt64?
+    package var timeBudgetMilliseconds: UInt64?
     /// Events it hears from now on without asking again (`host.subscribe`'s).
-    public var events: [String]
+    package var events: [String]
 
-    public init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
+    package init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
                 protocolVersion: Int = HostProtocol.current, sdk: String? = HostProtocol.release,
                 timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
         self.name = name
@@ -40,7 +40,7 @@ public struct ExtensionHello: Sendable, Equatable {
     /// Read from a request's params: the version first (a host that cannot
     /// speak it says which it can), then the name (`isValidName`: the
     /// host's rule for names), then the role.
-    public init(params: JSONValue?, isValidName: (String) -> Bool = { _ in true }) throws(RPCError) {
+    package init(params: JSONValue?, isValidName: (String) -> Bool = { _ in true }) throws(RPCError) {
         var version = 1
         if let requested = params?[Field.protocolVersion], requested != .null {
             guard let number = requested.intValue else { throw .invalidParams("\"\(Field.protocolVersion)\" must be an integer") }
@@ -58,7 +58,7 @@ public struct ExtensionHello: Sendable, Equatable {
                   events: (params?[Field.events]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.name: .string(name), Field.role: .string(role),
                                            Field.protocolVersion: .integer(protocolVersion)]
         if let pid { object[Field.pid] = .integer(Int(pid)) }
@@ -70,7 +70,7 @@ public struct ExtensionHello: Sendable, Equatable {
     }
 
     /// A name that is no string, or not an extension's name.
-    public static let invalidName = RPCError.invalidParams("\"\(Field.name)\" must be an extension name")
+    package static let invalidName = RPCError.invalidParams("\"\(Field.name)\" must be an extension name")
     /// A role that is no string, or not one of the three.
-    public static let invalidRole = RPCError.invalidParams("\"\(Field.role)\" must be widget, keyboard or notification")
+    package static let invalidRole = RPCError.invalidParams("\"\(Field.role)\" must be widget, keyboard or notification")
 }

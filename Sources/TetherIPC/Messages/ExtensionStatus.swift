@@ -4,31 +4,31 @@ import TetherJSON
 /// `extension.start` answers and `extension.changed` tells: what the host
 /// supervises (its state, restarts, last exit, confinement) and what is
 /// attached (its connection). What does not apply is left out.
-public struct ExtensionStatus: Sendable, Equatable {
-    public var name: String
-    public var role: String
-    public var pid: Int32?
+package struct ExtensionStatus: Sendable, Equatable {
+    package var name: String
+    package var role: String
+    package var pid: Int32?
     /// idle, starting, running, waiting, external, stopping, stopped,
     /// failed; "attached" for one started by hand.
-    public var state: String?
-    public var restarts: Int?
-    public var droppedLines: Int?
-    public var activation: String?
+    package var state: String?
+    package var restarts: Int?
+    package var droppedLines: Int?
+    package var activation: String?
     /// How its process last ended (`reason`, `code` or `signal`, `at`).
-    public var lastExit: JSONValue?
+    package var lastExit: JSONValue?
     /// What confines it.
-    public var sandbox: JSONValue?
-    public var attached: Bool?
-    public var managed: Bool?
-    public var openAccess: Bool?
-    public var protocolVersion: Int?
-    public var pendingCalls: Int?
-    public var waitingForHello: Int?
+    package var sandbox: JSONValue?
+    package var attached: Bool?
+    package var managed: Bool?
+    package var openAccess: Bool?
+    package var protocolVersion: Int?
+    package var pendingCalls: Int?
+    package var waitingForHello: Int?
     /// One the host supervises: its `pid` and `lastExit` are given, null
     /// when it has none.
-    public var supervised: Bool
+    package var supervised: Bool
 
-    public init(name: String, role: String, pid: Int32? = nil, supervised: Bool = false) {
+    package init(name: String, role: String, pid: Int32? = nil, supervised: Bool = false) {
         self.name = name
         self.role = role
         self.pid = pid
@@ -42,7 +42,7 @@ public struct ExtensionStatus: Sendable, Equatable {
         static let pendingCalls = "pendingCalls", waitingForHello = "waitingForHello"
     }
 
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         self.init(name: json[Field.name]?.stringValue ?? "?", role: json[Field.role]?.stringValue ?? "?",
                   pid: json[Field.pid]?.intValue.map { Int32(clamping: $0) }, supervised: json[Field.activation] != nil)
         state = json[Field.state]?.stringValue
@@ -59,7 +59,7 @@ public struct ExtensionStatus: Sendable, Equatable {
         waitingForHello = json[Field.waitingForHello]?.intValue
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.name: .string(name), Field.role: .string(role)]
         func put(_ field: String, _ value: JSONValue?) { if let value { object[field] = value } }
         // JSONValue takes a nil literal as JSON null: "absent" is spelled out.

@@ -2,12 +2,12 @@ import TetherJSON
 
 /// `feature.start`'s answer: whether this call started it (false: it was
 /// running already) in the host of pid `pid`.
-public struct FeatureStarted: WireMessage, Equatable {
-    public var name: String
-    public var started: Bool
-    public var pid: Int64
+package struct FeatureStarted: WireMessage, Equatable {
+    package var name: String
+    package var started: Bool
+    package var pid: Int64
 
-    public init(name: String, started: Bool, pid: Int64) {
+    package init(name: String, started: Bool, pid: Int64) {
         self.name = name
         self.started = started
         self.pid = pid
@@ -15,44 +15,44 @@ public struct FeatureStarted: WireMessage, Equatable {
 
     private enum Field { static let name = "name", started = "started", pid = "pid" }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let name = wire?[Field.name]?.stringValue, let started = wire?[Field.started]?.boolValue else {
             throw .invalidParams("not a started feature")
         }
         self.init(name: name, started: started, pid: Int64(wire?[Field.pid]?.intValue ?? 0))
     }
 
-    public var wire: JSONValue { [Field.name: .string(name), Field.started: .bool(started), Field.pid: .integer(Int(pid))] }
+    package var wire: JSONValue { [Field.name: .string(name), Field.started: .bool(started), Field.pid: .integer(Int(pid))] }
 }
 
 /// `feature.stop`'s answer.
-public struct FeatureStopped: WireMessage, Equatable {
-    public var name: String
+package struct FeatureStopped: WireMessage, Equatable {
+    package var name: String
 
-    public init(name: String) { self.name = name }
+    package init(name: String) { self.name = name }
 
     private enum Field { static let name = "name", stopped = "stopped" }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let name = wire?[Field.name]?.stringValue else { throw .invalidParams("not a stopped feature") }
         self.name = name
     }
 
-    public var wire: JSONValue { [Field.name: .string(name), Field.stopped: true] }
+    package var wire: JSONValue { [Field.name: .string(name), Field.stopped: true] }
 }
 
 /// `feature.list`'s answer: every feature whose lock is held, by the host
 /// or by anyone else (`tether probe feature NAME` agrees).
-public struct FeatureListing: WireMessage, Equatable {
-    public struct Running: Equatable, Sendable {
-        public enum Owner: String, Sendable { case host, other }
-        public var name: String
-        public var pid: Int64?
+package struct FeatureListing: WireMessage, Equatable {
+    package struct Running: Equatable, Sendable {
+        package enum Owner: String, Sendable { case host, other }
+        package var name: String
+        package var pid: Int64?
         /// When its holder took the lock (ISO 8601).
-        public var since: String?
-        public var owner: Owner
+        package var since: String?
+        package var owner: Owner
 
-        public init(name: String, pid: Int64?, since: String?, owner: Owner) {
+        package init(name: String, pid: Int64?, since: String?, owner: Owner) {
             self.name = name
             self.pid = pid
             self.since = since
@@ -60,14 +60,14 @@ public struct FeatureListing: WireMessage, Equatable {
         }
     }
 
-    public var features: [Running]
+    package var features: [Running]
 
-    public init(_ features: [Running]) { self.features = features }
+    package init(_ features: [Running]) { self.features = features }
 
     private enum Field { static let name = "name", pid = "pid", since = "since", owner = "owner" }
 
     /// Read leniently, as from a host of another release.
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let items = wire?.arrayValue else { throw .invalidParams("not a list of features") }
         features = items.compactMap { item in
             item[Field.name]?.stringValue.map { name in
@@ -77,7 +77,7 @@ public struct FeatureListing: WireMessage, Equatable {
         }
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         .array(features.map { feature in
             [Field.name: .string(feature.name), Field.pid: feature.pid.map { .integer(Int($0)) } ?? .null,
              Field.since: feature.since.map(JSONValue.string) ?? .null, Field.owner: .string(feature.owner.rawValue)]

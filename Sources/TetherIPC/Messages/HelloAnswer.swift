@@ -1,20 +1,20 @@
 import TetherJSON
 
 /// The host's answer to `extension.hello`.
-public struct HelloAnswer: Sendable, Equatable {
-    public var hostPID: Int32
-    public var group: String
+package struct HelloAnswer: Sendable, Equatable {
+    package var hostPID: Int32
+    package var group: String
     /// Launched by this host (its link), not started by hand.
-    public var managed: Bool
-    public var openAccess: Bool
+    package var managed: Bool
+    package var openAccess: Bool
     /// The push budget the host holds it to, when it asked for one.
-    public var timeBudgetMilliseconds: UInt64?
-    public var protocolVersion: Int
-    public var capabilities: [String]
+    package var timeBudgetMilliseconds: UInt64?
+    package var protocolVersion: Int
+    package var capabilities: [String]
     /// The hello's events the host will send it unasked.
-    public var events: [String]
+    package var events: [String]
 
-    public init(hostPID: Int32, group: String, managed: Bool, openAccess: Bool, timeBudgetMilliseconds: UInt64?,
+    package init(hostPID: Int32, group: String, managed: Bool, openAccess: Bool, timeBudgetMilliseconds: UInt64?,
                 protocolVersion: Int, capabilities: [String], events: [String]) {
         self.hostPID = hostPID
         self.group = group
@@ -33,7 +33,7 @@ public struct HelloAnswer: Sendable, Equatable {
     }
 
     /// nil when the answer names no host pid: no host answered.
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let pid = json[Field.hostPID]?.intValue.flatMap({ Int32(exactly: $0) }) else { return nil }
         func strings(_ field: String) -> [String] { (json[field]?.arrayValue ?? []).compactMap(\.stringValue) }
         self.init(hostPID: pid, group: json[Field.group]?.stringValue ?? "", managed: json[Field.managed]?.boolValue ?? false,
@@ -43,7 +43,7 @@ public struct HelloAnswer: Sendable, Equatable {
                   capabilities: strings(Field.capabilities), events: strings(Field.events))
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         [Field.hostPID: .integer(Int(hostPID)), Field.group: .string(group), Field.managed: .bool(managed),
          Field.openAccess: .bool(openAccess), Field.timeBudgetMilliseconds: timeBudgetMilliseconds.map { .integer($0) } ?? .null,
          Field.protocolVersion: .integer(protocolVersion), Field.capabilities: .array(capabilities.map(JSONValue.string)),

@@ -2,39 +2,39 @@ import TetherJSON
 
 /// `host.status`'s answer, which `tether status --json` prints as it is
 /// (docs/commands.md).
-public struct HostStatus: Sendable, Equatable {
-    public var pid: Int32
+package struct HostStatus: Sendable, Equatable {
+    package var pid: Int32
     /// When the host took its lock (ISO 8601).
-    public var since: String
+    package var since: String
     /// Seconds since it started.
-    public var uptime: Double
-    public var group: String
-    public var socket: String
+    package var uptime: Double
+    package var group: String
+    package var socket: String
     /// The first of them, or all (`StatusRequest.limit`).
-    public var extensions: [ExtensionStatus]
+    package var extensions: [ExtensionStatus]
     /// How many there are, listed or not.
-    public var extensionCount: Int
-    public var features: [String]
+    package var extensionCount: Int
+    package var features: [String]
     /// Client connections (what `--max-connections` counts).
-    public var connections: Int
+    package var connections: Int
     /// Extensions' links, apart from clients.
-    public var extensionLinks: Int
-    public var maximumConnections: Int
+    package var extensionLinks: Int
+    package var maximumConnections: Int
     /// Extensions that may run at once under the host's descriptor limit.
-    public var maximumRunningExtensions: Int
-    public var replyBudgetBytes: Int
-    public var maximumFeatures: Int
-    public var evictedConnections: Int
+    package var maximumRunningExtensions: Int
+    package var replyBudgetBytes: Int
+    package var maximumFeatures: Int
+    package var evictedConnections: Int
     /// Lines of the host's own output dropped for a slow or closed reader.
-    public var droppedLogLines: Int
+    package var droppedLogLines: Int
     /// Whether delivered pushes are shown on the desktop, and why not.
-    public var desktopNotifications: DesktopNotificationsStatus
+    package var desktopNotifications: DesktopNotificationsStatus
     /// Whether the keyboards are input methods (IBus engines), and why not.
-    public var inputMethod: InputMethodStatus
+    package var inputMethod: InputMethodStatus
     /// Whether extensions run in cgroups of their own, and why not (nil: a host that does not say).
-    public var cgroups: CgroupsStatus?
+    package var cgroups: CgroupsStatus?
 
-    public init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
+    package init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
                 desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
@@ -74,7 +74,7 @@ public struct HostStatus: Sendable, Equatable {
 
     /// Read leniently, as a client reads a host of another release: what
     /// is missing reads as empty or zero.
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         func int(_ value: JSONValue?) -> Int { value?.intValue ?? 0 }
         let limits = json[Field.limits]
         self.init(pid: Int32(clamping: int(json[Field.pid])), since: json[Field.since]?.stringValue ?? "",
@@ -92,7 +92,7 @@ public struct HostStatus: Sendable, Equatable {
                   extensionCount: json[Field.extensionCount]?.intValue, cgroups: CgroupsStatus(json: json[Field.cgroups]))
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.pid: .integer(Int(pid)), Field.since: .string(since), Field.uptime: .double(uptime),
          Field.group: .string(group), Field.socket: .string(socket), Field.extensions: .array(extensions.map(\.json)),
          Field.extensionCount: .integer(extensionCount),

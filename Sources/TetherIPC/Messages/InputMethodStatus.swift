@@ -3,8 +3,8 @@ import TetherJSON
 /// Whether the host's keyboard extensions are input methods (IBus engines)
 /// now, as `host.status` carries it (`inputMethod`) and `tether status`
 /// and `tether doctor` say it.
-public struct InputMethodStatus: Sendable, Equatable {
-    public enum State: String, Sendable {
+package struct InputMethodStatus: Sendable, Equatable {
+    package enum State: String, Sendable {
         /// Registered with ibus-daemon: each keyboard is an engine to select.
         case registered
         /// The host has no keyboard extensions.
@@ -15,13 +15,13 @@ public struct InputMethodStatus: Sendable, Equatable {
         case connecting
     }
 
-    public var state: State
+    package var state: State
     /// The engines' names (`tether:NAME`), when registered.
-    public var engines: [String]
+    package var engines: [String]
     /// Why not registered, when not.
-    public var reason: String?
+    package var reason: String?
 
-    public init(state: State, engines: [String] = [], reason: String? = nil) {
+    package init(state: State, engines: [String] = [], reason: String? = nil) {
         self.state = state
         self.engines = engines
         self.reason = reason
@@ -30,13 +30,13 @@ public struct InputMethodStatus: Sendable, Equatable {
     private enum Field { static let state = "state", engines = "engines", reason = "reason" }
 
     /// Read leniently: a host of an older release says nothing, read as no keyboards.
-    public init(json: JSONValue?) {
+    package init(json: JSONValue?) {
         self.init(state: json?[Field.state]?.stringValue.flatMap(State.init(rawValue:)) ?? .noKeyboards,
                   engines: json?[Field.engines]?.arrayValue?.compactMap(\.stringValue) ?? [],
                   reason: json?[Field.reason]?.stringValue)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.state: .string(state.rawValue)]
         if !engines.isEmpty { object[Field.engines] = .array(engines.map { .string($0) }) }
         if let reason { object[Field.reason] = .string(reason) }
@@ -44,7 +44,7 @@ public struct InputMethodStatus: Sendable, Equatable {
     }
 
     /// `tether status`'s line.
-    public var text: String {
+    package var text: String {
         let detail = reason.map { " (\($0))" } ?? ""
         switch state {
         case .registered: return "input method: IBus engines \(engines.joined(separator: ", ")) (select one: ibus engine NAME)"

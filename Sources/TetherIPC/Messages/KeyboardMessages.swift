@@ -5,35 +5,35 @@ import TetherJSON
 /// keyboard with the field's text around the cursor; the keyboard answers
 /// whether it took the key and what it did to the text. Only the focused
 /// field's keys and context ever reach a keyboard, never a password's.
-public enum KeyboardProtocol {
+package enum KeyboardProtocol {
     /// One key: `KeyPress` → `KeyAnswer`. Unanswered within
     /// `answerMilliseconds` of its arrival, the key goes to the
     /// application as if no keyboard were there, and a late answer is dropped.
-    public static let key = MethodDescriptor<KeyPress, KeyAnswer>("keyboard.key", sender: .host(toRole: "keyboard"))
+    package static let key = MethodDescriptor<KeyPress, KeyAnswer>("keyboard.key", sender: .host(toRole: "keyboard"))
     /// A field took focus (with its kind) or lost it: the keyboard drops
     /// what it knew of the text.
-    public static let focus = NotificationDescriptor<KeyboardFocus>("keyboard.focus", sender: .host(toRole: "keyboard"))
+    package static let focus = NotificationDescriptor<KeyboardFocus>("keyboard.focus", sender: .host(toRole: "keyboard"))
     /// How long a key waits for the keyboard's answer.
-    public static let answerMilliseconds: UInt64 = 100
+    package static let answerMilliseconds: UInt64 = 100
     /// The context each side of the cursor a keyboard is given, in characters.
-    public static let contextCharacters = 300
+    package static let contextCharacters = 300
 }
 
 /// What kind of text a field takes (IBus's content purpose, iOS's keyboard
 /// type). Password and PIN fields have none: no keyboard sees them.
-public enum FieldKind: String, Sendable, Equatable, CaseIterable {
+package enum FieldKind: String, Sendable, Equatable, CaseIterable {
     case text, number, phone, email, url, name, terminal
 }
 
 /// The focused field's text around the cursor, capped to
 /// `KeyboardProtocol.contextCharacters` each side.
-public struct DocumentContext: Sendable, Equatable {
-    public var kind: FieldKind
-    public var before: String
-    public var after: String
-    public var selected: String
+package struct DocumentContext: Sendable, Equatable {
+    package var kind: FieldKind
+    package var before: String
+    package var after: String
+    package var selected: String
 
-    public init(kind: FieldKind = .text, before: String = "", after: String = "", selected: String = "") {
+    package init(kind: FieldKind = .text, before: String = "", after: String = "", selected: String = "") {
         self.kind = kind
         self.before = String(before.suffix(KeyboardProtocol.contextCharacters))
         self.after = String(after.prefix(KeyboardProtocol.contextCharacters))
@@ -57,15 +57,15 @@ public struct DocumentContext: Sendable, Equatable {
 
 /// `keyboard.key`'s params: the key (X11 keysym, evdev code, modifier
 /// bits as IBus gives them, and the text it types, if any) and the field.
-public struct KeyPress: WireMessage, Equatable {
-    public var keyval: UInt32
-    public var keycode: UInt32
-    public var modifiers: UInt32
+package struct KeyPress: WireMessage, Equatable {
+    package var keyval: UInt32
+    package var keycode: UInt32
+    package var modifiers: UInt32
     /// The character the key types, nil for a key that types none.
-    public var text: String?
-    public var document: DocumentContext
+    package var text: String?
+    package var document: DocumentContext
 
-    public init(keyval: UInt32, keycode: UInt32, modifiers: UInt32, text: String?, document: DocumentContext) {
+    package init(keyval: UInt32, keycode: UInt32, modifiers: UInt32, text: String?, document: DocumentContext) {
         self.keyval = keyval
         self.keycode = keycode
         self.modifiers = modifiers
@@ -73,7 +73,7 @@ public struct KeyPress: WireMessage, Equatable {
         self.document = document
     }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         func number(_ field: String) throws(RPCError) -> UInt32 {
             guard let value = wire?[field]?.uint64Value, let number = UInt32(exactly: value) else {
                 throw .invalidParams("\"\(field)\" must be an unsigned 32-bit number")
@@ -84,7 +84,7 @@ public struct KeyPress: WireMessage, Equatable {
                   text: wire?["text"]?.stringValue, document: try DocumentContext(wire: wire?["document"]))
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         var object: [String: JSONValue] = ["keyval": .number(JSONNumber(keyval)), "keycode": .number(JSONNumber(keycode)),
                                            "modifiers": .number(JSONNumber(modifiers)), "document": document.wire]
         if let text { object["text"] = .string(text) }
@@ -93,7 +93,7 @@ public struct KeyPress: WireMessage, Equatable {
 }
 
 /// What a keyboard does to the focused field (iOS's text document proxy).
-public enum TextEdit: Sendable, Equatable {
+package enum TextEdit: Sendable, Equatable {
     case insert(String)
     /// Characters before the cursor.
     case deleteBackward(Int)
@@ -105,7 +105,7 @@ public enum TextEdit: Sendable, Equatable {
     case unmark
 
     /// What one answer may do: a key is a key, not a document.
-    public static let maximumEdits = 64, maximumTextBytes = 4_096, maximumCount = 1_024
+    package static let maximumEdits = 64, maximumTextBytes = 4_096, maximumCount = 1_024
 
     init(wire: JSONValue) throws(RPCError) {
         func count(_ value: JSONValue, _ field: String, signed: Bool) throws(RPCError) -> Int {
@@ -167,16 +167,16 @@ public enum TextEdit: Sendable, Equatable {
 
 /// `keyboard.key`'s answer: whether the keyboard took the key (false: the
 /// application gets it), and its edits, applied in order, all or none.
-public struct KeyAnswer: WireMessage, Equatable {
-    public var handled: Bool
-    public var edits: [TextEdit]
+package struct KeyAnswer: WireMessage, Equatable {
+    package var handled: Bool
+    package var edits: [TextEdit]
 
-    public init(handled: Bool, edits: [TextEdit] = []) {
+    package init(handled: Bool, edits: [TextEdit] = []) {
         self.handled = handled
         self.edits = edits
     }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let handled = wire?["handled"]?.boolValue else { throw .invalidParams("\"handled\" must be a boolean") }
         let list = wire?["edits"]
         guard list == nil || list?.arrayValue != nil else { throw .invalidParams("\"edits\" must be an array") }
@@ -205,24 +205,24 @@ public struct KeyAnswer: WireMessage, Equatable {
         self.init(handled: handled, edits: edits)
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         .object(["handled": .bool(handled), "edits": .array(edits.map(\.wire))])
     }
 }
 
 /// `keyboard.focus`'s params: a field took focus (its kind), or none has it.
-public struct KeyboardFocus: WireMessage, Equatable {
+package struct KeyboardFocus: WireMessage, Equatable {
     /// nil: the field lost focus.
-    public var kind: FieldKind?
+    package var kind: FieldKind?
 
-    public init(kind: FieldKind?) { self.kind = kind }
+    package init(kind: FieldKind?) { self.kind = kind }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let focused = wire?["focused"]?.boolValue else { throw .invalidParams("\"focused\" must be a boolean") }
         kind = focused ? FieldKind(rawValue: wire?["kind"]?.stringValue ?? "") ?? .text : nil
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         guard let kind else { return .object(["focused": .bool(false)]) }
         return .object(["focused": .bool(true), "kind": .string(kind.rawValue)])
     }

@@ -2,11 +2,11 @@ import TetherJSON
 
 /// `push.send`: a payload for the notification extensions, and the time
 /// budget a client gives them.
-public struct PushRequest: Sendable, Equatable {
-    public var payload: [String: JSONValue]
-    public var budgetMilliseconds: UInt64?
+package struct PushRequest: Sendable, Equatable {
+    package var payload: [String: JSONValue]
+    package var budgetMilliseconds: UInt64?
 
-    public init(payload: [String: JSONValue], budgetMilliseconds: UInt64? = nil) {
+    package init(payload: [String: JSONValue], budgetMilliseconds: UInt64? = nil) {
         self.payload = payload
         self.budgetMilliseconds = budgetMilliseconds
     }
@@ -20,7 +20,7 @@ public struct PushRequest: Sendable, Equatable {
     /// Read from a request's params: a budget, when given, is a positive
     /// integer within the host's ceiling, and the display fields are
     /// well-formed (`DesktopNotification`).
-    public init(params: JSONValue?) throws(RPCError) {
+    package init(params: JSONValue?) throws(RPCError) {
         guard case .object(let payload) = params?[Field.payload] ?? .null else { throw Self.payloadNotAnObject }
         _ = try DesktopNotification(payload: payload)
         var budget: UInt64?
@@ -35,23 +35,23 @@ public struct PushRequest: Sendable, Equatable {
         self.init(payload: payload, budgetMilliseconds: budget)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.payload: .object(payload)]
         if let budgetMilliseconds { object[Field.budgetMilliseconds] = .integer(budgetMilliseconds) }
         return .object(object)
     }
 
     /// The one sentence for a payload that is no JSON object, wherever it is read.
-    public static let payloadNotAnObject = RPCError.invalidParams("\"\(Field.payload)\" must be a JSON object")
+    package static let payloadNotAnObject = RPCError.invalidParams("\"\(Field.payload)\" must be a JSON object")
 }
 
 /// `notification.receive`, from the host to one notification extension: the
 /// payload and what is left of the budget (the same fields as a push).
-public typealias PushReceive = PushRequest
+package typealias PushReceive = PushRequest
 
 extension PushReceive {
     /// As the extension reads it: a budget that is not positive is none.
-    public init(receivedParams params: JSONValue?) throws(RPCError) {
+    package init(receivedParams params: JSONValue?) throws(RPCError) {
         guard case .object(let payload) = params?[Field.payload] ?? .null else { throw Self.payloadNotAnObject }
         self.init(payload: payload,
                   budgetMilliseconds: params?[Field.budgetMilliseconds]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil })
@@ -60,15 +60,15 @@ extension PushReceive {
 
 /// What one notification extension made of a push: `notification.receive`'s
 /// answer, and one entry of `push.send`'s.
-public struct DeliveredPush: Sendable, Equatable {
+package struct DeliveredPush: Sendable, Equatable {
     /// The extension that delivered it; nil when none was there to.
-    public var extensionName: String?
+    package var extensionName: String?
     /// The content delivered: rewritten, or the original.
-    public var content: [String: JSONValue]?
-    public var modified: Bool
-    public var timedOut: Bool
+    package var content: [String: JSONValue]?
+    package var modified: Bool
+    package var timedOut: Bool
 
-    public init(extensionName: String? = nil, content: [String: JSONValue]?, modified: Bool, timedOut: Bool) {
+    package init(extensionName: String? = nil, content: [String: JSONValue]?, modified: Bool, timedOut: Bool) {
         self.extensionName = extensionName
         self.content = content
         self.modified = modified
@@ -79,13 +79,13 @@ public struct DeliveredPush: Sendable, Equatable {
 
     /// Read leniently: a content that is no object is none (the host then
     /// delivers the original), a missing flag is false.
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         let content: [String: JSONValue]? = if case .object(let object) = json[Field.content] ?? .null { object } else { nil }
         self.init(extensionName: json[Field.extensionName]?.stringValue, content: content,
                   modified: json[Field.modified]?.boolValue ?? false, timedOut: json[Field.timedOut]?.boolValue ?? false)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.modified: .bool(modified), Field.timedOut: .bool(timedOut),
                                            Field.content: content.map(JSONValue.object) ?? .null]
         if let extensionName { object[Field.extensionName] = .string(extensionName) }
@@ -96,25 +96,25 @@ public struct DeliveredPush: Sendable, Equatable {
 
 /// `push.send`'s answer: what each notification extension delivered, and
 /// how it went on the desktop (nil from a host that does not show pushes).
-public struct PushAnswer: WireMessage, Equatable {
-    public var delivered: [DeliveredPush]
-    public var desktop: DesktopDisplay?
+package struct PushAnswer: WireMessage, Equatable {
+    package var delivered: [DeliveredPush]
+    package var desktop: DesktopDisplay?
 
-    public init(delivered: [DeliveredPush], desktop: DesktopDisplay? = nil) {
+    package init(delivered: [DeliveredPush], desktop: DesktopDisplay? = nil) {
         self.delivered = delivered
         self.desktop = desktop
     }
 
     private typealias Field = PushRequest.Field
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let answer = wire, let delivered = answer[Field.delivered]?.arrayValue else {
             throw .internalError("the host's answer to the push has no \"\(Field.delivered)\" list")
         }
         self.init(delivered: delivered.map(DeliveredPush.init(json:)), desktop: DesktopDisplay(answer: answer))
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         // An entry no extension delivered names none: `"extension": null`.
         var object: [String: JSONValue] = [Field.delivered: .array(delivered.map { delivery in
             guard delivery.extensionName == nil, case .object(var object) = delivery.json else { return delivery.json }

@@ -2,25 +2,25 @@ import TetherJSON
 
 /// `token.get`: a valid access token from the host's broker, for a role
 /// that may not refresh itself.
-public struct TokenRequest: Sendable, Equatable {
+package struct TokenRequest: Sendable, Equatable {
     /// "user" or "client"; nil: the user's, else the client's.
-    public var kind: String?
+    package var kind: String?
     /// A token a server refused before its expiry: one coordinated refresh.
-    public var rejected: String?
+    package var rejected: String?
 
-    public init(kind: String? = nil, rejected: String? = nil) {
+    package init(kind: String? = nil, rejected: String? = nil) {
         self.kind = kind
         self.rejected = rejected
     }
 
     private enum Field { static let kind = "kind", rejected = "rejected" }
 
-    public init(params: JSONValue?) {
+    package init(params: JSONValue?) {
         self.init(kind: params?[Field.kind]?.stringValue, rejected: params?[Field.rejected]?.stringValue)
     }
 
     /// nil when it asks nothing in particular (no params at all).
-    public var json: JSONValue? {
+    package var json: JSONValue? {
         var object: [String: JSONValue] = [:]
         if let kind { object[Field.kind] = .string(kind) }
         if let rejected { object[Field.rejected] = .string(rejected) }
@@ -29,12 +29,12 @@ public struct TokenRequest: Sendable, Equatable {
 }
 
 /// `token.get`'s answer.
-public struct TokenGrant: Sendable, Equatable {
-    public var accessToken: String
+package struct TokenGrant: Sendable, Equatable {
+    package var accessToken: String
     /// Seconds since the epoch, as the store keeps it.
-    public var expiresAt: JSONNumber?
+    package var expiresAt: JSONNumber?
 
-    public init(accessToken: String, expiresAt: JSONNumber?) {
+    package init(accessToken: String, expiresAt: JSONNumber?) {
         self.accessToken = accessToken
         self.expiresAt = expiresAt
     }
@@ -42,12 +42,12 @@ public struct TokenGrant: Sendable, Equatable {
     private enum Field { static let accessToken = "accessToken", expiresAt = "expiresAt" }
 
     /// nil when the answer carries no token.
-    public init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let token = json[Field.accessToken]?.stringValue else { return nil }
         self.init(accessToken: token, expiresAt: json[Field.expiresAt]?.numberValue)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.accessToken: .string(accessToken)]
         if let expiresAt { object[Field.expiresAt] = .number(expiresAt) }
         return .object(object)

@@ -4,15 +4,15 @@ import TetherJSON
 /// state (a bar's CSS class) and a fraction (a bar's percentage).
 /// `widget.entry`'s params, from a widget to its host; and the `entry` of
 /// `widget.watch`'s answer and of `widget.changed`.
-public struct WidgetEntry: Sendable, Equatable {
-    public var text: String
-    public var tooltip: String?
+package struct WidgetEntry: Sendable, Equatable {
+    package var text: String
+    package var tooltip: String?
     /// A word a bar styles the line by ("warning", "critical"...).
-    public var state: String?
+    package var state: String?
     /// 0...1 (a bar's percentage); nil when it shows none.
-    public var fraction: Double?
+    package var fraction: Double?
 
-    public init(text: String, tooltip: String? = nil, state: String? = nil, fraction: Double? = nil) {
+    package init(text: String, tooltip: String? = nil, state: String? = nil, fraction: Double? = nil) {
         self.text = text
         self.tooltip = tooltip
         self.state = state
@@ -20,12 +20,12 @@ public struct WidgetEntry: Sendable, Equatable {
     }
 
     /// What one entry may hold: a status bar shows a line, not a document.
-    public static let maximumTextBytes = 1_024, maximumTooltipBytes = 4_096, maximumStateBytes = 64
+    package static let maximumTextBytes = 1_024, maximumTooltipBytes = 4_096, maximumStateBytes = 64
 
     private enum Field { static let text = "text", tooltip = "tooltip", state = "state", fraction = "fraction" }
 
     /// Read from a widget's `widget.entry`; refused with the field at fault.
-    public init(params: JSONValue?) throws(RPCError) {
+    package init(params: JSONValue?) throws(RPCError) {
         guard let text = params?[Field.text]?.stringValue else { throw .invalidParams("\"\(Field.text)\" must be a string") }
         func optional(_ field: String) throws(RPCError) -> String? {
             guard let value = params?[field], value != .null else { return nil }
@@ -46,7 +46,7 @@ public struct WidgetEntry: Sendable, Equatable {
     }
 
     /// Why the host would refuse it; nil when it is fine.
-    public var refusal: RPCError? {
+    package var refusal: RPCError? {
         for (field, value, limit) in [(Field.text, text, Self.maximumTextBytes),
                                       (Field.tooltip, tooltip ?? "", Self.maximumTooltipBytes),
                                       (Field.state, state ?? "", Self.maximumStateBytes)]
@@ -64,7 +64,7 @@ public struct WidgetEntry: Sendable, Equatable {
             || byte == 0x2d || byte == 0x5f
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: [String: JSONValue] = [Field.text: .string(text)]
         if let tooltip { object[Field.tooltip] = .string(tooltip) }
         if let state { object[Field.state] = .string(state) }
@@ -73,7 +73,7 @@ public struct WidgetEntry: Sendable, Equatable {
     }
 
     /// Read leniently from the host's answer or event: no entry is nil.
-    public init?(json: JSONValue?) {
+    package init?(json: JSONValue?) {
         guard let json, let text = json[Field.text]?.stringValue else { return nil }
         let fraction = json[Field.fraction]?.doubleValue.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil }
         self.init(text: text, tooltip: json[Field.tooltip]?.stringValue, state: json[Field.state]?.stringValue,
@@ -84,12 +84,12 @@ public struct WidgetEntry: Sendable, Equatable {
 /// `widget.watch`'s answer and `widget.changed`'s params: a widget's entry
 /// (none before it first shows one) and whether it runs. The entry stays
 /// when the widget ends, as a home screen keeps a widget's last snapshot.
-public struct WidgetUpdate: Sendable, Equatable {
-    public var name: String
-    public var entry: WidgetEntry?
-    public var running: Bool
+package struct WidgetUpdate: Sendable, Equatable {
+    package var name: String
+    package var entry: WidgetEntry?
+    package var running: Bool
 
-    public init(name: String, entry: WidgetEntry?, running: Bool) {
+    package init(name: String, entry: WidgetEntry?, running: Bool) {
         self.name = name
         self.entry = entry
         self.running = running
@@ -97,12 +97,12 @@ public struct WidgetUpdate: Sendable, Equatable {
 
     private enum Field { static let name = "name", entry = "entry", running = "running" }
 
-    public init?(json: JSONValue?) {
+    package init?(json: JSONValue?) {
         guard let name = json?[Field.name]?.stringValue else { return nil }
         self.init(name: name, entry: WidgetEntry(json: json?[Field.entry]), running: json?[Field.running]?.boolValue ?? false)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         [Field.name: .string(name), Field.entry: entry?.json ?? .null, Field.running: .bool(running)]
     }
 
@@ -111,47 +111,47 @@ public struct WidgetUpdate: Sendable, Equatable {
 /// `widget.watch`'s params: the widget; `untilAttached`: one by hand that is
 /// not attached now (a watch going on across a host restart) is watched
 /// until it attaches, not refused. Answered with its `WidgetUpdate`.
-public struct WidgetWatchRequest: WireMessage, Equatable {
-    public var name: String
-    public var untilAttached: Bool
+package struct WidgetWatchRequest: WireMessage, Equatable {
+    package var name: String
+    package var untilAttached: Bool
 
-    public init(name: String, untilAttached: Bool = false) {
+    package init(name: String, untilAttached: Bool = false) {
         self.name = name
         self.untilAttached = untilAttached
     }
 
     private enum Field { static let name = "name", untilAttached = "untilAttached" }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let name = wire?[Field.name]?.stringValue else { throw .invalidParams("\"\(Field.name)\" must be a string") }
         self.init(name: name, untilAttached: wire?[Field.untilAttached]?.boolValue == true)
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         untilAttached ? [Field.name: .string(name), Field.untilAttached: true] : [Field.name: .string(name)]
     }
 }
 
 /// `widget.reload`'s answer: the widgets asked to reload, and of them those
 /// launched for it (an idle on-demand widget's first timeline is its reload).
-public struct ReloadAnswer: WireMessage, Equatable {
-    public var reloaded: [String]
-    public var launched: [String]
+package struct ReloadAnswer: WireMessage, Equatable {
+    package var reloaded: [String]
+    package var launched: [String]
 
-    public init(reloaded: [String], launched: [String]) {
+    package init(reloaded: [String], launched: [String]) {
         self.reloaded = reloaded
         self.launched = launched
     }
 
     private enum Field { static let reloaded = "reloaded", launched = "launched" }
 
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let reloaded = wire?[Field.reloaded]?.arrayValue else { throw .invalidParams("not a reload's answer") }
         self.init(reloaded: reloaded.compactMap(\.stringValue),
                   launched: (wire?[Field.launched]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 
-    public var wire: JSONValue {
+    package var wire: JSONValue {
         [Field.reloaded: .array(reloaded.map(JSONValue.string)), Field.launched: .array(launched.map(JSONValue.string))]
     }
 }

@@ -4,67 +4,67 @@ import TetherJSON
 // each by the parsing and the JSON it already had.
 
 extension HostStatus: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { self.init(json: wire ?? .null) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { self.init(json: wire ?? .null) }
+    package var wire: JSONValue { json }
 }
 
 /// `extension.start`'s answer: the extension as `host.status` lists it.
 extension ExtensionStatus: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { self.init(json: wire ?? .null) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { self.init(json: wire ?? .null) }
+    package var wire: JSONValue { json }
 }
 
 extension WidgetUpdate: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let update = WidgetUpdate(json: wire) else { throw .invalidParams("not a widget's update") }
         self = update
     }
-    public var wire: JSONValue { json }
+    package var wire: JSONValue { json }
 }
 
 extension ExtensionHello: WireMessage {
     /// Any name: the host checks its own rule (`HostRoute`'s decoder).
-    public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
+    package var wire: JSONValue { json }
 }
 
 extension HelloAnswer: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let wire, let answer = HelloAnswer(json: wire) else { throw .invalidParams("not a hello's answer") }
         self = answer
     }
-    public var wire: JSONValue { json }
+    package var wire: JSONValue { json }
 }
 
 extension PushRequest: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
+    package var wire: JSONValue { json }
 }
 
 extension TokenRequest: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { self.init(params: wire) }
-    public var wire: JSONValue { json ?? .object([:]) }
+    package init(wire: JSONValue?) throws(RPCError) { self.init(params: wire) }
+    package var wire: JSONValue { json ?? .object([:]) }
 }
 
 extension TokenGrant: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) {
+    package init(wire: JSONValue?) throws(RPCError) {
         guard let wire, let grant = TokenGrant(json: wire) else { throw .invalidParams("not a token grant") }
         self = grant
     }
-    public var wire: JSONValue { json }
+    package var wire: JSONValue { json }
 }
 
 extension Subscription: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
+    package var wire: JSONValue { json }
 }
 
 extension DefaultsChange: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { self.init(params: wire) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { self.init(params: wire) }
+    package var wire: JSONValue { json }
 }
 
 extension WidgetEntry: WireMessage {
-    public init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
-    public var wire: JSONValue { json }
+    package init(wire: JSONValue?) throws(RPCError) { try self.init(params: wire) }
+    package var wire: JSONValue { json }
 }

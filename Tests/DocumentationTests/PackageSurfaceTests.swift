@@ -1,0 +1,47 @@
+import Testing
+import TetherTestSupport
+
+/// What a user's package sees of Tether besides the SDK (SDKSurfaceTests):
+/// the group product for an app, and of every other module only the types
+/// the two products' declarations name. Everything else is `package`:
+/// counted from the symbol graphs of the built modules.
+@Suite(.timed) struct PackageSurfaceTests {
+    static let groupBudget = 55
+
+    /// `import TetherGroup`: find the group, probe a liveness lock, read and
+    /// write the shared defaults. Documented, as the SDK is.
+    @Test func importTetherGroupShowsTheAppsAPIOnly() throws {
+        let graph = try SymbolGraph.extract("TetherGroup", into: TemporaryDirectory())
+        let declared = graph.declared.map(\.path)
+        #expect(declared.count <= Self.groupBudget, "\(declared.count) declarations: \(declared.sorted())")
+        for used in ["GroupDirectory.init(path:create:)", "LockProbe.status(identifyHolder:)", "LockTarget.feature(_:)",
+                     "SharedStore.defaults(in:)", "SharedStore.value(forKey:)", "LockStatus.holder"] {
+            #expect(declared.contains(used), "\(used) is not public")
+        }
+        // The machinery of the host and the SDK: holding locks, claims,
+        // secrets, watchers.
+        for hidden in ["LivenessLock", "GroupClaim", "ExclusiveLock", "LockWatcher", "StoreWatcher", "Inotify", "AtomicFile",
+                       "SharedStore.credentials(in:)", "GroupDirectory.preparedLockPath(for:)"] {
+            #expect(!declared.contains(hidden), "\(hidden) is public")
+        }
+        let undocumented = graph.declared.filter { !$0.documented }.map(\.path)
+        #expect(undocumented.isEmpty, "undocumented: \(undocumented.sorted())")
+    }
+
+    /// The modules no product is made of: public only what the products'
+    /// own declarations use (a value a defaults read returns, the role and
+    /// authentication state the SDK reports). TetherRPC re-exports
+    /// TetherJSON, and TetherIPC TetherRPC: their graphs hold its symbols.
+    @Test(arguments: [
+        ("TetherJSON", ["JSONValue", "JSONNumber"]), ("TetherAuth", ["AuthState"]), ("TetherManifest", ["ExtensionRole"]),
+        ("TetherRPC", ["JSONValue", "JSONNumber"]), ("TetherIPC", ["JSONValue", "JSONNumber"]),
+        ("TetherLoop", []), ("TetherLog", []), ("TetherHTTP", []), ("TetherBus", []),
+        ("TetherSandbox", []), ("TetherHost", []), ("TetherScaffold", []), ("TetherDemo", []),
+    ])
+    func aModuleOfThePackageShowsOnlyWhatTheProductsUse(module: String, named: [String]) throws {
+        let declared = try SymbolGraph.extract(module, into: TemporaryDirectory()).declared.map(\.path)
+        let extra = declared.filter { !named.contains(String($0.prefix { $0 != "." })) }
+        #expect(extra.isEmpty, "public in \(module) but not named by a product: \(extra.sorted())")
+    }
+
+}
