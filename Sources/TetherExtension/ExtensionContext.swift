@@ -253,7 +253,9 @@ public final class ExtensionContext {
             printFailure(reason)
             return finish(exitCode: 3)
         case .message(let method, _, _):
-            if method == HostNotification.stopping { log("host is stopping") }
+            // The host's own log says it is stopping: a line from each of
+            // thousands of extensions would only slow the stop.
+            if method == HostNotification.stopping { log("host is stopping", level: .debug) }
             if method == HostNotification.willTerminate {
                 // An on-demand extension with nothing to do: end cleanly
                 // before the host's SIGTERM.

@@ -109,6 +109,29 @@ final class BenchProcess {
         }
     }
 
+    /// From now on its output is read and dropped on a thread of its own,
+    /// as journald reads a service's. Left unread, a host's pipe fills: it
+    /// then drops lines and, at its stop, waits to flush them, which a
+    /// benchmark must not time. `readLine` is not to be called after this.
+    func discardOutput() throws {
+        let descriptor = dup(stdout)
+        guard descriptor >= 0 else { throw BenchError.environment("dup failed: \(String(cString: strerror(errno)))") }
+        do {
+            try DetachedThread.start {
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if n > 0 || (n < 0 && errno == EINTR) { continue }
+                    break  // end of file: every writer has closed it
+                }
+                close(descriptor)
+            }
+        } catch {
+            close(descriptor)
+            throw BenchError.environment("no thread to read the output: \(error)")
+        }
+    }
+
     /// SIGTERM, and the exit waited for: SIGKILL if its output has not
     /// ended within `graceMilliseconds` (it ignored the SIGTERM, say).
     func terminate(graceMilliseconds: Int32 = 5_000) throws {

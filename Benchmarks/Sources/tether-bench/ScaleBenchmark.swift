@@ -199,6 +199,7 @@ private final class ScaleHost {
         process = try BenchProcess([tether, "host", "--group", group, "--extensions-dir", manifests], quietStderr: true)
         _ = try process.readUntil { $0.hasPrefix("tether host ready") }
         readyNanoseconds = MonotonicClock.nanoseconds() - start
+        try process.discardOutput()
     }
 
     /// One request on a fresh connection; throws on an error answer.
