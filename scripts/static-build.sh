@@ -15,14 +15,16 @@
 set -euo pipefail
 examples=1
 products=()
+# What it can build: tether first, then the examples.
+known=(tether example-widget example-keyboard example-notification example-token-storm)
 case "${1:-}" in
     "") ;;
     --no-examples) examples=0 ;;
     -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     tether|example-*)
         for product in "$@"; do
-            case "$product" in
-                tether|example-widget|example-keyboard|example-notification|example-token-storm) products+=("$product") ;;
+            case " ${known[*]} " in
+                *" $product "*) products+=("$product") ;;
                 *) echo "static-build.sh: no product '$product' (tether or an example; see --help)" >&2; exit 2 ;;
             esac
         done ;;
@@ -46,7 +48,7 @@ ln -s "$static_uv" "$links/libuv.a"
 echo "Building a static release of tether (several minutes the first time)..." >&2
 if [ ${#products[@]} -eq 0 ]; then
     products=(tether)
-    [ "$examples" = 1 ] && products+=(example-widget example-keyboard example-notification example-token-storm)
+    [ "$examples" = 1 ] && products+=("${known[@]:1}")
 fi
 # A build folder of its own: the static flags would rebuild .build/release.
 flags=(--scratch-path .build-static -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links")
