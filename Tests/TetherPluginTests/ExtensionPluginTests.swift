@@ -111,6 +111,9 @@ import TetherTestSupport
         try writeFile("\(package)/Sources/Clock/Clock.swift", code)
         try writeFile("\(package)/Sources/Clock/Clock.extension.json", manifest)
 
+        // The README's app, a target of its own on the group product.
+        try addReadmeApp(to: package)
+
         let bin = try buildPackage(package)
         try expectEmbeddedManifest(in: bin, executable: "Clock", named: "clock")
 
@@ -127,6 +130,10 @@ import TetherTestSupport
         try expectLines(from: host, containing: ["[lean-widget] shows: Hello from lean-widget"])
         #expect(try tether(["defaults", "set", "greeting", "\"Howdy\"", "--group", group]).status == 0)
         try expectLines(from: host, containing: ["[lean-widget] shows: Howdy from lean-widget"])
+        // The app sees the host and the defaults it was given.
+        let app = try runCommand("\(bin)/GroupApp", [], environment: ["TETHER_GROUP": group])
+        #expect(app.status == 0, "\(app.stderr)")
+        #expect(app.stdout == "the host runs as pid \(host.pid)\ngreeting: Howdy\n", "\(app.stdout)")
         let push = try tether(["push", "--group", group, #"{"title":"Hi"}"#])
         #expect(push.stdout.contains(#"delivered by my-notifications: {"title":"[my-notifications] Hi"}"#), "\(push)")
 
@@ -199,20 +206,23 @@ import TetherTestSupport
     /// first ```swift block after "An extension in twenty lines", and the
     /// ```json block after it).
     static func readmeExample() throws -> (code: String, manifest: String) {
+        let blocks = try readmeBlocks(after: "## An extension in twenty lines", ["swift", "json"])
+        return (blocks[0], blocks[1])
+    }
+
+    /// The code blocks in `languages`' order, each the first after the one
+    /// before, in the README's section `heading`.
+    static func readmeBlocks(after heading: String, _ languages: [String]) throws -> [String] {
         let readme = try String(contentsOfFile: repository + "/README.md", encoding: .utf8)
-        guard let section = readme.range(of: "## An extension in twenty lines") else {
-            throw TestTimeout(what: "the README's section 'An extension in twenty lines'")
-        }
-        func block(_ language: String, after index: String.Index) throws -> (String, String.Index) {
+        guard var index = readme.range(of: heading)?.upperBound else { throw TestTimeout(what: "the README's section '\(heading)'") }
+        return try languages.map { language in
             guard let start = readme.range(of: "```\(language)\n", range: index..<readme.endIndex),
                   let end = readme.range(of: "\n```", range: start.upperBound..<readme.endIndex) else {
-                throw TestTimeout(what: "a ```\(language) block in the README's extension section")
+                throw TestTimeout(what: "a ```\(language) block in the README's section '\(heading)'")
             }
-            return (String(readme[start.upperBound..<end.lowerBound]) + "\n", end.upperBound)
+            index = end.upperBound
+            return String(readme[start.upperBound..<end.lowerBound]) + "\n"
         }
-        let (code, next) = try block("swift", after: section.upperBound)
-        let (manifest, _) = try block("json", after: next)
-        return (code, manifest)
     }
 
     /// `swift package init --type TYPE` in a new directory, with Tether added
@@ -225,6 +235,24 @@ import TetherTestSupport
         let added = try swift(["package", "--package-path", package, "add-dependency", repository, "--type", "path"])
         guard added.status == 0 else { throw TestTimeout(what: "swift package add-dependency: \(added.stderr)") }
         return package
+    }
+
+    /// `GroupApp`: the README's app example, an executable target depending
+    /// on the `TetherGroup` product (the package named as the scaffolder
+    /// named it for the SDK).
+    private func addReadmeApp(to package: String) throws {
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        let named = try #require(manifest.firstMatch(of: /\.product\(name: "TetherExtension", package: "([^"]+)"\)/)?.1)
+        let target = try Self.swift(["package", "--package-path", package, "--scratch-path", Self.build,
+                                     "add-target", "GroupApp", "--type", "executable"])
+        try #require(target.status == 0, "\(target.stdout)\n\(target.stderr)")
+        let dependency = try Self.swift(["package", "--package-path", package, "--scratch-path", Self.build,
+                                         "add-target-dependency", "TetherGroup", "GroupApp", "--package", String(named)])
+        try #require(dependency.status == 0, "\(dependency.stdout)\n\(dependency.stderr)")
+        // Top-level code, as printed: in main.swift, in place of the @main the tool wrote.
+        try FileManager.default.removeItem(atPath: "\(package)/Sources/GroupApp/GroupApp.swift")
+        try writeFile("\(package)/Sources/GroupApp/main.swift",
+                      try Self.readmeBlocks(after: "## An app's view of the group", ["swift"])[0])
     }
 
     /// `swift package` on `package` as an author who has only added the
