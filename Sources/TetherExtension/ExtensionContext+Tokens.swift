@@ -90,8 +90,9 @@ extension ExtensionContext {
     /// `accessToken(rejecting:)`) and one retry. Errors name the status,
     /// never the token or the query. The token goes only to the origins
     /// allowed at login (`tether login --api-origin`; by default the token
-    /// URL's): any other URL is refused before a request is made.
-    public func fetchJSON(_ url: String, timeout: Double = HTTPRequest.defaultTimeout) async throws(ExtensionError) -> JSONValue {
+    /// URL's): any other URL is refused before a request is made. `timeout`
+    /// is in seconds (30, as for every HTTP request of Tether's, by default).
+    public func fetchJSON(_ url: String, timeout: Double = 30) async throws(ExtensionError) -> JSONValue {
         let path = Self.pathForErrors(url)
         guard HTTPRequest.isHTTPURL(url) else { throw .environment("\(path) is not an http(s) URL") }
         let configuration: AuthConfiguration?

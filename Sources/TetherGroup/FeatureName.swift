@@ -15,5 +15,6 @@ public struct FeatureName: Sendable, Hashable, CustomStringConvertible {
     /// Whether `name` follows the rule (`TetherName`, shared with extensions).
     public static func isValid(_ name: String) -> Bool { TetherName.isValid(name) }
 
+    /// The name itself.
     public var description: String { rawValue }
 }

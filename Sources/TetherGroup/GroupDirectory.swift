@@ -17,17 +17,17 @@ import Darwin
 /// DIR/locks/stores/NAME.lock       serializes writers of store NAME
 /// DIR/locks/refresh.lock           held while a process refreshes tokens
 /// DIR/stores/defaults.json         the defaults store (0600)
-/// DIR/stores/user-scoped.json      what belongs to the logged-in user (`UserScopedData`)
-/// DIR/shared/NAME                  extensions' shared files (`SharedContainer`)
+/// DIR/stores/user-scoped.json      what belongs to the logged-in user
+/// DIR/shared/NAME                  extensions' shared files (the SDK's `SharedContainer`)
 /// DIR/host.sock                    the host's JSON-RPC socket (0600)
-/// DIR/tallies/NAME                 append-only counts (`TallyFile`)
+/// DIR/tallies/NAME                 append-only counts
 /// PARENT/.NAME.secrets/credentials.json  the credential store (0700 directory, 0600 file)
 /// ```
 /// Lock files are created once and never unlinked. Secrets live beside the
 /// group, not in it, so a sandbox can grant parts of the group (files in
-/// it are replaced, new inodes, on every write) and leave them out. What a
-/// confined extension may write is `extensionWrites`: never the group's
-/// top level, so no extension renames or unlinks `locks/` or the socket.
+/// it are replaced, new inodes, on every write) and leave them out. A
+/// confined extension may never write the group's top level, so no
+/// extension renames or unlinks `locks/` or the socket.
 public struct GroupDirectory: Sendable {
     /// The group's absolute path.
     public let path: String
@@ -113,7 +113,7 @@ public struct GroupDirectory: Sendable {
     }
 
     /// The store file named `name` (`defaults`, `user-scoped`).
-    public func storePath(_ name: String) -> String { "\(path)/stores/\(name).json" }
+    package func storePath(_ name: String) -> String { "\(path)/stores/\(name).json" }
 
     /// The store file named `name`, its directory made; while it does not
     /// exist, a store an earlier version kept at the group's top level is

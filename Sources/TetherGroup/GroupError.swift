@@ -35,7 +35,7 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     case groupFull(String)
     /// Waited `seconds` for a lock another process holds (stopped or hung).
     case lockTimeout(String, seconds: Int)
-    /// A secrets file others may read.
+    /// A store file with permissions for group or others (stores are 0600).
     case exposedFile(String, mode: UInt32)
 
     /// The caller's mistake (exit 2), not the environment's (exit 3).
@@ -46,6 +46,7 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// One sentence a user can act on.
     public var description: String {
         switch self {
         case .invalidFeatureName(let name):

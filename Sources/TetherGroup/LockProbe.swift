@@ -6,7 +6,7 @@ import Glibc
 /// Asks "is the holder of this lock alive?" without ever disturbing it.
 ///
 /// A Tether holder takes two locks on one descriptor: an OFD lock first, then
-/// a flock(2) lock (see `LivenessLock`). The probe *queries* the OFD lock
+/// a flock(2) lock. The probe *queries* the OFD lock
 /// (F_OFD_GETLK takes nothing; only an exclusive lock is a holder, a
 /// foreign read lock is not). Only if no OFD lock is held does it look for
 /// holders that only use flock (util-linux flock(1), Darwin's O_EXLOCK on a
@@ -17,7 +17,9 @@ import Glibc
 /// kernel's table (`/proc/locks`) instead.
 ///
 /// `LockProbe(path:)` keeps its descriptor open: while the lock is held a
-/// probe is then one syscall. `LockProbe.status(ofLockAt:)` opens and closes.
+/// probe is then one syscall; it creates the lock file, but not its
+/// directory. `LockProbe.status(ofLockAt:)` opens and closes, and reads a
+/// lock that does not exist (a feature never held) as not running.
 public final class LockProbe: @unchecked Sendable {
     package let path: String
     private let fd: Int32

@@ -1,4 +1,5 @@
-/// What a liveness lock stands for: the host itself, or one named feature.
+/// What a liveness lock stands for: the host itself, one named feature, or
+/// one running extension.
 public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
     /// The host (`locks/host.lock`).
     case host
@@ -24,6 +25,7 @@ public enum LockTarget: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// "the host", "feature 'NAME'" or "extension 'NAME'", for messages.
     public var description: String {
         switch self {
         case .host: "the host"

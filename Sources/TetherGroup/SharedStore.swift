@@ -7,8 +7,8 @@ import TetherJSON
 /// A JSON object in one file of the group directory, shared by every
 /// process: the defaults store and the credential store are two of these.
 ///
-/// - Writers take the store's `ExclusiveLock`, read the current file, apply
-///   their change and replace the file atomically (`AtomicFile`), so
+/// - Writers take the store's exclusive lock, read the current file, apply
+///   their change and replace the file atomically (a renamed temporary file), so
 ///   concurrent writers never lose each other's updates and kill -9 at any
 ///   instant leaves the old or the new content.
 /// - Readers take no lock. A cached read costs one `lstat`: the store keeps
@@ -138,6 +138,7 @@ public final class SharedStore: Sendable {
     /// `change` returned. Concurrent callers in any process are serialized,
     /// so none loses another's update.
     @discardableResult
+    /// Keys it adds are checked as `set` checks them.
     public func update<T>(_ change: (inout [String: JSONValue]) throws(GroupError) -> T) throws(GroupError) -> T {
         try reportingCorruption { () throws(GroupError) in try updateHoldingLock(change) }
     }
@@ -154,8 +155,9 @@ public final class SharedStore: Sendable {
         let result = try change(&after)
         // Every value written can be read back: the file allows one level
         // more than a value, for the object that wraps them.
-        for (key, value) in after where before[key] != value && !value.isNested(atMost: JSONCodec.maximumDepth) {
-            throw .valueTooDeep(key, limit: JSONCodec.maximumDepth)
+        for (key, value) in after where before[key] != value {
+            if before[key] == nil { try Self.validate(key: key) }
+            if !value.isNested(atMost: JSONCodec.maximumDepth) { throw .valueTooDeep(key, limit: JSONCodec.maximumDepth) }
         }
         if after != before {
             let bytes = JSONCodec.serialize(.object(after)) + [0x0a]
@@ -174,7 +176,7 @@ public final class SharedStore: Sendable {
     }
 
     /// Sets `key` to `value` in one atomic replacement. A value nested
-    /// deeper than `JSONCodec.maximumDepth` is refused and nothing is stored:
+    /// deeper than 64 levels is refused and nothing is stored:
     /// every value stored can be read back.
     public func set(_ value: JSONValue, forKey key: String) throws(GroupError) {
         try Self.validate(key: key)

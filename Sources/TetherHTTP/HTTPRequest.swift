@@ -1,6 +1,6 @@
 /// One HTTP request: what to send, where, and how long and how much of
 /// an answer to wait for.
-@usableFromInline package struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     package var method: String
     package var url: String
     package var headers: [(String, String)]
@@ -13,7 +13,7 @@
     package var maximumBody: Int
 
     /// The total deadline when none is given.
-    @usableFromInline package static let defaultTimeout: Double = 30
+    package static let defaultTimeout: Double = 30
     /// Token and JSON answers are small.
     package static let defaultMaximumBody = 4 << 20
 

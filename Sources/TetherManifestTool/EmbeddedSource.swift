@@ -17,7 +17,7 @@ enum EmbeddedSource {
 
             /// The manifest, where the SDK looks for it at start.
             @_cdecl("tether_embedded_manifest")
-            package func tetherEmbeddedManifest(_ length: UnsafeMutablePointer<Int>) -> UnsafePointer<UInt8> {
+            public func tetherEmbeddedManifest(_ length: UnsafeMutablePointer<Int>) -> UnsafePointer<UInt8> {
                 length.pointee = tetherManifestJSON.utf8CodeUnitCount
                 return tetherManifestJSON.utf8Start
             }

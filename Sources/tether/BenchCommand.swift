@@ -25,8 +25,8 @@ struct Bench: ParsableCommand {
         let tether = ownExecutable()
         guard let bench = ExecutableSearch.find("tether-bench", besides: tether) else {
             if arguments.contains("--help") || arguments.contains("-h") { return output(Self.helpMessage()) }
-            throw CLIError.environment("tether-bench is not next to \(tether) nor on PATH: build it with "
-                                       + "'swift build -c release' (or 'swift build -c release --product tether-bench') in Tether's repository")
+            throw CLIError.environment("tether-bench is not next to \(tether) nor on PATH: in Tether's repository, "
+                                       + "'swift build -c release' builds both; run .build/release/tether bench")
         }
         let argv = [bench, "--tether", tether] + arguments
         var pointers = argv.map { strdup($0) } + [nil]

@@ -13,7 +13,7 @@ import TetherTestSupport
         var pages = ["README.md"]
         let enumerator = FileManager.default.enumerator(atPath: repository)
         while let path = enumerator?.nextObject() as? String {
-            if path.hasPrefix(".") || path.contains("/.build") || path.hasPrefix("Benchmarks/.build") { enumerator?.skipDescendants(); continue }
+            if path.hasPrefix(".") || path.contains("/.build") { enumerator?.skipDescendants(); continue }
             if path.hasSuffix(".md"), path.hasPrefix("docs/") || path.contains(".docc/") { pages.append(path) }
         }
         return pages

@@ -29,6 +29,10 @@ import TetherTestSupport
         let mode = try FileManager.default.attributesOfItem(atPath: group.storePath("defaults"))[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(throws: GroupError.invalidKey("")) { try store.set(1, forKey: "") }
+        // An update is checked as a set is (an app reaches it through the
+        // group product), and a refused one writes nothing.
+        #expect(throws: GroupError.invalidKey("a\nb")) { try store.update { $0["a\nb"] = 1; $0["ok"] = 2 } }
+        #expect(try store.values().isEmpty)
     }
 
     /// An earlier version kept the stores at the group's top level: the

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// An executable of a package nested in this repository (the demo auth
-/// server): `.ci/run` builds it before the tests; a test run without them builds the one it needs once, under a
-/// lock, so `swift test` alone works too.
+/// server): `.ci/run` builds it before the tests; a test run without it
+/// builds it once, under a lock, so `swift test` alone works too.
 package struct NestedPackageBuild: Sendable {
     package static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path

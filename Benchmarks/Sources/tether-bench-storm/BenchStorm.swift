@@ -11,7 +11,7 @@ import Glibc
 /// The token storm with its baselines: `full` is Tether (`TokenBroker`);
 /// `in-process` refreshes with one flight per process and no lock across
 /// processes; `none` lets every task refresh on its own, as uncoordinated
-/// clients do. The baselines are written here, with the public
+/// clients do. The baselines are written here, with the package's
 /// `TokenEndpoint` and `CredentialStore`: Tether offers no way to refresh
 /// uncoordinated. Prints "ready", waits for a line on stdin, then
 /// {"tokens": [fingerprints], "waitsMs": [...]}.

@@ -12,6 +12,8 @@ final class BenchProcess {
     private var stdin: Int32 = -1
     private var buffered: [UInt8] = []
     private var reaped = false
+    /// Its output goes to a thread that drops it (`discardOutput`).
+    private var discarding = false
 
     /// With `stdio`, that descriptor is the child's stdin and stdout, and
     /// there is no output to read. With `writableStdin`, `send` feeds the
@@ -76,6 +78,7 @@ final class BenchProcess {
 
     /// The next line of output, waiting at most `timeoutMilliseconds`.
     func readLine(timeoutMilliseconds: Int32 = 10_000) throws -> String {
+        guard !discarding else { throw BenchError.environment("readLine after discardOutput") }
         let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
         while true {
             if let newline = buffered.firstIndex(of: 0x0a) {
@@ -112,10 +115,12 @@ final class BenchProcess {
     /// From now on its output is read and dropped on a thread of its own,
     /// as journald reads a service's. Left unread, a host's pipe fills: it
     /// then drops lines and, at its stop, waits to flush them, which a
-    /// benchmark must not time. `readLine` is not to be called after this.
+    /// benchmark must not time. `readLine` and `terminate` refuse after this.
     func discardOutput() throws {
-        let descriptor = dup(stdout)
+        // Close-on-exec, as our end is: nothing spawned later may hold it.
+        let descriptor = fcntl(stdout, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else { throw BenchError.environment("dup failed: \(String(cString: strerror(errno)))") }
+        discarding = true
         do {
             try DetachedThread.start {
                 var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -135,6 +140,8 @@ final class BenchProcess {
     /// SIGTERM, and the exit waited for: SIGKILL if its output has not
     /// ended within `graceMilliseconds` (it ignored the SIGTERM, say).
     func terminate(graceMilliseconds: Int32 = 5_000) throws {
+        // Its end of output is the thread's to see now.
+        guard !discarding else { throw BenchError.environment("terminate after discardOutput: stop with kill and wait") }
         kill(pid, SIGTERM)
         let deadline = MonotonicClock.nanoseconds() + UInt64(graceMilliseconds) * 1_000_000
         var chunk = [UInt8](repeating: 0, count: 4096)
