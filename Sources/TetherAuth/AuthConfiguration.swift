@@ -43,9 +43,9 @@ package struct AuthConfiguration: Sendable, Equatable, CustomStringConvertible {
     package var requestTimeout: Double?
 
     package init(style: Style = .oauth2, tokenURL: String, refreshURL: String? = nil, clientID: String,
-                clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
-                passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = [],
-                issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil, requestTimeout: Double? = nil) {
+                 clientSecret: String? = nil, scope: String? = nil, usernameField: String = "username",
+                 passwordField: String = "password", allowsInsecureHTTP: Bool = false, apiOrigins: [URLOrigin] = [],
+                 issuer: String? = nil, deviceURL: String? = nil, revokeURL: String? = nil, requestTimeout: Double? = nil) {
         self.requestTimeout = requestTimeout
         self.apiOrigins = apiOrigins
         self.issuer = issuer

@@ -45,7 +45,7 @@ extension CredentialStore {
 
     /// `set` with its refresh token, read from the keyring where it lives there.
     package func withRefreshToken(_ set: TokenSet, as kind: TokenKind,
-                                 configuration: AuthConfiguration?) throws(AuthError) -> TokenSet {
+                                  configuration: AuthConfiguration?) throws(AuthError) -> TokenSet {
         guard set.refreshToken == nil, set.refreshTokenID != nil else { return set }
         var resolved = set
         resolved.refreshToken = try secret(.refreshToken(kind), account: Self.account(of: set, as: kind, configuration: configuration),
@@ -124,7 +124,7 @@ extension CredentialStore {
     /// why its removal failed, if it did (the login itself stands).
     @discardableResult
     package func saveLogin(_ configuration: AuthConfiguration, user: TokenSet?, client: TokenSet?, in location: SecretLocation,
-                          edit: (inout [String: JSONValue]) -> Void) throws(AuthError) -> (group: String, error: KeyringError)? {
+                           edit: (inout [String: JSONValue]) -> Void) throws(AuthError) -> (group: String, error: KeyringError)? {
         let previous: Keyring?
         do { previous = keyring(try snapshot()) } catch { throw .store(error) }
         let fresh = location == .keyring ? Keyring(group: Self.newID(), place: groupPath) : nil

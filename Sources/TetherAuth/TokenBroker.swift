@@ -68,9 +68,9 @@ package final class TokenBroker: Sendable {
     private let counts: RefreshCounts?
 
     package convenience init(group: GroupDirectory, http: HTTPClient, leeway: Double = 60,
-                            backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true), requestTimeout: Double? = nil,
-                            logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
-                            onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
+                             backoff: Backoff = Backoff(first: 200, maximum: 2_000, jittered: true), requestTimeout: Double? = nil,
+                             logger: Logger = Logger(label: "tether.auth") { _ in SwiftLogNoOpLogHandler() },
+                             onWarning: (@Sendable (String) -> Void)? = nil) throws(GroupError) {
         try self.init(group: group, transport: http, loop: http.loop, leeway: leeway, backoff: backoff,
                       requestTimeout: requestTimeout, logger: logger, onWarning: onWarning)
     }

@@ -33,15 +33,15 @@ package struct TokenSet: Sendable, Equatable, CustomStringConvertible {
     package var receivedAt: Double?
 
     package init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil,
-                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
-                receivedAt: Double? = nil) {
+                 tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
+                 receivedAt: Double? = nil) {
         self.init(accessToken: accessToken, refreshToken: refreshToken, expiry: expiresAt.map { JSONNumber($0) },
                   tokenType: tokenType, scope: scope, subject: subject, receivedAt: receivedAt)
     }
 
     package init(accessToken: String, refreshToken: String? = nil, expiry: JSONNumber?,
-                tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
-                receivedAt: Double? = nil) {
+                 tokenType: String = "Bearer", scope: String? = nil, subject: String? = nil,
+                 receivedAt: Double? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.expiry = expiry

@@ -26,7 +26,7 @@ package final class BlockingBus {
 
     /// Calls `member` and waits at most `timeoutMilliseconds` for its answer.
     package func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
-                     timeoutMilliseconds: UInt64) throws(BusError) -> [BusValue] {
+                      timeoutMilliseconds: UInt64) throws(BusError) -> [BusValue] {
         guard let bus else { throw BusError("the bus connection is closed") }
         var message: OpaquePointer?
         let made = tether_bus_new_method_call(bus, &message, destination, path, interface, member)
@@ -49,7 +49,7 @@ package final class BlockingBus {
 
     /// A property's value (`org.freedesktop.DBus.Properties.Get`).
     package func property(destination: String, path: String, interface: String, name: String,
-                         timeoutMilliseconds: UInt64) throws(BusError) -> BusValue {
+                          timeoutMilliseconds: UInt64) throws(BusError) -> BusValue {
         let answer = try call(destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
                               member: "Get", [.string(interface), .string(name)], timeoutMilliseconds: timeoutMilliseconds)
         guard let value = answer.first else { throw BusError("\(name): the answer is empty") }
@@ -62,8 +62,8 @@ package final class BlockingBus {
     /// a signal the call causes cannot pass unseen (systemd's `JobRemoved`
     /// for the job a call queued, as `systemd-run` waits for it).
     package func call(destination: String, path: String, interface: String, member: String, _ arguments: [BusValue] = [],
-                     thenAwait rule: String, until accept: ([BusValue], BusMessage) -> Bool,
-                     timeoutMilliseconds: UInt64) throws(BusError) -> (answer: [BusValue], signal: BusMessage) {
+                      thenAwait rule: String, until accept: ([BusValue], BusMessage) -> Bool,
+                      timeoutMilliseconds: UInt64) throws(BusError) -> (answer: [BusValue], signal: BusMessage) {
         guard let bus else { throw BusError("the bus connection is closed") }
         let deadline = MonotonicClock.nanoseconds() + timeoutMilliseconds * 1_000_000
         var arrived: [BusMessage] = []

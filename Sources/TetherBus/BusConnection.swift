@@ -85,8 +85,8 @@ package final class BusConnection: @unchecked Sendable {
     /// Calls `member`; `done` gets the answer, an error answer as a failure,
     /// or the timeout's failure; never after `close()`.
     package func call(destination: String?, path: String, interface: String?, member: String, _ arguments: [BusValue] = [],
-                     timeoutMilliseconds: UInt64 = 25_000,
-                     done: @escaping (Result<BusMessage, BusError>) -> Void) {
+                      timeoutMilliseconds: UInt64 = 25_000,
+                      done: @escaping (Result<BusMessage, BusError>) -> Void) {
         loop.preconditionInLoop()
         let callback = BusCallback()
         do throws(BusError) {

@@ -98,7 +98,7 @@ package enum AtomicFile {
     /// `durable`: a copy of what is kept elsewhere) durably, first removing
     /// crashed writers' temp files as `sweeping` says.
     package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600,
-                             sweeping: Sweep = .deadWriters, durable: Bool = true) throws(GroupError) {
+                              sweeping: Sweep = .deadWriters, durable: Bool = true) throws(GroupError) {
         removeTemporaryFiles(of: path, sweeping)
         let (directory, name) = split(path)
         var temporary = ""

@@ -30,7 +30,7 @@ package final class ExclusiveLock: @unchecked Sendable {
     /// once. The wait is event-driven (inotify on the lock file: a holder
     /// lets go by closing it), on the calling thread.
     package static func acquire(path: String,
-                               timeoutMilliseconds: Int = ExclusiveLock.defaultTimeoutMilliseconds) throws(GroupError) -> ExclusiveLock {
+                                timeoutMilliseconds: Int = ExclusiveLock.defaultTimeoutMilliseconds) throws(GroupError) -> ExclusiveLock {
         let started = MonotonicClock.nanoseconds()
         // At most a day: no overflow, and no wait that long is meant.
         let deadline = started + UInt64(min(max(0, timeoutMilliseconds), 86_400_000)) * 1_000_000

@@ -65,7 +65,7 @@ extension LockProbe {
     /// claim on the group: a host whose lock file was renamed away (by an
     /// extension that may write the group) still runs, and says so.
     package static func status(of target: LockTarget, in group: GroupDirectory,
-                              identifyHolder: Bool = true) throws(GroupError) -> (lock: String, status: LockStatus) {
+                               identifyHolder: Bool = true) throws(GroupError) -> (lock: String, status: LockStatus) {
         let path = try group.preparedLockPath(for: target)
         let status = try LockProbe.status(ofLockAt: path, identifyHolder: identifyHolder)
         // Only a group with a socket may have a host: the kernel's lock

@@ -18,7 +18,7 @@ package struct HTTPRequest: Sendable {
     package static let defaultMaximumBody = 4 << 20
 
     package init(_ method: String = "GET", _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                timeout: Double = defaultTimeout, maximumBody: Int = defaultMaximumBody) {
+                 timeout: Double = defaultTimeout, maximumBody: Int = defaultMaximumBody) {
         self.method = method
         self.url = url
         self.headers = headers

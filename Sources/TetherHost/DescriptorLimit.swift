@@ -40,7 +40,7 @@ package enum DescriptorLimit {
     /// Manifests that never run cost nothing.
     /// `worlds`: launches have worlds of their own, and read grants keep few.
     package static func budget(connections configured: Int, softLimit: Int, features: Int,
-                              manifests: Int, worlds: Bool = false) -> (clients: Int, runningExtensions: Int) {
+                               manifests: Int, worlds: Bool = false) -> (clients: Int, runningExtensions: Int) {
         // The sandbox's read-grant listings keep descriptors open between launches too.
         let listings = ReadGrants.descriptorBudget(softLimit: softLimit, few: worlds)
         let available = max(0, softLimit - reserve - listings - features)

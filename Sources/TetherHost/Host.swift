@@ -43,8 +43,8 @@ package final class Host: @unchecked Sendable {
         package static let defaultGroupLimitMiB = 256
 
         package init(group: GroupDirectory, manifests: [ExtensionManifest],
-                    graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
-                    maximumFeatures: Int = Configuration.defaultMaximumFeatures, requireSandbox: Bool = false) {
+                     graceMilliseconds: UInt64 = 3_000, logger: Logger, limits: RPCServer.Limits = .init(),
+                     maximumFeatures: Int = Configuration.defaultMaximumFeatures, requireSandbox: Bool = false) {
             self.group = group
             self.manifests = manifests
             self.graceMilliseconds = graceMilliseconds

@@ -26,7 +26,7 @@ package enum HostMethods {
     package static let metrics = MethodDescriptor<NoFields, MetricsAnswer>(HostMethod.metrics, sender: .client, access: .user)
     package static let subscribe = MethodDescriptor<Subscription, Subscription>(HostMethod.subscribe, sender: .client)
     package static let widgetEntry = MethodDescriptor<WidgetEntry, NoFields>(HostMethod.widgetEntry, sender: .extensionOf(role: "widget"),
-                                                                            access: .relaying)
+                                                                             access: .relaying)
     /// It may launch an idle widget.
     package static let widgetWatch = MethodDescriptor<WidgetWatchRequest, WidgetUpdate>(HostMethod.widgetWatch, sender: .client,
                                                                             access: .relaying)

@@ -18,9 +18,9 @@ package enum HostProtocol {
     package static let release = "0.14.0"
     /// What a host speaking `current` offers, as hello's answer lists it.
     package static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
-                                      "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
-                                      "host.subscribe", "store.changed", "widget.entry", "notification.closed",
-                                      "notification.action"]
+                                       "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",
+                                       "host.subscribe", "store.changed", "widget.entry", "notification.closed",
+                                       "notification.action"]
 }
 
 extension RPCError {

@@ -68,7 +68,7 @@ extension RPCConnection {
     /// Calls `method`; `done` gets its answer read as `Answer`, or why not.
     @discardableResult
     package func call<Parameters, Answer>(_ method: MethodDescriptor<Parameters, Answer>, _ parameters: Parameters,
-                                         _ done: @escaping (Result<Answer, RPCError>) -> Void) -> JSONValue {
+                                          _ done: @escaping (Result<Answer, RPCError>) -> Void) -> JSONValue {
         call(method.name, parameters.wire) { result in
             switch result {
             case .success(let json):

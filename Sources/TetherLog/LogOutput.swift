@@ -141,8 +141,8 @@ package final class LogOutput: @unchecked Sendable {
     /// (stdout, when attaching stderr). `renderNotice` formats the "lines
     /// dropped" record like the others (JSON lines stay JSON).
     package func attach(to loop: EventLoop, sharing other: LogOutput? = nil,
-                       renderNotice: (@Sendable (String) -> String)? = nil,
-                       onClosed: (@Sendable () -> Void)? = nil) {
+                        renderNotice: (@Sendable (String) -> String)? = nil,
+                        onClosed: (@Sendable () -> Void)? = nil) {
         if let other, other !== self, Self.sameFile(fileDescriptor, other.fileDescriptor) {
             state.withLock { state in
                 if case .direct = state.target { state.target = .shared(other) }

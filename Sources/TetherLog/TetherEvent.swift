@@ -43,7 +43,7 @@ extension Logger {
     /// Logs `message` as `event`: the name goes in the `event` key, beside
     /// `metadata`. The text format shows the message alone, as before.
     package func event(_ event: TetherEvent, level: Logger.Level = .info, _ message: @autoclosure () -> String,
-                      _ metadata: @autoclosure () -> Logger.Metadata = [:]) {
+                       _ metadata: @autoclosure () -> Logger.Metadata = [:]) {
         guard level >= logLevel else { return }
         var all = metadata()
         all["event"] = .string(event.rawValue)

@@ -18,8 +18,8 @@ package struct TetherLogHandler: LogHandler {
     let redactor: Redactor?
 
     package init(format: LogFormat = .text, logLevel: Logger.Level = .info, errorLevel: Logger.Level = .warning,
-                standardOutput: LogOutput = .standardOutput, standardError: LogOutput = .standardError,
-                redactor: Redactor? = .shared) {
+                 standardOutput: LogOutput = .standardOutput, standardError: LogOutput = .standardError,
+                 redactor: Redactor? = .shared) {
         self.format = format
         self.logLevel = logLevel
         self.errorLevel = errorLevel

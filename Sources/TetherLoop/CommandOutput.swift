@@ -14,7 +14,7 @@ package struct CommandOutput: Sendable {
     /// `arguments`, standard input from /dev/null, in `environment` (`KEY=VALUE`
     /// entries; nil: ours). Throws if it cannot start.
     package static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
-                           environment: [String]? = nil) throws(Errno) -> CommandOutput {
+                            environment: [String]? = nil) throws(Errno) -> CommandOutput {
         StandardDescriptors.ensureOpen()
         let outcome = try EventLoop.runUntilDone { (loop, done: LoopCompletion<Result<CommandOutput, Errno>>) in
             let collected = Collected()

@@ -32,7 +32,7 @@ package enum DetachedThread {
     /// caller's task waits (its thread, a loop's, runs on). No thread to be
     /// had: `noThread`'s error.
     package static func result<T: Sendable, E: Error>(of body: @escaping @Sendable () throws(E) -> T,
-                                                     noThread: (Errno) -> E) async throws(E) -> T {
+                                                      noThread: (Errno) -> E) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             do throws(Errno) {
                 try start {

@@ -23,7 +23,7 @@ package final class GracefulStop {
     /// milliseconds later; `onKill` right after the SIGKILL. A stop already
     /// under way starts over.
     package func begin(after delay: UInt64 = 0, grace: UInt64, _ deliver: @escaping (Int32) -> Void,
-                      onKill: (() -> Void)? = nil) {
+                       onKill: (() -> Void)? = nil) {
         cancel()
         killed = false
         let timer = LoopTimer(loop: loop)

@@ -21,7 +21,7 @@ package struct SpawnConfinement: Sendable {
     package var world: SpawnWorld?
 
     package init(dataLimitBytes: Int? = nil, fileSizeLimitBytes: Int? = nil, landlockRuleset: Int32 = -1,
-                seccompFilter: [UInt8]? = nil, cgroupProcs: Int32 = -1, world: SpawnWorld? = nil) {
+                 seccompFilter: [UInt8]? = nil, cgroupProcs: Int32 = -1, world: SpawnWorld? = nil) {
         self.world = world
         self.dataLimitBytes = dataLimitBytes
         self.fileSizeLimitBytes = fileSizeLimitBytes
@@ -33,7 +33,7 @@ package struct SpawnConfinement: Sendable {
     /// `tether_spawn` with `request`'s confinement fields filled from
     /// `confinement` (none: every field off).
     package static func spawn(_ request: inout tether_spawn_request, confinement: SpawnConfinement?,
-                             pid: inout Int32, pidfd: inout Int32) -> Int32 {
+                              pid: inout Int32, pidfd: inout Int32) -> Int32 {
         request.cgroup_procs = confinement?.cgroupProcs ?? -1
         request.world = confinement?.world?.prepared()
         guard let confinement else {

@@ -39,7 +39,7 @@ package final class SpawnWorld: @unchecked Sendable {
     /// `staging`: an existing directory the root is built on, which no
     /// source lies beneath (a tmpfs hides it in the child's namespace).
     package init(steps: [Step], ownNetwork: Bool, temporaryDirectory: String, staging: String,
-                landlockABI: Int?) throws(Errno) {
+                 landlockABI: Int?) throws(Errno) {
         self.steps = steps
         self.ownNetwork = ownNetwork
         self.temporaryDirectory = temporaryDirectory

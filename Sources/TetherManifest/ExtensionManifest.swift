@@ -60,12 +60,12 @@ package struct ExtensionManifest: Sendable, Equatable {
     package var source: String
 
     package init(name: String, role: Role, executable: String, arguments: [String] = [],
-                restart: RestartPolicy = .onFailure, openAccess: Bool = false, activation: Activation? = nil,
-                idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
-                watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
-                noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
-                memoryLimitMiB: Int?? = nil, diskLimitMiB: Int = ExtensionManifest.defaultDiskLimitMiB,
-                showOnDesktop: Bool = true, displayName: String? = nil, language: String? = nil, source: String) {
+                 restart: RestartPolicy = .onFailure, openAccess: Bool = false, activation: Activation? = nil,
+                 idleTimeoutMilliseconds: UInt64 = ExtensionManifest.defaultIdleTimeoutMilliseconds,
+                 watchdogMilliseconds: UInt64 = ExtensionManifest.defaultWatchdogMilliseconds,
+                 noRestartExitCodes: [Int32] = ExtensionManifest.defaultNoRestartExitCodes,
+                 memoryLimitMiB: Int?? = nil, diskLimitMiB: Int = ExtensionManifest.defaultDiskLimitMiB,
+                 showOnDesktop: Bool = true, displayName: String? = nil, language: String? = nil, source: String) {
         self.name = name
         self.role = role
         self.executable = executable

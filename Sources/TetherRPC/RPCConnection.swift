@@ -19,7 +19,7 @@ package final class RPCConnection: @unchecked Sendable {
     /// Handles a request or notification. `respond` is a no-op for
     /// notifications; it may be called later, once.
     package typealias Handler = (_ connection: RPCConnection, _ method: String, _ params: JSONValue?,
-                                _ respond: @escaping Respond) -> Void
+                                 _ respond: @escaping Respond) -> Void
 
     package let stream: PipeStream
     package let peer: PeerCredentials?
@@ -88,7 +88,7 @@ package final class RPCConnection: @unchecked Sendable {
     var accountedBytes = 0
 
     package init(stream: PipeStream, peer: PeerCredentials? = nil,
-                maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil) {
+                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil) {
         self.stream = stream
         self.peer = peer
         self.goodbye = goodbye

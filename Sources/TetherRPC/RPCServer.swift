@@ -35,7 +35,7 @@ package final class RPCServer: @unchecked Sendable {
         package static let defaultReplyBudget = 16 << 20
 
         package init(maximumConnections: Int = Limits.defaultMaximumConnections,
-                    replyBudget: Int = Limits.defaultReplyBudget) {
+                     replyBudget: Int = Limits.defaultReplyBudget) {
             self.maximumConnections = maximumConnections
             self.replyBudget = replyBudget
         }
@@ -72,8 +72,8 @@ package final class RPCServer: @unchecked Sendable {
     /// file: it is left in place at close). Throws `.fileNameTooLong` for
     /// a path longer than a socket address can hold.
     package init(loop: EventLoop, path: String, adopting: Int32? = nil, limits: Limits = Limits(),
-                goodbye: String? = nil, handler: @escaping RPCConnection.Handler,
-                onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
+                 goodbye: String? = nil, handler: @escaping RPCConnection.Handler,
+                 onDisconnect: ((RPCConnection) -> Void)? = nil) throws(Errno) {
         self.loop = loop
         self.path = path
         self.limits = limits

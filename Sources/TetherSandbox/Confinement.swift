@@ -47,7 +47,7 @@ package final class Confinement {
     /// `world`: the launch runs in a world of its own, which hides by
     /// showing nothing: its rules are the few its view needs, built here.
     package init(policy: SandboxPolicy, support: KernelSupport = .current, cgroup: ExtensionCgroup? = nil,
-                prepared: LandlockRuleset? = nil, world: Bool = false) {
+                 prepared: LandlockRuleset? = nil, world: Bool = false) {
         self.policy = policy
         self.support = support
         self.cgroup = cgroup
@@ -161,8 +161,8 @@ package struct SandboxReport: Sendable, Equatable {
     package var world = false
 
     package init(files: String, networkDenied: Bool, signalsScoped: Bool, memoryLimitMiB: Int?,
-                memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false,
-                secretsHidden: Bool = false) {
+                 memoryByCgroup: Bool = false, cgroup: String? = nil, sharedMemoryRefused: Bool = false,
+                 secretsHidden: Bool = false) {
         self.files = files
         self.networkDenied = networkDenied
         self.signalsScoped = signalsScoped

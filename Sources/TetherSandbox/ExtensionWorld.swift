@@ -49,7 +49,7 @@ package enum ExtensionWorld {
     /// executable's directory is a kept place, or each place for its TMPDIR
     /// would cover what it shows.
     package static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
-                             diskLimitMiB: Int, configuration: WorldConfiguration? = nil)
+                              diskLimitMiB: Int, configuration: WorldConfiguration? = nil)
         -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
         var steps: [SpawnWorld.Step] = []
         for path in system {
@@ -147,8 +147,8 @@ package enum ExtensionWorld {
     /// A world for `executable` (where `unavailable` is nil), or nil where
     /// no directory is left for its TMPDIR.
     package static func make(policy: SandboxPolicy, executable: String, arguments: [String], bundle: String?,
-                            diskLimitMiB: Int, configuration: WorldConfiguration? = nil,
-                            support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
+                             diskLimitMiB: Int, configuration: WorldConfiguration? = nil,
+                             support: KernelSupport = .current) throws(Errno) -> SpawnWorld? {
         guard let made = steps(policy: policy, executable: executable, arguments: arguments, bundle: bundle,
                                diskLimitMiB: diskLimitMiB, configuration: configuration)
         else { return nil }

@@ -48,7 +48,7 @@ package final class LandlockRuleset {
     /// Nil too where it could not hide what the policy hides (descriptors
     /// ran out): a build at the launch may do better.
     package static func prepare(_ policy: SandboxPolicy, support: KernelSupport = .current,
-                               memoryByCgroup: Bool) -> LandlockRuleset? {
+                                memoryByCgroup: Bool) -> LandlockRuleset? {
         guard let abi = support.landlockABI,
               let ruleset = try? build(policy, abi: abi, support: support,
                                        writableZero: writableZero(policy, memoryByCgroup: memoryByCgroup)).get(),

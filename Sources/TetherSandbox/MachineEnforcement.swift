@@ -33,8 +33,8 @@ package enum MachineEnforcement {
     /// controllers a scope of the user's manager would get (the host asks
     /// for one), nil where no manager answers.
     package static func findings(support: KernelSupport = .current,
-                                authority: (String) -> Bool = { _ in false },
-                                scopeControllers: () -> Set<String>? = { nil }) -> [Finding] {
+                                 authority: (String) -> Bool = { _ in false },
+                                 scopeControllers: () -> Set<String>? = { nil }) -> [Finding] {
         var findings: [Finding] = []
         var offered: Set<String> = []
         let own = DelegatedCgroup.ownCgroup()

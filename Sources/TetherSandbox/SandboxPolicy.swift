@@ -49,7 +49,7 @@ package struct SandboxPolicy: Sendable, Hashable {
     }
 
     package init(group: String, groupWritable: Bool, network: Bool, temporaryDirectory: String?,
-                memoryLimitMiB: Int?) {
+                 memoryLimitMiB: Int?) {
         self.group = group
         self.groupWritable = groupWritable
         self.network = network
@@ -61,7 +61,7 @@ package struct SandboxPolicy: Sendable, Hashable {
     /// and offline; every other extension may write the group and reach
     /// the network.
     package init(role: ExtensionRole, openAccess: Bool, group: String, temporaryDirectory: String?,
-                memoryLimitMiB: Int?) {
+                 memoryLimitMiB: Int?) {
         let trusted = role != .keyboard || openAccess
         self.init(group: group, groupWritable: trusted, network: trusted, temporaryDirectory: temporaryDirectory,
                   memoryLimitMiB: memoryLimitMiB)

@@ -19,7 +19,7 @@ package enum SeccompFilter {
     /// mappings, with EPERM. `unixSockets`: `AF_UNIX` sockets stay allowed
     /// (a process started by hand, which has no link).
     package static func program(network: Bool, readOnly: Bool, sharedMemory: Bool = true,
-                               unixSockets: Bool = false) -> [UInt8]? {
+                                unixSockets: Bool = false) -> [UInt8]? {
         let policy = SeccompPolicy(network: network, readOnly: readOnly, sharedMemory: sharedMemory,
                                    unixSockets: unixSockets)
         return built.withLock { cache in

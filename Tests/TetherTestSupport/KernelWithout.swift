@@ -27,7 +27,7 @@ package func withoutMechanisms(_ mechanisms: [KernelMechanism]) -> [String] {
 
 /// `tether ARGS` started in the background as on a kernel without `mechanisms`.
 package func startTether(_ arguments: [String], without mechanisms: [KernelMechanism],
-                        environment: [String: String]? = nil) throws -> TestProcess {
+                         environment: [String: String]? = nil) throws -> TestProcess {
     guard !mechanisms.isEmpty else { return try startTether(arguments, environment: environment) }
     let prefix = withoutMechanisms(mechanisms)
     return try TestProcess(prefix[0], Array(prefix.dropFirst()) + [tetherExecutable] + arguments, environment: environment)

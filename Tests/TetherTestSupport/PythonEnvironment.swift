@@ -11,7 +11,7 @@ package enum PythonEnvironment {
     /// What the test servers (and the metrics parser, and the keyring's
     /// prompter) import, pinned to the major versions they are written for.
     package static let requirements = ["fastapi>=0.110,<1", "uvicorn>=0.29,<1", "PyJWT>=2.8,<3",
-                                      "prometheus_client>=0.17,<1", "jeepney>=0.8,<1"]
+                                       "prometheus_client>=0.17,<1", "jeepney>=0.8,<1"]
 
     /// The environment's python, made first if need be. Tests running at
     /// once wait for the one making it (a lock beside it).

@@ -249,7 +249,7 @@ package struct CommandResult: Sendable {
 }
 
 package func runCommand(_ executable: String, _ arguments: [String],
-                       environment: [String: String]? = nil, timeout: Double = 30) throws -> CommandResult {
+                        environment: [String: String]? = nil, timeout: Double = 30) throws -> CommandResult {
     let process = try TestProcess(executable, arguments, environment: environment)
     process.closeStdin()
     let status = try process.waitForExit(timeout: timeout)

@@ -31,7 +31,7 @@ package struct TestTiming: SuiteTrait, TestTrait, TestScoping {
     package var isRecursive: Bool { true }
 
     package func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
         let slots = test.traits.contains { $0 is WaitingTest } ? TestSlots.waiting : TestSlots.shared
         await slots.acquire(first: test.traits.contains { $0 is LongTest })

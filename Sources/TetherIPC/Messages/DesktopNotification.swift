@@ -48,7 +48,7 @@ package struct DesktopNotification: Sendable, Equatable {
     }
 
     package init(id: String? = nil, title: String, body: String = "", urgency: Urgency? = nil,
-                expiryMilliseconds: Int32? = nil, actions: [Action] = [], category: String? = nil, showOnDesktop: Bool = true) {
+                 expiryMilliseconds: Int32? = nil, actions: [Action] = [], category: String? = nil, showOnDesktop: Bool = true) {
         self.id = id
         self.title = title
         self.body = body

@@ -20,8 +20,8 @@ package struct ExtensionHello: Sendable, Equatable {
     package var events: [String]
 
     package init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
-                protocolVersion: Int = HostProtocol.current, sdk: String? = HostProtocol.release,
-                timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
+                 protocolVersion: Int = HostProtocol.current, sdk: String? = HostProtocol.release,
+                 timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
         self.name = name
         self.role = role
         self.pid = pid

@@ -15,7 +15,7 @@ package struct HelloAnswer: Sendable, Equatable {
     package var events: [String]
 
     package init(hostPID: Int32, group: String, managed: Bool, openAccess: Bool, timeBudgetMilliseconds: UInt64?,
-                protocolVersion: Int, capabilities: [String], events: [String]) {
+                 protocolVersion: Int, capabilities: [String], events: [String]) {
         self.hostPID = hostPID
         self.group = group
         self.managed = managed

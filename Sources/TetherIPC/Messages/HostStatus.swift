@@ -35,11 +35,11 @@ package struct HostStatus: Sendable, Equatable {
     package var cgroups: CgroupsStatus?
 
     package init(pid: Int32, since: String, uptime: Double, group: String, socket: String, extensions: [ExtensionStatus],
-                features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
-                maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
-                desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
-                inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0,
-                extensionCount: Int? = nil, cgroups: CgroupsStatus? = nil) {
+                 features: [String], connections: Int, extensionLinks: Int, maximumConnections: Int, replyBudgetBytes: Int,
+                 maximumFeatures: Int, evictedConnections: Int, droppedLogLines: Int,
+                 desktopNotifications: DesktopNotificationsStatus = DesktopNotificationsStatus(state: .off),
+                 inputMethod: InputMethodStatus = InputMethodStatus(state: .noKeyboards), maximumRunningExtensions: Int = 0,
+                 extensionCount: Int? = nil, cgroups: CgroupsStatus? = nil) {
         self.pid = pid
         self.since = since
         self.uptime = uptime
