@@ -236,9 +236,8 @@ package final class Host: @unchecked Sendable {
                                             features: configuration.maximumFeatures, manifests: configuration.manifests.count,
                                             worlds: worlds)
         effectiveLimits.maximumConnections = budget.clients
-        effectiveLimits.atLimit = {
-            "the host is at its limit of \($0) client connections (start it with --max-connections to allow more)"
-        }
+        effectiveLimits.serverName = "the host"
+        effectiveLimits.remedy = "start it with --max-connections to allow more"
         launchSlots = LaunchSlots(capacity: budget.runningExtensions, softLimit: softLimit)
         // Secrets the host could ever print (an extension echoing its token)
         // are redacted from its log, whatever the extension does.

@@ -27,9 +27,10 @@ package final class RPCServer: @unchecked Sendable {
     package struct Limits: Sendable {
         package var maximumConnections: Int
         package var replyBudget: Int
-        /// Why a client was refused or closed at `maximumConnections` (given
-        /// it), as its users say it: the way out is theirs to name.
-        package var atLimit: @Sendable (Int) -> String = { "the server is at its limit of \($0) client connections" }
+        /// Who is at `maximumConnections` when a client is refused or closed
+        /// there, and the way out, as the server's users name them.
+        package var serverName = "the server"
+        package var remedy: String?
 
         package static let defaultMaximumConnections = 256
         package static let defaultReplyBudget = 16 << 20
@@ -126,7 +127,10 @@ package final class RPCServer: @unchecked Sendable {
         serve(RPCConnection(stream: stream, peer: peer, goodbye: goodbye))
     }
 
-    private var limitReason: String { limits.atLimit(limits.maximumConnections) }
+    private var limitReason: String {
+        "\(limits.serverName) is at its limit of \(limits.maximumConnections) client connections"
+            + (limits.remedy.map { " (\($0))" } ?? "")
+    }
 
     /// Makes `connection` an extension's: outside the client limit and
     /// never closed to make room.
