@@ -44,15 +44,11 @@ extension Host {
         }
         let cancel = whenAttached(name, answer)
         guard !answered else { return }
-        timer.start(afterMilliseconds: Self.startWaitMilliseconds) {
+        timer.start(afterMilliseconds: HostMethods.extensionStartWaitMilliseconds) {
             cancel()
             answer(nil)
         }
     }
-
-    /// How long `extension.start` waits for the hello before answering
-    /// `attached: false` (a shell extension may never say one).
-    static let startWaitMilliseconds: UInt64 = 10_000
 
     /// `extension.stop {name}`: SIGTERM to its group, SIGKILL after the
     /// grace; answered once it is gone. An on-demand one rests idle after.

@@ -13,6 +13,10 @@ package enum HostMethods {
     package static let hello = MethodDescriptor<ExtensionHello, HelloAnswer>(HostMethod.hello, sender: .extensionOf(role: nil))
     package static let extensionStart = MethodDescriptor<NamedTarget, ExtensionStatus>(HostMethod.extensionStart, sender: .client,
                                                                                  access: .relaying)
+    /// How long `extension.start` waits for the hello before answering
+    /// `attached: false` (a shell extension may never say one): the host's
+    /// wait, and what its callers allow for it.
+    package static let extensionStartWaitMilliseconds: UInt64 = 10_000
     /// No extension ends another: the user does.
     package static let extensionStop = MethodDescriptor<NamedTarget, ExtensionStopped>(HostMethod.extensionStop, sender: .client,
                                                                                 access: .user)

@@ -20,9 +20,11 @@ struct HostClient {
 
     func features() throws -> FeatureListing { try call(HostMethods.featureList, NoFields()) }
 
-    /// Waits for its hello (the host's own wait, and a margin).
+    /// Waits for its hello: the host's own wait, and a margin for a busy
+    /// host (5 s was too little for one in an emulated VM beside others).
     func startExtension(_ name: String) throws -> ExtensionStatus {
-        try call(HostMethods.extensionStart, NamedTarget(name: name), timeoutMilliseconds: 15_000)
+        try call(HostMethods.extensionStart, NamedTarget(name: name),
+                 timeoutMilliseconds: HostMethods.extensionStartWaitMilliseconds + 20_000)
     }
 
     /// The host answers once it is gone: SIGTERM, then SIGKILL after its grace.

@@ -123,7 +123,9 @@ struct SandboxTests {
         defer { host.signal(SIGTERM) }
         _ = try host.expectLineStarting("tether host ready: pid \(host.pid)")
         #expect(try fixture.group.run(["feature", "start", "recording"]).status == 0)
-        #expect(try fixture.group.run(["extension", "start", "probe"]).status == 0)
+        // What went wrong, if anything: the CLI's words and the host's.
+        let started = try fixture.group.run(["extension", "start", "probe"])
+        #expect(started.status == 0, "\(started.stdout)\(started.stderr)")
         let line = try host.expectLineStarting("[probe] RESULT ", timeout: 30).last ?? ""
         let result = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("[probe] RESULT ".count).utf8))
             as? [String: String])
