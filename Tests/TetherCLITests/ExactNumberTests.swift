@@ -4,8 +4,9 @@ import TetherTestSupport
 import TetherIPC
 
 /// 64-bit integers cross every boundary exactly: the defaults store and the
-/// CLI, a push through a Swift notification extension, a JSON-RPC id, and a
-/// stored token expiry. Each case is (what is sent, what must come back).
+/// CLI, a push through a Swift notification extension, and a stored token
+/// expiry (a JSON-RPC id is the transport's: `RPCBatchTests`). Each case is
+/// (what is sent, what must come back).
 @Suite(.timed) struct ExactNumberTests {
     static let numbers: [(sent: String, back: String)] = [
         ("9007199254740993", "9007199254740993"),          // 2^53 + 1
@@ -44,19 +45,6 @@ import TetherIPC
         #expect(result.stdout.contains(#""orderId":12345678901234567890"#), "\(result.stdout)")
         for (index, number) in Self.numbers.enumerated() {
             #expect(result.stdout.contains(#""n\#(index)":\#(number.back)"#), "\(number.sent) in \(result.stdout)")
-        }
-    }
-
-    @Test func jsonRPCIdsComeBackAsSent() throws {
-        let fixture = try HostFixture()
-        try fixture.withHost { host in
-            let client = try fixture.rawClient()
-            defer { client.close() }
-            for number in Self.numbers + [("12345678901234567890", "12345678901234567890")] {
-                client.send(Array(#"{"jsonrpc":"2.0","id":\#(number.0),"method":"\#(HostMethod.ping)"}"#.utf8) + [0x0a])
-                let line = try #require(client.readLine(timeout: 10_000))
-                #expect(line.hasPrefix(#"{"id":\#(number.1),"jsonrpc":"2.0","result":{"pid":"#), "\(number.0): \(line)")
-            }
         }
     }
 

@@ -182,21 +182,6 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         try waitUntilGone([child], within: 1)
     }
 
-    @Test func garbageOnTheSocketLeavesTheHostAnswering() throws {
-        let fixture = try HostFixture()
-        try fixture.withHost { host in
-            let client = try fixture.rawClient()
-            var generator = SystemRandomNumberGenerator()
-            client.send((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            #expect(client.isClosedByPeer())
-            client.close()
-            let half = try fixture.rawClient()
-            half.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"host.st"#.utf8))
-            half.close()
-            #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
-        }
-    }
-
     /// Replies to a peer that already hung up fail with EPIPE; they must not
     /// raise SIGPIPE and kill the host.
     @Test func aPeerThatHangsUpMidReplyDoesNotKillTheHost() throws {

@@ -94,27 +94,6 @@ import TetherIPC
         #expect(try host.stop() == 0)
     }
 
-    @Test func garbageWithOneValidRequestInEightIsDisconnected() throws {
-        let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        let client = try fixture.rawClient()
-        for _ in 0..<4 {
-            for _ in 0..<7 { client.send(Array("not json at all\n".utf8)) }
-            client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.ping)"}"#.utf8 + [0x0a]))
-        }
-        #expect(client.isClosedByPeer(), "a peer sending mostly garbage is disconnected")
-        client.close()
-        // A well-behaved peer with the odd bad frame is not.
-        let polite = try fixture.rawClient()
-        for _ in 0..<3 {
-            polite.send(Array("oops\n".utf8))
-            for _ in 0..<3 { polite.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.ping)"}"#.utf8 + [0x0a])) }
-        }
-        for _ in 0..<12 { #expect(polite.readLine() != nil) }
-        polite.close()
-        #expect(try host.stop() == 0)
-    }
-
     @Test func pushesToAnExtensionThatNeverAnswersLeaveNoPendingCalls() throws {
         let fixture = try HostFixture()
         try addMuteNotificationExtension(fixture)

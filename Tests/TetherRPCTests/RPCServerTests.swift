@@ -22,10 +22,13 @@ final class EchoServer: @unchecked Sendable {
         var turn = 0
         var ticking = false
         var countedByTurn: [Int: Int] = [:]
+        /// The timers of "later" requests not yet answered.
+        var later: [LoopTimer] = []
     }
 
     /// Methods: echo, uid, hang (never answered), big (a string of
-    /// `params` bytes), counted (an echo counted by loop turn).
+    /// `params` bytes), counted (an echo counted by loop turn), later (an
+    /// echo answered after the first of `params` milliseconds).
     init(limits: RPCServer.Limits = .init(), goodbye: String? = nil) throws {
         // As the host does: a peer gone mid-answer is an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -54,6 +57,11 @@ final class EchoServer: @unchecked Sendable {
                             }
                         }
                         respond(.success(params ?? .null))
+                    case "later":
+                        let timer = LoopTimer(loop: loop)
+                        box.later.append(timer)
+                        let milliseconds = UInt64(clamping: params?.arrayValue?.first?.intValue ?? 0)
+                        timer.start(afterMilliseconds: milliseconds) { respond(.success(params ?? .null)) }
                     case "big": respond(.success(.string(String(repeating: "x", count: params?.arrayValue?.first?.intValue ?? 0))))
                     default: respond(.failure(.methodNotFound(method)))
                     }
