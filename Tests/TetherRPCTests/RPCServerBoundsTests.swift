@@ -41,6 +41,27 @@ import TetherTestSupport
         #expect(byTurn.values.max() ?? 0 <= 2 * RPCConnection.framesPerTurn, "most in a turn: \(byTurn.values.max() ?? 0)")
     }
 
+    /// A peer that sends flat out and never reads is read no further once
+    /// its answers pile up (backpressure): it is neither cut off nor served
+    /// at others' cost, and once it reads, every request has its answer.
+    @Test func aFloodingPeerIsPausedNotDroppedAndOthersAreServed() throws {
+        let server = try EchoServer()
+        let flooder = try RawClient(path: server.path)
+        defer { flooder.close() }
+        // Answers of kilobytes each: without a bound, the server would queue
+        // megabytes for this peer and then cut it off. In batches of 64: a
+        // socket's buffer counts each send's overhead.
+        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"big","params":[4000]}"#.utf8) + [0x0a]
+        let batch = (0..<64).flatMap { _ in request }
+        // Whole requests: the last one may be cut short, and never answered.
+        // The flood ends when the socket stays full 3 s: a busy machine can
+        // hold the server up a second.
+        let sent = flooder.sendWhileTaken(batch, atMost: 3_000, stall: 3_000) / request.count
+        #expect(sent > 1_000 && sent < 3_000 * 64, "the socket took \(sent) requests")
+        #expect(RPCCall.perform(socketPath: server.path, method: "echo", params: [1]) == .success([1]))
+        #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")
+    }
+
     /// An extension's connections (pinned) are not clients: three of them
     /// leave the one client slot free. A busy client in that slot makes
     /// the next one refused, and told why.
