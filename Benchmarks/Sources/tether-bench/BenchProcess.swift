@@ -86,13 +86,12 @@ final class BenchProcess {
                 buffered.removeSubrange(...newline)
                 return line
             }
-            let now = MonotonicClock.nanoseconds()
-            var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
-            let left = now >= deadline ? 0 : Int32((deadline - now) / 1_000_000)
-            guard poll(&descriptor, 1, left) > 0 else { throw BenchError.environment("\(pid) printed nothing in time") }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = chunk.withUnsafeMutableBytes { read(stdout, $0.baseAddress, $0.count) }
-            guard n > 0 else {
+            switch nextChunk(until: deadline) {
+            case .bytes(let bytes):
+                buffered += bytes
+            case .timedOut:
+                throw BenchError.environment("\(pid) printed nothing in time")
+            case .end:
                 var status: Int32 = 0
                 let ended = waitpid(pid, &status, WNOHANG) == pid
                 if ended { reaped = true }
@@ -100,8 +99,25 @@ final class BenchProcess {
                     : "killed by signal \(status & 0x7f)"
                 throw BenchError.environment("process \(pid) (\(arguments.joined(separator: " "))) closed its output (\(how))")
             }
-            buffered += chunk[..<n]
         }
+    }
+
+    private enum Chunk {
+        case bytes(ArraySlice<UInt8>)
+        /// Its end of the pipe closed: it has ended (or is ending).
+        case end
+        case timedOut
+    }
+
+    /// What its output has next, waiting at most until `deadline`.
+    private func nextChunk(until deadline: UInt64) -> Chunk {
+        let now = MonotonicClock.nanoseconds()
+        var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
+        let left = now >= deadline ? 0 : Int32(clamping: (deadline - now) / 1_000_000)
+        guard poll(&descriptor, 1, left) > 0 else { return .timedOut }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = chunk.withUnsafeMutableBytes { read(stdout, $0.baseAddress, $0.count) }
+        return n > 0 ? .bytes(chunk[..<n]) : .end
     }
 
     /// Reads until a line satisfies `match`.
@@ -144,17 +160,14 @@ final class BenchProcess {
         guard !discarding else { throw BenchError.environment("terminate after discardOutput: stop with kill and wait") }
         kill(pid, SIGTERM)
         let deadline = MonotonicClock.nanoseconds() + UInt64(graceMilliseconds) * 1_000_000
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let now = MonotonicClock.nanoseconds()
-            var descriptor = pollfd(fd: stdout, events: Int16(POLLIN), revents: 0)
-            let left = now >= deadline ? 0 : Int32((deadline - now) / 1_000_000)
-            guard poll(&descriptor, 1, left) > 0 else {
+        reading: while true {
+            switch nextChunk(until: deadline) {
+            case .bytes: continue
+            case .end: break reading
+            case .timedOut:
                 kill(pid, SIGKILL)
-                break
+                break reading
             }
-            // Its end of the pipe closed: it has ended (or is ending).
-            guard chunk.withUnsafeMutableBytes({ read(stdout, $0.baseAddress, $0.count) }) > 0 else { break }
         }
         try wait()
     }
