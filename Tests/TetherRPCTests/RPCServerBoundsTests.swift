@@ -55,9 +55,12 @@ import TetherTestSupport
         let batch = (0..<64).flatMap { _ in request }
         // Whole requests: the last one may be cut short, and never answered.
         // The flood ends when the socket stays full 3 s: a busy machine can
-        // hold the server up a second.
+        // hold the server up a second. How many the socket took depends on
+        // how far the server had read when it paused (896 to 1,984 seen).
         let sent = flooder.sendWhileTaken(batch, atMost: 3_000, stall: 3_000) / request.count
-        #expect(sent > 1_000 && sent < 3_000 * 64, "the socket took \(sent) requests")
+        #expect(sent > 64 && sent < 3_000 * 64, "the socket took \(sent) requests")
+        #expect(try server.onLoop { $0.server?.connections.values.contains { $0.isPaused } } == true,
+                "the flooder is paused")
         #expect(RPCCall.perform(socketPath: server.path, method: "echo", params: [1]) == .success([1]))
         #expect(flooder.countLines(sent) == sent, "every request answered once the client reads")
     }
