@@ -79,7 +79,9 @@ echo '+memory +pids' > \$delegated/system/cgroup.subtree_control
 mkdir -p /tmp/home && chown nobody:nogroup /tmp/home
 echo \$\$ > \$delegated/runner/cgroup.procs
 cd "$root"
-set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_TIMINGS=/tmp/vm-test-times TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=3 TETHER_TEST_WIDTH=${VM_TEST_WIDTH:-3} \\
+# Waits stretched 5 times: under emulation, in a busy hour, a host took
+# over 30 s to say it was ready (3 times the 10 s bound).
+set -- env HOME=/tmp/home TMPDIR=/tmp PATH=/usr/local/bin:/usr/bin:/bin TETHER_TEST_TIMINGS=/tmp/vm-test-times TETHER_TEST_CGROUP_PARENT=/tether-vm TETHER_TEST_TIMEOUT_SCALE=5 TETHER_TEST_WIDTH=${VM_TEST_WIDTH:-3} \\
     TETHER_TEST_OWNED_CGROUP=/tether-vm/system/owned "$bundle" --testing-library swift-testing
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security || true
 echo "vm-tests: Linux \$(uname -r), security modules \$(cat /sys/kernel/security/lsm 2>/dev/null)"
