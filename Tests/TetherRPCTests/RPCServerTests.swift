@@ -22,7 +22,7 @@ final class EchoServer: @unchecked Sendable {
         var turn = 0
         var ticking = false
         var countedByTurn: [Int: Int] = [:]
-        /// The timers of "later" requests not yet answered.
+        /// The timers of "later" requests, open until the loop ends.
         var later: [LoopTimer] = []
     }
 
