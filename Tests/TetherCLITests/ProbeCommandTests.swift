@@ -34,28 +34,12 @@ import TetherTestSupport
         #expect(!opened.contains("/proc/locks"), "\(opened)")
     }
 
+    /// The CLI reads the environment for the group; the rest of the rule
+    /// (XDG_STATE_HOME, then HOME) is `GroupPathTests`', in-process.
     @Test func groupComesFromTetherGroupWhenNoFlagIsGiven() throws {
         let group = try TestGroup()
         let result = try tether(["probe", "host", "--json"], environment: ["TETHER_GROUP": group.path])
         #expect(try group.json(result)["lock"] as? String == group.hostLock)
-    }
-
-    /// Without --group or $TETHER_GROUP: $XDG_STATE_HOME (when absolute),
-    /// else $HOME/.local/state.
-    @Test func groupFallsBackToXDGStateHomeThenHome() throws {
-        let dir = try TemporaryDirectory()
-        let base = ["TETHER_GROUP": ""]
-        func lock(_ result: CommandResult) throws -> String? {
-            (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["lock"] as? String
-        }
-        let xdg = try tether(["probe", "host", "--json"],
-                             environment: base.merging(["XDG_STATE_HOME": dir.path + "/state", "HOME": dir.path + "/home"]) { $1 })
-        #expect(xdg.status == 1, "\(xdg.stderr)")
-        #expect(try lock(xdg) == dir.path + "/state/tether/default/locks/host.lock")
-        let home = try tether(["probe", "host", "--json"],
-                              environment: base.merging(["XDG_STATE_HOME": "relative", "HOME": dir.path + "/home"]) { $1 })
-        #expect(home.status == 1, "\(home.stderr)")
-        #expect(try lock(home) == dir.path + "/home/.local/state/tether/default/locks/host.lock")
     }
 
     @Test(arguments: [

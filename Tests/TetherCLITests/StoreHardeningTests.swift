@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TetherGroup
+import TetherJSON
 import TetherTestSupport
 
 /// Invariants 5 and 13 against kill -9: the store is never torn, and no temp
@@ -86,22 +88,21 @@ import TetherTestSupport
         #expect(!(((try? FileManager.default.contentsOfDirectory(atPath: group.path + "/stores")) ?? []).contains { $0.contains("corrupt") }))
     }
 
-    /// A store is at most 1 MiB, what the SDK parses within the smallest
-    /// role's memory limit: a write past it is refused (exit 2) and nothing
-    /// is stored; a larger file planted there is moved aside, kept, with a
-    /// clear error, and the store is usable again.
+    /// A store is at most 1 MiB (where the limit falls is `SharedStoreTests`'):
+    /// the CLI's write past it exits 2 and stores nothing; a larger file
+    /// planted there is moved aside, kept, with a clear error, and the
+    /// store is usable again.
     @Test func aStoreIsAtMostOneMebibyte() throws {
         let group = try TestGroup()
-        // 100,000 bytes a value: an argument is at most 128 KiB.
-        let value = "[" + Array(repeating: "0", count: 49_999).joined(separator: ",") + "]"
-        var stored = 0
-        var refusal: (status: Int32, stderr: String)?
-        for index in 0..<12 where refusal == nil {
-            let set = try group.run(["defaults", "set", "filler\(index)", value])
-            if set.status == 0 { stored += 1 } else { refusal = (set.status, set.stderr) }
+        #expect(try group.run(["defaults", "set", "first", "1"]).status == 0, "the group exists")
+        // Ten values of 100,000 bytes; an eleventh would pass 1 MiB.
+        let store = try SharedStore.defaults(in: try GroupDirectory(path: group.path))
+        let values = JSONValue.array(Array(repeating: 0, count: 49_999))
+        try store.update { (all: inout [String: JSONValue]) throws(GroupError) in
+            for index in 0..<10 { all["filler\(index)"] = values }
         }
-        #expect(stored == 10, "\(stored) values of 100,000 bytes stored")
-        let refused = try #require(refusal)
+        let value = "[" + Array(repeating: "0", count: 49_999).joined(separator: ",") + "]"
+        let refused = try group.run(["defaults", "set", "filler10", value])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("over a store's limit of 1 MiB"), "\(refused.stderr)")
         #expect(refused.stderr.contains("nothing was stored"), "\(refused.stderr)")
@@ -110,8 +111,8 @@ import TetherTestSupport
         #expect(temporaryFiles(group).isEmpty)
 
         // A 2 MiB store, written by someone else: kept aside, not parsed.
-        let store = group.path + "/stores/defaults.json"
-        try writeFile(store, #"{"big":""# + String(repeating: "x", count: 2 << 20) + "\"}\n", mode: 0o600)
+        let path = group.path + "/stores/defaults.json"
+        try writeFile(path, #"{"big":""# + String(repeating: "x", count: 2 << 20) + "\"}\n", mode: 0o600)
         let read = try group.run(["defaults", "get", "big"])
         #expect(read.status != 0)
         #expect(read.stderr.contains("over a store's limit of 1 MiB") && read.stderr.contains("moved aside"), "\(read.stderr)")

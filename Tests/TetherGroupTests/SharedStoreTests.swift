@@ -35,6 +35,63 @@ import TetherTestSupport
         #expect(try store.values().isEmpty)
     }
 
+    /// Every value a set takes can be read back: 64 levels are stored (the
+    /// file holds one more, the object around the values), and 65 are
+    /// refused with nothing stored.
+    @Test func sixtyFourLevelsAreStoredAndSixtyFiveRefused() throws {
+        let fixture = try Fixture()
+        var deep: JSONValue = 1
+        for _ in 0..<64 { deep = .array([deep]) }
+        try fixture.store.set(2, forKey: "other")
+        try fixture.store.set(deep, forKey: "deep")
+        // A reader of its own parses the file (a store caches what it read).
+        #expect(try SharedStore.defaults(in: fixture.group).value(forKey: "deep") == deep)
+        #expect(throws: GroupError.valueTooDeep("deeper", limit: 64)) { try fixture.store.set(.array([deep]), forKey: "deeper") }
+        let reader = try SharedStore.defaults(in: fixture.group)
+        #expect(try reader.value(forKey: "deeper") == nil)
+        #expect(try reader.value(forKey: "other") == 2)
+    }
+
+    /// A store is at most 1 MiB, what the SDK parses within the smallest
+    /// role's memory limit: a write past it is refused and nothing is
+    /// stored; a larger file planted there is moved aside, kept, with a
+    /// clear error, and the store is usable again.
+    @Test func aStoreIsAtMostOneMebibyte() throws {
+        let fixture = try Fixture()
+        let store = fixture.store
+        let value = JSONValue.array(Array(repeating: 0, count: 49_999))  // 99,999 bytes as JSON
+        var stored = 0
+        var refusal: GroupError?
+        for index in 0..<12 where refusal == nil {
+            do throws(GroupError) {
+                try store.set(value, forKey: "filler\(index)")
+                stored += 1
+            } catch {
+                refusal = error
+            }
+        }
+        #expect(stored == 10, "\(stored) values of 100,000 bytes stored")
+        let refused = try #require(refusal).description
+        #expect(refused.contains("over a store's limit of 1 MiB") && refused.contains("nothing was stored"), "\(refused)")
+        let reader = try SharedStore.defaults(in: fixture.group)
+        #expect(try reader.value(forKey: "filler10") == nil)
+        #expect(try reader.value(forKey: "filler9") != nil)
+
+        // A 2 MiB store, written by someone else: kept aside, not parsed.
+        let path = fixture.group.storePath("defaults")
+        try writeFile(path, #"{"big":""# + String(repeating: "x", count: 2 << 20) + "\"}\n", mode: 0o600)
+        #expect {
+            _ = try SharedStore.defaults(in: fixture.group).value(forKey: "big")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("over a store's limit of 1 MiB") && text.contains("moved aside")
+        }
+        let stores = try FileManager.default.contentsOfDirectory(atPath: fixture.group.path + "/stores")
+        #expect(stores.filter { $0.contains("corrupt") }.count == 1, "\(stores)")
+        try store.set(1, forKey: "k")
+        #expect(try SharedStore.defaults(in: fixture.group).values() == ["k": 1])
+    }
+
     /// An earlier version kept the stores at the group's top level: the
     /// first process that opens one moves it in.
     @Test func aStoreAtTheTopLevelIsMovedIn() throws {
