@@ -110,8 +110,7 @@ extension Host {
         }
         attached.add(entry, key)
         // Asked in the hello: what it hears without asking again.
-        let events = hello.events.filter(Self.subscribable.contains)
-        for event in events { subscribers[event, default: [:]][key] = connection }
+        let events = subscribers.subscribe(connection, hello: hello.events)
         // An extension's connection is no client: it never counts toward
         // the client limit and is never evicted to make room for others.
         server?.pin(connection)

@@ -86,7 +86,7 @@ extension Host {
         }
         // Nobody is left to answer: what its pushes hold goes now.
         endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
-        unsubscribe(connection)
+        subscribers.remove(connection)
         stopWatchingWidgets(connection)
         guard let entry = attached.remove(ObjectIdentifier(connection)) else { return }
         entry.watchdog?.stop()

@@ -19,12 +19,11 @@ extension Host {
         }
         router.on(HostMethods.featureStop) { [unowned self] connection, target, respond in
             // An extension, launched or by hand, stops only what it started.
-            if let name = extensionPeer(connection), featureStarters[target.name]?.name != name {
-                return respond(.failure(.refused("'\(name)' may stop only a feature it started; it did not start '\(target.name)'")))
-            }
-            respond(featureName(target).flatMap(stopFeature))
+            let (answer, change) = features.stop(target, by: extensionPeer(connection))
+            if let change { apply(change) }
+            respond(answer)
         }
-        router.on(HostMethods.featureList) { [unowned self] _, _, respond in respond(.success(featureList())) }
+        router.on(HostMethods.featureList) { [unowned self] _, _, respond in respond(.success(features.list())) }
         router.on(HostMethods.hello, decode: { (wire: JSONValue?) throws(RPCError) in
             try ExtensionHello(params: wire, isValidName: FeatureName.isValid)
         }) { [unowned self] connection, hello, respond in respond(self.hello(connection, hello)) }

@@ -29,8 +29,7 @@ extension Host {
         credentialsWatcher = nil
         desktop.close()
         stopInputMethod()
-        for (_, lock) in features { lock.release() }
-        features.removeAll()
+        _ = features.releaseAll()
         held.server?.broadcast(HostNotification.stopping)
         var remaining = supervisors.count
         let release = { [unowned self] in

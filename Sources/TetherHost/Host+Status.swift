@@ -20,7 +20,7 @@ extension Host {
         return HostStatus(
             pid: pid, since: held?.hostLock?.holder.since ?? "", uptime: Double(uptimeMilliseconds) / 1000,
             group: configuration.group.path, socket: socketPath, extensions: extensions,
-            features: features.keys.sorted(),
+            features: features.running,
             // Clients, as `maximumConnections` counts them; extensions' links apart.
             connections: server?.clientCount ?? 0, extensionLinks: server?.pinnedCount ?? 0,
             maximumConnections: effectiveLimits.maximumConnections, replyBudgetBytes: effectiveLimits.replyBudget,

@@ -1,37 +1,19 @@
 import TetherGroup
 import TetherIPC
 
-/// Events go to the connections that asked for them (`host.subscribe`, or
-/// a hello's `events`), never to all: a change costs the host one message
-/// per subscriber, and no extension is woken by another's change.
+/// Events go to the connections that asked for them (`SubscriberTable`);
+/// the store watchers whose changes are events.
 extension Host {
-    /// What a connection may subscribe to.
-    static let subscribable = Set(HostNotification.subscribable)
-
     /// {events: [name]} → {events: [every event this connection now hears]}.
     func subscribe(_ connection: RPCConnection, _ subscription: Subscription) -> Result<Subscription, RPCError> {
-        let names = subscription.events
-        if let unknown = names.first(where: { !Self.subscribable.contains($0) }) {
-            return .failure(Subscription.unknownEvent(.string(unknown)))
-        }
-        let key = ObjectIdentifier(connection)
-        for name in names { subscribers[name, default: [:]][key] = connection }
-        let hears = Self.subscribable.filter { subscribers[$0]?[key] != nil }.sorted()
-        return .success(Subscription(events: hears))
+        subscribers.subscribe(connection, to: subscription.events).map(Subscription.init(events:))
     }
 
-    func unsubscribe(_ connection: RPCConnection) {
-        let key = ObjectIdentifier(connection)
-        for name in Self.subscribable { subscribers[name]?[key] = nil }
-    }
-
-    /// Tells `event` to its subscribers only.
+    /// Tells `event` to its subscribers only; of an extension's change
+    /// (its pid, its end), an extension hears of itself alone.
     func publish(_ event: String, _ params: JSONValue) {
-        // What becomes of other extensions (their pids, their ends) is the
-        // user's to hear, as their status is: an extension hears of itself.
         let about = event == HostNotification.extensionChanged ? params["name"]?.stringValue : nil
-        for (key, connection) in subscribers[event] ?? [:] {
-            if let about, let listener = links[key]?.name ?? attached[key]?.name, listener != about { continue }
+        for connection in subscribers.listeners(of: event, about: about, extensionName: { links[$0]?.name ?? attached[$0]?.name }) {
             connection.notify(event, params)
         }
     }

@@ -59,10 +59,8 @@ package final class Host: @unchecked Sendable {
     package let configuration: Configuration
     /// One supervisor per manifest: all, by name, and the kinds asked about often.
     var supervisors = SupervisorTable()
-    var features: [String: LivenessLock] = [:]
-    /// The extension that asked for each feature it started: the only
-    /// extension that may stop it.
-    var featureStarters: [String: FeatureStarter] = [:]
+    /// The features it runs, and who started each.
+    var features: FeatureDesk
     /// Extensions that said hello, by connection, with
     /// their indexes (by name, by hand, read-only keyboards, notifications).
     var attached = AttachmentRegistry()
@@ -70,7 +68,7 @@ package final class Host: @unchecked Sendable {
     let watchdogClock: WatchdogClock
     /// Connections that asked for each event (`host.subscribe`, a hello's
     /// `events`): the only ones told of it.
-    var subscribers: [String: [ObjectIdentifier: RPCConnection]] = [:]
+    var subscribers = SubscriberTable<RPCConnection>()
     /// What each widget shows, and who watches it (`Host+Widgets`).
     var widgets = WidgetBoard<RPCConnection>()
     /// The host's ends of launch links (`LaunchLink`), by connection: whose
@@ -162,6 +160,7 @@ package final class Host: @unchecked Sendable {
         self.loop = loop
         watchdogClock = WatchdogClock(loop: loop)
         self.configuration = configuration
+        features = FeatureDesk(group: configuration.group, maximum: configuration.maximumFeatures, pid: getpid())
         desktop = DesktopBoard(loop: loop, logger: configuration.logger, enabled: configuration.desktopNotifications,
                                groupPath: configuration.group.path)
         desktop.onEvent = { [unowned self] event in self.publish(event.event, event.json) }

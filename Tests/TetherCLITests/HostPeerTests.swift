@@ -125,22 +125,6 @@ import TetherIPC
         throw TestTimeout(what: "the answer to \(method)")
     }
 
-    @Test func featuresBeyondTheCeilingAreRefused() throws {
-        let fixture = try HostFixture()
-        let host = try fixture.startHost()
-        let client = try fixture.rawClient()
-        for index in 0..<256 {
-            let answer = try call(client, HostMethod.featureStart, #"{"name":"f\#(index)"}"#, id: index)
-            #expect(answer["result"] != nil, "\(answer)")
-        }
-        let refused = try call(client, HostMethod.featureStart, #"{"name":"one-too-many"}"#, id: 999)
-        let message = (refused["error"] as? [String: Any])?["message"] as? String ?? ""
-        #expect(message.contains("limit"), "\(refused)")
-        #expect(try fixture.group.run(["probe", "feature", "one-too-many"]).status == 1)
-        client.close()
-        #expect(try host.stop() == 0)
-    }
-
     /// `--max-connections 3`: the least recently active idle peer makes
     /// room; a peer with a request in flight is busy, not idle, and stays.
     @Test func aFullHostClosesTheLeastRecentlyActiveIdlePeerButNeverABusyOne() throws {
