@@ -97,15 +97,16 @@ struct FeatureDesk {
         return (.success(FeatureStopped(name: name.rawValue)), Change(name: name.rawValue, running: false))
     }
 
-    /// Extension `name` ended: the features it started without open
-    /// access end too (nobody else may stop them).
-    mutating func end(startedBy name: String) -> [Change] {
-        let ending = owners.filter { $0.value.name == name && $0.value.endsWithIt }.keys.sorted()
-        return ending.compactMap { stop(NamedTarget(name: $0), by: nil).1 }
+    /// What ends with extension `name`: the features it started without
+    /// open access (nobody else may stop them), each to be stopped (and
+    /// told) in turn.
+    func ending(with name: String) -> [NamedTarget] {
+        owners.filter { $0.value.name == name && $0.value.endsWithIt }.keys.sorted().map(NamedTarget.init(name:))
     }
 
     /// The host is stopping: every lock released at once, nobody told (its
     /// clients are told it stops). How many there were.
+    @discardableResult
     mutating func releaseAll() -> Int {
         let released = locks.count
         for lock in locks.values { lock.release() }

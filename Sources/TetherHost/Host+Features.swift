@@ -12,18 +12,20 @@ extension Host {
                                     ?? attachedEntry(named: name)?.openAccess ?? false)
         }
         let (answer, change) = features.start(target, by: asking)
-        if let change { apply(change) }
+        if let change { applyFeatureChange(change) }
         return answer
     }
 
     /// Extension `name` ended: the features it started without open
     /// access end too (nobody else may stop them).
     func endFeatures(startedBy name: String) {
-        for change in features.end(startedBy: name) { apply(change) }
+        for target in features.ending(with: name) {
+            if let change = features.stop(target, by: nil).1 { applyFeatureChange(change) }
+        }
     }
 
     /// A feature started or stopped: logged, and its subscribers told.
-    func apply(_ change: FeatureDesk.Change) {
+    func applyFeatureChange(_ change: FeatureDesk.Change) {
         if let note = change.note { logger.warning("\(note)") }
         let state = change.running ? "started" : "stopped"
         logger.event(change.running ? .featureStarted : .featureStopped, "feature '\(change.name)' \(state)",

@@ -20,7 +20,7 @@ extension Host {
         router.on(HostMethods.featureStop) { [unowned self] connection, target, respond in
             // An extension, launched or by hand, stops only what it started.
             let (answer, change) = features.stop(target, by: extensionPeer(connection))
-            if let change { apply(change) }
+            if let change { applyFeatureChange(change) }
             respond(answer)
         }
         router.on(HostMethods.featureList) { [unowned self] _, _, respond in respond(.success(features.list())) }

@@ -29,7 +29,7 @@ extension Host {
         credentialsWatcher = nil
         desktop.close()
         stopInputMethod()
-        _ = features.releaseAll()
+        features.releaseAll()
         held.server?.broadcast(HostNotification.stopping)
         var remaining = supervisors.count
         let release = { [unowned self] in

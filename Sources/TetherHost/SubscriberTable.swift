@@ -1,5 +1,8 @@
 import TetherIPC
 
+/// What a connection may subscribe to.
+private let subscribableEvents = Set(HostNotification.subscribable)
+
 /// Who hears each event (`host.subscribe`, a hello's `events`): an event
 /// goes to the connections that asked for it, never to all, so a change
 /// costs the host one message per subscriber and no extension is woken by
@@ -8,20 +11,16 @@ import TetherIPC
 struct SubscriberTable<Connection: AnyObject> {
     private var byEvent: [String: [ObjectIdentifier: Connection]] = [:]
 
-    /// What a connection may subscribe to.
-    static var subscribable: Set<String> { Set(HostNotification.subscribable) }
-
     /// `host.subscribe`: every name must be an event the host has (else
     /// refused, with the list, and nothing changes); answers every event
     /// the connection now hears.
     mutating func subscribe(_ connection: Connection, to events: [String]) -> Result<[String], RPCError> {
-        let subscribable = Self.subscribable
-        if let unknown = events.first(where: { !subscribable.contains($0) }) {
+        if let unknown = events.first(where: { !subscribableEvents.contains($0) }) {
             return .failure(Subscription.unknownEvent(.string(unknown)))
         }
         add(connection, events)
         let key = ObjectIdentifier(connection)
-        return .success(subscribable.filter { byEvent[$0]?[key] != nil }.sorted())
+        return .success(subscribableEvents.filter { byEvent[$0]?[key] != nil }.sorted())
     }
 
     /// A hello's `events`: those the host has, returned (its answer says
@@ -29,7 +28,7 @@ struct SubscriberTable<Connection: AnyObject> {
     /// may ask for what this one has not).
     @discardableResult
     mutating func subscribe(_ connection: Connection, hello events: [String]) -> [String] {
-        let known = events.filter(Self.subscribable.contains)
+        let known = events.filter(subscribableEvents.contains)
         add(connection, known)
         return known
     }
@@ -37,7 +36,7 @@ struct SubscriberTable<Connection: AnyObject> {
     /// A connection gone: it hears nothing more.
     mutating func remove(_ connection: Connection) {
         let key = ObjectIdentifier(connection)
-        for event in byEvent.keys { byEvent[event]?[key] = nil }
+        for event in subscribableEvents { byEvent[event]?[key] = nil }
     }
 
     /// Who hears `event`. Of an extension's change (`about` names it),

@@ -20,17 +20,6 @@ import TetherTestSupport
         #expect(try group.run(["defaults", "get", "theme"]).stdout == "\"dark\"\n", "a refused write loses nothing")
     }
 
-    @Test func aCorruptStoreIsReportedAndKept() throws {
-        let group = try TestGroup()
-        #expect(try group.run(["defaults", "set", "k", "1"]).status == 0)
-        try writeFile(group.path + "/stores/defaults.json", "{not json", mode: 0o600)
-        let result = try group.run(["defaults", "list"])
-        #expect(result.status == 3)
-        #expect(result.stderr.contains("moved aside"))
-        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path + "/stores").filter { $0.contains(".corrupt-") }
-        #expect(aside.count == 1)
-    }
-
     @Test func anotherProcessIsToldOfAChange() throws {
         let group = try TestGroup()
         let watch = try group.start(["defaults", "watch", "--json"])

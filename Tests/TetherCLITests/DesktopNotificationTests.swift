@@ -195,28 +195,6 @@ import TetherTestSupport
         }
     }
 
-    /// "Never autolaunched" holds for an address list too: with
-    /// `autolaunch:` after an address that fails, GIO would run
-    /// dbus-launch (a bus daemon outliving the host). Here a dbus-launch of
-    /// the test's own on PATH says whether it ran.
-    @Test func anAutolaunchLaterInTheAddressListIsNeverRun() throws {
-        let fixture = try HostFixture()
-        let bin = fixture.group.path + "-bin", marker = fixture.group.path + "-autolaunched"
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try writeFile(bin + "/dbus-launch", "#!/bin/sh\necho ran >> '\(marker)'\nexit 1\n")
-        #expect(chmod(bin + "/dbus-launch", 0o755) == 0)
-        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/tether-tests;autolaunch:", "DISPLAY": ":99",
-                           "PATH": path]
-        try fixture.withHost(environment: environment) { _ in
-            #expect(try fixture.group.run(["push", #"{"title":"Hi"}"#]).status == 0)
-            let status = try fixture.group.run(["status"])
-            #expect(status.stdout.contains("no session bus (DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which Tether never does)"),
-                    "\(status.stdout)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: marker))
-    }
-
     /// Invariant 22 while the server is slow: a push waiting for `Notify`'s
     /// answer (at most 2 s) still counts its bytes against its sender, and
     /// is then answered as delivered but not shown.

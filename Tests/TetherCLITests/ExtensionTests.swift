@@ -182,15 +182,6 @@ import TetherIPC
         }
     }
 
-    @Test func pushWithoutANotificationExtensionIsDeliveredAsSent() throws {
-        let group = try TestGroup()
-        #expect(try group.run(["push", "{}"]).stderr.contains("host is not running"))
-        let host = try startHost(group)
-        defer { host.signal(SIGTERM) }
-        let result = try group.run(["push", #"{"title":"Plain"}"#])
-        #expect(result.stdout == #"delivered as sent (no notification extension attached): {"title":"Plain"}"# + "\n")
-    }
-
     // MARK: - Widget
 
     @Test func widgetReloadsAtTheEndOfItsTimelineAndAfterADate() throws {

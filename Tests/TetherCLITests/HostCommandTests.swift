@@ -126,20 +126,6 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         #expect(errors.contains("broken.extension.json: \"role\" 'watch' is not a role"), "\(errors)")
     }
 
-    @Test func killedExtensionIsRestarted() throws {
-        let fixture = try HostFixture()
-        try fixture.addExtension("hello", script: helloScript)
-        try fixture.withHost { host in
-            let first = try #require(startedPID("hello", in: try host.expectLineStarting("[hello] hello from hello")))
-            kill(first, SIGKILL)
-            let second = try #require(startedPID("hello", in: try host.expectLineStarting("[hello] hello from hello")))
-            #expect(second != first)
-            let extensions = try #require(try fixture.status()["extensions"] as? [[String: Any]])
-            #expect(extensions.first?["restarts"] as? Int == 1)
-            #expect(extensions.first?["pid"] as? Int == Int(second))
-        }
-    }
-
     @Test func crashLoopMarksTheExtensionFailedAndTheHostStaysUp() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("crashy", script: "exit 3")

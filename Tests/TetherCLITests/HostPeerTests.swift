@@ -116,7 +116,7 @@ import TetherIPC
     func call(_ client: RawClient, _ method: String, _ params: String? = nil, id: Int = 1) throws -> [String: Any] {
         let withParams = params.map { #","params":\#($0)"# } ?? ""
         client.send(Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)"\#(withParams)}"#.utf8) + [0x0a])
-        // Notifications (feature.changed, ...) may come first: the answer has our id.
+        // Notifications may come first: the answer has our id.
         for _ in 0..<16 {
             let line = try #require(client.readLine())
             let message = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

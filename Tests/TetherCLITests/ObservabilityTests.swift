@@ -238,7 +238,8 @@ import TetherIPC
         }
     }
 
-    /// A store that fails to parse is moved aside and told as an event.
+    /// A store that fails to parse is moved aside (one copy kept), exit 3,
+    /// and told as an event.
     @Test func aCorruptStoreIsToldAsAnEvent() throws {
         let group = try TestGroup()
         #expect(try group.run(["defaults", "set", "theme", #""dark""#]).status == 0)
@@ -251,6 +252,8 @@ import TetherIPC
         let path = group.path + "/stores/defaults.json"
         #expect(event["path"] as? String == path && kept.hasPrefix(path + ".corrupt-"))
         #expect(FileManager.default.fileExists(atPath: kept))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: group.path + "/stores").filter { $0.contains(".corrupt-") }
+        #expect(aside.count == 1, "one copy kept: \(aside)")
     }
 
     // MARK: - Helpers

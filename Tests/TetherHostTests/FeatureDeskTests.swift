@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import Testing
 import TetherGroup
 import TetherIPC
+import TetherLoop
 import TetherTestSupport
 @testable import TetherHost
 
@@ -29,6 +31,12 @@ import TetherTestSupport
     static func refusal<Answer>(_ result: Result<Answer, RPCError>) -> String? {
         guard case .failure(let error) = result else { return nil }
         return error.message
+    }
+
+    /// What the host does when an extension ends: each of its features
+    /// stopped in turn, each change returned.
+    static func end(_ desk: inout FeatureDesk, startedBy name: String) -> [FeatureDesk.Change] {
+        desk.ending(with: name).compactMap { desk.stop($0, by: nil).1 }
     }
 
     static let grabby = FeatureDesk.Starter(name: "grabby", openAccess: false)
@@ -106,10 +114,11 @@ import TetherTestSupport
         _ = desk.start(NamedTarget(name: "g0"), by: Self.grabby)
         _ = desk.start(NamedTarget(name: "kept"), by: Self.pad)
         _ = desk.start(NamedTarget(name: "users"), by: nil)
-        #expect(desk.end(startedBy: "grabby") == [FeatureDesk.Change(name: "g0", running: false),
-                                                   FeatureDesk.Change(name: "g1", running: false)])
+        #expect(desk.ending(with: "grabby") == [NamedTarget(name: "g0"), NamedTarget(name: "g1")])
+        #expect(Self.end(&desk, startedBy: "grabby") == [FeatureDesk.Change(name: "g0", running: false),
+                                                          FeatureDesk.Change(name: "g1", running: false)])
         #expect(try !isRunning("g0") && !isRunning("g1"))
-        #expect(desk.end(startedBy: "pad").isEmpty)
+        #expect(desk.ending(with: "pad").isEmpty)
         #expect(desk.running == ["kept", "users"])
         // The user may stop what an extension with open access left, and start what ended.
         #expect(throws: Never.self) { try desk.stop(NamedTarget(name: "kept"), by: nil).0.get() }
@@ -143,6 +152,40 @@ import TetherTestSupport
         #expect(desk.releaseAll() == 2)
         #expect(try !isRunning("a") && !isRunning("b"))
         #expect(desk.running.isEmpty)
-        #expect(desk.end(startedBy: "grabby").isEmpty)
+        #expect(desk.ending(with: "grabby").isEmpty)
+    }
+
+    /// A reader's record lock on a feature's lock file would keep every
+    /// holder out: the file is replaced, and the change says so, to be warned of.
+    @Test func aReadLockedFileIsReplacedAndTheChangeSaysSo() throws {
+        var desk = desk()
+        let path = try group.preparedLockPath(for: .feature(FeatureName("held")))
+        let reader = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        var record = flock()
+        record.l_type = Int16(F_RDLCK)
+        record.l_whence = Int16(SEEK_SET)
+        try #require(fcntl(reader, F_SETLK, &record) == 0)
+        let (started, change) = desk.start(NamedTarget(name: "held"), by: nil)
+        #expect(try started.get().started)
+        #expect(change?.note == "\(path) was read-locked by pid \(getpid()), which keeps every holder out; replaced it with a new lock file",
+                "\(String(describing: change))")
+        #expect(try isRunning("held"))
+    }
+
+    /// The host's desk has the ceiling the host was configured with, and a
+    /// refusal reaches whoever asked.
+    @Test func theHostsCeilingIsItsConfiguration() throws {
+        let host = Host(loop: try EventLoop(),
+                        configuration: .init(group: group, manifests: [], logger: Logger(label: "test"), maximumFeatures: 2))
+        defer { host.features.releaseAll() }
+        for name in ["a", "b"] { #expect(throws: Never.self) { try host.startFeature(NamedTarget(name: name), by: nil).get() } }
+        guard case .failure(let refusal) = host.startFeature(NamedTarget(name: "c"), by: nil) else {
+            Issue.record("a third feature started under a ceiling of 2")
+            return
+        }
+        #expect(refusal.message == "the host already runs 2 features, its limit; stop one first")
+        #expect(host.features.running == ["a", "b"])
     }
 }

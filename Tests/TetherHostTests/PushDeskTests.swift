@@ -115,4 +115,20 @@ import TetherIPC
         }
         #expect(refusal.message.contains("1 pushes in flight"))
     }
+
+    /// A sender's own ceilings by default: 8 pushes and 4 MiB of payload
+    /// in flight, each refused with what to do; 32 MiB in all.
+    @Test func aSendersCeilingsAreEightPushesAndFourMebibytes() throws {
+        let (one, other) = (Peer(), Peer())
+        let sender = ObjectIdentifier(one)
+        var ledger = PushLedger()
+        #expect(ledger.limits.totalBytes == 32 << 20)
+        for _ in 0..<4 { ledger.charge(sender, bytes: 900_000) }
+        #expect(ledger.refusal(sender, bytes: 900_055)?.message
+            == "this connection's pushes in flight would hold 4500055 bytes of payload, over its limit of 4194304; wait for their answers")
+        #expect(ledger.refusal(sender, bytes: 594_304) == nil)
+        for _ in 0..<4 { ledger.charge(sender, bytes: 1) }
+        #expect(ledger.refusal(sender, bytes: 1)?.message == "this connection has 8 pushes in flight, its limit; wait for their answers")
+        #expect(ledger.refusal(ObjectIdentifier(other), bytes: 4 << 20) == nil, "another sender has its own")
+    }
 }
