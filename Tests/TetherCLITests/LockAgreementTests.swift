@@ -59,19 +59,4 @@ import TetherTestSupport
         exclusive.closeStdin()
         _ = try exclusive.waitForExit()
     }
-
-    /// Invariant 13: a hard link planted at a lock path is refused like a
-    /// symlink, and the linked file is never written.
-    @Test func aHardLinkAtALockPathIsRefusedAndNothingIsWrittenThrough() throws {
-        let group = try TestGroup()
-        #expect(try group.run(["probe", "feature", "rec"]).status == 1)
-        let precious = group.dir.path + "/precious"
-        try writeFile(precious, "keep me", mode: 0o600)
-        #expect(link(precious, group.featureLock("rec")) == 0)
-        let hold = try group.run(["hold", "feature", "rec", "--", "true"])
-        #expect(hold.status == 3)
-        #expect(hold.stderr.contains("hard links"), "\(hold.stderr)")
-        #expect(try group.run(["probe", "feature", "rec"]).status == 3)
-        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
-    }
 }

@@ -109,6 +109,20 @@ import TetherTestSupport
         #expect(throws: GroupError.symlinkRefused(path)) { try LockProbe.status(ofLockAt: path) }
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
     }
+
+    /// Invariant 13: a hard link planted at a lock path is refused like a
+    /// symlink, by a holder and a probe, and the linked file is never written.
+    @Test func aHardLinkInPlaceOfALockFileIsRefusedAndNothingIsWrittenThrough() throws {
+        let dir = try TemporaryDirectory()
+        let path = try lockPath(dir)
+        let precious = dir.path + "/precious"
+        try writeFile(precious, "keep me", mode: 0o600)
+        try #require(link(precious, path) == 0)
+        #expect(throws: GroupError.hardLinkRefused(path, links: 2)) { try LivenessLock.tryAcquire(path: path, label: "x") }
+        #expect(throws: GroupError.hardLinkRefused(path, links: 2)) { try LockProbe.status(ofLockAt: path) }
+        #expect(GroupError.hardLinkRefused(path, links: 2).description.contains("hard links"))
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
+    }
 }
 
 /// A stop flag and a thread-completion count for the storm test.
