@@ -73,18 +73,6 @@ import TetherTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: group.path).isEmpty)
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory away"))
-    func groupDirectoryOfAnotherUserIsRefused() throws {
-        let group = try TestGroup()
-        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
-        #expect(chown(group.path, 65534, 65534) == 0)
-        let result = try group.run(["hold", "feature", "rec", "--", "true"])
-        #expect(result.status == 3)
-        #expect(result.stderr.contains("owned by uid 65534"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: group.path).isEmpty)
-    }
-
     @Test func symlinkedLockFileIsRefusedAndNothingIsWrittenThrough() throws {
         let group = try TestGroup()
         #expect(try group.run(["probe", "feature", "rec"]).status == 1)  // creates the layout

@@ -103,6 +103,7 @@ import TetherTestSupport
         #expect(throws: GroupError.foreignOwner(path, uid: 65534)) {
             try GroupDirectory(path: path)
         }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty, "nothing is made in it")
     }
 
     @Test(arguments: ["rec", "a", "0", "orders-widget", "a.b_c-d", String(repeating: "z", count: 64)])
