@@ -25,6 +25,8 @@ import TetherManifest
         #expect(manifest.executable == "no/such/file")
         #expect(manifest.memoryLimitMiB == ExtensionRole.keyboard.defaultMemoryLimitMiB)
         #expect(manifest.activation == .always)
+        // EX_CONFIG (sysexits.h): a configuration error a restart cannot mend.
+        #expect(manifest.noRestartExitCodes == [78])
     }
 
     @Test(arguments: [
