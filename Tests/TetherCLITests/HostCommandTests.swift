@@ -208,15 +208,7 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         let socketPath = fixture.group.dir.path + "/notify.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
+        #expect(withUnixAddress(socketPath) { bind(fd, $0, $1) } == 0)
         try fixture.withHost(environment: ["NOTIFY_SOCKET": socketPath]) { host in
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             #expect(poll(&pfd, 1, 10_000) == 1)

@@ -123,14 +123,7 @@ import TetherTestSupport
         let path = dir.path + "/huge.sock"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixAddress(path) { bind(listener, $0, $1) }
         #expect(bound == 0 && listen(listener, 1) == 0)
         let answerer = Thread {
             let peer = accept(listener, nil, nil)
