@@ -144,7 +144,7 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
 
     @Test func withoutAHostTheClientCommandsSaySo() throws {
         let group = try TestGroup()
-        for arguments in [["status"], ["feature", "start", "rec"], ["feature", "stop", "rec"], ["feature", "list"]] {
+        for arguments in [["status"], ["feature", "start", "rec"], ["feature", "stop", "rec"], ["feature", "list"], ["push", "{}"]] {
             let result = try group.run(arguments)
             #expect(result.status == 1, "\(arguments)")
             #expect(result.stderr.contains("host is not running"), "\(arguments): \(result.stderr)")

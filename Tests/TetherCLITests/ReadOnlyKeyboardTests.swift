@@ -33,6 +33,13 @@ import TetherIPC
 
     static let refusal = "has read-only access to the group"
 
+    /// How an answered method's answer starts, as the keyboard prints it: a
+    /// result, but for a token with nobody signed in, which is the session's
+    /// own error.
+    static func answer(_ test: Case) -> String {
+        test.method == HostMethod.tokenGet ? "not logged in: run 'tether login' first" : "ok "
+    }
+
     /// Says hello as a keyboard on its link (protocol 1: no pings), asks
     /// each `[METHOD, PARAMS]` of its argument in turn and prints each
     /// answer's result or error message, numbered.
@@ -80,7 +87,9 @@ import TetherIPC
             for (index, test) in Self.cases.enumerated() {
                 let linked = try #require(try host.expectLineStarting("[kb] answer \(index): ", timeout: 30).last)
                 #expect(linked.contains(Self.refusal) == !test.allowed, "\(test.method) through its link: \(linked)")
-                if !test.allowed {
+                if test.allowed {
+                    #expect(linked.hasPrefix("[kb] answer \(index): \(Self.answer(test))"), "\(test.method) through its link: \(linked)")
+                } else {
                     #expect(linked.contains("'kb' has read-only access to the group (set \"openAccess\": true in its manifest)"))
                 }
             }
@@ -93,6 +102,9 @@ import TetherIPC
                 let byHand = call(client, test.method, test.params, id: index + 2)
                 #expect(byHand.contains(Self.refusal) == !test.allowed, "\(test.method) by hand: \(byHand)")
                 #expect(!byHand.isEmpty, "\(test.method) by hand: no answer")
+                if test.allowed, test.method != HostMethod.tokenGet {
+                    #expect(byHand.contains(#""result""#), "\(test.method) by hand: \(byHand)")
+                }
             }
         }
     }

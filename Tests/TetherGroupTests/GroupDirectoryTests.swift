@@ -104,6 +104,8 @@ import TetherTestSupport
             try GroupDirectory(path: path)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty, "nothing is made in it")
+        #expect(GroupError.foreignOwner(path, uid: 65534).description.contains("owned by uid 65534"))
+        #expect(!GroupError.foreignOwner(path, uid: 65534).isBadInput, "the CLI's exit 3, not a usage error")
     }
 
     @Test(arguments: ["rec", "a", "0", "orders-widget", "a.b_c-d", String(repeating: "z", count: 64)])

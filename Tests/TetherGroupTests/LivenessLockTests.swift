@@ -121,6 +121,7 @@ import TetherTestSupport
         #expect(throws: GroupError.hardLinkRefused(path, links: 2)) { try LivenessLock.tryAcquire(path: path, label: "x") }
         #expect(throws: GroupError.hardLinkRefused(path, links: 2)) { try LockProbe.status(ofLockAt: path) }
         #expect(GroupError.hardLinkRefused(path, links: 2).description.contains("hard links"))
+        #expect(!GroupError.hardLinkRefused(path, links: 2).isBadInput, "the CLI's exit 3, not a usage error")
         #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
     }
 }

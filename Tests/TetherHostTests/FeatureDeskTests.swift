@@ -187,5 +187,18 @@ import TetherTestSupport
         }
         #expect(refusal.message == "the host already runs 2 features, its limit; stop one first")
         #expect(host.features.running == ["a", "b"])
+        #expect(Host.Configuration.defaultMaximumFeatures == 256)
+    }
+
+    /// The host's own loop when an extension ends: what it started without
+    /// open access stops (an extension unknown to it has none); the rest stays.
+    @Test func theHostEndsAnEndedExtensionsFeatures() throws {
+        let host = Host(loop: try EventLoop(), configuration: .init(group: group, manifests: [], logger: Logger(label: "test")))
+        defer { host.features.releaseAll() }
+        #expect(throws: Never.self) { try host.startFeature(NamedTarget(name: "mine"), by: "grabby").get() }
+        #expect(throws: Never.self) { try host.startFeature(NamedTarget(name: "users"), by: nil).get() }
+        host.endFeatures(startedBy: "grabby")
+        #expect(host.features.running == ["users"])
+        #expect(try !isRunning("mine"))
     }
 }

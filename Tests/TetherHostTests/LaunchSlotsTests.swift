@@ -14,7 +14,7 @@ import Testing
             + "stop one, or raise the limit (LimitNOFILE= in its unit, ulimit -n)")
         slots.give()
         #expect(!slots.isFull && slots.take())
-        // An end told twice gives back one slot, never a slot it never took.
+        // Given back more often than taken, the count stops at none.
         for _ in 0..<3 { slots.give() }
         #expect(slots.inUse == 0)
         #expect(slots.take() && slots.take() && !slots.take())

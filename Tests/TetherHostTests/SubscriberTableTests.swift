@@ -25,6 +25,7 @@ import TetherIPC
         #expect(Self.heard(table, HostNotification.storeChanged) == [ObjectIdentifier(quiet)])
         #expect(!Self.heard(table, HostNotification.extensionChanged).contains(ObjectIdentifier(quiet)))
         table.remove(listener)
+        #expect(Self.heard(table, HostNotification.storeChanged) == [ObjectIdentifier(quiet)], "only the one gone")
         #expect(Self.heard(table, HostNotification.featureChanged).isEmpty)
         #expect(Self.heard(table, HostNotification.extensionChanged).isEmpty)
     }

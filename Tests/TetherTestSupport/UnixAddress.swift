@@ -2,9 +2,10 @@
 import Glibc
 #endif
 
-/// Calls `body` with `path` as a Unix socket address (cut to what
-/// `sun_path` holds), for `connect` or `bind`.
+/// Calls `body` with `path` as a Unix socket address, for `connect` or
+/// `bind`. A path longer than `sun_path` holds is a mistake in the test.
 package func withUnixAddress<Result>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    precondition(path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path), "a socket path over 107 bytes: \(path)")
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { raw in
