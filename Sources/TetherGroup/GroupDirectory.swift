@@ -80,14 +80,16 @@ public struct GroupDirectory: Sendable {
 
     /// Where instance locks live: the host's alone (no extension sees it).
     package static func extensionLocksPath(of group: String) -> String { "\(group)/locks/extensions" }
+    /// Where features' liveness locks live.
+    package static func featureLocksPath(of group: String) -> String { "\(group)/locks/features" }
 
     /// Where the liveness lock of `target` is (it may not exist yet: a
     /// lock never taken reads as not running).
     public func lockPath(for target: LockTarget) -> String {
         switch target {
         case .host: "\(path)/locks/host.lock"
-        case .feature(let name): "\(path)/locks/features/\(name.rawValue).lock"
-        case .extensionInstance(let name): "\(path)/locks/extensions/\(name.rawValue).lock"
+        case .feature(let name): "\(Self.featureLocksPath(of: path))/\(name.rawValue).lock"
+        case .extensionInstance(let name): "\(Self.extensionLocksPath(of: path))/\(name.rawValue).lock"
         }
     }
 
@@ -97,8 +99,8 @@ public struct GroupDirectory: Sendable {
         try Self.ensureDirectory("\(path)/locks")
         switch target {
         case .host: break
-        case .feature: try Self.ensureDirectory("\(path)/locks/features")
-        case .extensionInstance: try Self.ensureDirectory("\(path)/locks/extensions")
+        case .feature: try Self.ensureDirectory(Self.featureLocksPath(of: path))
+        case .extensionInstance: try Self.ensureDirectory(Self.extensionLocksPath(of: path))
         }
         return lockPath(for: target)
     }

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 import TetherIPC
 
@@ -34,17 +37,19 @@ struct FeatureDesk {
 
     private let group: GroupDirectory
     private let maximum: Int
-    /// The host's pid, which every answer names.
-    private let pid: Int32
     private var locks: [String: LivenessLock] = [:]
     /// The extension that started each feature it started: the only
     /// extension that may stop it.
     private var owners: [String: Owner] = [:]
 
-    init(group: GroupDirectory, maximum: Int, pid: Int32) {
+    init(group: GroupDirectory, maximum: Int) {
         self.group = group
         self.maximum = maximum
-        self.pid = pid
+    }
+
+    /// A feature's name as the caller gave it, or its error.
+    private static func name(_ target: NamedTarget) -> Result<FeatureName, RPCError> {
+        do { return .success(try FeatureName(target.name)) } catch { return .failure(.invalidParams(error.description)) }
     }
 
     /// The features this host runs, by name.
@@ -59,9 +64,14 @@ struct FeatureDesk {
             return (.failure(.refused("'\(starter.name)' already runs \(Self.perExtension) features it started, its limit; stop one first")), nil)
         }
         let name: FeatureName
-        do { name = try FeatureName(target.name) } catch { return (.failure(.invalidParams(error.description)), nil) }
+        switch Self.name(target) {
+        case .success(let valid): name = valid
+        case .failure(let error): return (.failure(error), nil)
+        }
+        // Every answer names the host's pid: this process's.
+        let pid = Int64(getpid())
         if locks[name.rawValue] != nil {
-            return (.success(FeatureStarted(name: name.rawValue, started: false, pid: Int64(pid))), nil)
+            return (.success(FeatureStarted(name: name.rawValue, started: false, pid: pid)), nil)
         }
         guard locks.count < maximum else {
             return (.failure(.refused("the host already runs \(locks.count) features, its limit; stop one first")), nil)
@@ -74,7 +84,7 @@ struct FeatureDesk {
             }
             locks[name.rawValue] = lock
             if let starter { owners[name.rawValue] = Owner(name: starter.name, endsWithIt: !starter.openAccess) }
-            return (.success(FeatureStarted(name: name.rawValue, started: true, pid: Int64(pid))),
+            return (.success(FeatureStarted(name: name.rawValue, started: true, pid: pid)),
                     Change(name: name.rawValue, running: true, note: lock.displacementNote))
         } catch {
             return (.failure(.internalError(error.description)), nil)
@@ -88,7 +98,10 @@ struct FeatureDesk {
             return (.failure(.refused("'\(stopper)' may stop only a feature it started; it did not start '\(target.name)'")), nil)
         }
         let name: FeatureName
-        do { name = try FeatureName(target.name) } catch { return (.failure(.invalidParams(error.description)), nil) }
+        switch Self.name(target) {
+        case .success(let valid): name = valid
+        case .failure(let error): return (.failure(error), nil)
+        }
         owners[name.rawValue] = nil
         guard let lock = locks.removeValue(forKey: name.rawValue) else {
             return (.failure(.refused("feature '\(name)' is not running in this host")), nil)
@@ -105,27 +118,24 @@ struct FeatureDesk {
     }
 
     /// The host is stopping: every lock released at once, nobody told (its
-    /// clients are told it stops). How many there were.
-    @discardableResult
-    mutating func releaseAll() -> Int {
-        let released = locks.count
+    /// clients are told it stops).
+    mutating func releaseAll() {
         for lock in locks.values { lock.release() }
         locks.removeAll()
         owners.removeAll()
-        return released
     }
 
     /// Every feature whose lock is held, by this host or anyone else: the
     /// same answer `tether probe feature NAME` gives.
     func list() -> FeatureListing {
-        let directory = group.path + "/locks/features"
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { $0.hasSuffix(".lock") }.map { String($0.dropLast(5)) }.sorted()
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: GroupDirectory.featureLocksPath(of: group.path))) ?? []
+        // A file whose name is no feature's is nobody's feature.
+        let names = files.filter { $0.hasSuffix(".lock") }.compactMap { try? FeatureName(String($0.dropLast(5))) }
         var list: [FeatureListing.Running] = []
-        for name in names {
-            guard let status = try? LockProbe.status(ofLockAt: "\(directory)/\(name).lock"), status.running else { continue }
-            list.append(FeatureListing.Running(name: name, pid: status.holder.map { Int64($0.pid) }, since: status.holder?.since,
-                                               owner: locks[name] != nil ? .host : .other))
+        for name in names.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let status = try? LockProbe.status(ofLockAt: group.lockPath(for: .feature(name))), status.running else { continue }
+            list.append(FeatureListing.Running(name: name.rawValue, pid: status.holder.map { Int64($0.pid) },
+                                               since: status.holder?.since, owner: locks[name.rawValue] != nil ? .host : .other))
         }
         return FeatureListing(list)
     }

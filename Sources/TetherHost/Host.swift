@@ -160,7 +160,7 @@ package final class Host: @unchecked Sendable {
         self.loop = loop
         watchdogClock = WatchdogClock(loop: loop)
         self.configuration = configuration
-        features = FeatureDesk(group: configuration.group, maximum: configuration.maximumFeatures, pid: getpid())
+        features = FeatureDesk(group: configuration.group, maximum: configuration.maximumFeatures)
         desktop = DesktopBoard(loop: loop, logger: configuration.logger, enabled: configuration.desktopNotifications,
                                groupPath: configuration.group.path)
         desktop.onEvent = { [unowned self] event in self.publish(event.event, event.json) }
