@@ -6,7 +6,7 @@ import TetherTestSupport
 /// resolves), and every public symbol of `TetherExtension` has a doc
 /// comment. The symbol graph comes from the modules the tests' build made.
 @Suite(.timed) struct DocCatalogTests {
-    static let repository = NestedPackageBuild.repository
+    static let repository = Repository.root
     static let binaries = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path
 
     @Test func theExtensionCatalogBuildsAndEveryPublicSymbolIsDocumented() throws {

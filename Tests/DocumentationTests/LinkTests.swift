@@ -6,7 +6,7 @@ import TetherTestSupport
 /// DocC catalogs) leads to a file that exists, and every `#anchor` to a
 /// heading there (as GitHub names it).
 @Suite struct LinkTests {
-    static let repository = NestedPackageBuild.repository
+    static let repository = Repository.root
 
     /// The Markdown files a reader meets, relative to the repository.
     static var pages: [String] {

@@ -7,7 +7,7 @@ import TetherTestSupport
 /// and none for a command that is gone, each with the command's abstract
 /// and every option it takes.
 @Suite struct ManPageTests {
-    static let directory = NestedPackageBuild.repository + "/docs/man"
+    static let directory = Repository.path("docs/man")
 
     @Test func everyCommandHasAPageInStepWithIt() throws {
         let dump = try tether(["--experimental-dump-help"])

@@ -71,6 +71,30 @@ import TetherTestSupport
         #expect(try !ordersAreThere)
     }
 
+    /// An extension that replaced `shared` with a symlink and marked a name
+    /// cannot make the next user's login (unconfined) delete a file elsewhere.
+    @Test func clearingNeverFollowsASymlinkedSharedDirectory() throws {
+        _ = try session.saveLogin(configuration, user: user("alice"), client: nil, in: .file)
+        let outside = fixture.directory.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try writeFile(outside + "/authorized_keys", "ssh-ed25519 AAAA")
+        try? FileManager.default.removeItem(atPath: fixture.group.path + "/shared")
+        #expect(symlink(outside, fixture.group.path + "/shared") == 0)
+        try UserScopedData(group: fixture.group).markFile("authorized_keys")
+        let bob = try session.saveLogin(configuration, user: user("bob"), client: nil, in: .file)
+        #expect(bob.userChange == AuthSession.UserChange(removedKeys: [], removedFiles: [], leftover: nil))
+        #expect(FileManager.default.fileExists(atPath: outside + "/authorized_keys"))
+    }
+
+    /// What a writer killed mid-write leaves, a copy of the credentials, is
+    /// gone after a logout, even one that finds nobody logged in.
+    @Test func aLogoutRemovesACrashedWritersCopyOfTheCredentials() throws {
+        let leftover = try fixture.group.preparedSecretsPath() + "/.credentials.json.\(pidOfNoProcess).0.tmp"
+        try writeFile(leftover, #"{"user":{"refreshToken":"secret-refresh-token"}}"#, mode: 0o600)
+        #expect(try !session.logout().endedUser)
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
+
     /// A user nobody can tell apart (no subject) is always someone else.
     @Test func anUnknownUserCountsAsAnotherUser() throws {
         _ = try session.saveLogin(configuration, user: user(nil), client: nil, in: .file)

@@ -250,20 +250,4 @@ final class StaticJSONServer {
         #expect(!FileManager.default.fileExists(atPath: group.path + "/shared/inbox"))
         #expect(FileManager.default.fileExists(atPath: group.path + "/shared/logo"))
     }
-
-    /// An extension that replaced `shared` with a symlink and marked a name
-    /// cannot make the next login (unconfined) delete a file elsewhere.
-    @Test func clearingNeverFollowsASymlinkedSharedDirectory() throws {
-        let group = try TestGroup()
-        let server = try DemoServer(in: group.dir)
-        #expect(try server.login(group).status == 0)
-        let outside = group.dir.path + "/outside"
-        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        try writeFile(outside + "/authorized_keys", "ssh-ed25519 AAAA")
-        #expect(symlink(outside, group.path + "/shared") == 0)
-        try UserScopedData(group: try GroupDirectory(path: group.path)).markFile("authorized_keys")
-        let bob = try server.login(group, as: "bob")
-        #expect(bob.status == 0 && bob.stdout.contains("and 0 shared file(s)"), "\(bob.stdout)")
-        #expect(FileManager.default.fileExists(atPath: outside + "/authorized_keys"))
-    }
 }

@@ -90,8 +90,7 @@ import TetherIPC
 
     @Test func theExampleManifestsRunAndTheirProcessesEndWithAKilledHost() throws {
         let group = try TestGroup()
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("examples/extensions").path
+        let examples = Repository.path("examples/extensions")
         // The manifests name bare executables, found next to tether.
         let host = try startHost(group, ["--extensions-dir", examples])
         var attached: Set<String> = []
@@ -123,8 +122,7 @@ import TetherIPC
     /// Any language will do: the Python example speaks the manifest and JSON-RPC, no SDK.
     @Test func aPythonNotificationExtensionRewritesPushes() throws {
         let group = try TestGroup()
-        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("examples/python-notification").path
+        let example = Repository.path("examples/python-notification")
         let host = try startHost(group, ["--extensions-dir", example])
         defer { host.signal(SIGTERM) }
         // On demand (the role's default): the push launches it, and it

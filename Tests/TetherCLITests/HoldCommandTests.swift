@@ -83,6 +83,18 @@ import TetherTestSupport
         #expect(try group.run(["probe", "host"]).status == 1)
     }
 
+    /// A name PATH finds only as a file that may not be run is "permission
+    /// denied", as execvp says (`ExecutableSearchTests`: the search itself).
+    @Test func aCommandFoundOnlyAsAnUnrunnableFileIsPermissionDenied() throws {
+        let group = try TestGroup()
+        let bin = group.dir.path + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try writeFile(bin + "/data", "not a program\n", mode: 0o644)
+        let hold = try runCommand("/usr/bin/env", ["PATH=" + bin + ":/usr/bin:/bin", tetherExecutable, "hold", "feature", "search",
+                                                   "--group", group.path, "--", "data"])
+        #expect(hold.status == 2 && hold.stderr.contains("cannot run data: permission denied"), "\(hold.stderr)")
+    }
+
     /// Invariant 1: the command does not inherit the lock's descriptor.
     @Test func commandDoesNotInheritTheLock() throws {
         let group = try TestGroup()

@@ -13,8 +13,7 @@ import TetherIPC
 /// refusal is logged.
 @Suite(.timed) struct ImpersonationTests {
     /// The Python example, the real notification extension.
-    static let pythonNotification = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("examples/python-notification/notify.py").path
+    static let pythonNotification = Repository.path("examples/python-notification/notify.py")
 
     /// Says hello on the socket with `params`; the answer's line (at most
     /// ten lines read, each within the client's timeout).

@@ -51,8 +51,7 @@ import TetherTestSupport
     @Test(arguments: ["swift", "python"])
     func theExampleKeyboardTypesTheRecordingStateIntoAGTKEntry(_ language: String) throws {
         let session = try InputMethodSession()
-        let python = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("examples/python-keyboard/keyboard.py").path
+        let python = Repository.path("examples/python-keyboard/keyboard.py")
         try withKeyboardHost(session, name: "kb", executable: language == "swift" ? exampleExecutable("example-keyboard") : python) {
             fixture, _ in
             let entry = try typeShortcut(session, "hi ", expecting: "recording off ")

@@ -57,16 +57,6 @@ import TetherTestSupport
         #expect(try group.run(["defaults", "get", "big"]).stdout == "\"final\"\n")
     }
 
-    @Test func logoutRemovesACrashedWritersTempFile() throws {
-        let group = try TestGroup()
-        #expect(try group.run(["defaults", "set", "k", "1"]).status == 0)  // makes the directory and locks
-        // What a writer killed mid-write leaves: a copy of the credentials.
-        try group.makeSecrets()
-        let leftover = group.secrets + "/.credentials.json.99999.0.tmp"
-        try writeFile(leftover, #"{"user":{"refreshToken":"secret-refresh-token"}}"#, mode: 0o600)
-        _ = try group.run(["logout"])
-        #expect(!FileManager.default.fileExists(atPath: leftover))
-    }
 
     /// Every value the CLI accepts can be stored and read back; a deeper one
     /// is refused at `set` (exit 2) and nothing is stored.

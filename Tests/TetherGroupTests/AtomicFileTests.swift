@@ -6,17 +6,10 @@ import TetherTestSupport
 /// Invariant 13 for files written without a lock (`shared/`): a write removes
 /// the temp files of writers that are gone, and never a live writer's.
 @Suite(.timed) struct AtomicFileTests {
-    /// The pid of a process that has come and gone.
-    func deadPID() throws -> Int32 {
-        let process = try TestProcess("/bin/true", [])
-        _ = try process.waitForExit()
-        return process.pid
-    }
-
     @Test func aWriteSweepsDeadWritersTempFilesAndKeepsLiveOnes() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/note"
-        let dead = dir.path + "/.note.\(try deadPID()).0.tmp"
+        let dead = dir.path + "/.note.\(pidOfNoProcess).0.tmp"
         let live = dir.path + "/.note.\(getppid()).0.tmp"  // our parent lives on
         let unrelated = dir.path + "/.note.backup.tmp"
         for leftover in [dead, live, unrelated] { try writeFile(leftover, "secret copy", mode: 0o600) }

@@ -33,8 +33,7 @@ import TetherTestSupport
         try writeFile(live, "# written by ibus-daemon\nIBUS_ADDRESS=unix:path=/tmp/ibus-x\nIBUS_DAEMON_PID=\(getpid())\n")
         #expect(InputMethodAddress.liveAddress(in: live) == "unix:path=/tmp/ibus-x")
         let dead = scratch.path + "/dead"
-        // Pid 2^22 + 1 is past any pid_max the kernel allows.
-        try writeFile(dead, "IBUS_ADDRESS=unix:path=/tmp/ibus-y\nIBUS_DAEMON_PID=4194305\n")
+        try writeFile(dead, "IBUS_ADDRESS=unix:path=/tmp/ibus-y\nIBUS_DAEMON_PID=\(pidOfNoProcess)\n")
         #expect(InputMethodAddress.liveAddress(in: dead) == nil)
         let noPID = scratch.path + "/no-pid"
         try writeFile(noPID, "IBUS_ADDRESS=unix:path=/tmp/ibus-z\n")

@@ -14,8 +14,7 @@ import TetherTestSupport
 /// layouts are scaffolded (and read back) but not built.
 @Suite(.timed, .long, .serialized, .removesScratch) struct ExtensionPluginTests {
     /// This repository (Tests/TetherPluginTests/ is two levels down).
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = Repository.root
     /// Shared by the tests of this suite: packages, their scratch builds, groups.
     static let scratch = try? TemporaryDirectory("tether-plugin")
     static var root: String { scratch?.path ?? "/nonexistent" }

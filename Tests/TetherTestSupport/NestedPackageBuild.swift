@@ -7,14 +7,12 @@ import Glibc
 /// server): `.ci/run` builds it before the tests; a test run without it
 /// builds it once, under a lock, so `swift test` alone works too.
 package struct NestedPackageBuild: Sendable {
-    package static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
     package static let demoAuthServer = NestedPackageBuild(package: "examples/DemoAuthServer", product: "demo-auth-server")
 
     /// Relative to the repository.
     package let package: String
     package let product: String
-    package var executable: String { "\(Self.repository)/\(package)/.build/debug/\(product)" }
+    package var executable: String { "\(Repository.root)/\(package)/.build/debug/\(product)" }
 
     /// The built executable, built first if need be.
     package func path() throws -> String {
@@ -29,7 +27,7 @@ package struct NestedPackageBuild: Sendable {
         }
         defer { flock(lockFD, LOCK_UN) }
         if FileManager.default.isExecutableFile(atPath: executable) { return executable }
-        let directory = "\(Self.repository)/\(package)"
+        let directory = "\(Repository.root)/\(package)"
         // SwiftPM leaves files in the temp folder: in one of ours, removed.
         let temporary = try TemporaryDirectory("tether-swift-build")
         let built = try runCommand("/usr/bin/env", ["swift", "build", "--package-path", directory],
