@@ -34,7 +34,7 @@ import TetherIPC
             #expect(old["protocol"] as? Int == 1, "a hello without a version is version 1")
             let current = try #require(try hello("current", "2")["result"] as? [String: Any])
             #expect(current["protocol"] as? Int == 2)
-            #expect((current["capabilities"] as? [String])?.contains("extension.ping") == true)
+            #expect((current["capabilities"] as? [String])?.contains(ExtensionMethod.ping) == true)
             #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
 
             // One hello per connection: a second (which once left the first's

@@ -83,7 +83,7 @@ import TetherIPC
         try fixture.withHost { host in
             let hello = try #require(try host.expectLineStarting("[kb] hello:", timeout: 30).last)
             // Not offered what it would be refused.
-            #expect(hello.contains(#""capabilities": ["feature", "token.get", "extension.ping""#), "\(hello)")
+            #expect(hello.contains(#""capabilities": ["feature", "\#(HostMethod.tokenGet)", "\#(ExtensionMethod.ping)""#), "\(hello)")
             for (index, test) in Self.cases.enumerated() {
                 let linked = try #require(try host.expectLineStarting("[kb] answer \(index): ", timeout: 30).last)
                 #expect(linked.contains(Self.refusal) == !test.allowed, "\(test.method) through its link: \(linked)")
