@@ -175,7 +175,8 @@ struct ExtensionWorldTests {
         let fixture = try HostFixture()
         let programs = try TemporaryDirectory("tether-world-link")
         try FileManager.default.createDirectory(atPath: programs.path + "/real", withIntermediateDirectories: true)
-        try writeFile(programs.path + "/real/hello.sh", "#!/bin/sh\necho \"ran as $0, pid $$\"\nexec sleep 300\n", mode: 0o755)
+        try writeFile(programs.path + "/real/hello.sh", "#!/bin/sh\n\(HostFixture.shellHello("linked"))\necho \"ran as $0, pid $$\"\nexec sleep 300\n",
+                      mode: 0o755)
         #expect(symlink("real", programs.path + "/linked") == 0)
         try writeFile("\(fixture.extensions)/linked.extension.json",
                       #"{"name":"linked","role":"widget","executable":"\#(programs.path)/linked/hello.sh","activation":"on-demand"}"#)

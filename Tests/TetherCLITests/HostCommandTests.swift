@@ -23,6 +23,13 @@ struct HostFixture {
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
     }
 
+    /// A shell line that says hello on the launch link, as a shell
+    /// extension speaks protocol 1: `extension start`, which waits up to
+    /// 10 s for a hello, is answered at once.
+    static func shellHello(_ name: String, role: String = "widget") -> String {
+        #"printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"\#(name)","role":"\#(role)"}}' >&"$TETHER_HOST_FD""#
+    }
+
     /// A raw connection to the group's host socket.
     func rawClient() throws -> RawClient { try RawClient(path: group.path + "/host.sock") }
 

@@ -14,7 +14,7 @@ import TetherTestSupport
             """#)
         try writeFile(fixture.extensions + "/late.extension.json",
                       #"{"name":"late","role":"widget","executable":"/bin/sleep","arguments":["300"],"activation":"on-demand"}"#)
-        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "10"]))
+        let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions, "--grace", "5"]))
         defer { host.signal(SIGKILL) }
         _ = try host.expectLineStarting("[stubborn] up")
         let client = try fixture.rawClient()

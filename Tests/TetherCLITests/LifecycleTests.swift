@@ -186,7 +186,7 @@ import TetherIPC
     /// host's own stop at SIGTERM still finishes.
     @Test(.waits) func concurrentStopsAreAllAnswered() throws {
         let fixture = try HostFixture()
-        try fixture.addExtension("stubborn", script: "trap '' TERM\nwhile :; do sleep 1; done")
+        try fixture.addExtension("stubborn", script: HostFixture.shellHello("stubborn") + "\ntrap '' TERM\nwhile :; do sleep 1; done")
         let host = try fixture.startHost()
         defer { host.signal(SIGKILL) }
         #expect(try entry(fixture, "stubborn")["state"] as? String == "running")

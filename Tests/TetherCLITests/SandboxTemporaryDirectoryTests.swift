@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherIPC
 import TetherTestSupport
 
 extension SandboxTests {
@@ -77,6 +78,7 @@ extension SandboxTests {
     /// says so with its TMPDIR once it has checked it can use it.
     static let typingKeyboard = """
         import os
+        \(sayHello)
         tmp = os.environ["TMPDIR"]
         with open(os.path.join(tmp, "typed.txt"), "w") as f: f.write("hunter2")
         os.mkfifo(os.path.join(tmp, "pipe"), 0o600)
@@ -86,13 +88,14 @@ extension SandboxTests {
         own = "ok" if open(os.path.join(tmp, "typed.txt")).read() == "hunter2" and "pipe" in os.listdir(tmp) else "broken"
         print("TYPED own=%s %s" % (own, tmp), flush=True)
         # Alive (its TMPDIR kept) until the host closes its link.
-        os.read(int(os.environ["TETHER_HOST_FD"]), 1)
+        while os.read(link, 65536): pass
         """
 
     /// Tries to reach the keyboard's and the hand-started extension's
     /// TMPDIRs (told through the gate), its own, and what was readable.
     static let snoopingWidget = """
         import errno, json, os, sys
+        \(sayHello)
         gate, readable = sys.argv[1], sys.argv[2]
         r = {}
         def attempt(name, f):
@@ -120,6 +123,13 @@ extension SandboxTests {
         attempt("listUsr", lambda: os.listdir("/usr"))
         attempt("listSlash", lambda: os.listdir("/"))
         print("RESULT " + json.dumps(r, sort_keys=True), flush=True)
-        os.read(int(os.environ["TETHER_HOST_FD"]), 1)
+        while os.read(link, 65536): pass
+        """
+
+    /// Says hello on its link, as the name and role the host gave it: the
+    /// test's `extension start` is answered then, not after its 10 s wait.
+    static let sayHello = """
+        import json; link = int(os.environ["TETHER_HOST_FD"]); os.write(link, (json.dumps({"jsonrpc": "2.0", "id": 1, \
+        "method": "\(HostMethod.hello)", "params": {"name": os.environ["TETHER_EXTENSION"], "role": os.environ["TETHER_ROLE"]}}) + "\\n").encode())
         """
 }
