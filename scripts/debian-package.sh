@@ -31,7 +31,8 @@ case "$out" in "") out="$root/.build/debian" ;; /*) ;; *) out="$PWD/$out" ;; esa
 cd "$root"
 .ci/ensure-system-libraries --package >&2
 
-bin=$(scripts/static-build.sh tether example-widget example-keyboard example-notification)
+# Stripped below: no debug information is made to begin with.
+bin=$(scripts/static-build.sh --no-debug-info tether example-widget example-keyboard example-notification)
 version=$("$bin/tether" --version)
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)

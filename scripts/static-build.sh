@@ -5,9 +5,10 @@
 # that holds them on standard output; the build's own lines go to standard
 # error. Used by scripts/install.sh and scripts/debian-package.sh.
 #
-#   scripts/static-build.sh [--no-examples | PRODUCT...]
+#   scripts/static-build.sh [--no-debug-info] [--no-examples | PRODUCT...]
 #   (PRODUCT: tether or an example, to build only those; the Debian package
-#   ships no token storm)
+#   ships no token storm; --no-debug-info: for a package that strips its
+#   binaries anyway, a build that makes none: less to compile and link)
 #
 # Installs libuv's and libseccomp's development files first if they are
 # missing (.ci/ensure-system-libraries): the static link uses their
@@ -15,12 +16,14 @@
 set -euo pipefail
 examples=1
 products=()
+debug_info=()
+if [ "${1:-}" = "--no-debug-info" ]; then debug_info=(-Xswiftc -gnone); shift; fi
 # What it can build: tether first, then the examples.
 known=(tether example-widget example-keyboard example-notification example-token-storm)
 case "${1:-}" in
     "") ;;
     --no-examples) examples=0 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     tether|example-*)
         for product in "$@"; do
             case " ${known[*]} " in
@@ -51,7 +54,8 @@ if [ ${#products[@]} -eq 0 ]; then
     [ "$examples" = 1 ] && products+=("${known[@]:1}")
 fi
 # A build folder of its own: the static flags would rebuild .build/release.
-flags=(--scratch-path .build-static -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links")
+flags=(--scratch-path .build-static -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links"
+       "${debug_info[@]}")
 # One product at a time (the package's other targets, its test support
 # among them, are not for a static link); the later ones reuse the first's.
 for product in "${products[@]}"; do
