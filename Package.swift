@@ -108,7 +108,7 @@ let package = Package(
         .target(name: "TetherRPC", dependencies: ["TetherLoop", "TetherJSON", "CTetherSystem",
                                                   .product(name: "SystemPackage", package: "swift-system")]),
         // Tether's messages: the methods, who may call them, their parameters and answers.
-        .target(name: "TetherIPC", dependencies: ["TetherRPC", "TetherJSON"]),
+        .target(name: "TetherIPC", dependencies: ["TetherRPC", "TetherJSON", "TetherLoop"]),
         // The supervisor: manifests, extension processes, features, the socket.
         .target(
             name: "TetherHost",

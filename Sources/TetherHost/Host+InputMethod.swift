@@ -1,4 +1,5 @@
 import TetherIPC
+import TetherLoop
 import TetherManifest
 
 /// The keyboards as input methods (IBus): the bridge made at start when
@@ -18,7 +19,7 @@ extension Host: KeyboardRelay {
                                          description: "A Tether keyboard extension (\(manifest.name))",
                                          language: manifest.language ?? "")
             },
-            version: HostProtocol.release, relay: self,
+            version: TetherVersion.current, relay: self,
             onStatus: { status in
                 // Settled states only: what `tether status` then says.
                 if status.state != .connecting { logger.info("\(status.text)") }

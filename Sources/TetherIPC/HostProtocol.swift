@@ -14,8 +14,6 @@ package enum HostProtocol {
     /// extension's hello: the host holds a push no longer than this (plus
     /// a second), whatever a client asks.
     package static let maximumPushBudgetMilliseconds = 60_000
-    /// The release of Tether this host or SDK was built from (informational).
-    package static let release = "0.14.0"
     /// What a host speaking `current` offers, as hello's answer lists it.
     package static let capabilities = ["push", "reload", "defaults.changed", "feature", "token.get",
                                        "extension.start", "extension.ping", "extension.willTerminate", "host.metrics",

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherTestSupport
 import TetherIPC
+import TetherLoop
 
 /// The versioned hello between a host and an extension, from both sides.
 @Suite(.timed) struct HandshakeTests {
@@ -36,6 +37,7 @@ import TetherIPC
             #expect(current["protocol"] as? Int == 2)
             #expect((current["capabilities"] as? [String])?.contains(ExtensionMethod.ping) == true)
             #expect((current["host"] as? [String: Any])?["pid"] as? Int == Int(host.pid))
+            #expect((current["host"] as? [String: Any])?["version"] as? String == TetherVersion.current, "as `tether --version` says")
 
             // One hello per connection: a second (which once left the first's
             // watchdog running against a freed entry) is refused.

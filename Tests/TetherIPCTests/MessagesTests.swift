@@ -1,6 +1,7 @@
 import Testing
 import TetherIPC
 import TetherJSON
+import TetherLoop
 
 /// The socket's messages read back what they write, and refuse what no
 /// peer may send with the one sentence each refusal has.
@@ -11,7 +12,7 @@ import TetherJSON
         #expect(try ExtensionHello(params: hello.json) == hello)
         let json = hello.json
         #expect(json["protocol"] == .integer(HostProtocol.current))
-        #expect(json["sdk"] == .string(HostProtocol.release))
+        #expect(json["sdk"] == .string(TetherVersion.current), "the SDK says the one version `tether --version` says")
     }
 
     /// A hello written by hand (a shell extension): no version is version 1.

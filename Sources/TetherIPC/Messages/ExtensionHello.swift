@@ -1,4 +1,5 @@
 import TetherJSON
+import TetherLoop
 
 /// `extension.hello`: an extension introduces itself on its connection.
 /// The SDK sends it, the host reads it; shell and Python extensions write
@@ -20,7 +21,7 @@ package struct ExtensionHello: Sendable, Equatable {
     package var events: [String]
 
     package init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
-                 protocolVersion: Int = HostProtocol.current, sdk: String? = HostProtocol.release,
+                 protocolVersion: Int = HostProtocol.current, sdk: String? = TetherVersion.current,
                  timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
         self.name = name
         self.role = role

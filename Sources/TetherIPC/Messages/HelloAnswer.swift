@@ -1,4 +1,5 @@
 import TetherJSON
+import TetherLoop
 
 /// The host's answer to `extension.hello`.
 package struct HelloAnswer: Sendable, Equatable {
@@ -48,6 +49,6 @@ package struct HelloAnswer: Sendable, Equatable {
          Field.openAccess: .bool(openAccess), Field.timeBudgetMilliseconds: timeBudgetMilliseconds.map { .integer($0) } ?? .null,
          Field.protocolVersion: .integer(protocolVersion), Field.capabilities: .array(capabilities.map(JSONValue.string)),
          Field.events: .array(events.map(JSONValue.string)),
-         Field.host: [Field.pid: .integer(Int(hostPID)), Field.version: .string(HostProtocol.release)]]
+         Field.host: [Field.pid: .integer(Int(hostPID)), Field.version: .string(TetherVersion.current)]]
     }
 }
