@@ -17,7 +17,9 @@ set -euo pipefail
 examples=1
 products=()
 debug_info=()
-if [ "${1:-}" = "--no-debug-info" ]; then debug_info=(-Xswiftc -gnone); shift; fi
+scratch=.build-static
+# Swift and C alike; a folder of its own, as the other flags have (below).
+if [ "${1:-}" = "--no-debug-info" ]; then debug_info=(-debug-info-format none); scratch=.build-static-nodebug; shift; fi
 # What it can build: tether first, then the examples.
 known=(tether example-widget example-keyboard example-notification example-token-storm)
 case "${1:-}" in
@@ -54,7 +56,7 @@ if [ ${#products[@]} -eq 0 ]; then
     [ "$examples" = 1 ] && products+=("${known[@]:1}")
 fi
 # A build folder of its own: the static flags would rebuild .build/release.
-flags=(--scratch-path .build-static -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links"
+flags=(--scratch-path "$scratch" -c release --static-swift-stdlib -Xswiftc -static-executable -Xlinker -L"$links"
        "${debug_info[@]}")
 # One product at a time (the package's other targets, its test support
 # among them, are not for a static link); the later ones reuse the first's.

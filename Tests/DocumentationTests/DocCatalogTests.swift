@@ -6,7 +6,6 @@ import TetherTestSupport
 /// resolves), and every public symbol of `TetherExtension` has a doc
 /// comment. The symbol graph comes from the modules the tests' build made.
 @Suite(.timed) struct DocCatalogTests {
-    static let repository = Repository.root
     static let binaries = URL(fileURLWithPath: tetherExecutable).deletingLastPathComponent().path
 
     @Test func theExtensionCatalogBuildsAndEveryPublicSymbolIsDocumented() throws {
@@ -17,7 +16,7 @@ import TetherTestSupport
         #expect(undocumented.isEmpty, "undocumented: \(undocumented.sorted())")
 
         let convert = try runCommand("/usr/bin/env", ["docc", "convert",
-                                                      Self.repository + "/Sources/TetherExtension/TetherExtension.docc",
+                                                      Repository.root + "/Sources/TetherExtension/TetherExtension.docc",
                                                       "--additional-symbol-graph-dir", graph.directory, "--output-path", work.path + "/out",
                                                       "--fallback-display-name", "TetherExtension",
                                                       "--fallback-bundle-identifier", "tether.TetherExtension",
@@ -36,10 +35,10 @@ import TetherTestSupport
         where entry.hasSuffix(".build") && !entry.hasSuffix("-tool.build") {
             add(binaries + "/" + entry + "/module.modulemap")
         }
-        for target in (try? manager.contentsOfDirectory(atPath: repository + "/Sources")) ?? [] {
-            add(repository + "/Sources/" + target + "/module.modulemap")
+        for target in (try? manager.contentsOfDirectory(atPath: Repository.root + "/Sources")) ?? [] {
+            add(Repository.root + "/Sources/" + target + "/module.modulemap")
         }
-        let checkouts = repository + "/.build/checkouts"
+        let checkouts = Repository.root + "/.build/checkouts"
         for package in (try? manager.contentsOfDirectory(atPath: checkouts)) ?? [] {
             for target in (try? manager.contentsOfDirectory(atPath: checkouts + "/" + package + "/Sources")) ?? [] {
                 add(checkouts + "/" + package + "/Sources/" + target + "/include/module.modulemap")

@@ -6,12 +6,10 @@ import TetherTestSupport
 /// DocC catalogs) leads to a file that exists, and every `#anchor` to a
 /// heading there (as GitHub names it).
 @Suite struct LinkTests {
-    static let repository = Repository.root
-
     /// The Markdown files a reader meets, relative to the repository.
     static var pages: [String] {
         var pages = ["README.md"]
-        let enumerator = FileManager.default.enumerator(atPath: repository)
+        let enumerator = FileManager.default.enumerator(atPath: Repository.root)
         while let path = enumerator?.nextObject() as? String {
             if path.hasPrefix(".") || path.contains("/.build") { enumerator?.skipDescendants(); continue }
             if path.hasSuffix(".md"), path.hasPrefix("docs/") || path.contains(".docc/") { pages.append(path) }
@@ -24,12 +22,12 @@ import TetherTestSupport
         let pages = Self.pages
         #expect(pages.count > 10, "\(pages)")
         for page in pages {
-            let text = try String(contentsOfFile: Self.repository + "/" + page, encoding: .utf8)
+            let text = try String(contentsOfFile: Repository.root + "/" + page, encoding: .utf8)
             let directory = (page as NSString).deletingLastPathComponent
             for target in Self.links(in: text) where !target.contains("://") && !target.hasPrefix("mailto:") {
                 let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 let file = parts[0].isEmpty ? page : ((directory as NSString).appendingPathComponent(parts[0]) as NSString).standardizingPath
-                let path = Self.repository + "/" + file
+                let path = Repository.root + "/" + file
                 guard FileManager.default.fileExists(atPath: path) else {
                     broken.append("\(page): \(target) (no \(file))")
                     continue
@@ -45,7 +43,7 @@ import TetherTestSupport
 
     /// The README stays a front page.
     @Test func theReadmeIsAtMostThreeHundredLines() throws {
-        let readme = try String(contentsOfFile: Self.repository + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Repository.root + "/README.md", encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).count
         #expect(lines <= 300, "\(lines) lines")
     }

@@ -78,8 +78,7 @@ import TetherTestSupport
         let outside = fixture.directory.path + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try writeFile(outside + "/authorized_keys", "ssh-ed25519 AAAA")
-        try? FileManager.default.removeItem(atPath: fixture.group.path + "/shared")
-        #expect(symlink(outside, fixture.group.path + "/shared") == 0)
+        try #require(symlink(outside, fixture.group.path + "/shared") == 0)
         try UserScopedData(group: fixture.group).markFile("authorized_keys")
         let bob = try session.saveLogin(configuration, user: user("bob"), client: nil, in: .file)
         #expect(bob.userChange == AuthSession.UserChange(removedKeys: [], removedFiles: [], leftover: nil))

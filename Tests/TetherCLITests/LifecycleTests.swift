@@ -186,7 +186,8 @@ import TetherIPC
     /// host's own stop at SIGTERM still finishes.
     @Test(.waits) func concurrentStopsAreAllAnswered() throws {
         let fixture = try HostFixture()
-        try fixture.addExtension("stubborn", script: HostFixture.shellHello("stubborn") + "\ntrap '' TERM\nwhile :; do sleep 1; done")
+        // Its trap set before its hello: once `extension start` is answered, it ignores SIGTERM.
+        try fixture.addExtension("stubborn", script: "trap '' TERM\n" + HostFixture.shellHello("stubborn") + "\nwhile :; do sleep 1; done")
         let host = try fixture.startHost()
         defer { host.signal(SIGKILL) }
         #expect(try entry(fixture, "stubborn")["state"] as? String == "running")

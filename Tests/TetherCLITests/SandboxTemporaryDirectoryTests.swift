@@ -129,7 +129,7 @@ extension SandboxTests {
     /// Says hello on its link, as the name and role the host gave it: the
     /// test's `extension start` is answered then, not after its 10 s wait.
     static let sayHello = """
-        import json; link = int(os.environ["TETHER_HOST_FD"]); os.write(link, (json.dumps({"jsonrpc": "2.0", "id": 1, \
+        import json, os; link = int(os.environ["TETHER_HOST_FD"]); os.write(link, (json.dumps({"jsonrpc": "2.0", "id": 1, \
         "method": "\(HostMethod.hello)", "params": {"name": os.environ["TETHER_EXTENSION"], "role": os.environ["TETHER_ROLE"]}}) + "\\n").encode())
         """
 }

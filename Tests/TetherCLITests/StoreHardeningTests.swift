@@ -57,7 +57,6 @@ import TetherTestSupport
         #expect(try group.run(["defaults", "get", "big"]).stdout == "\"final\"\n")
     }
 
-
     /// Every value the CLI accepts can be stored and read back; a deeper one
     /// is refused at `set` (exit 2) and nothing is stored.
     @Test func sixtyFourLevelsAreStoredAndSixtyFiveRefused() throws {

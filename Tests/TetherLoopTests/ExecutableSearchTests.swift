@@ -5,7 +5,8 @@ import TetherTestSupport
 
 /// PATH is searched as execvp searches it: a directory or a file that may
 /// not be run is passed over for a later match, and a name found only as
-/// such a file is "permission denied", not "not found".
+/// such a file is `.notExecutable` ("permission denied" to `hold`, as
+/// `HoldCommandTests` checks), not `.missing`.
 @Suite struct ExecutableSearchTests {
     @Test func directoriesAndUnrunnableFilesArePassedOverAndReported() throws {
         let dir = try TemporaryDirectory()

@@ -13,8 +13,6 @@ import TetherTestSupport
 /// seconds. SwiftPM keeps one package per scratch directory, so the other
 /// layouts are scaffolded (and read back) but not built.
 @Suite(.timed, .long, .serialized, .removesScratch) struct ExtensionPluginTests {
-    /// This repository (Tests/TetherPluginTests/ is two levels down).
-    static let repository = Repository.root
     /// Shared by the tests of this suite: packages, their scratch builds, groups.
     static let scratch = try? TemporaryDirectory("tether-plugin")
     static var root: String { scratch?.path ?? "/nonexistent" }
@@ -208,7 +206,7 @@ import TetherTestSupport
     /// The code blocks in `languages`' order, each the first after the one
     /// before, in the README's section `heading`.
     static func readmeBlocks(after heading: String, _ languages: [String]) throws -> [String] {
-        let readme = try String(contentsOfFile: repository + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
         guard var index = readme.range(of: heading)?.upperBound else { throw TestTimeout(what: "the README's section '\(heading)'") }
         return try languages.map { language in
             guard let start = readme.range(of: "```\(language)\n", range: index..<readme.endIndex),
@@ -227,7 +225,7 @@ import TetherTestSupport
         try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
         let made = try swift(["package", "--package-path", package, "init", "--type", type, "--name", name])
         guard made.status == 0 else { throw TestTimeout(what: "swift package init: \(made.stderr)") }
-        let added = try swift(["package", "--package-path", package, "add-dependency", repository, "--type", "path"])
+        let added = try swift(["package", "--package-path", package, "add-dependency", Repository.root, "--type", "path"])
         guard added.status == 0 else { throw TestTimeout(what: "swift package add-dependency: \(added.stderr)") }
         return package
     }
@@ -253,11 +251,11 @@ import TetherTestSupport
     /// `swift package` on `package` as an author who has only added the
     /// package runs it: PATH is the toolchain's directory and the system's
     /// (the linker, pkg-config), with no `tether` in any.
-    private func swiftPackage(_ package: String, _ arguments: [String], scratch: String = build) throws -> CommandResult {
+    private func swiftPackage(_ package: String, _ arguments: [String]) throws -> CommandResult {
         let path = Self.toolchainPath
         let tether = path.split(separator: ":").map { "\($0)/tether" }.filter { FileManager.default.isExecutableFile(atPath: $0) }
         try #require(tether.isEmpty, "an installed tether on the toolchain's PATH would hide what the plugin needs: \(tether)")
-        return try Self.swift(["package", "--package-path", package, "--scratch-path", scratch,
+        return try Self.swift(["package", "--package-path", package, "--scratch-path", Self.build,
                                "--allow-writing-to-package-directory"] + arguments, path: path, timeout: 150)
     }
 
