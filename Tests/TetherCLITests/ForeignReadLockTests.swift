@@ -41,14 +41,21 @@ import TetherTestSupport
         }
     }
 
-    /// Eight holders at once on a read-locked file: exactly one holds.
-    @Test(.waits) func contendersOnAReadLockedFileEndWithOneHolder() throws {
+    /// Eight holders at once on a read-locked file: exactly one holds. It
+    /// holds until the test has heard from all eight (its command says
+    /// "held", then reads its input to the end), so none comes too late to
+    /// contend, however slowly they start.
+    @Test func contendersOnAReadLockedFileEndWithOneHolder() throws {
         for _ in 0..<4 {
             let group = try TestGroup()
             #expect(try group.run(["hold", "host", "--", "true"]).status == 0)
             let reader = try readLock(group.path + "/locks/host.lock")
-            let holders = try (0..<8).map { _ in try group.start(["hold", "host", "--", "sleep", "3"]) }
+            let holders = try (0..<8).map { _ in try group.start(["hold", "host", "--", "sh", "-c", "echo held; exec cat"]) }
+            // The holder's first line, or the end of a refused one's output.
+            let said = try holders.map { try $0.readLine(timeout: 30) }
+            for holder in holders { holder.closeStdin() }
             let statuses = try holders.map { try $0.waitForExit(timeout: 30) }
+            #expect(said.filter { $0 == "held" }.count == 1, "\(said)")
             let errors = try zip(holders, statuses).filter { $0.1 > 1 }.map { try $0.0.standardError() }
             #expect(statuses.filter { $0 == 0 }.count == 1 && statuses.filter { $0 == 1 }.count == 7, "\(statuses) \(errors)")
             withExtendedLifetime(reader) {}
