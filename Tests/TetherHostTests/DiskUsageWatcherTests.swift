@@ -12,76 +12,93 @@ import TetherTestSupport
 @Suite(.timed) struct DiskUsageWatcherTests {
     static let mebibyte = 1 << 20
 
+    /// A watcher on `loop`, kept by a timer of its own until the test's
+    /// loop shuts down (which closes every handle): its callbacks need not
+    /// hold it, so nothing holds itself (and its inotify instance) forever.
+    static func watcher(on loop: EventLoop) throws -> DiskUsageWatcher {
+        let watcher = try DiskUsageWatcher(loop: loop)
+        LoopTimer(loop: loop).start(afterMilliseconds: 600_000) { withExtendedLifetime(watcher) {} }
+        return watcher
+    }
+
     /// Past its bytes, in a directory made after the watch began: told
     /// once, however much more is written (three counts' time later).
     @Test func aTreePastItsLimitIsToldOnce() async throws {
-        let root = try TemporaryDirectory("tether-disk")
+        let directory = try TemporaryDirectory("tether-disk")
+        let root = directory.path
         let told: Int = try await onLoop { loop, finish in
-            let watcher = try DiskUsageWatcher(loop: loop)
+            let watcher = try Self.watcher(on: loop)
             var times = 0
             let later = LoopTimer(loop: loop)
-            _ = try watcher.watch(root.path, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
                 times += 1
-                try? writeFile(root.path + "/more", String(repeating: "x", count: Self.mebibyte))
+                try? writeFile(root + "/more", String(repeating: "x", count: Self.mebibyte))
                 later.start(afterMilliseconds: 3 * DiskUsageWatcher.countIntervalMilliseconds) {
-                    withExtendedLifetime(watcher) { finish(times) }
+                    finish(times)
                 }
             }
-            try writeFile(root.path + "/a", String(repeating: "x", count: Self.mebibyte / 2))
-            #expect(mkdir(root.path + "/sub", 0o700) == 0)
-            try writeFile(root.path + "/sub/b", String(repeating: "x", count: Self.mebibyte / 2 + 1))
+            try writeFile(root + "/a", String(repeating: "x", count: Self.mebibyte / 2))
+            #expect(mkdir(root + "/sub", 0o700) == 0)
+            try writeFile(root + "/sub/b", String(repeating: "x", count: Self.mebibyte / 2 + 1))
         }
         #expect(told == 1)
+        withExtendedLifetime(directory) {}
     }
 
     /// More entries than it may hold is past the limit too, however small
     /// they are: each count stops there, so its cost is bounded.
     @Test func tooManyEntriesArePastTheLimit() async throws {
-        let root = try TemporaryDirectory("tether-disk")
+        let directory = try TemporaryDirectory("tether-disk")
+        let root = directory.path
         let told: Bool = try await onLoop { loop, finish in
-            let watcher = try DiskUsageWatcher(loop: loop)
-            _ = try watcher.watch(root.path, limitBytes: Int64(Self.mebibyte), maximumEntries: 10) {
-                withExtendedLifetime(watcher) { finish(true) }
+            let watcher = try Self.watcher(on: loop)
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 10) {
+                finish(true)
             }
-            for index in 0...10 { try writeFile(root.path + "/empty-\(index)", "") }
+            for index in 0...10 { try writeFile(root + "/empty-\(index)", "") }
         }
         #expect(told)
+        withExtendedLifetime(directory) {}
     }
 
     /// A sparse file counts whole: its size, not the few blocks it holds.
     @Test func aSparseFileCountsItsSize() async throws {
-        let root = try TemporaryDirectory("tether-disk")
+        let directory = try TemporaryDirectory("tether-disk")
+        let root = directory.path
         let told: Bool = try await onLoop { loop, finish in
-            let watcher = try DiskUsageWatcher(loop: loop)
-            _ = try watcher.watch(root.path, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
-                withExtendedLifetime(watcher) { finish(true) }
+            let watcher = try Self.watcher(on: loop)
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
+                finish(true)
             }
-            let fd = open(root.path + "/sparse", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            let fd = open(root + "/sparse", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
             #expect(fd >= 0 && ftruncate(fd, off_t(4 * Self.mebibyte)) == 0)
             close(fd)
         }
         #expect(told)
+        withExtendedLifetime(directory) {}
     }
 
     /// A tree counted on (the group's shared parts) is told each count, so
     /// its caller sees it shrink as well as grow.
     @Test func aTreeCountedOnIsToldItShrinks() async throws {
-        let root = try TemporaryDirectory("tether-disk")
+        let directory = try TemporaryDirectory("tether-disk")
+        let root = directory.path
         let seen: [Int64] = try await onLoop { loop, finish in
-            let watcher = try DiskUsageWatcher(loop: loop)
+            let watcher = try Self.watcher(on: loop)
             var seen: [Int64] = []
-            _ = try watcher.watch(root.path, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) { bytes, crowded in
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) { bytes, crowded in
                 #expect(!crowded)
                 seen.append(bytes)
                 if bytes >= 300_000 {
-                    #expect(unlink(root.path + "/f") == 0)
+                    #expect(unlink(root + "/f") == 0)
                 } else if seen.contains(where: { $0 >= 300_000 }) {
-                    withExtendedLifetime(watcher) { finish(seen) }
+                    finish(seen)
                 } else if seen.count == 1 {
-                    try? writeFile(root.path + "/f", String(repeating: "x", count: 300_000))
+                    try? writeFile(root + "/f", String(repeating: "x", count: 300_000))
                 }
             }
         }
         #expect(seen.first == 0 && seen.last == 0 && seen.contains { $0 >= 300_000 }, "\(seen)")
+        withExtendedLifetime(directory) {}
     }
 }
