@@ -16,7 +16,7 @@ import TetherTestSupport
         #expect(undocumented.isEmpty, "undocumented: \(undocumented.sorted())")
 
         let convert = try runCommand("/usr/bin/env", ["docc", "convert",
-                                                      Repository.root + "/Sources/TetherExtension/TetherExtension.docc",
+                                                      Repository.path("Sources/TetherExtension/TetherExtension.docc"),
                                                       "--additional-symbol-graph-dir", graph.directory, "--output-path", work.path + "/out",
                                                       "--fallback-display-name", "TetherExtension",
                                                       "--fallback-bundle-identifier", "tether.TetherExtension",
@@ -35,10 +35,10 @@ import TetherTestSupport
         where entry.hasSuffix(".build") && !entry.hasSuffix("-tool.build") {
             add(binaries + "/" + entry + "/module.modulemap")
         }
-        for target in (try? manager.contentsOfDirectory(atPath: Repository.root + "/Sources")) ?? [] {
-            add(Repository.root + "/Sources/" + target + "/module.modulemap")
+        for target in (try? manager.contentsOfDirectory(atPath: Repository.path("Sources"))) ?? [] {
+            add(Repository.path("Sources/" + target + "/module.modulemap"))
         }
-        let checkouts = Repository.root + "/.build/checkouts"
+        let checkouts = Repository.path(".build/checkouts")
         for package in (try? manager.contentsOfDirectory(atPath: checkouts)) ?? [] {
             for target in (try? manager.contentsOfDirectory(atPath: checkouts + "/" + package + "/Sources")) ?? [] {
                 add(checkouts + "/" + package + "/Sources/" + target + "/include/module.modulemap")

@@ -22,12 +22,12 @@ import TetherTestSupport
         let pages = Self.pages
         #expect(pages.count > 10, "\(pages)")
         for page in pages {
-            let text = try String(contentsOfFile: Repository.root + "/" + page, encoding: .utf8)
+            let text = try String(contentsOfFile: Repository.path(page), encoding: .utf8)
             let directory = (page as NSString).deletingLastPathComponent
             for target in Self.links(in: text) where !target.contains("://") && !target.hasPrefix("mailto:") {
                 let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 let file = parts[0].isEmpty ? page : ((directory as NSString).appendingPathComponent(parts[0]) as NSString).standardizingPath
-                let path = Repository.root + "/" + file
+                let path = Repository.path(file)
                 guard FileManager.default.fileExists(atPath: path) else {
                     broken.append("\(page): \(target) (no \(file))")
                     continue
@@ -43,7 +43,7 @@ import TetherTestSupport
 
     /// The README stays a front page.
     @Test func theReadmeIsAtMostThreeHundredLines() throws {
-        let readme = try String(contentsOfFile: Repository.root + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).count
         #expect(lines <= 300, "\(lines) lines")
     }

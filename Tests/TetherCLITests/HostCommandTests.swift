@@ -212,16 +212,9 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
 
     @Test func readinessIsSentToNotifySocket() throws {
         let fixture = try HostFixture()
-        let socketPath = fixture.group.dir.path + "/notify.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        defer { close(fd) }
-        #expect(withUnixAddress(socketPath) { bind(fd, $0, $1) } == 0)
-        try fixture.withHost(environment: ["NOTIFY_SOCKET": socketPath]) { host in
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            #expect(poll(&pfd, 1, 10_000) == 1)
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            #expect(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("READY=1"))
+        let notify = try NotifySocket(in: fixture.group.dir.path)
+        try fixture.withHost(environment: ["NOTIFY_SOCKET": notify.path]) { host in
+            #expect(notify.next(timeout: 10)?.hasPrefix("READY=1") == true)
         }
     }
 }

@@ -6,53 +6,6 @@ import TetherTestSupport
 /// service: a notify socket the test binds (`Type=notify`, `WatchdogSec=`),
 /// and systemd's own `systemd-socket-activate` for a socket unit.
 @Suite(.timed) struct ServiceManagerTests {
-    /// The `NOTIFY_SOCKET` a service manager listens on: one datagram per message.
-    final class NotifySocket {
-        let path: String
-        private let fd: Int32
-
-        init(in directory: String) throws {
-            path = directory + "/notify.sock"
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in bytes.enumerated() { raw[index] = byte }
-            }
-            let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-            let bound = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard fd >= 0, bound == 0 else { throw TestTimeout(what: "a notify socket at \(path): errno \(errno)") }
-        }
-
-        deinit { close(fd) }
-
-        /// The next message, or nil after `timeout` seconds.
-        func next(timeout: Double) -> String? {
-            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, Int32(timeout * TestTimeout.scale * 1_000)) == 1 else { return nil }
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            let read = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            return read < 0 ? nil : String(decoding: buffer[..<read], as: UTF8.self)
-        }
-
-        /// The first message that contains `text`, within `timeout` seconds.
-        func expect(_ text: String, timeout: Double = 10) throws -> String {
-            let deadline = TestTimeout.deadline(after: timeout)
-            var seen: [String] = []
-            while deadline.timeIntervalSinceNow > 0, let message = next(timeout: deadline.timeIntervalSinceNow) {
-                if message.contains(text) { return message }
-                seen.append(message)
-            }
-            throw TestTimeout(what: "'\(text)' on the notify socket (saw \(seen))")
-        }
-
-        /// What has arrived already, dropped.
-        func drain() { while next(timeout: 0) != nil {} }
-    }
-
     @Test func theHostPingsTheWatchdogFromItsLoopAndSaysWhenItStops() throws {
         let fixture = try HostFixture()
         try fixture.addExtension("env", script: #"echo "inherited ${WATCHDOG_USEC:-none} ${NOTIFY_SOCKET:-none}"; exec cat"#)

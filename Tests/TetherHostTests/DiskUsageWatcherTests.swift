@@ -12,34 +12,42 @@ import TetherTestSupport
 @Suite(.timed) struct DiskUsageWatcherTests {
     static let mebibyte = 1 << 20
 
-    /// A watcher on `loop`, kept by a timer of its own until the test's
-    /// loop shuts down (which closes every handle): its callbacks need not
-    /// hold it, so nothing holds itself (and its inotify instance) forever.
-    static func watcher(on loop: EventLoop) throws -> DiskUsageWatcher {
-        let watcher = try DiskUsageWatcher(loop: loop)
-        LoopTimer(loop: loop).start(afterMilliseconds: 600_000) { withExtendedLifetime(watcher) {} }
-        return watcher
+    /// Keeps the test's watcher (its callbacks do not: nothing holds itself)
+    /// until `onLoop` has returned, its loop joined and its handles closed.
+    final class Keeper: @unchecked Sendable {  // set on the loop, let go after it is joined
+        var watcher: DiskUsageWatcher?
     }
 
-    /// Past its bytes, in a directory made after the watch began: told
-    /// once, however much more is written (three counts' time later).
+    /// Past its bytes by a file in a directory made after the watch began,
+    /// written once the watcher has counted what was there (so only a watch
+    /// of that directory hears it): told once, however much more is
+    /// written (three counts' time later).
     @Test func aTreePastItsLimitIsToldOnce() async throws {
         let directory = try TemporaryDirectory("tether-disk")
         let root = directory.path
+        let keeper = Keeper()
+        defer { keeper.watcher = nil }
         let told: Int = try await onLoop { loop, finish in
-            let watcher = try Self.watcher(on: loop)
+            let watcher = try DiskUsageWatcher(loop: loop)
+            keeper.watcher = watcher
             var times = 0
             let later = LoopTimer(loop: loop)
-            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
+            let tree = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
                 times += 1
                 try? writeFile(root + "/more", String(repeating: "x", count: Self.mebibyte))
                 later.start(afterMilliseconds: 3 * DiskUsageWatcher.countIntervalMilliseconds) {
                     finish(times)
                 }
             }
-            try writeFile(root + "/a", String(repeating: "x", count: Self.mebibyte / 2))
             #expect(mkdir(root + "/sub", 0o700) == 0)
-            try writeFile(root + "/sub/b", String(repeating: "x", count: Self.mebibyte / 2 + 1))
+            try writeFile(root + "/a", String(repeating: "x", count: Self.mebibyte / 2))
+            // Bounded by the test's loop (10 s): the count that found `a`.
+            let counted = LoopTimer(loop: loop)
+            counted.start(afterMilliseconds: 20, repeatMilliseconds: 20) { [unowned watcher] in
+                guard watcher.bytes(of: tree) >= Int64(Self.mebibyte / 2) else { return }
+                counted.close()
+                try? writeFile(root + "/sub/b", String(repeating: "x", count: Self.mebibyte / 2 + 1))
+            }
         }
         #expect(told == 1)
         withExtendedLifetime(directory) {}
@@ -50,8 +58,11 @@ import TetherTestSupport
     @Test func tooManyEntriesArePastTheLimit() async throws {
         let directory = try TemporaryDirectory("tether-disk")
         let root = directory.path
+        let keeper = Keeper()
+        defer { keeper.watcher = nil }
         let told: Bool = try await onLoop { loop, finish in
-            let watcher = try Self.watcher(on: loop)
+            let watcher = try DiskUsageWatcher(loop: loop)
+            keeper.watcher = watcher
             _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 10) {
                 finish(true)
             }
@@ -65,8 +76,11 @@ import TetherTestSupport
     @Test func aSparseFileCountsItsSize() async throws {
         let directory = try TemporaryDirectory("tether-disk")
         let root = directory.path
+        let keeper = Keeper()
+        defer { keeper.watcher = nil }
         let told: Bool = try await onLoop { loop, finish in
-            let watcher = try Self.watcher(on: loop)
+            let watcher = try DiskUsageWatcher(loop: loop)
+            keeper.watcher = watcher
             _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
                 finish(true)
             }
@@ -83,8 +97,11 @@ import TetherTestSupport
     @Test func aTreeCountedOnIsToldItShrinks() async throws {
         let directory = try TemporaryDirectory("tether-disk")
         let root = directory.path
+        let keeper = Keeper()
+        defer { keeper.watcher = nil }
         let seen: [Int64] = try await onLoop { loop, finish in
-            let watcher = try Self.watcher(on: loop)
+            let watcher = try DiskUsageWatcher(loop: loop)
+            keeper.watcher = watcher
             var seen: [Int64] = []
             _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) { bytes, crowded in
                 #expect(!crowded)

@@ -10,38 +10,14 @@ import TetherTestSupport
 /// socket of the test's own where a manager would listen (no manager, no
 /// host): what is sent, when nothing is, and that a manager that stops
 /// reading never blocks the sender.
-@Suite struct SystemdNotifierTests {
-    /// A bound datagram socket in a temporary directory, as systemd's
-    /// `NOTIFY_SOCKET`; reads wait at most 10 s.
-    final class Listener: @unchecked Sendable {  // its descriptor is only read
-        let directory: TemporaryDirectory
-        let path: String
-        let fd: Int32
-
-        init() throws {
-            directory = try TemporaryDirectory("tether-notify")
-            path = directory.path + "/notify"
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var wait = timeval(tv_sec: 10, tv_usec: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-            let bound = withUnixAddress(path) { bind(fd, $0, $1) }
-            try #require(fd >= 0 && bound == 0)
-        }
-
-        deinit { close(fd) }
-
-        /// The next datagram, or nil after 10 s.
-        func receive() -> String? {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let count = recv(fd, &buffer, buffer.count, 0)
-            return count < 0 ? nil : String(decoding: buffer.prefix(count), as: UTF8.self)
-        }
-    }
-
+@Suite(.timed) struct SystemdNotifierTests {
+    /// To a path, and to an abstract name ('@', as systemd may pass it).
     @Test func aStateIsOneDatagramToTheSocketNamed() throws {
-        let listener = try Listener()
-        #expect(SystemdNotifier.notify("READY=1", environment: ["NOTIFY_SOCKET": listener.path]))
-        #expect(listener.receive() == "READY=1")
+        let directory = try TemporaryDirectory("tether-notify")
+        for notify in [try NotifySocket(in: directory.path), try NotifySocket(abstract: "tether-notify-\(getpid())")] {
+            #expect(SystemdNotifier.notify("READY=1", environment: ["NOTIFY_SOCKET": notify.path]), "\(notify.path)")
+            #expect(notify.next(timeout: 10) == "READY=1", "\(notify.path)")
+        }
     }
 
     /// No variable, an empty one, or a path no socket address can hold: nothing is sent.
@@ -52,29 +28,32 @@ import TetherTestSupport
     }
 
     /// A manager that reads nothing: once its socket is full, a state is
-    /// lost (false), never waited for (the sends run off the loop, which
-    /// gives up on them after 10 s).
+    /// lost (false), never waited for. The sends run off a loop, which
+    /// gives up on them after 10 s: a send that blocks fails the test.
     @Test func aManagerThatStopsReadingNeverBlocks() async throws {
-        let listener = try Listener()
+        let notify = try NotifySocket(abstract: "tether-full-\(getpid())")
+        let path = notify.path
         let (sent, last): (Int, Bool) = try await onLoop { loop, finish in
             nonisolated(unsafe) let finish = finish
             try DetachedThread.start {
                 var sent = 0
-                while sent < 100_000, SystemdNotifier.notify("WATCHDOG=1", environment: ["NOTIFY_SOCKET": listener.path]) { sent += 1 }
-                let result = (sent, SystemdNotifier.notify("STOPPING=1", environment: ["NOTIFY_SOCKET": listener.path]))
+                while sent < 100_000, SystemdNotifier.notify("WATCHDOG=1", environment: ["NOTIFY_SOCKET": path]) { sent += 1 }
+                let result = (sent, SystemdNotifier.notify("STOPPING=1", environment: ["NOTIFY_SOCKET": path]))
                 loop.execute { finish(result) }
             }
         }
-        #expect(sent < 100_000, "the socket never filled")
+        #expect(sent > 0 && sent < 100_000, "\(sent) sent before the socket was full")
         #expect(!last)
+        // Full, not failing for another reason: every one sent is there.
+        #expect(notify.drain() == sent)
     }
 
     /// The watchdog pings at half the interval asked, only where it is
     /// asked of this process.
     @Test func theWatchdogPingsAtHalfItsIntervalWhereAskedOfThisProcess() async throws {
-        let listener = try Listener()
-        let asked = ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "40000"]
-        let refused = [["NOTIFY_SOCKET": listener.path], ["WATCHDOG_USEC": "40000"], asked.merging(["WATCHDOG_USEC": "0"]) { $1 },
+        let notify = try NotifySocket(abstract: "tether-watchdog-\(getpid())")
+        let asked = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "40000"]
+        let refused = [["NOTIFY_SOCKET": notify.path], ["WATCHDOG_USEC": "40000"], asked.merging(["WATCHDOG_USEC": "0"]) { $1 },
                        asked.merging(["WATCHDOG_PID": String(pidOfNoProcess)]) { $1 }]
         let made: [Bool] = try await onLoop { loop, finish in
             finish(refused.map { ServiceWatchdog(loop: loop, environment: $0) != nil })
@@ -82,15 +61,19 @@ import TetherTestSupport
         #expect(made == [false, false, false, false], "\(refused)")
         let environment = asked.merging(["WATCHDOG_PID": String(getpid())]) { $1 }
         // The pings are read off the loop, which runs the watchdog's timer meanwhile.
-        let (interval, pings): (UInt64?, [String?]) = try await onLoop { loop, finish in
+        let (interval, pings, gap): (UInt64?, [String?], UInt64) = try await onLoop { loop, finish in
             nonisolated(unsafe) let watchdog = ServiceWatchdog(loop: loop, environment: environment)
             nonisolated(unsafe) let finish = finish
             try DetachedThread.start {
-                let pings = [listener.receive(), listener.receive()]
-                loop.execute { finish((watchdog?.intervalMilliseconds, pings)) }
+                let first = notify.next(timeout: 10)
+                let start = MonotonicClock.nanoseconds()
+                let second = notify.next(timeout: 10)
+                let gap = (MonotonicClock.nanoseconds() - start) / 1_000_000
+                loop.execute { finish((watchdog?.intervalMilliseconds, [first, second], gap)) }
             }
         }
         #expect(interval == 20)
         #expect(pings == ["WATCHDOG=1", "WATCHDOG=1"])
+        #expect(gap >= 15, "pings \(gap) ms apart, at an interval of 20 ms")
     }
 }
