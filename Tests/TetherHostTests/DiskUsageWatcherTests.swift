@@ -53,9 +53,9 @@ import TetherTestSupport
         withExtendedLifetime(directory) {}
     }
 
-    /// More entries than it may hold is past the limit too, however small
-    /// they are: each count stops there, so its cost is bounded.
-    @Test func tooManyEntriesArePastTheLimit() async throws {
+    /// Whether a tree of at most `entries` entries and a MiB is told it is
+    /// past its limit once `write` has written in it (within the loop's 10 s).
+    func isToldPastTheLimit(entries: Int, after write: @escaping (String) throws -> Void) async throws -> Bool {
         let directory = try TemporaryDirectory("tether-disk")
         let root = directory.path
         let keeper = Keeper()
@@ -63,33 +63,30 @@ import TetherTestSupport
         let told: Bool = try await onLoop { loop, finish in
             let watcher = try DiskUsageWatcher(loop: loop)
             keeper.watcher = watcher
-            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 10) {
-                finish(true)
-            }
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: entries) { finish(true) }
+            try write(root)
+        }
+        withExtendedLifetime(directory) {}
+        return told
+    }
+
+    /// More entries than it may hold is past the limit too, however small
+    /// they are: each count stops there, so its cost is bounded.
+    @Test func tooManyEntriesArePastTheLimit() async throws {
+        let told = try await isToldPastTheLimit(entries: 10) { root in
             for index in 0...10 { try writeFile(root + "/empty-\(index)", "") }
         }
         #expect(told)
-        withExtendedLifetime(directory) {}
     }
 
     /// A sparse file counts whole: its size, not the few blocks it holds.
     @Test func aSparseFileCountsItsSize() async throws {
-        let directory = try TemporaryDirectory("tether-disk")
-        let root = directory.path
-        let keeper = Keeper()
-        defer { keeper.watcher = nil }
-        let told: Bool = try await onLoop { loop, finish in
-            let watcher = try DiskUsageWatcher(loop: loop)
-            keeper.watcher = watcher
-            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) {
-                finish(true)
-            }
+        let told = try await isToldPastTheLimit(entries: 100) { root in
             let fd = open(root + "/sparse", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            defer { close(fd) }
             #expect(fd >= 0 && ftruncate(fd, off_t(4 * Self.mebibyte)) == 0)
-            close(fd)
         }
         #expect(told)
-        withExtendedLifetime(directory) {}
     }
 
     /// A tree counted on (the group's shared parts) is told each count, so
