@@ -300,12 +300,17 @@ package final class LogOutput: @unchecked Sendable {
                 return nil
             }
             let writer = Writer(loop: loop, fd: own, isSocket: isSocket, onWritable: onWritable, onGone: onGone)
+            let flags = isSocket ? fcntl(own, F_GETFL) : -1
             do {
                 writer.watcher = try PollWatcher(loop: loop, fileDescriptor: own)
             } catch {
                 Glibc.close(own)
                 return nil
             }
+            // libuv made the description non-blocking: a socket's is shared
+            // with whoever passed it (the journal's stream), and its sends
+            // here never wait (MSG_DONTWAIT), so it goes back as it was.
+            if flags >= 0 { _ = fcntl(own, F_SETFL, flags) }
             return writer
         }
 
