@@ -16,7 +16,9 @@ package enum AtomicFile {
     package static func read(_ path: String) throws(GroupError) -> [UInt8]? {
         let fd: Int32
         do {
-            fd = try Syscall.open(path, O_RDONLY)
+            // Not waiting for a writer of a FIFO planted here (an extension
+            // may make one in shared/): it is refused below, not a regular file.
+            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK)
         } catch .noSuchFileOrDirectory {
             return nil
         } catch .tooManySymbolicLinkLevels {

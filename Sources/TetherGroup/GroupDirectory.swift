@@ -71,6 +71,14 @@ public struct GroupDirectory: Sendable {
 
     static func group(ofFullMarker marker: String) -> String { String(marker.dropLast("/locks/group-full".count)) }
 
+    /// The host's mark that the group is full, made or removed. Whatever
+    /// is planted at `marker` (a FIFO, say) is never waited on.
+    package static func setFullMark(_ full: Bool, at marker: String) {
+        guard full else { return _ = unlink(marker) }
+        let fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
     /// Whether the host's mark refuses writing `count` bytes over `path`:
     /// while the group is full, only what shrinks a file is written.
     package static func fullRefuses(_ count: Int, over path: String, marker: String) -> Bool {

@@ -52,15 +52,13 @@ extension Host {
         let total = groupBytes
         let marker = GroupDirectory.fullMarkerPath(of: configuration.group.path)
         if isGroupFull != wasFull {
+            GroupDirectory.setFullMark(isGroupFull, at: marker)
             if isGroupFull {
-                let fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-                if fd >= 0 { close(fd) }
                 logger.warning("""
                     the group's shared/, stores/, tallies/ and secrets hold \(total >> 20) MiB, more than its limit of \
                     \(configuration.groupLimitMiB) MiB (--group-limit): writes that add are refused until files are removed
                     """)
             } else {
-                unlink(marker)
                 logger.info("the group's shared/, stores/, tallies/ and secrets are back under their limit of \(configuration.groupLimitMiB) MiB")
             }
         }

@@ -19,4 +19,18 @@ import TetherTestSupport
         #expect(FileManager.default.fileExists(atPath: unrelated), "only exact temp names are touched")
         #expect(try AtomicFile.read(path) == Array("new".utf8))
     }
+
+    /// A FIFO planted where a file is read (an extension may make one in
+    /// `shared/`): refused at once as no regular file, never waited on, so
+    /// no reader's loop freezes until someone writes.
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() async throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.path + "/planted"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let outcome = try await within(5, release: { close(open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) }) {
+            Result { () throws(GroupError) in try AtomicFile.read(fifo) }
+        }
+        let result = try #require(outcome, "the read waited for a writer of the FIFO")
+        #expect(throws: GroupError.notARegularFile(fifo)) { try result.get() }
+    }
 }

@@ -118,4 +118,22 @@ import TetherTestSupport
     func invalidFeatureNames(_ name: String) {
         #expect(throws: GroupError.invalidFeatureName(name)) { try FeatureName(name) }
     }
+
+    /// The host's full mark is made, without waiting on a FIFO planted at
+    /// its path, and removed.
+    @Test func theFullMarkIsMadeWithoutWaitingAndRemoved() async throws {
+        let dir = try TemporaryDirectory()
+        let marker = GroupDirectory.fullMarkerPath(of: dir.path)
+        try #require(mkdir(dir.path + "/locks", 0o700) == 0)
+        GroupDirectory.setFullMark(true, at: marker)
+        var info = stat()
+        #expect(lstat(marker, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o777 == 0o600)
+        GroupDirectory.setFullMark(false, at: marker)
+        #expect(lstat(marker, &info) != 0)
+        try #require(mkfifo(marker, 0o600) == 0)
+        let made: Void? = try await within(5, release: { close(open(marker, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) {
+            GroupDirectory.setFullMark(true, at: marker)
+        }
+        #expect(made != nil, "waited for a reader of the FIFO at the mark")
+    }
 }

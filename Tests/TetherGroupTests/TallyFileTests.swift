@@ -35,4 +35,17 @@ import TetherTestSupport
         #expect(viaHardLink.count() == nil)
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "x")
     }
+
+    /// A FIFO where the tally should be is not written, and not waited on
+    /// for a reader: a count is never worth a frozen loop.
+    @Test func aFIFOIsNotWaitedOn() async throws {
+        let dir = try TemporaryDirectory()
+        let group = try GroupDirectory(path: dir.path + "/group")
+        let tally = try TallyFile(group: group, name: "a")
+        try #require(mkfifo(tally.path, 0o600) == 0)
+        let path = tally.path
+        let added = try await within(5, release: { close(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) { tally.add() }
+        #expect(added == false, "waited for a reader of the FIFO, or wrote into it")
+        #expect(tally.count() == nil)
+    }
 }

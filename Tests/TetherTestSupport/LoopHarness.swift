@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import TetherLoop
 
 package struct LoopTimeout: Error {}
@@ -43,5 +45,27 @@ package func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         } catch {
             continuation.resume(throwing: error)
         }
+    }
+}
+
+/// `body` on a thread of its own, awaited at most `seconds`: nil if it has
+/// not returned by then. `release` then runs, to let a blocked call
+/// return (the thread is waited for 10 s more), so no thread is left behind.
+package func within<T: Sendable>(_ seconds: Double, release: @escaping @Sendable () -> Void = {},
+                                 _ body: @escaping @Sendable () -> T) async throws -> T? {
+    try await offThePool {
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        try DetachedThread.start {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success else {
+            release()
+            _ = done.wait(timeout: .now() + 10)
+            return nil
+        }
+        return result.withLock { $0 }
     }
 }
