@@ -85,7 +85,8 @@ package final class LockWatcher: @unchecked Sendable {
 
     private func eventsArrived(_ mask: UInt32) {
         guard !closed else { return }
-        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { reopen() }
+        // After an overflow (IN_Q_OVERFLOW) the file's own events may be lost: the path is followed again.
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW) != 0 { reopen() }
         if !reprobe() { armRecheck() }
     }
 

@@ -6,7 +6,8 @@ import TetherLoop
 /// Tells its loop when a `SharedStore` file is replaced, by any process.
 /// inotify watches the store's directory for the rename that completes every
 /// atomic write (IN_MOVED_TO) and for deletions; `uv_poll` reads it. Nothing
-/// polls, and a change is reported within one loop turn.
+/// polls, and a change is reported within one loop turn; when the kernel's
+/// queue overflowed, every store is reported, since its change may be lost.
 package final class StoreWatcher: @unchecked Sendable {
     package let loop: EventLoop
     private let names: Set<String>
@@ -31,7 +32,10 @@ package final class StoreWatcher: @unchecked Sendable {
             self.inotify = inotify
             try inotify.watch(directory, mask: UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR))
             try inotify.start { [unowned self] events in
-                var changed: [String] = []
+                // A full queue (IN_Q_OVERFLOW) lost what came after: any of
+                // the stores may have changed, and is read again.
+                let overflowed = events.contains { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }
+                var changed: [String] = overflowed ? names.sorted() : []
                 for event in events where names.contains(event.name) && !changed.contains(event.name) {
                     changed.append(event.name)
                 }

@@ -69,4 +69,31 @@ import TetherTestSupport
         }
         #expect(heard == ["staying \(stores)/b.json"])
     }
+
+    /// More changes than the kernel queues while the loop is busy (an
+    /// extension may make files in `stores/` as fast as it likes): the
+    /// queue overflows and the store's own change is lost in it, so the
+    /// watcher reports its store as changed, to be read again.
+    @Test func aStoreIsReportedChangedWhenTheQueueOverflowed() async throws {
+        let dir = try TemporaryDirectory()
+        let stores = dir.path + "/stores"
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
+        try #require(limit <= 1 << 16, "max_queued_events is \(limit): too many files to make for this test")
+        let heard: String = try await onLoop { loop, finish in
+            var watcher: StoreWatcher?
+            watcher = try StoreWatcher(loop: loop, paths: [stores + "/defaults.json"]) { path in
+                watcher?.close()
+                finish(path)
+            }
+            // The loop reads nothing until this returns: the kernel queues it all.
+            for index in 0..<(limit + 100) {
+                let fd = open(stores + "/flood-\(index)", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                if fd >= 0 { close(fd) }
+            }
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: stores + "/defaults.json"), options: .atomic)
+        }
+        #expect(heard == stores + "/defaults.json")
+    }
 }
