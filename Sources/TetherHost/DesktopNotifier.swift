@@ -38,9 +38,13 @@ final class DesktopNotifier {
     private var server: String?
     /// Whether the server reads body markup (its capabilities say so).
     private var markup = false
-    /// Each call's number, so that a late answer of a connection or a
-    /// question that is gone is known.
-    private var generation: UInt64 = 0
+    /// The last question to the server (`askServer`): the answer to an
+    /// older one (a connection or a server that is gone) is stale.
+    private var question: UInt64 = 0
+    /// Each push's call, so that a late answer of one that is gone is known.
+    /// Not `question`: a push while the server is asked again (it was
+    /// replaced) would make that answer look stale, and leave no server.
+    private var serial: UInt64 = 0
     private var pending: [UInt64: (timer: LoopTimer, done: (Result<UInt32, Refusal>) -> Void)] = [:]
     /// Calls answered as not shown when their time ran out, still unanswered:
     /// a stalled bus holds them in sd-bus's queue (the host's memory), so they
@@ -115,11 +119,11 @@ final class DesktopNotifier {
     /// version and whether it reads markup.
     private func askServer() {
         guard let bus else { return }
-        generation += 1
-        let asked = generation
+        question += 1
+        let asked = question
         bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "GetServerInformation") {
             [unowned self] result in
-            guard asked == self.generation, let bus = self.bus else { return }
+            guard asked == self.question, let bus = self.bus else { return }
             switch result {
             case .failure(let error):
                 self.status = DesktopNotificationsStatus(state: .noServer, reason: error.name ?? error.reason)
@@ -131,7 +135,7 @@ final class DesktopNotifier {
                 }
                 bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "GetCapabilities") {
                     [unowned self] capabilities in
-                    guard asked == self.generation else { return }
+                    guard asked == self.question else { return }
                     let names = (try? capabilities.get())?.arguments.first?.items?.compactMap(\.stringValue) ?? []
                     self.markup = names.contains("body-markup")
                     self.server = sender
@@ -182,8 +186,8 @@ final class DesktopNotifier {
             .array(element: "s", notification.actions.flatMap { [BusValue.string($0.key), .string($0.label)] }),
             .properties(hints), .int32(notification.expiryMilliseconds ?? -1),
         ]
-        generation += 1
-        let serial = generation
+        self.serial += 1
+        let serial = self.serial
         let timer = LoopTimer(loop: loop)
         pending[serial] = (timer, done)
         timer.start(afterMilliseconds: Self.answerMilliseconds) { [unowned self] in

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TetherTestSupport
+
+extension DesktopNotificationTests {
+    /// A notification server of the test's own (jeepney, on a private bus),
+    /// printing "owner CODE" once it asked for the name: `first` lets
+    /// another take the name over, `replacing` takes it over, and answers
+    /// the host's question of who it is only when told ("answer" on its
+    /// input), then says an action was invoked on the last notification.
+    static let server = """
+        import sys, threading
+        from jeepney import DBusAddress, MessageType, new_method_return, new_signal
+        from jeepney.bus_messages import message_bus
+        from jeepney.io.blocking import open_dbus_connection
+        address, mode = sys.argv[1], sys.argv[2]
+        bus = open_dbus_connection(bus=address)
+        name = "org.freedesktop.Notifications"
+        reply = bus.send_and_get_reply(message_bus.RequestName(name, 1 if mode == "first" else 2))
+        print("owner", reply.body[0], flush=True)
+        notifications = DBusAddress("/org/freedesktop/Notifications", interface=name)
+        held, asked_capabilities, last = [], threading.Event(), [0]
+        def answer_when_told():
+            for line in sys.stdin:
+                if line.strip() == "answer" and held:
+                    bus.send(new_method_return(held.pop(), "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
+                    asked_capabilities.wait(5)
+                    bus.send(new_signal(notifications, "ActionInvoked", "us", (last[0], "default")))
+                    print("invoked", last[0], flush=True)
+        threading.Thread(target=answer_when_told, daemon=True).start()
+        while True:
+            message = bus.receive()
+            if message.header.message_type != MessageType.method_call:
+                continue
+            member = message.header.fields.get(3)
+            if member == "GetServerInformation" and mode == "replacing" and not asked_capabilities.is_set():
+                held.append(message)
+                print("asked", flush=True)
+            elif member == "GetServerInformation":
+                bus.send(new_method_return(message, "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
+            elif member == "GetCapabilities":
+                bus.send(new_method_return(message, "as", (["actions", "body"],)))
+                asked_capabilities.set()
+            elif member == "Notify":
+                last[0] += 1
+                bus.send(new_method_return(message, "u", (last[0],)))
+            else:
+                bus.send(new_method_return(message))
+        """
+
+    /// The server replaced by another (one that takes the name over) while
+    /// a push is shown: the host asks the new one who it is and, meanwhile,
+    /// shows a push there; the answer to its question still counts, so the
+    /// new server's signals are believed and the push's action comes back.
+    @Test func aServerReplacedWhileAPushIsShownIsBelieved() throws {
+        let fixture = try HostFixture()
+        let bus = try PrivateBus(in: fixture.group.dir.path)
+        defer { bus.stopAlways() }
+        let python = try PythonEnvironment.python()
+        let first = try TestProcess(python, ["-c", Self.server, bus.address, "first"])
+        defer { first.stopAlways() }
+        _ = try first.expectLine("owner 1", timeout: 60)
+        try fixture.withHost(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { host in
+            _ = try host.expectLineStarting("desktop notifications: shown via fake-first", timeout: 30)
+            let replacing = try TestProcess(python, ["-c", Self.server, bus.address, "replacing"])
+            defer { replacing.stopAlways() }
+            _ = try replacing.expectLine("owner 1", timeout: 60)
+            // The host asks the new owner who it is; its answer waits.
+            _ = try replacing.expectLine("asked", timeout: 20)
+            let waiting = try fixture.group.start(["push", "--wait", #"{"title":"Pay","actions":[{"key":"default","label":"Open"}]}"#])
+            defer { waiting.stopAlways() }
+            let shown = try waiting.expectLineStarting("shown on the desktop as notification ")
+            let notification = try #require(shown.last?.split(separator: " ").last.flatMap { Int($0) })
+            replacing.writeStdin("answer\n")
+            _ = try replacing.expectLine("invoked \(notification)", timeout: 20)
+            #expect(try waiting.waitForExit(timeout: 10) == 0, "the new server's action was not believed")
+            #expect(try waiting.remainingOutput() == "notification \(notification): action default\n")
+        }
+    }
+}
