@@ -24,11 +24,14 @@ final class EchoServer: @unchecked Sendable {
         var countedByTurn: [Int: Int] = [:]
         /// The timers of "later" requests, open until the loop ends.
         var later: [LoopTimer] = []
+        /// The connection of the last "twice" request.
+        var connection: RPCConnection?
     }
 
     /// Methods: echo, uid, hang (never answered), big (a string of
     /// `params` bytes), counted (an echo counted by loop turn), later (an
-    /// echo answered after the first of `params` milliseconds).
+    /// echo answered after the first of `params` milliseconds), twice (an
+    /// echo its handler answers twice).
     init(limits: RPCServer.Limits = .init(), goodbye: String? = nil) throws {
         // As the host does: a peer gone mid-answer is an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -41,9 +44,13 @@ final class EchoServer: @unchecked Sendable {
         nonisolated(unsafe) var failure: Error?
         loop.execute {
             do {
-                box.server = try RPCServer(loop: loop, path: path, limits: limits, goodbye: goodbye) { _, method, params, respond in
+                box.server = try RPCServer(loop: loop, path: path, limits: limits, goodbye: goodbye) { connection, method, params, respond in
                     switch method {
                     case "echo": respond(.success(params ?? .null))
+                    case "twice":
+                        box.connection = connection
+                        respond(.success(params ?? .null))
+                        respond(.success(params ?? .null))
                     case "uid": respond(.success(.integer(geteuid())))
                     case "hang": box.hung += 1
                     case "counted":
@@ -167,5 +174,19 @@ final class EchoServer: @unchecked Sendable {
         #expect(result.stdout == "answer:\n", "closed without an answer: \(result.stdout) \(result.stderr)")
         #expect(try server.refusedPeers == 1)
         #expect(RPCCall.perform(socketPath: server.path, method: "uid") == .success(0))
+    }
+
+    /// A handler that answers twice (a timer and a reply racing, say): the
+    /// peer gets one response, and the request counts as answered once, so
+    /// the peer's requests in flight are none again.
+    @Test func aRequestIsAnsweredOnceHoweverOftenItsHandlerResponds() throws {
+        let server = try EchoServer()
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"twice","params":[1]}"#.utf8) + [0x0a]
+                    + Array(#"{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}"#.utf8) + [0x0a])
+        let first = try #require(client.readLine()), second = try #require(client.readLine())
+        #expect(first.contains(#""id":1"#) && second.contains(#""id":2"#), "\(first) \(second)")
+        #expect(try server.onLoop { $0.connection?.unansweredRequests } == 0)
     }
 }
