@@ -73,10 +73,21 @@ package enum AtomicFile {
         while let entry = readdir(stream) {
             let entryName = DirectoryEntry.name(entry)
             guard let pid = writerPID(ofTemporary: entryName, for: name) else { continue }
-            if sweep == .deadWriters, pid == getpid() || Syscall.processExists(pid) { continue }
+            if sweep == .deadWriters,
+               pid == getpid() || Syscall.processExists(pid) || isRecent("\(directory)/\(entryName)") { continue }
             leftovers.append(entryName)
         }
         for leftover in leftovers { unlink("\(directory)/\(leftover)") }
+    }
+
+    /// A writer in another PID namespace (an extension's world) names its
+    /// file with a pid that means nothing here, alive or not: its file is
+    /// young while it writes. Only one older than this is a dead writer's.
+    static let abandonedAfterSeconds = 60
+
+    private static func isRecent(_ path: String) -> Bool {
+        guard let info = try? Syscall.lstat(path) else { return false }
+        return Int(time(nil)) - Int(info.st_mtim.tv_sec) < abandonedAfterSeconds
     }
 
     /// The writer's pid if `entry` is exactly `.NAME.PID.N.tmp`.
