@@ -28,6 +28,8 @@ package final class LockWatcher: @unchecked Sendable {
     private var rechecks = LockRecheck()
     private var onChange: ((LockStatus) -> Void)?
     private var closed = false
+    /// The watch on the file probed.
+    private var watched: Int32 = -1
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
@@ -76,7 +78,7 @@ package final class LockWatcher: @unchecked Sendable {
 
     private func addWatch() throws(Errno) {
         // Watching /proc/self/fd/N pins the watch to the very inode we probe.
-        try inotify?.watch("/proc/self/fd/\(fd)", mask: Self.eventMask)
+        watched = try inotify?.watch("/proc/self/fd/\(fd)", mask: Self.eventMask) ?? -1
     }
 
     private func probe() throws(GroupError) -> LockStatus {
@@ -85,15 +87,24 @@ package final class LockWatcher: @unchecked Sendable {
 
     private func eventsArrived(_ mask: UInt32) {
         guard !closed else { return }
-        // After an overflow (IN_Q_OVERFLOW) the file's own events may be lost: the path is followed again.
-        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW) != 0 { reopen() }
+        // After an overflow (IN_Q_OVERFLOW) the file's own events may be
+        // lost: the path is followed if it names another file now.
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+            || mask & UInt32(IN_Q_OVERFLOW) != 0 && pathNamesAnotherFile { reopen() }
         if !reprobe() { armRecheck() }
     }
 
     /// Someone removed or renamed the lock file: follow the path to the
     /// file that now stands there (created if need be).
+    private var pathNamesAnotherFile: Bool {
+        guard let now = try? Syscall.lstat(path) else { return true }
+        return now.st_dev != file.st_dev || now.st_ino != file.st_ino
+    }
+
     private func reopen() {
         guard let opened = try? LockFile.open(path, .watch) else { return }
+        // The old file's watch (unless the kernel dropped it with the file).
+        if watched >= 0 { inotify?.unwatch(watched) }
         Syscall.close(fd)
         fd = opened.fd
         file = opened.info

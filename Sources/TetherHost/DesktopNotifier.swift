@@ -133,6 +133,8 @@ final class DesktopNotifier {
                     self.status = DesktopNotificationsStatus(state: .noServer, reason: "an unexpected answer")
                     return
                 }
+                // Its signals count from now: one sent before its capabilities' answer is its own too.
+                self.server = sender
                 bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "GetCapabilities") {
                     [unowned self] capabilities in
                     guard asked == self.question else { return }

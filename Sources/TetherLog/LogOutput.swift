@@ -144,10 +144,7 @@ package final class LogOutput: @unchecked Sendable {
                         renderNotice: (@Sendable (String) -> String)? = nil,
                         onClosed: (@Sendable () -> Void)? = nil) {
         if let other, other !== self, Self.sameFile(fileDescriptor, other.fileDescriptor) {
-            state.withLock { state in
-                if case .direct = state.target { state.target = .shared(other) }
-            }
-            return
+            return state.withLock { state in if case .direct = state.target { state.target = .shared(other) } }
         }
         let writer: Writer?
         do {
@@ -246,6 +243,7 @@ package final class LogOutput: @unchecked Sendable {
         }
         guard let writer else { return }
         writer.drain(bytes, timeoutMilliseconds: timeoutMilliseconds)
+        writer.closeDescriptor()
     }
 
     /// The descriptor-level half. `watch` and `close` run on the loop;
@@ -307,9 +305,9 @@ package final class LogOutput: @unchecked Sendable {
                 Glibc.close(own)
                 return nil
             }
-            // libuv made the description non-blocking: a socket's is shared
-            // with whoever passed it (the journal's stream), and its sends
-            // here never wait (MSG_DONTWAIT), so it goes back as it was.
+            // libuv made the description non-blocking; a socket's is shared (the
+            // journal's stream) and sends here never wait (MSG_DONTWAIT): put back
+            // (another writer may meet EAGAIN in between, once, at start).
             if flags >= 0 { _ = fcntl(own, F_SETFL, flags) }
             return writer
         }
@@ -389,6 +387,13 @@ package final class LogOutput: @unchecked Sendable {
             guard let watcher else { return }
             self.watcher = nil
             watcher.close()
+            Glibc.close(fd)
+        }
+
+        /// Once the loop no longer runs (it closed the watcher's handle with itself).
+        func closeDescriptor() {
+            guard watcher != nil else { return }
+            watcher = nil
             Glibc.close(fd)
         }
     }

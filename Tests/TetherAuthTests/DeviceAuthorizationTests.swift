@@ -100,7 +100,7 @@ import TetherTestSupport
 
     /// Polls that end: approved after two pendings (each poll sends the
     /// device code), denied, expired at the server, or refused.
-    @Test(arguments: [("approved", 3), ("access_denied", 1), ("expired_token", 1), ("invalid_grant", 1)])
+    @Test(.waits, arguments: [("approved", 3), ("access_denied", 1), ("expired_token", 1), ("invalid_grant", 1)])
     func aPollEndsAsTheServerSays(_ outcome: String, _ polls: Int) async throws {
         let server = InMemoryTokenServer { _, index in
             guard outcome == "approved" else { return .success(InMemoryTokenServer.refusal(outcome)) }
@@ -129,7 +129,7 @@ import TetherTestSupport
     /// third poll would come at 3 s; after `slow_down` (5 s more) or a 503
     /// (twice the pause) the second comes at the end of the lifetime, and
     /// there is no third.
-    @Test(arguments: [InMemoryTokenServer.refusal("slow_down"), InMemoryTokenServer.unavailable()])
+    @Test(.waits, arguments: [InMemoryTokenServer.refusal("slow_down"), InMemoryTokenServer.unavailable()])
     func aServerThatAsksForLessIsPolledLess(_ answer: HTTPResponse) async throws {
         let server = InMemoryTokenServer(always: answer)
         let authorization = try #require(DeviceAuthorization(Self.answer(["interval": 1, "expires_in": 3])))

@@ -15,6 +15,10 @@ extension DesktopNotificationTests {
         from jeepney.io.blocking import open_dbus_connection
         address, mode = sys.argv[1], sys.argv[2]
         bus = open_dbus_connection(bus=address)
+        sending = threading.Lock()  # jeepney's blocking connection is one thread's
+        def send(message):
+            with sending:
+                bus.send(message)
         name = "org.freedesktop.Notifications"
         reply = bus.send_and_get_reply(message_bus.RequestName(name, 1 if mode == "first" else 2))
         print("owner", reply.body[0], flush=True)
@@ -23,9 +27,9 @@ extension DesktopNotificationTests {
         def answer_when_told():
             for line in sys.stdin:
                 if line.strip() == "answer" and held:
-                    bus.send(new_method_return(held.pop(), "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
+                    send(new_method_return(held.pop(), "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
                     asked_capabilities.wait(5)
-                    bus.send(new_signal(notifications, "ActionInvoked", "us", (last[0], "default")))
+                    send(new_signal(notifications, "ActionInvoked", "us", (last[0], "default")))
                     print("invoked", last[0], flush=True)
         threading.Thread(target=answer_when_told, daemon=True).start()
         while True:
@@ -37,15 +41,15 @@ extension DesktopNotificationTests {
                 held.append(message)
                 print("asked", flush=True)
             elif member == "GetServerInformation":
-                bus.send(new_method_return(message, "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
+                send(new_method_return(message, "ssss", ("fake-" + mode, "tether-tests", "1", "1.2")))
             elif member == "GetCapabilities":
-                bus.send(new_method_return(message, "as", (["actions", "body"],)))
+                send(new_method_return(message, "as", (["actions", "body"],)))
                 asked_capabilities.set()
             elif member == "Notify":
                 last[0] += 1
-                bus.send(new_method_return(message, "u", (last[0],)))
+                send(new_method_return(message, "u", (last[0],)))
             else:
-                bus.send(new_method_return(message))
+                send(new_method_return(message))
         """
 
     /// The server replaced by another (one that takes the name over) while

@@ -17,11 +17,16 @@ import TetherTestSupport
     final class StandInHost: @unchecked Sendable {
         private let listener: Int32
         /// The connection taken, and the hello said on it.
-        private let taken = Mutex<(peer: Int32, hello: [UInt8])>((-1, []))
-        var hello: [UInt8] { taken.withLock { $0.hello } }
+        final class Taken: Sendable {
+            let value = Mutex<(peer: Int32, hello: [UInt8])>((-1, []))
+        }
+        private let taken = Taken()
+        var hello: [UInt8] { taken.value.withLock { $0.hello } }
 
         init(path: String, reply: [UInt8]) throws {
-            listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            try #require(path.utf8.count < 108, "\(path) is too long for a socket's address")
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            self.listener = listener
             try #require(listener >= 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
@@ -32,7 +37,10 @@ import TetherTestSupport
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
             try #require(bound == 0 && listen(listener, 1) == 0)
-            try DetachedThread.start { [self] in
+            // Not `self`: a host nobody connects to is let go, and its
+            // deinit's shutdown ends the accept.
+            let taken = self.taken
+            try DetachedThread.start {
                 let peer = accept(listener, nil, nil)
                 guard peer >= 0 else { return }
                 var hello: [UInt8] = [], byte: UInt8 = 0
@@ -40,14 +48,15 @@ import TetherTestSupport
                     hello.append(byte)
                     if byte == 0x0a { break }
                 }
-                taken.withLock { $0 = (peer, hello) }
+                taken.value.withLock { $0 = (peer, hello) }
                 _ = reply.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
         }
 
         deinit {
+            shutdown(listener, Int32(SHUT_RDWR))
             close(listener)
-            let peer = taken.withLock { $0.peer }
+            let peer = taken.value.withLock { $0.peer }
             if peer >= 0 { close(peer) }
         }
     }

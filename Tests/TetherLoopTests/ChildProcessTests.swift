@@ -121,8 +121,9 @@ enum SpawnPath: CaseIterable, Sendable {
     /// descriptor limit is the one asked for, though this process has more
     /// open; stdio may be 0, 1, 2 themselves.
     @Test func ownSpawnResetsSignalsAndSetsTheDescriptorLimit() async throws {
-        // Ignored for good, as the whole test process ignores it (see
-        // TestProcess): put back, it could end a test writing to a closed pipe beside this one.
+        // Ignored for good, as the test process ignores it once a test
+        // child runs (TestProcess): put back, it could end a test writing
+        // to a closed pipe beside this one.
         signal(SIGPIPE, SIG_IGN)
         // Numbers past the child's limit in use here (a busy host's are),
         // so the child's copies of its stdio land above it too.

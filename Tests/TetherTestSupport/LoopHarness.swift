@@ -50,7 +50,8 @@ package func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
 
 /// `body` on a thread of its own, awaited at most `seconds`: nil if it has
 /// not returned by then. `release` then runs, to let a blocked call
-/// return (the thread is waited for 10 s more), so no thread is left behind.
+/// return (the thread is waited for 10 s more): a `release` that cannot
+/// leaves the thread blocked.
 package func within<T: Sendable>(_ seconds: Double, release: @escaping @Sendable () -> Void = {},
                                  _ body: @escaping @Sendable () -> T) async throws -> T? {
     try await offThePool {
