@@ -16,7 +16,12 @@ package final class Redactor: Sendable {
     /// occurrence of a 3-character string would garble ordinary text.
     static let minimumSecretLength = 8
 
-    private let secrets = Mutex<Set<String>>([])
+    /// Registered secrets, and their order (the oldest first).
+    private let secrets = Mutex<(known: Set<String>, order: [String])>(([], []))
+    /// At most this many registered secrets are kept, the latest: a host
+    /// registers every token it hands out (a new one at each rotation),
+    /// and each costs a pass over every record, for the host's whole life.
+    static let maximumRegisteredSecrets = 128
     /// Called at each record to learn the current secrets (a process that
     /// reads the credential store registers a reader here).
     private let provider = Mutex<Provider?>(nil)
@@ -49,7 +54,11 @@ package final class Redactor: Sendable {
 
     package func register(_ secret: String) {
         guard secret.utf8.count >= Self.minimumSecretLength else { return }
-        secrets.withLock { _ = $0.insert(secret) }
+        secrets.withLock { secrets in
+            if !secrets.known.insert(secret).inserted { secrets.order.removeAll { $0 == secret } }
+            secrets.order.append(secret)
+            if secrets.order.count > Self.maximumRegisteredSecrets { secrets.known.remove(secrets.order.removeFirst()) }
+        }
     }
 
     /// `body` returns secrets to redact, asked at most four times a second
@@ -59,7 +68,7 @@ package final class Redactor: Sendable {
     }
 
     package func redact(_ text: String) -> String {
-        var known = secrets.withLock { $0 }
+        var known = secrets.withLock { $0.known }
         for secret in providedSecrets() { known.insert(secret) }
         var bytes = Array(text.utf8)
         var changed = Self.redactJWTs(&bytes)

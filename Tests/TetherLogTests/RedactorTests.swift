@@ -68,6 +68,21 @@ import Glibc
         #expect(redactor.redact("s63-secret-end!") == "[redacted]!")
         #expect(redactor.redact("s64-secret-end!") == "s64-secret-end!")
     }
+
+    /// A host registers every token it hands out, for its whole life: the
+    /// latest 128 are kept (one registered again counts as new), so each
+    /// record costs a bounded number of passes however long it runs.
+    @Test func theLatestRegisteredSecretsAreKept() {
+        let redactor = Redactor()
+        let secret = { (number: Int) in "token-\(number)-rotated" }
+        for number in 0..<10_000 { redactor.register(secret(number)) }
+        redactor.register(secret(9_800))
+        #expect(redactor.redact(secret(9_999)) == Redactor.replacement)
+        #expect(redactor.redact(secret(9_800)) == Redactor.replacement, "registered again: the latest")
+        #expect(redactor.redact(secret(9_873)) == Redactor.replacement)
+        #expect(redactor.redact(secret(9_872)) == secret(9_872), "past the 128 latest")
+        #expect(redactor.redact(secret(0)) == secret(0))
+    }
 }
 
 /// glibc's `backtrace(3)` (execinfo.h is not in the Glibc module).
