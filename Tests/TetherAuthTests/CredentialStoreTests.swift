@@ -18,13 +18,13 @@ import TetherTestSupport
         let held = try #require(try ExclusiveLock.tryAcquire(path: try fixture.group.preparedStoreLockPath("credentials")))
         defer { held.release() }
         let store = fixture.store
-        let secrets = try #require(try await within(5) { store.secretsWithoutLocking() }, "it waited for the store's lock")
+        let secrets = try #require(try await blockingCall(within: 5) { store.secretsWithoutLocking() }, "it waited for the store's lock")
         #expect(Set(secrets).isSuperset(of: ["access-1", "refresh-1", "access-2", "client-secret-1"]), "\(secrets)")
 
         // A corrupt file reads as no secrets, and stays where it is.
         let secretsDirectory = try fixture.group.preparedSecretsPath()
         try replaceFile(secretsDirectory + "/credentials.json", "{ torn", mode: 0o600)
-        let afterCorruption = try #require(try await within(5) { store.secretsWithoutLocking() })
+        let afterCorruption = try #require(try await blockingCall(within: 5) { store.secretsWithoutLocking() })
         #expect(!afterCorruption.contains("access-1"))
         let listing = try #require(opendir(secretsDirectory))
         defer { closedir(listing) }

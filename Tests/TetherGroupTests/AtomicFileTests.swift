@@ -35,7 +35,7 @@ import TetherTestSupport
         let dir = try TemporaryDirectory()
         let fifo = dir.path + "/planted"
         try #require(mkfifo(fifo, 0o600) == 0)
-        let outcome = try await within(5, release: { close(open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) }) {
+        let outcome = try await blockingCall(within: 5, release: { close(open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) }) {
             Result { () throws(GroupError) in try AtomicFile.read(fifo) }
         }
         let result = try #require(outcome, "the read waited for a writer of the FIFO")

@@ -131,7 +131,7 @@ import TetherTestSupport
         GroupDirectory.setFullMark(false, at: marker)
         #expect(lstat(marker, &info) != 0)
         try #require(mkfifo(marker, 0o600) == 0)
-        let made: Void? = try await within(5, release: { close(open(marker, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) {
+        let made: Void? = try await blockingCall(within: 5, release: { close(open(marker, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) {
             GroupDirectory.setFullMark(true, at: marker)
         }
         #expect(made != nil, "waited for a reader of the FIFO at the mark")

@@ -44,7 +44,7 @@ import TetherTestSupport
         let tally = try TallyFile(group: group, name: "a")
         try #require(mkfifo(tally.path, 0o600) == 0)
         let path = tally.path
-        let added = try await within(5, release: { close(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) { tally.add() }
+        let added = try await blockingCall(within: 5, release: { close(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) }) { tally.add() }
         #expect(added == false, "waited for a reader of the FIFO, or wrote into it")
         #expect(tally.count() == nil)
     }

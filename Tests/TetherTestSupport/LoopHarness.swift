@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 import TetherLoop
 
 package struct LoopTimeout: Error {}
@@ -48,25 +46,3 @@ package func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
-/// `body` on a thread of its own, awaited at most `seconds`: nil if it has
-/// not returned by then. `release` then runs, to let a blocked call
-/// return (the thread is waited for 10 s more): a `release` that cannot
-/// leaves the thread blocked.
-package func within<T: Sendable>(_ seconds: Double, release: @escaping @Sendable () -> Void = {},
-                                 _ body: @escaping @Sendable () -> T) async throws -> T? {
-    try await offThePool {
-        let result = Mutex<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        try DetachedThread.start {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + seconds) == .success else {
-            release()
-            _ = done.wait(timeout: .now() + 10)
-            return nil
-        }
-        return result.withLock { $0 }
-    }
-}
