@@ -21,6 +21,9 @@ extension Host {
         if stopUnstarted() { return completion() }
         guard beginStopping(), let held else { return }
         metrics.closing = true
+        // Each launch's leftovers are reaped with its group from here on.
+        held.orphans?.close()
+        held.orphans = nil
         logger.event(.hostStopping, level: .notice, "tether host stopping",
                      ["extensions": .number(supervisors.count), "features": .number(features.count)])
         defaultsWatcher?.close()

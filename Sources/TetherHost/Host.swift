@@ -265,6 +265,7 @@ package final class Host: @unchecked Sendable {
         let cgroups = ExtensionSandbox.claimCgroups(group: group.path, logger: logger)
         let reaper = GroupReaper(graceMilliseconds: configuration.graceMilliseconds, logger: logger)
         held.reaper = reaper
+        held.orphans = OrphanReaper(loop: loop)
         let environment = childEnvironment()
         let sandbox = ExtensionSandbox(group: group.path, required: configuration.requireSandbox,
                                        temporaryBase: ProcessEnvironment.value("TMPDIR"), cgroups: cgroups,

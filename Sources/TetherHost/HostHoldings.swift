@@ -14,5 +14,7 @@ final class HostHoldings {
     var server: RPCServer?
     /// What extensions left is ended, by it, if the host dies.
     var reaper: GroupReaper?
+    /// Reaps what comes to the host and no one waits for, until the stop.
+    var orphans: OrphanReaper?
     var sandbox: ExtensionSandbox?
 }

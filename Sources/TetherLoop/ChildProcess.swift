@@ -98,6 +98,7 @@ package final class ChildProcess: LoopHandle, @unchecked Sendable {
             }
         }
         let (newPID, newPidfd) = try Self.ownSpawn(options, stdio: (theirs[0], theirs[1], theirs[2]))
+        OwnedChildren.add(newPID)
         pid = newPID
         pidfd = newPidfd
         // The handle is a poll on the pidfd: readable once the child ends.
@@ -111,6 +112,7 @@ package final class ChildProcess: LoopHandle, @unchecked Sendable {
             // Nothing could learn of its exit: end it now rather than lose it.
             _ = kill(newPID, SIGKILL)
             _ = waitpid(newPID, nil, 0)
+            OwnedChildren.remove(newPID)
             throw uvErrno(initialized)
         }
         try uvCheck(uv_poll_start(raw(uv_poll_t.self), Int32(UV_READABLE.rawValue)) { handle, _, _ in
@@ -128,9 +130,10 @@ package final class ChildProcess: LoopHandle, @unchecked Sendable {
         guard reaped == pid else {
             // Not ended after all (a spurious wake-up); ECHILD means someone
             // else reaped it and its status is lost.
-            if reaped < 0 { uv_poll_stop(raw(uv_poll_t.self)); exited(.exited(0)) }
+            if reaped < 0 { OwnedChildren.remove(pid); uv_poll_stop(raw(uv_poll_t.self)); exited(.exited(0)) }
             return
         }
+        OwnedChildren.remove(pid)
         uv_poll_stop(raw(uv_poll_t.self))
         let signalled = status & 0x7f
         exited(signalled != 0 ? .signaled(signalled) : .exited((status >> 8) & 0xff))
