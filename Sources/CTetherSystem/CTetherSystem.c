@@ -51,6 +51,15 @@ int tether_reap_group(int group) {
     }
 }
 
+int tether_ended_child(void) {
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) return info.si_pid;
+        if (errno != EINTR) return -1;
+    }
+}
+
 int tether_pidfd_open(int pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -80,6 +89,10 @@ int tether_become_subreaper(void) {
 int tether_reap_group(int group) {
     (void)group;
     return 0;
+}
+
+int tether_ended_child(void) {
+    return -1;
 }
 
 int tether_pidfd_open(int pid) {

@@ -130,10 +130,10 @@ package final class ChildProcess: LoopHandle, @unchecked Sendable {
         guard reaped == pid else {
             // Not ended after all (a spurious wake-up); ECHILD means someone
             // else reaped it and its status is lost.
-            if reaped < 0 { OwnedChildren.remove(pid); uv_poll_stop(raw(uv_poll_t.self)); exited(.exited(0)) }
+            if reaped < 0 { OwnedChildren.reaped(pid); uv_poll_stop(raw(uv_poll_t.self)); exited(.exited(0)) }
             return
         }
-        OwnedChildren.remove(pid)
+        OwnedChildren.reaped(pid)
         uv_poll_stop(raw(uv_poll_t.self))
         let signalled = status & 0x7f
         exited(signalled != 0 ? .signaled(signalled) : .exited((status >> 8) & 0xff))

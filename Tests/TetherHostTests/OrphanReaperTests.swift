@@ -14,10 +14,11 @@ import TetherTestSupport
             let child = try ChildProcess.spawn(loop: loop, ProcessOptions(executable: "sh", arguments: ["-c", "exit 7"])) {
                 finish($0)
             }
-            // Ended, not yet reaped: its pidfd is read only once this returns.
+            // Ended, not yet reaped: this runs on the loop, which reads its
+            // pidfd only once this returns.
             var info = siginfo_t()
             _ = waitid(P_PID, id_t(child.pid), &info, WEXITED | WNOWAIT)
-            OrphanReaper.reap(among: [child.pid])
+            OrphanReaper.reap()
         }
         #expect(status == .exited(7))
     }

@@ -34,6 +34,9 @@ int tether_become_subreaper(void);
 /// it once the group's leader, the extension's main process, is reaped.
 /// The number reaped.
 int tether_reap_group(int group);
+/* The pid of a child that has ended and is not yet reaped (left so:
+   WNOWAIT), 0 if none has ended, -1 if there is no child. */
+int tether_ended_child(void);
 
 /// pipe2(fds, O_CLOEXEC), which Glibc's Swift overlay leaves out (GNU).
 int tether_pipe(int fds[2]);
