@@ -8,50 +8,11 @@ import TetherTestSupport
 
 /// Discovery (RFC 8414, then OpenID Connect's document) against documents
 /// a server made to mislead: served by a responder in this process on a
-/// loopback port, read by the real client (libcurl on a loop).
+/// loopback port (`LoopbackHTTPServer`), read by the real client (libcurl on a loop).
 @Suite(.timed) struct AuthorizationServerMetadataTests {
-    /// Answers each request with the status and body its path is given
-    /// (404 for any other), one connection at a time, until stopped.
-    final class Responder: Sendable {
-        let port: Int
-        private let listener: Int32
-        /// What each path answers.
-        final class Routes: Sendable {
-            let table: Mutex<[String: (status: Int, body: String)]>
-            init(_ table: [String: (status: Int, body: String)]) { self.table = Mutex(table) }
-        }
-        fileprivate let routes: Routes
-
-        init(_ routes: [String: (status: Int, body: String)]) throws {
-            self.routes = Routes(routes)
-            let socket = try LoopbackSocket(listening: true)
-            listener = dup(socket.fd)
-            port = socket.port
-            try #require(listener >= 0)
-            let (listener, table) = (listener, self.routes)
-            try DetachedThread.start {
-                while true {
-                    let peer = accept(listener, nil, nil)
-                    guard peer >= 0 else { return }
-                    var request: [UInt8] = [], byte: UInt8 = 0
-                    while request.count < 65_536, recv(peer, &byte, 1, 0) == 1 {
-                        request.append(byte)
-                        if request.suffix(4) == Array("\r\n\r\n".utf8) { break }
-                    }
-                    let path = String(decoding: request, as: UTF8.self).split(separator: " ").dropFirst().first.map(String.init) ?? ""
-                    let (status, body) = table.table.withLock { $0[path] } ?? (404, "")
-                    let answer = "HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
-                        + "Connection: close\r\n\r\n" + body
-                    _ = Array(answer.utf8).withUnsafeBytes { send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    close(peer)
-                }
-            }
-        }
-
-        func stop() {
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
-        }
+    /// What each path of the responder answers, set once its port is known.
+    final class Routes: Sendable {
+        let table = Mutex<[String: (status: Int, body: String)]>([:])
     }
 
     static func document(issuer: String, token: String, extra: String = "") -> String {
@@ -61,10 +22,15 @@ import TetherTestSupport
     /// What discovery makes of `routes`, for the issuer at `/tenant`.
     static func discover(_ routes: (String) -> [String: (status: Int, body: String)]) async throws
         -> (issuer: String, outcome: Result<AuthorizationServerMetadata, AuthorizationServerMetadata.Failure>) {
-        let responder = try Responder([:])
+        let table = Routes()
+        let responder = try LoopbackHTTPServer { _, path in
+            let (status, body) = table.table.withLock { $0[path] } ?? (404, "")
+            return .json(body, status: status)
+        }
         defer { responder.stop() }
-        let issuer = "http://127.0.0.1:\(responder.port)/tenant"
-        responder.set(routes(issuer))
+        let issuer = responder.baseURL + "/tenant"
+        let answers = routes(issuer)
+        table.table.withLock { $0 = answers }
         let thread = try EventLoopThread()
         defer { thread.shutdown() }
         let http = HTTPClient(loop: thread.loop)
@@ -123,11 +89,5 @@ import TetherTestSupport
         #expect(failure.description.hasPrefix("no discovery document for \(issuer) (")
                 && failure.description.hasSuffix("\(Self.rfc8414): HTTP 404; \(issuer)/.well-known/openid-configuration: HTTP 404)"),
                 "\(failure)")
-    }
-}
-
-extension AuthorizationServerMetadataTests.Responder {
-    func set(_ table: [String: (status: Int, body: String)]) {
-        routes.table.withLock { $0 = table }
     }
 }

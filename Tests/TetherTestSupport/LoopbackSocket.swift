@@ -7,7 +7,7 @@ package final class LoopbackSocket {
     package let fd: Int32
     package let port: Int
 
-    package init(listening: Bool) throws {
+    package init(listening: Bool, backlog: Int32 = 16) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         self.fd = fd
@@ -18,7 +18,7 @@ package final class LoopbackSocket {
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound, !listening || listen(fd, 16) == 0 else {
+        guard bound, !listening || listen(fd, backlog) == 0 else {
             let error = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             close(fd)
             throw error
