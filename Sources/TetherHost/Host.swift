@@ -322,22 +322,10 @@ package final class Host: @unchecked Sendable {
     /// host-brokered extension, one refresh at a time like any process.
     var broker: TokenBroker?
 
-    /// The host's environment for its children: the group and socket, never a secret.
+    /// The host's environment for its children (`ChildEnvironment`); each
+    /// launch's TMPDIR is added to it.
     func childEnvironment() -> [String] {
-        var environment = ProcessInfo.processInfo.environment
-        // TMPDIR: each launch gets its own. The addresses of the session's
-        // Unix-socket services are not passed on: a confined extension
-        // should not be pointed at a door out (the README's sandbox limits).
-        let withheld = Set(["NOTIFY_SOCKET", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "DISPLAY",
-                            "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "IBUS_ADDRESS", "IBUS_ADDRESS_FILE"] + SocketActivation.variables + ServiceWatchdog.variables)
-        for key in environment.keys where key.hasPrefix("TETHER_") || withheld.contains(key) {
-            environment.removeValue(forKey: key)
-        }
-        environment["TETHER_GROUP"] = configuration.group.path
-        // Not the socket's path: a launch speaks through its link.
-        environment[LaunchLink.variable] = String(LaunchLink.descriptor)
-        environment["TETHER_HOST_PID"] = String(pid)
-        return environment.map { "\($0.key)=\($0.value)" }.sorted()
+        ChildEnvironment.make(from: ProcessInfo.processInfo.environment, group: configuration.group.path, hostPID: pid)
     }
 
 }

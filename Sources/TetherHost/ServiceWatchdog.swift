@@ -8,9 +8,6 @@ import Glibc
 /// a loop that is stuck (or a host that is stopped) is what stops the
 /// pings and gets the host killed and restarted.
 package final class ServiceWatchdog {
-    /// What the host's children never inherit.
-    package static let variables = ["WATCHDOG_USEC", "WATCHDOG_PID"]
-
     private let timer: LoopTimer
     package let intervalMilliseconds: UInt64
 

@@ -11,8 +11,6 @@ import Glibc
 package enum SocketActivation {
     /// The first descriptor passed (`SD_LISTEN_FDS_START`).
     static let firstDescriptor: Int32 = 3
-    /// What the host's children never inherit.
-    package static let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
 
     package struct Mismatch: Error, CustomStringConvertible {
         package let path: String

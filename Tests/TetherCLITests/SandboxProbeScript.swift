@@ -179,6 +179,7 @@ extension SandboxTests {
         r["secureBits"] = ("noroot" if bits & 3 == 3 else "unset") if os.geteuid() == 0 else "not root"
         attempt("keyring", lambda: raw("keyctl", 0, -3, 0))  # KEYCTL_GET_KEYRING_ID of the session's
         attempt("hostEnviron", lambda: open("/proc/%d/environ" % host, "rb").read())
+        r["userToken"] = "inherited" if "GH_TOKEN" in os.environ else "absent"
         attempt("pidfd", lambda: raw(434, host, 0))
         status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\t" in line)
         held = [k for k in ("CapInh", "CapPrm", "CapEff", "CapAmb") if int(status[k], 16) != 0]

@@ -55,7 +55,7 @@ struct SandboxTests {
         "hostEnviron": "EACCES", "pidfd": "ENOSYS", "capabilities": "none", "bigFile": "EFBIG", "socketFile": "EACCES",
         "descriptorLimit": "1024/1024", "raiseDescriptors": "EPERM", "stackLimit": "8388608",
         "unlinkSocket": "EACCES", "renameHostLock": "EACCES", "renameLocks": "EACCES", "renameStoreLock": "EACCES",
-        "topLevelFile": "EACCES", "storeWrite": "ok", "siblingLock": "EACCES",
+        "topLevelFile": "EACCES", "storeWrite": "ok", "siblingLock": "EACCES", "userToken": "absent",
     ]
 
     static let cases = [
@@ -116,8 +116,9 @@ struct SandboxTests {
             .write(to: URL(fileURLWithPath: "\(fixture.extensions)/probe.extension.json"))
         // The host inherits descriptor 7 without close-on-exec (as from a
         // careless launcher): no extension may get it.
-        // ... and a stack limit of 64 MiB, where it may raise it.
-        let host = try TestProcess("/bin/sh", ["-c", #"ulimit -s 65536 2>/dev/null; exec 7>>"$0"; exec "$@""#, outside + "/leak"]
+        // ... and a stack limit of 64 MiB, where it may raise it, and a
+        // token the user keeps for their own tools in its environment.
+        let host = try TestProcess("/bin/sh", ["-c", #"ulimit -s 65536 2>/dev/null; export GH_TOKEN=users-own; exec 7>>"$0"; exec "$@""#, outside + "/leak"]
                                                + (world ? [] : withoutMechanisms([.namespaces])) + [tetherExecutable,
                                                "host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions])
         defer { host.signal(SIGTERM) }
