@@ -47,9 +47,13 @@ package enum ExtensionWorld {
     /// its /etc `configuration`'s copies (nil: each file bound).
     /// Nil where no world could show it without what it must not see: its
     /// executable's directory is a kept place, or each place for its TMPDIR
-    /// would cover what it shows.
+    /// would cover what it shows. Beneath the user's `home`, only the
+    /// extension's own directories are shown, and of what its bytes name, the
+    /// files it loads (`ExecutableDependencies.loadedFiles`): a RUNPATH or a
+    /// script argument naming `~/.ssh` shows nothing of it.
     package static func steps(policy: SandboxPolicy, executable: String, arguments: [String] = [], bundle: String?,
-                              diskLimitMiB: Int, configuration: WorldConfiguration? = nil)
+                              diskLimitMiB: Int, configuration: WorldConfiguration? = nil,
+                              home: String? = ProcessEnvironment.value("HOME"))
         -> (steps: [SpawnWorld.Step], temporaryDirectory: String)? {
         var steps: [SpawnWorld.Step] = []
         for path in system {
@@ -78,20 +82,29 @@ package enum ExtensionWorld {
         var aliases: [(source: String, target: String)] = []
         var programs = [ExecutableDependencies.directory(of: executable)]
         if let resolved = Self.resolved(executable) { programs.append(ExecutableDependencies.directory(of: resolved)) }
-        // What the program's own bytes name (its RUNPATH, its interpreter)
-        // and its arguments' scripts: vetted like the rest, as the program
-        // may be hostile.
-        programs += ExecutableDependencies.directories(of: executable)
         if let bundle { programs.append(bundle) }
-        // A script named by its absolute path (`/usr/bin/env python3 /x/y.py`).
+        // What the program's own bytes name (its RUNPATH, its interpreter)
+        // and its arguments' scripts (`/usr/bin/env python3 /x/y.py`):
+        // vetted like the rest, as the program may be hostile; beneath the
+        // user's home, no directory of theirs, only the files it loads.
+        let ownDirectories = programs.compactMap(Self.resolved)
+        let home = home.flatMap { $0.hasPrefix("/") ? Self.resolved($0) ?? $0 : nil }
+        func isTheUsers(_ path: String) -> Bool {
+            guard let home, let source = Self.resolved(path) else { return false }
+            return covered(source, by: [home]) && !covered(source, by: ownDirectories)
+        }
+        var named = ExecutableDependencies.directories(of: executable)
         for argument in arguments where argument.hasPrefix("/") {
             var info = stat()
             if stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
-                programs.append(ExecutableDependencies.directory(of: argument))
+                named.append(ExecutableDependencies.directory(of: argument))
             }
         }
+        programs += named.filter { !isTheUsers($0) }
+        let loaded = named.contains(where: isTheUsers)
+            ? ExecutableDependencies.loadedFiles(of: executable).filter(isTheUsers) : []
         steps.insert(contentsOf: etc(configuration, showing: programs), at: configurationAt)
-        let kept = Self.kept(policy)
+        let kept = Self.kept(policy, home: home)
         // Its own directory it must see, or it has no world.
         guard let own = Self.resolved(programs[0]), covered(own, by: system) || Self.mayShow(own, keeping: kept) else {
             return nil
@@ -104,6 +117,15 @@ package enum ExtensionWorld {
             // A '..' after a symlink is not what the kernel would resolve: no alias then.
             if lexical != source, lexical.hasPrefix("/"), !directory.split(separator: "/").contains(".."),
                !covered(lexical, by: system), Self.mayShow(lexical, keeping: kept) {
+                aliases.append((source, lexical))
+            }
+        }
+        for file in loaded {
+            guard let source = Self.resolved(file), !covered(source, by: system), Self.mayShow(source, keeping: kept) else { continue }
+            binds.append((source, false, true))
+            let lexical = FilePath(file).lexicallyNormalized().string
+            if lexical != source, lexical.hasPrefix("/"), !file.split(separator: "/").contains(".."),
+               Self.mayShow(lexical, keeping: kept) {
                 aliases.append((source, lexical))
             }
         }
@@ -181,10 +203,10 @@ package enum ExtensionWorld {
     /// Places no bind may show, nor any directory above them: the secrets a
     /// role may not read, every extension's host-side TMPDIR, the user's
     /// home as a whole, the group's parent (other groups, their secrets).
-    static func kept(_ policy: SandboxPolicy) -> [String] {
+    static func kept(_ policy: SandboxPolicy, home: String?) -> [String] {
         var kept = policy.hiddenTemporaryRoots + policy.otherSecrets
         if !policy.groupWritable, let secrets = policy.secrets { kept.append(secrets) }
-        if let home = ProcessEnvironment.value("HOME"), home.hasPrefix("/") { kept.append(home) }
+        if let home, home.hasPrefix("/") { kept.append(home) }
         kept.append(ExecutableDependencies.directory(of: policy.group))
         return kept.compactMap { resolved($0) ?? $0 }
     }
