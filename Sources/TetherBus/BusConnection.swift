@@ -268,7 +268,15 @@ package final class BusConnection: @unchecked Sendable {
             return close(reason: failure < 0 ? BusError.errno(failure, "the bus connection ended")
                                              : BusError("the bus connection ended"))
         }
-        more ? timer.start(afterMilliseconds: 0) { [unowned self] in self.dispatch() } : rearm()
+        // More is waiting: taken on the loop's next turn, after the other
+        // handles' I/O. Not by a 0 ms timer: libuv before 1.45 runs a timer
+        // restarted from its own callback again in the same pass, so a
+        // flood would keep the loop from everything else until it ended.
+        if more {
+            loop.execute { [weak self] in self?.dispatch() }
+        } else {
+            rearm()
+        }
     }
 
     /// Watches for what sd-bus now wants: its socket's events and its timeout.

@@ -1,0 +1,92 @@
+/// D-Bus's wire format, little-endian, as far as `ScriptedBus` needs it:
+/// a message's header fields, and bodies of strings, numbers and variants.
+/// Alignment is from the message's start; a body starts 8-aligned.
+enum Wire {
+    enum Field {
+        case string(String), objectPath(String), signature(String), uint32(UInt32)
+    }
+
+    /// REPLY_SERIAL and DESTINATION.
+    static func reply(to serial: UInt32, destination: String) -> [(UInt8, Field)] {
+        [(5, .uint32(serial)), (6, .string(destination))]
+    }
+
+    static func message(type: UInt8, serial: UInt32, fields: [(UInt8, Field)], body: [UInt8]) -> [UInt8] {
+        var array: [UInt8] = []
+        // The array's items begin at offset 16.
+        func pad(_ alignment: Int) { while (16 + array.count) % alignment != 0 { array.append(0) } }
+        for (code, value) in fields {
+            pad(8)
+            array.append(code)
+            func text(_ type: Unicode.Scalar, _ text: String) {
+                array += [1, UInt8(ascii: type), 0]
+                pad(4)
+                array += le32(UInt32(text.utf8.count)) + Array(text.utf8) + [0]
+            }
+            switch value {
+            case .string(let value): text("s", value)
+            case .objectPath(let value): text("o", value)
+            case .signature(let text):
+                array += [1, UInt8(ascii: "g"), 0, UInt8(text.utf8.count)] + Array(text.utf8) + [0]
+            case .uint32(let number):
+                array += [1, UInt8(ascii: "u"), 0]
+                pad(4)
+                array += le32(number)
+            }
+        }
+        var header: [UInt8] = [UInt8(ascii: "l"), type, 0, 1] + le32(UInt32(body.count)) + le32(serial)
+            + le32(UInt32(array.count)) + array
+        while header.count % 8 != 0 { header.append(0) }
+        return header + body
+    }
+
+    /// A body of one string ("s").
+    static func string(_ text: String) -> [UInt8] {
+        le32(UInt32(text.utf8.count)) + Array(text.utf8) + [0]
+    }
+
+    /// A body of one variant holding a variant ... `depth` deep, around a
+    /// `u` ("v"): nesting no reader need take.
+    static func nestedVariants(depth: Int, innermost: UInt32) -> [UInt8] {
+        var body = [UInt8](repeating: 0, count: 0)
+        for _ in 0..<depth { body += [1, UInt8(ascii: "v"), 0] }
+        body += [1, UInt8(ascii: "u"), 0]
+        while body.count % 4 != 0 { body.append(0) }
+        return body + le32(innermost)
+    }
+
+    static func le32(_ number: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: number >> (8 * $0)) } }
+
+    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * $1) }
+    }
+
+    /// Header fields of string, path, signature or number type, by code
+    /// (numbers as their decimal text), from the array's items.
+    static func fields(_ bytes: [UInt8]) -> [UInt8: String] {
+        var fields: [UInt8: String] = [:], at = 0
+        func align(_ alignment: Int) { while at % alignment != 0 { at += 1 } }
+        while true {
+            align(8)
+            guard at + 3 <= bytes.count, bytes[at + 1] == 1 else { return fields }
+            let code = bytes[at], type = bytes[at + 2]
+            at += 4  // code, the signature's length, its one type, its NUL
+            switch type {
+            case UInt8(ascii: "s"), UInt8(ascii: "o"):
+                align(4)
+                let length = Int(u32(bytes, at))
+                fields[code] = String(decoding: bytes[(at + 4)..<(at + 4 + length)], as: UTF8.self)
+                at += 4 + length + 1
+            case UInt8(ascii: "g"):
+                let length = Int(bytes[at])
+                fields[code] = String(decoding: bytes[(at + 1)..<(at + 1 + length)], as: UTF8.self)
+                at += 1 + length + 1
+            case UInt8(ascii: "u"):
+                align(4)
+                fields[code] = String(u32(bytes, at))
+                at += 4
+            default: return fields
+            }
+        }
+    }
+}
