@@ -193,9 +193,11 @@ final class DesktopNotifier {
         let timer = LoopTimer(loop: loop)
         pending[serial] = (timer, done)
         timer.start(afterMilliseconds: Self.answerMilliseconds) { [unowned self] in
+            // Counted before its caller hears: a push made from that answer
+            // must find the call still held.
+            self.unanswered.insert(serial)
             self.settle(serial, .failure(Refusal(reason: "the notification server did not answer within "
                                                  + "\(Self.answerMilliseconds / 1000) s")))
-            self.unanswered.insert(serial)
         }
         // The time is the host's own; sd-bus's is only a backstop.
         bus.call(destination: Self.name, path: Self.path, interface: Self.name, member: "Notify", arguments,

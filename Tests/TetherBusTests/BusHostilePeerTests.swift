@@ -102,7 +102,7 @@ import TetherTestSupport
                 let deep = try bus.answerBusCalls(until: "Deep")
                 bus.send(bus.reply(to: deep, signature: "v", body: Wire.nestedVariants(depth: 40, innermost: 7)))
                 let plain = try bus.answerBusCalls(until: "Plain")
-                bus.send(bus.reply(to: plain, signature: "s", body: Wire.string("still here")))
+                bus.send(bus.reply(to: plain, signature: "s", body: Wire.body([.string("still here")])))
             }
         }
         #expect(outcome.hasPrefix("a message nests deeper than") && outcome.hasSuffix(" | still here"), "\(outcome)")
@@ -142,7 +142,7 @@ import TetherTestSupport
 /// What the scripted bus read, for the test's thread.
 final class Answers: @unchecked Sendable {
     private let lock = NSLock()
-    private var messages: [WireMessage] = []
-    func add(_ message: WireMessage) { lock.withLock { messages.append(message) } }
-    var all: [WireMessage] { lock.withLock { messages } }
+    private var messages: [ScriptedBus.Message] = []
+    func add(_ message: ScriptedBus.Message) { lock.withLock { messages.append(message) } }
+    var all: [ScriptedBus.Message] { lock.withLock { messages } }
 }

@@ -1,17 +1,17 @@
 /// D-Bus's wire format, little-endian, as far as `ScriptedBus` needs it:
 /// a message's header fields, and bodies of strings, numbers and variants.
 /// Alignment is from the message's start; a body starts 8-aligned.
-enum Wire {
-    enum Field {
+package enum Wire {
+    package enum Field {
         case string(String), objectPath(String), signature(String), uint32(UInt32)
     }
 
     /// REPLY_SERIAL and DESTINATION.
-    static func reply(to serial: UInt32, destination: String) -> [(UInt8, Field)] {
+    package static func reply(to serial: UInt32, destination: String) -> [(UInt8, Field)] {
         [(5, .uint32(serial)), (6, .string(destination))]
     }
 
-    static func message(type: UInt8, serial: UInt32, fields: [(UInt8, Field)], body: [UInt8]) -> [UInt8] {
+    package static func message(type: UInt8, serial: UInt32, fields: [(UInt8, Field)], body: [UInt8]) -> [UInt8] {
         var array: [UInt8] = []
         // The array's items begin at offset 16.
         func pad(_ alignment: Int) { while (16 + array.count) % alignment != 0 { array.append(0) } }
@@ -40,14 +40,37 @@ enum Wire {
         return header + body
     }
 
-    /// A body of one string ("s").
-    static func string(_ text: String) -> [UInt8] {
-        le32(UInt32(text.utf8.count)) + Array(text.utf8) + [0]
+    /// A body's value.
+    package enum Item {
+        case uint32(UInt32), string(String), strings([String])
+    }
+
+    /// A body of `items` ("u", "s", "as"), each aligned as D-Bus says.
+    package static func body(_ items: [Item]) -> [UInt8] {
+        var body: [UInt8] = []
+        func string(_ text: String) {
+            while body.count % 4 != 0 { body.append(0) }
+            body += le32(UInt32(text.utf8.count)) + Array(text.utf8) + [0]
+        }
+        for item in items {
+            while body.count % 4 != 0 { body.append(0) }
+            switch item {
+            case .uint32(let number): body += le32(number)
+            case .string(let text): string(text)
+            case .strings(let texts):
+                let lengthAt = body.count
+                body += le32(0)
+                let start = body.count
+                for text in texts { string(text) }
+                body.replaceSubrange(lengthAt..<(lengthAt + 4), with: le32(UInt32(body.count - start)))
+            }
+        }
+        return body
     }
 
     /// A body of one variant holding a variant ... `depth` deep, around a
     /// `u` ("v"): nesting no reader need take.
-    static func nestedVariants(depth: Int, innermost: UInt32) -> [UInt8] {
+    package static func nestedVariants(depth: Int, innermost: UInt32) -> [UInt8] {
         var body = [UInt8](repeating: 0, count: 0)
         for _ in 0..<depth { body += [1, UInt8(ascii: "v"), 0] }
         body += [1, UInt8(ascii: "u"), 0]
@@ -55,15 +78,15 @@ enum Wire {
         return body + le32(innermost)
     }
 
-    static func le32(_ number: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: number >> (8 * $0)) } }
+    package static func le32(_ number: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: number >> (8 * $0)) } }
 
-    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    package static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * $1) }
     }
 
     /// Header fields of string, path, signature or number type, by code
     /// (numbers as their decimal text), from the array's items.
-    static func fields(_ bytes: [UInt8]) -> [UInt8: String] {
+    package static func fields(_ bytes: [UInt8]) -> [UInt8: String] {
         var fields: [UInt8: String] = [:], at = 0
         func align(_ alignment: Int) { while at % alignment != 0 { at += 1 } }
         while true {

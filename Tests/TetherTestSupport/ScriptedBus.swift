@@ -1,22 +1,21 @@
 import Foundation
 import TetherLoop
-import TetherTestSupport
 
 /// A bus of the test's own in this process: one client, spoken to in
 /// D-Bus's wire protocol written by hand (little-endian), so it can say
 /// what no daemon would: garbage, a reply no reader can take apart, a flood,
 /// silence. It agrees to any authentication and answers the client's calls
 /// to the bus itself (Hello, AddMatch) unless the test reads them itself.
-final class ScriptedBus: @unchecked Sendable {
-    let address: String
+package final class ScriptedBus: @unchecked Sendable {
+    package let address: String
     private let listener: Int32
     private var peer: Int32 = -1
     private var buffer: [UInt8] = []
     private var serial: UInt32 = 1000
     /// The name Hello gives the client.
-    static let clientName = ":1.7"
+    package static let clientName = ":1.7"
 
-    init(in directory: String) throws {
+    package init(in directory: String) throws {
         let path = directory + "/bus"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
@@ -39,7 +38,7 @@ final class ScriptedBus: @unchecked Sendable {
     }
 
     /// Accepts the client, lets it authenticate, and answers its Hello.
-    func accept(timeout: Double = 10) throws {
+    package func accept(timeout: Double = 10) throws {
         var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         guard poll(&pending, 1, Int32(timeout * 1000)) == 1 else { throw TestTimeout(what: "the client to connect") }
         peer = Glibc.accept(listener, nil, nil)
@@ -64,34 +63,34 @@ final class ScriptedBus: @unchecked Sendable {
     /// Reads the client's messages, answering its calls to the bus, until
     /// one whose member is `member` (answered too), which it returns.
     @discardableResult
-    func answerBusCalls(until member: String, timeout: Double = 10) throws -> WireMessage {
+    package func answerBusCalls(until member: String, timeout: Double = 10) throws -> Message {
         while true {
             let message = try read(timeout: timeout)
             if message.type == 1, message.destination == "org.freedesktop.DBus" {
                 let hello = message.member == "Hello"
                 send(Wire.message(type: 2, serial: nextSerial(), fields: Wire.reply(to: message.serial, destination: Self.clientName)
                                   + [(7, .string("org.freedesktop.DBus"))] + (hello ? [(8, .signature("s"))] : []),
-                                  body: hello ? Wire.string(Self.clientName) : []))
+                                  body: hello ? Wire.body([.string(Self.clientName)]) : []))
             }
             if message.member == member { return message }
         }
     }
 
     /// The client's next message.
-    func read(timeout: Double = 10) throws -> WireMessage {
+    package func read(timeout: Double = 10) throws -> Message {
         try fill(16, timeout: timeout)
-        guard buffer[0] == UInt8(ascii: "l") else { throw WireError(what: "a big-endian message") }
+        guard buffer[0] == UInt8(ascii: "l") else { throw Failure(what: "a big-endian message") }
         let bodyLength = Int(Wire.u32(buffer, 4)), fieldsLength = Int(Wire.u32(buffer, 12))
         let headerLength = (16 + fieldsLength + 7) & ~7
         try fill(headerLength + bodyLength, timeout: timeout)
-        let message = WireMessage(type: buffer[1], serial: Wire.u32(buffer, 8),
+        let message = Message(type: buffer[1], serial: Wire.u32(buffer, 8),
                                   fields: Wire.fields(Array(buffer[16..<(16 + fieldsLength)])),
                                   body: Array(buffer[headerLength..<(headerLength + bodyLength)]))
         buffer.removeFirst(headerLength + bodyLength)
         return message
     }
 
-    func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -101,7 +100,7 @@ final class ScriptedBus: @unchecked Sendable {
     }
 
     /// A signal from the bus's client side: `sender` as the bus would stamp it.
-    func signal(path: String, interface: String, member: String, sender: String = ":1.3", signature: String = "",
+    package func signal(path: String, interface: String, member: String, sender: String = ":1.3", signature: String = "",
                 body: [UInt8] = []) -> [UInt8] {
         Wire.message(type: 4, serial: nextSerial(),
                      fields: [(1, .objectPath(path)), (2, .string(interface)), (3, .string(member)), (7, .string(sender))]
@@ -109,7 +108,7 @@ final class ScriptedBus: @unchecked Sendable {
     }
 
     /// A method return (or, with `error`, an error) to `call`.
-    func reply(to call: WireMessage, error: String? = nil, signature: String = "", body: [UInt8] = []) -> [UInt8] {
+    package func reply(to call: Message, error: String? = nil, signature: String = "", body: [UInt8] = []) -> [UInt8] {
         Wire.message(type: error == nil ? 2 : 3, serial: nextSerial(),
                      fields: Wire.reply(to: call.serial, destination: Self.clientName) + [(7, .string(":1.3"))]
                          + (error.map { [(4, .string($0))] } ?? []) + (signature.isEmpty ? [] : [(8, .signature(signature))]),
@@ -117,14 +116,14 @@ final class ScriptedBus: @unchecked Sendable {
     }
 
     /// A method call from ":1.3" (no destination: as ibus-daemon calls an engine).
-    func call(path: String, interface: String, member: String, signature: String = "", body: [UInt8] = []) -> [UInt8] {
+    package func call(path: String, interface: String, member: String, signature: String = "", body: [UInt8] = []) -> [UInt8] {
         Wire.message(type: 1, serial: nextSerial(),
                      fields: [(1, .objectPath(path)), (2, .string(interface)), (3, .string(member)), (7, .string(":1.3"))]
                          + (signature.isEmpty ? [] : [(8, .signature(signature))]), body: body)
     }
 
     /// Ends the connection: the client reads end-of-file.
-    func hangUp() {
+    package func hangUp() {
         if peer >= 0 { shutdown(peer, Int32(SHUT_RDWR)) }
     }
 
@@ -154,21 +153,23 @@ final class ScriptedBus: @unchecked Sendable {
                 throw TestTimeout(what: "the client's bytes")
             }
             let got = recv(peer, &chunk, chunk.count, 0)
-            guard got > 0 else { throw WireError(what: "the client hung up") }
+            guard got > 0 else { throw Failure(what: "the client hung up") }
             buffer += chunk.prefix(got)
         }
     }
 }
 
-struct WireError: Error { let what: String }
+extension ScriptedBus {
+    package struct Failure: Error { package let what: String }
 
-/// One message as the client sent it: what the tests look at.
-struct WireMessage {
-    let type: UInt8
-    let serial: UInt32
-    let fields: [UInt8: String]
-    let body: [UInt8]
-    var member: String? { fields[3] }
-    var destination: String? { fields[6] }
-    var path: String? { fields[1] }
+    /// One message as the client sent it: what the tests look at.
+    package struct Message: Sendable {
+        package let type: UInt8
+        package let serial: UInt32
+        package let fields: [UInt8: String]
+        package let body: [UInt8]
+        package var member: String? { fields[3] }
+        package var destination: String? { fields[6] }
+        package var path: String? { fields[1] }
+    }
 }
