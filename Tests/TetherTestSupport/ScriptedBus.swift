@@ -122,6 +122,22 @@ package final class ScriptedBus: @unchecked Sendable {
                          + (signature.isEmpty ? [] : [(8, .signature(signature))]), body: body)
     }
 
+    /// Calls `member` on the client (no destination, as ibus-daemon calls an
+    /// engine) and reads until its answer: the answer, and what came before it.
+    package func ask(path: String, interface: String, member: String, signature: String = "",
+                     body: [UInt8] = [], timeout: Double = 10) throws -> (answer: Message, before: [Message]) {
+        let serial = nextSerial()
+        send(Wire.message(type: 1, serial: serial,
+                          fields: [(1, .objectPath(path)), (2, .string(interface)), (3, .string(member)), (7, .string(":1.3"))]
+                              + (signature.isEmpty ? [] : [(8, .signature(signature))]), body: body))
+        var before: [Message] = []
+        while true {
+            let message = try read(timeout: timeout)
+            if message.type == 2 || message.type == 3, message.fields[5] == String(serial) { return (message, before) }
+            before.append(message)
+        }
+    }
+
     /// Ends the connection: the client reads end-of-file.
     package func hangUp() {
         if peer >= 0 { shutdown(peer, Int32(SHUT_RDWR)) }

@@ -41,31 +41,58 @@ package enum Wire {
     }
 
     /// A body's value.
-    package enum Item {
-        case uint32(UInt32), string(String), strings([String])
+    package indirect enum Item {
+        case uint32(UInt32), boolean(Bool), string(String), strings([String])
+        /// A struct's fields.
+        case structure([Item])
+        /// A variant: its value's signature, and the value.
+        case variant(String, Item)
+        /// An array with no items, whose items align to `alignment` ("a{sv}": 8, "av": 1).
+        case emptyArray(alignment: Int)
     }
 
-    /// A body of `items` ("u", "s", "as"), each aligned as D-Bus says.
+    /// A body of `items`, each aligned as D-Bus says.
     package static func body(_ items: [Item]) -> [UInt8] {
         var body: [UInt8] = []
+        func align(_ alignment: Int) { while body.count % alignment != 0 { body.append(0) } }
         func string(_ text: String) {
-            while body.count % 4 != 0 { body.append(0) }
+            align(4)
             body += le32(UInt32(text.utf8.count)) + Array(text.utf8) + [0]
         }
-        for item in items {
-            while body.count % 4 != 0 { body.append(0) }
+        func append(_ item: Item) {
             switch item {
-            case .uint32(let number): body += le32(number)
+            case .uint32(let number): align(4); body += le32(number)
+            case .boolean(let flag): align(4); body += le32(flag ? 1 : 0)
             case .string(let text): string(text)
             case .strings(let texts):
+                align(4)
                 let lengthAt = body.count
                 body += le32(0)
                 let start = body.count
                 for text in texts { string(text) }
                 body.replaceSubrange(lengthAt..<(lengthAt + 4), with: le32(UInt32(body.count - start)))
+            case .structure(let fields):
+                align(8)
+                fields.forEach(append)
+            case .variant(let signature, let value):
+                body += [UInt8(signature.utf8.count)] + Array(signature.utf8) + [0]
+                append(value)
+            case .emptyArray(let alignment):
+                align(4)
+                body += le32(0)
+                align(alignment)
             }
         }
+        items.forEach(append)
         return body
+    }
+
+    /// An IBusText holding `text`, as a variant ("v" of "(sa{sv}sv)").
+    package static func ibusText(_ text: String) -> Item {
+        .variant("(sa{sv}sv)", .structure([
+            .string("IBusText"), .emptyArray(alignment: 8), .string(text),
+            .variant("(sa{sv}av)", .structure([.string("IBusAttrList"), .emptyArray(alignment: 8), .emptyArray(alignment: 1)])),
+        ]))
     }
 
     /// A body of one variant holding a variant ... `depth` deep, around a
