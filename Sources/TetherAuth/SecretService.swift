@@ -18,22 +18,28 @@ struct SecretService {
     /// versions and by `secret-tool` are the same items.
     static let schema = "org.tether.Credential"
     /// How long one call may take.
-    static let timeoutMilliseconds: UInt64 = 20_000
+    static let defaultTimeoutMilliseconds: UInt64 = 20_000
 
     private let bus: BlockingBus
+    private let timeoutMilliseconds: UInt64
     private let session: String
 
     /// A connection to the session bus and a session with the service.
     init() throws(KeyringError) {
-        let address: String
         switch SessionBusAddress.resolve() {
-        case .success(let found): address = found
+        case .success(let address): try self.init(address: address)
         case .failure(let noBus): throw KeyringError("no session bus: \(noBus.reason)")
         }
+    }
+
+    /// A session with the service on the bus at `address`, each call waiting
+    /// at most `timeoutMilliseconds`.
+    init(address: String, timeoutMilliseconds: UInt64 = SecretService.defaultTimeoutMilliseconds) throws(KeyringError) {
+        self.timeoutMilliseconds = timeoutMilliseconds
         do {
             bus = try BlockingBus(address: address)
             let opened = try bus.call(destination: Self.name, path: Self.path, interface: Self.service, member: "OpenSession",
-                                      [.string("plain"), .variant(.string(""))], timeoutMilliseconds: Self.timeoutMilliseconds)
+                                      [.string("plain"), .variant(.string(""))], timeoutMilliseconds: timeoutMilliseconds)
             guard opened.count == 2, let session = opened[1].stringValue else {
                 throw KeyringError("the Secret Service opened no session")
             }
@@ -50,7 +56,7 @@ struct SecretService {
     /// Ends the session (the service forgets it with the connection too).
     func close() {
         _ = try? bus.call(destination: Self.name, path: session, interface: "org.freedesktop.Secret.Session", member: "Close",
-                          timeoutMilliseconds: Self.timeoutMilliseconds)
+                          timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// The default collection's path and whether it is locked.
@@ -61,7 +67,7 @@ struct SecretService {
         }
         do {
             let locked = try bus.property(destination: Self.name, path: path, interface: Self.collectionInterface,
-                                          name: "Locked", timeoutMilliseconds: Self.timeoutMilliseconds)
+                                          name: "Locked", timeoutMilliseconds: timeoutMilliseconds)
             return (path, locked.boolValue ?? true)
         } catch {
             throw Self.failure(error)
@@ -77,8 +83,10 @@ struct SecretService {
             ("org.freedesktop.Secret.Item.Label", .string(label)),
             ("org.freedesktop.Secret.Item.Attributes", Self.dictionary(attributes)),
         ])
+        // The service's own words are left out: one that echoes what it
+        // was given would put the secret in an error a terminal shows.
         let answer = try call(collection.path, Self.collectionInterface, "CreateItem",
-                              [properties, secretValue(secret), .boolean(true)])
+                              [properties, secretValue(secret), .boolean(true)], quoting: false)
         guard answer.count == 2, answer[0].stringValue != "/" else {
             throw KeyringError("the keyring did not store the secret (it asked for a prompt)")
         }
@@ -112,13 +120,13 @@ struct SecretService {
         }
     }
 
-    private func call(_ path: String, _ interface: String, _ member: String, _ arguments: [BusValue])
-        throws(KeyringError) -> [BusValue] {
+    private func call(_ path: String, _ interface: String, _ member: String, _ arguments: [BusValue],
+                      quoting: Bool = true) throws(KeyringError) -> [BusValue] {
         do {
             return try bus.call(destination: Self.name, path: path, interface: interface, member: member, arguments,
-                                timeoutMilliseconds: Self.timeoutMilliseconds)
+                                timeoutMilliseconds: timeoutMilliseconds)
         } catch {
-            throw Self.failure(error)
+            throw Self.failure(error, quoting: quoting)
         }
     }
 
@@ -133,8 +141,9 @@ struct SecretService {
             .sorted { $0.key < $1.key }.map { .entry(.string($0.key), .string($0.value)) })
     }
 
-    /// A bus failure as one sentence (the service's own text never holds a secret).
-    private static func failure(_ error: BusError) -> KeyringError {
+    /// A bus failure as one sentence; the service's own text only where
+    /// `quoting` (no call that carried a secret).
+    private static func failure(_ error: BusError, quoting: Bool = true) -> KeyringError {
         switch error.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
             return KeyringError("no Secret Service answers on the session bus (\(error.reason))")
@@ -143,6 +152,7 @@ struct SecretService {
         case "org.freedesktop.Secret.Error.IsLocked":
             return KeyringError("it is locked")
         default:
+            guard quoting else { return KeyringError("the keyring refused: \(error.name ?? "no reason given")") }
             return KeyringError(error.reason)
         }
     }

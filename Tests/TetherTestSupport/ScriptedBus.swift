@@ -138,6 +138,22 @@ package final class ScriptedBus: @unchecked Sendable {
         }
     }
 
+    /// Answers the client's calls as `answer` says (nil: none), and its calls
+    /// to the bus itself, until it hangs up; what it called, by member.
+    @discardableResult
+    package func serve(_ answer: (Message) -> [UInt8]?) -> [String] {
+        var members: [String] = []
+        while let message = try? read(timeout: 30) {
+            if message.type == 1, message.destination == "org.freedesktop.DBus" {
+                send(reply(to: message))
+                continue
+            }
+            members.append(message.member ?? "?")
+            if message.type == 1, let bytes = answer(message) { send(bytes) }
+        }
+        return members
+    }
+
     /// Ends the connection: the client reads end-of-file.
     package func hangUp() {
         if peer >= 0 { shutdown(peer, Int32(SHUT_RDWR)) }

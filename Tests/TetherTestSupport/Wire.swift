@@ -42,13 +42,17 @@ package enum Wire {
 
     /// A body's value.
     package indirect enum Item {
-        case uint32(UInt32), boolean(Bool), string(String), strings([String])
+        case uint32(UInt32), boolean(Bool), string(String), objectPath(String), strings([String])
+        /// Bytes ("ay").
+        case bytes([UInt8])
         /// A struct's fields.
         case structure([Item])
         /// A variant: its value's signature, and the value.
         case variant(String, Item)
         /// An array with no items, whose items align to `alignment` ("a{sv}": 8, "av": 1).
         case emptyArray(alignment: Int)
+        /// A dictionary's entries ("a{..}").
+        case entries([(Item, Item)])
     }
 
     /// A body of `items`, each aligned as D-Bus says.
@@ -63,7 +67,10 @@ package enum Wire {
             switch item {
             case .uint32(let number): align(4); body += le32(number)
             case .boolean(let flag): align(4); body += le32(flag ? 1 : 0)
-            case .string(let text): string(text)
+            case .string(let text), .objectPath(let text): string(text)
+            case .bytes(let bytes):
+                align(4)
+                body += le32(UInt32(bytes.count)) + bytes
             case .strings(let texts):
                 align(4)
                 let lengthAt = body.count
@@ -81,6 +88,18 @@ package enum Wire {
                 align(4)
                 body += le32(0)
                 align(alignment)
+            case .entries(let entries):
+                align(4)
+                let lengthAt = body.count
+                body += le32(0)
+                align(8)
+                let start = body.count
+                for (key, value) in entries {
+                    align(8)
+                    append(key)
+                    append(value)
+                }
+                body.replaceSubrange(lengthAt..<(lengthAt + 4), with: le32(UInt32(body.count - start)))
             }
         }
         items.forEach(append)
