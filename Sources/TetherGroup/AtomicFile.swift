@@ -55,7 +55,8 @@ package enum AtomicFile {
     package enum Sweep: Sendable {
         /// None: the caller swept already.
         case none
-        /// Those whose writer's pid is gone: safe without any lock.
+        /// Those no writer holds (each holds a lock on its own from
+        /// creation to rename): safe without the store's lock.
         case deadWriters
         /// Every one: only for callers that write `path` under a lock they
         /// hold, so that any temp file found is a dead writer's.
@@ -72,22 +73,34 @@ package enum AtomicFile {
         var leftovers: [String] = []
         while let entry = readdir(stream) {
             let entryName = DirectoryEntry.name(entry)
-            guard let pid = writerPID(ofTemporary: entryName, for: name) else { continue }
-            if sweep == .deadWriters,
-               pid == getpid() || Syscall.processExists(pid) || isRecent("\(directory)/\(entryName)") { continue }
+            guard writerPID(ofTemporary: entryName, for: name) != nil else { continue }
+            if sweep == .deadWriters, !isAbandoned("\(directory)/\(entryName)") { continue }
             leftovers.append(entryName)
         }
         for leftover in leftovers { unlink("\(directory)/\(leftover)") }
     }
 
-    /// A writer in another PID namespace (an extension's world) names its
-    /// file with a pid that means nothing here, alive or not: its file is
-    /// young while it writes. Only one older than this is a dead writer's.
+    /// A temp file no one holds is a dead writer's once this old: the
+    /// instant between its creation and its writer's lock is covered.
+    static let unheldAfterSeconds = 10
+    /// Where its lock cannot be asked (a filesystem without locks): by age.
     static let abandonedAfterSeconds = 60
 
-    private static func isRecent(_ path: String) -> Bool {
-        guard let info = try? Syscall.lstat(path) else { return false }
-        return Int(time(nil)) - Int(info.st_mtim.tv_sec) < abandonedAfterSeconds
+    /// Whether the writer of the temp file at `path` is gone. Not by its pid:
+    /// a writer in another PID namespace (an extension's world) names its
+    /// file with a pid that means nothing here, and one stopped (SIGSTOP) or
+    /// slow past any age still lives. Its OFD lock is asked, not taken.
+    private static func isAbandoned(_ path: String) -> Bool {
+        // O_NONBLOCK: a FIFO planted under a temp name is not waited on.
+        guard let fd = try? Syscall.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return false }
+        defer { Syscall.close(fd) }
+        guard let info = try? Syscall.fstat(fd) else { return false }
+        let age = Int(time(nil)) - Int(info.st_mtim.tv_sec)
+        do throws(Errno) {
+            return try OFDLock.conflict(fd) == nil && age >= unheldAfterSeconds
+        } catch {
+            return age >= abandonedAfterSeconds
+        }
     }
 
     /// The writer's pid if `entry` is exactly `.NAME.PID.N.tmp`.
@@ -127,11 +140,14 @@ package enum AtomicFile {
                 }
             }
             guard fd >= 0 else { throw Errno.fileExists }
+            // Held until the rename: a sweep sees a live writer's file as live
+            // (best effort: a filesystem without locks is swept by age).
+            _ = try? OFDLock.tryLockExclusive(fd)
             try Syscall.pwrite(fd, bytes, at: 0)
             if durable { _ = try Syscall.check { fsync(fd) } }
+            _ = try Syscall.check { rename(temporary, path) }
             Syscall.close(fd)
             fd = -1
-            _ = try Syscall.check { rename(temporary, path) }
         } catch {
             if fd >= 0 { Syscall.close(fd) }
             if !temporary.isEmpty { unlink(temporary) }

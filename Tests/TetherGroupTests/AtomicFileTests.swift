@@ -6,24 +6,37 @@ import TetherTestSupport
 /// Invariant 13 for files written without a lock (`shared/`): a write removes
 /// the temp files of writers that are gone, and never a live writer's.
 @Suite(.timed) struct AtomicFileTests {
-    /// A dead writer's temp file goes once it is old; a young one whose pid
-    /// names no process here is kept: its writer may be in another PID
-    /// namespace (an extension's world), writing now.
-    @Test func aWriteSweepsDeadWritersTempFilesAndKeepsLiveOnes() throws {
+    /// A temp file no writer holds goes once a few seconds old, whatever
+    /// its pid; one its writer holds (its lock, from creation to rename)
+    /// stays however old, whatever its pid says: a writer stopped with
+    /// SIGSTOP, or in another PID namespace (an extension's world).
+    @Test func aWriteSweepsTheTempFilesNoWriterHolds() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/note"
         let dead = dir.path + "/.note.\(pidOfNoProcess).0.tmp"
-        let elsewhere = dir.path + "/.note.\(pidOfNoProcess).1.tmp"
-        let live = dir.path + "/.note.\(getppid()).0.tmp"  // our parent lives on
+        let young = dir.path + "/.note.\(pidOfNoProcess).1.tmp"
+        let held = dir.path + "/.note.\(pidOfNoProcess).2.tmp"
+        let ownPID = dir.path + "/.note.\(getpid()).3.tmp"  // no thread of ours holds it
+        let worldInit = dir.path + "/.note.1.0.tmp"  // pid 1 in an extension's world
         let unrelated = dir.path + "/.note.backup.tmp"
-        for leftover in [dead, elsewhere, live, unrelated] { try writeFile(leftover, "secret copy", mode: 0o600) }
-        // Last written two minutes ago, past `abandonedAfterSeconds`.
+        for leftover in [dead, young, held, ownPID, worldInit, unrelated] { try writeFile(leftover, "secret copy", mode: 0o600) }
+        // Last written two minutes ago.
         var times = [timespec(tv_sec: time(nil) - 120, tv_nsec: 0), timespec(tv_sec: time(nil) - 120, tv_nsec: 0)]
-        for old in [dead, live] { try #require(utimensat(AT_FDCWD, old, &times, 0) == 0) }
+        for old in [dead, held, ownPID, worldInit, unrelated] { try #require(utimensat(AT_FDCWD, old, &times, 0) == 0) }
+        // A live writer's lock, as `write` takes it (F_OFD_SETLK).
+        let writer = open(held, O_WRONLY | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        try #require(fcntl(writer, 37, &lock) == 0)  // F_OFD_SETLK
         try AtomicFile.write(Array("new".utf8), to: path)
-        #expect(!FileManager.default.fileExists(atPath: dead), "a dead writer's copy is removed")
-        #expect(FileManager.default.fileExists(atPath: elsewhere), "a young file of a pid unknown here is kept")
-        #expect(FileManager.default.fileExists(atPath: live), "a live writer's temp file is its own")
+        for gone in [dead, ownPID, worldInit] {
+            #expect(!FileManager.default.fileExists(atPath: gone), "\(gone): no writer holds it")
+        }
+        #expect(FileManager.default.fileExists(atPath: young), "a file made a moment ago is kept")
+        #expect(FileManager.default.fileExists(atPath: held), "a held file is a live writer's")
         #expect(FileManager.default.fileExists(atPath: unrelated), "only exact temp names are touched")
         #expect(try AtomicFile.read(path) == Array("new".utf8))
     }
