@@ -1,26 +1,44 @@
 import Synchronization
 
-/// A seam for tests: runs between taking a lock and checking that its path
-/// still names the locked inode, so a test can swap the file at exactly the
-/// instant a real race would. Never set outside tests (`@testable import`).
+/// A seam for tests: runs at the instants a real race strikes a group file
+/// (after it is opened and before it is looked at: a lock file, a store; a
+/// lock file after it is locked and before its path is checked), so a test
+/// can swap the file at exactly that instant. Never set outside tests
+/// (`@testable import`).
 enum LockFaultInjection {
+    enum Moment: Sendable {
+        /// Opened, not yet inspected (`OwnedFile.opening`).
+        case opened
+        /// Locked, its path not yet checked.
+        case locked
+    }
+
     /// In a struct, as `CorruptionObserver`'s.
     private struct Hook: Sendable {
-        let body: @Sendable (String) -> Void
+        let body: @Sendable (Moment, String) -> Void
     }
 
     private static let hook = Mutex<Hook?>(nil)
     /// Cheap to read on every acquisition: an atomic flag, no lock.
     private static let armed = Atomic<Bool>(false)
 
-    static func afterLocking(_ path: String) {
+    static func at(_ moment: Moment, _ path: String) {
         guard armed.load(ordering: .relaxed) else { return }
-        hook.withLock { $0 }?.body(path)
+        hook.withLock { $0 }?.body(moment, path)
     }
 
+    static func afterLocking(_ path: String) { at(.locked, path) }
+
     /// Installs `body` (nil removes it). Internal: tests only.
-    static func setAfterLocking(_ body: (@Sendable (String) -> Void)?) {
+    static func set(_ body: (@Sendable (Moment, String) -> Void)?) {
         hook.withLock { $0 = body.map(Hook.init) }
         armed.store(body != nil, ordering: .relaxed)
+    }
+
+    static func setAfterLocking(_ body: (@Sendable (String) -> Void)?) {
+        guard let body else { return set(nil) }
+        set { moment, path in
+            if moment == .locked { body(path) }
+        }
     }
 }

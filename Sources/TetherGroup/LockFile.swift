@@ -26,17 +26,16 @@ enum LockFile {
         case .watch: O_RDONLY | O_NONBLOCK | O_CREAT
         case .hold: O_RDWR | O_NONBLOCK | O_CREAT
         }
-        let fd: Int32
-        do {
-            fd = try Syscall.open(path, flags, mode: 0o600)
-        } catch .tooManySymbolicLinkLevels {
-            throw .symlinkRefused(path)
-        } catch .noSuchFileOrDirectory where access == .probe {
-            return nil
-        } catch {
-            throw .system("open lock file", path: path, error)
+        return try OwnedFile.opening(path, doing: "inspect lock file") { () throws(GroupError) -> Int32? in
+            do throws(Errno) {
+                return try Syscall.open(path, flags, mode: 0o600)
+            } catch .tooManySymbolicLinkLevels {
+                throw .symlinkRefused(path)
+            } catch .noSuchFileOrDirectory where access == .probe {
+                return nil
+            } catch {
+                throw .system("open lock file", path: path, error)
+            }
         }
-        let info = try OwnedFile.inspect(fd, path: path, doing: "inspect lock file")
-        return (fd, info)
     }
 }

@@ -31,4 +31,22 @@ enum OwnedFile {
         }
         return info
     }
+
+    /// The descriptor `open` gives for `path` (nil: not there) and its
+    /// status, inspected. A file replaced between the open and the look (a
+    /// writer renamed a new one over it: no link left, which a planted hard
+    /// link never has) is opened again: the path names the new one.
+    static func opening(_ path: String, doing action: String, private: Bool = false,
+                        _ open: () throws(GroupError) -> Int32?) throws(GroupError) -> (fd: Int32, info: stat)? {
+        for _ in 0..<8 {
+            guard let fd = try open() else { return nil }
+            LockFaultInjection.at(.opened, path)
+            do {
+                return (fd, try inspect(fd, path: path, doing: action, private: `private`))
+            } catch .hardLinkRefused(_, links: 0) {
+                continue
+            }
+        }
+        throw .system(action, path: path, .resourceBusy)
+    }
 }

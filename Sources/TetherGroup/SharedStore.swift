@@ -217,18 +217,24 @@ public final class SharedStore: Sendable {
     /// Reads the file into the cache. (`Syscall.open` adds O_CLOEXEC and
     /// O_NOFOLLOW: the kept descriptor never leaks into a child.)
     private func load() throws(GroupError) -> Loaded {
-        let fd: Int32
-        do {
-            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        } catch .noSuchFileOrDirectory {
+        // Read without the lock: a writer may rename a new file over the
+        // one opened before it is looked at (`OwnedFile.opening` opens again).
+        let path = self.path
+        let opened = try OwnedFile.opening(path, doing: "read", private: true) { () throws(GroupError) -> Int32? in
+            do throws(Errno) {
+                return try Syscall.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            } catch .noSuchFileOrDirectory {
+                return nil
+            } catch .tooManySymbolicLinkLevels {
+                throw .symlinkRefused(path)
+            } catch {
+                throw .system("read", path: path, error)
+            }
+        }
+        guard let (fd, info) = opened else {
             cache.withLock { Self.forget(&$0) }
             return .values([:])
-        } catch .tooManySymbolicLinkLevels {
-            throw .symlinkRefused(path)
-        } catch {
-            throw .system("read", path: path, error)
         }
-        let info = try OwnedFile.inspect(fd, path: path, doing: "read", private: true)
         guard Int(info.st_size) <= Self.maximumSize else {
             Syscall.close(fd)
             return .corrupt(reason: "it is \(info.st_size) bytes, over a store's limit of \(Self.maximumSize >> 20) MiB")
