@@ -19,6 +19,7 @@ static struct {
     int (*get_timeout)(sd_bus *, uint64_t *);
     int (*process)(sd_bus *, sd_bus_message **);
     int (*is_open)(sd_bus *);
+    int (*is_ready)(sd_bus *);
     int (*get_unique_name)(sd_bus *, const char **);
     int (*new_method_call)(sd_bus *, sd_bus_message **, const char *, const char *, const char *, const char *);
     int (*new_signal)(sd_bus *, sd_bus_message **, const char *, const char *, const char *);
@@ -85,6 +86,7 @@ static void load(void) {
     FIND(get_timeout, "sd_bus_get_timeout");
     FIND(process, "sd_bus_process");
     FIND(is_open, "sd_bus_is_open");
+    FIND(is_ready, "sd_bus_is_ready");
     FIND(get_unique_name, "sd_bus_get_unique_name");
     FIND(new_method_call, "sd_bus_message_new_method_call");
     FIND(new_signal, "sd_bus_message_new_signal");
@@ -148,6 +150,7 @@ int tether_bus_events(sd_bus *bus) { return sd.get_events(bus); }
 int tether_bus_timeout(sd_bus *bus, uint64_t *usec) { return sd.get_timeout(bus, usec); }
 int tether_bus_process(sd_bus *bus) { return sd.process(bus, NULL); }
 int tether_bus_is_open(sd_bus *bus) { return sd.is_open(bus); }
+int tether_bus_is_ready(sd_bus *bus) { return sd.is_ready(bus); }
 int tether_bus_unique_name(sd_bus *bus, const char **name) { return sd.get_unique_name(bus, name); }
 
 int tether_bus_new_method_call(sd_bus *bus, sd_bus_message **message, const char *destination, const char *path,

@@ -37,7 +37,7 @@ struct SecretService {
     init(address: String, timeoutMilliseconds: UInt64 = SecretService.defaultTimeoutMilliseconds) throws(KeyringError) {
         self.timeoutMilliseconds = timeoutMilliseconds
         do {
-            bus = try BlockingBus(address: address)
+            bus = try BlockingBus(address: address, timeoutMilliseconds: timeoutMilliseconds)
             let opened = try bus.call(destination: Self.name, path: Self.path, interface: Self.service, member: "OpenSession",
                                       [.string("plain"), .variant(.string(""))], timeoutMilliseconds: timeoutMilliseconds)
             guard opened.count == 2, let session = opened[1].stringValue else {

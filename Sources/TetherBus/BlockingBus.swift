@@ -11,7 +11,11 @@ import Glibc
 package final class BlockingBus {
     private var bus: OpaquePointer?
 
-    package init(address: String) throws(BusError) {
+    /// Connects to `address`, its handshake done within `timeoutMilliseconds`:
+    /// sd-bus alone gives a handshake 90 s before any call's own bound
+    /// counts, so a daemon that accepts and never answers (stopped, stuck)
+    /// would hold the caller (the host's start, `doctor`, `login`) that long.
+    package init(address: String, timeoutMilliseconds: UInt64) throws(BusError) {
         var reason = [CChar](repeating: 0, count: 256)
         guard tether_bus_load(&reason, reason.count) == 0 else {
             throw BusError(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -20,6 +24,18 @@ package final class BlockingBus {
         let opened = address.withCString { tether_bus_open($0, &made) }
         guard opened >= 0, let made else { throw BusError.errno(opened, "cannot connect to the bus") }
         bus = made
+        let deadline = MonotonicClock.nanoseconds() + timeoutMilliseconds * 1_000_000
+        while true {
+            let ready = tether_bus_is_ready(made)
+            if ready > 0 { return }
+            let processed = tether_bus_process(made)
+            if ready < 0 || processed < 0 { throw BusError.errno(ready < 0 ? ready : processed, "cannot connect to the bus") }
+            if processed > 0 { continue }
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { throw BusError("the bus did not finish its handshake within \(timeoutMilliseconds) ms") }
+            var watched = pollfd(fd: tether_bus_fd(made), events: Int16(truncatingIfNeeded: tether_bus_events(made)), revents: 0)
+            _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+        }
     }
 
     deinit { tether_bus_close(bus) }

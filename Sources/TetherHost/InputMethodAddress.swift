@@ -45,7 +45,7 @@ package enum InputMethodAddress {
         case .failure(let notFound): return .failure(notFound)
         }
         do {
-            let bus = try BlockingBus(address: address)
+            let bus = try BlockingBus(address: address, timeoutMilliseconds: 2_000)
             _ = try bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                              member: "GetNameOwner", [.string(IBusSerialization.daemon)], timeoutMilliseconds: 2_000)
             return .success(address)

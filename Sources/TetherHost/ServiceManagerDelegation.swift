@@ -24,12 +24,14 @@ package enum ServiceManagerDelegation {
 
     /// The unit the user's manager runs `pid` in; nil with why where there
     /// is no such manager, or it has no unit for `pid`.
-    package static func unit(of pid: Int32 = getpid()) -> Result<Unit, Failure> {
-        let bus: BlockingBus
-        switch connect() {
-        case .success(let connected): bus = connected
-        case .failure(let failure): return .failure(failure)
+    package static func unit(of pid: Int32 = getpid(), address: String? = nil) -> Result<Unit, Failure> {
+        switch connect(address) {
+        case .success(let bus): unit(of: pid, on: bus)
+        case .failure(let failure): .failure(failure)
         }
+    }
+
+    private static func unit(of pid: Int32, on bus: BlockingBus) -> Result<Unit, Failure> {
         let manager = "org.freedesktop.systemd1"
         let path: String
         do {
@@ -69,9 +71,9 @@ package enum ServiceManagerDelegation {
     /// cgroup); the scope ends when its last process does. Named after
     /// the group and the pid: a killed host's scope may still hold what
     /// it left.
-    package static func startScope(group: String, pid: Int32 = getpid()) -> Result<Unit, Failure> {
+    package static func startScope(group: String, pid: Int32 = getpid(), address: String? = nil) -> Result<Unit, Failure> {
         let bus: BlockingBus
-        switch connect() {
+        switch connect(address) {
         case .success(let connected): bus = connected
         case .failure(let failure): return .failure(failure)
         }
@@ -103,7 +105,7 @@ package enum ServiceManagerDelegation {
         guard result == "done" else {
             return .failure(Failure(reason: "the user's service manager made no scope: its job ended \"\(result)\"", noManager: false))
         }
-        return unit(of: pid)
+        return unit(of: pid, on: bus)
     }
 
     /// The controllers a scope of the user's manager would get (those of
@@ -118,14 +120,17 @@ package enum ServiceManagerDelegation {
     }
 
     /// The session bus a desktop session leaves, never an autolaunched one.
-    private static func connect() -> Result<BlockingBus, Failure> {
-        let address: String
-        switch SessionBusAddress.resolve() {
-        case .success(let found): address = found
-        case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
+    /// The bus at `address`, or the session's.
+    private static func connect(_ given: String? = nil) -> Result<BlockingBus, Failure> {
+        var address = given ?? ""
+        if given == nil {
+            switch SessionBusAddress.resolve() {
+            case .success(let found): address = found
+            case .failure(let noBus): return .failure(Failure(reason: "no session bus: \(noBus.reason)", noManager: true))
+            }
         }
         do {
-            return .success(try BlockingBus(address: address))
+            return .success(try BlockingBus(address: address, timeoutMilliseconds: timeoutMilliseconds))
         } catch {
             return .failure(Failure(reason: "no session bus: \(error.reason)", noManager: true))
         }

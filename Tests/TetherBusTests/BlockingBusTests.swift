@@ -33,7 +33,7 @@ import TetherTestSupport
 
     static func start(_ bus: ScriptedBus, timeoutMilliseconds: UInt64 = 5_000) -> String {
         do {
-            let client = try BlockingBus(address: bus.address)
+            let client = try BlockingBus(address: bus.address, timeoutMilliseconds: timeoutMilliseconds)
             let (answer, signal) = try client.call(destination: "t.Manager", path: "/", interface: "t.Manager", member: "Start",
                                                    thenAwait: rule, until: { answer, signal in
                                                        signal.arguments.first == answer.first
@@ -79,5 +79,18 @@ import TetherTestSupport
         let outcome = try await offThePool { Self.start(bus) }
         #expect(!outcome.hasPrefix("7"), "\(outcome)")
         #expect((MonotonicClock.nanoseconds() - started) / 1_000_000 < 4_000)
+    }
+
+    /// A bus that takes the connection and never answers its handshake (a
+    /// daemon stopped with SIGSTOP): the connection fails at the caller's
+    /// bound, not at sd-bus's 90 s.
+    @Test func aBusThatNeverAnswersTheHandshakeFailsInTime() async throws {
+        let directory = try TemporaryDirectory()
+        let bus = try ScriptedBus(in: directory.path)  // listening; nothing accepts
+        let started = MonotonicClock.nanoseconds()
+        let outcome = try await offThePool { Self.start(bus, timeoutMilliseconds: 300) }
+        let waited = (MonotonicClock.nanoseconds() - started) / 1_000_000
+        #expect(outcome == "the bus did not finish its handshake within 300 ms")
+        #expect(waited < 5_000, "waited \(waited) ms")
     }
 }

@@ -54,6 +54,8 @@ int tether_bus_timeout(sd_bus *bus, uint64_t *usec);
    a negative errno when the connection is gone. */
 int tether_bus_process(sd_bus *bus);
 int tether_bus_is_open(sd_bus *bus);
+/* Whether the handshake and Hello are done (no wait). */
+int tether_bus_is_ready(sd_bus *bus);
 int tether_bus_unique_name(sd_bus *bus, const char **name);
 
 int tether_bus_new_method_call(sd_bus *bus, sd_bus_message **message, const char *destination, const char *path,
