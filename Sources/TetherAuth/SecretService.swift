@@ -141,19 +141,20 @@ struct SecretService {
             .sorted { $0.key < $1.key }.map { .entry(.string($0.key), .string($0.value)) })
     }
 
-    /// A bus failure as one sentence; the service's own text only where
-    /// `quoting` (no call that carried a secret).
+    /// A bus failure as one sentence. A peer's own text (an error answer
+    /// has a name) only where `quoting`: no call that carried a secret, which
+    /// any owner of the service's name could echo. Our own (no name) always.
     private static func failure(_ error: BusError, quoting: Bool = true) -> KeyringError {
+        let text = quoting || error.name == nil ? error.reason : nil
         switch error.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            return KeyringError("no Secret Service answers on the session bus (\(error.reason))")
+            return KeyringError("no Secret Service answers on the session bus" + (text.map { " (\($0))" } ?? ""))
         case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout":
             return KeyringError("the keyring did not answer in time")
         case "org.freedesktop.Secret.Error.IsLocked":
             return KeyringError("it is locked")
         default:
-            guard quoting else { return KeyringError("the keyring refused: \(error.name ?? "no reason given")") }
-            return KeyringError(error.reason)
+            return KeyringError(text ?? "the keyring refused: \(error.name ?? "no reason given")")
         }
     }
 }

@@ -27,6 +27,8 @@ package final class BusConnection: @unchecked Sendable {
     /// The loop's hold on an open connection.
     private var retained: Unmanaged<BusConnection>?
     private var closeAfterDispatch: BusError??
+    /// A dispatch waits for the loop's next turn (more was waiting).
+    private var turnQueued = false
 
     /// Messages dispatched in one turn of the loop before others get theirs.
     static let dispatchesPerTurn = 64
@@ -272,8 +274,16 @@ package final class BusConnection: @unchecked Sendable {
         // handles' I/O. Not by a 0 ms timer: libuv before 1.45 runs a timer
         // restarted from its own callback again in the same pass, so a
         // flood would keep the loop from everything else until it ended.
+        // One such turn queued at a time, the socket unwatched meanwhile:
+        // a level-triggered poll would dispatch more in the same turn.
         if more {
-            loop.execute { [weak self] in self?.dispatch() }
+            watcher?.stop()
+            guard !turnQueued else { return }
+            turnQueued = true
+            loop.execute { [weak self] in
+                self?.turnQueued = false
+                self?.dispatch()
+            }
         } else {
             rearm()
         }
@@ -281,7 +291,8 @@ package final class BusConnection: @unchecked Sendable {
 
     /// Watches for what sd-bus now wants: its socket's events and its timeout.
     private func rearm() {
-        guard let bus, let watcher, !dispatching else { return }
+        // A queued turn rearms when it has run.
+        guard let bus, let watcher, !dispatching, !turnQueued else { return }
         let wanted = tether_bus_events(bus)
         var events: PollWatcher.Events = [.disconnect]
         if wanted & 0x001 != 0 { events.insert(.readable) }  // POLLIN

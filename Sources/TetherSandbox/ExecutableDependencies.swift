@@ -32,10 +32,13 @@ package enum ExecutableDependencies {
         default: return []
         }
         var seen = Set(files)
-        while let next = pending.popLast(), files.count < limit {
+        // Each candidate costs a stat: bounded whatever the files name.
+        var looks = 0
+        while let next = pending.popLast(), files.count < limit, looks < limit * 16 {
             guard case .elf(let needed, let runpaths) = inspect(next) else { continue }
-            for name in needed where !name.isEmpty && files.count < limit {
-                let candidates = name.contains("/") ? [name] : runpaths.map { $0 + "/" + name }
+            for name in needed where !name.isEmpty && files.count < limit && looks < limit * 16 {
+                let candidates = (name.contains("/") ? [name] : runpaths.map { $0 + "/" + name }).prefix(limit * 16 - looks)
+                looks += candidates.count
                 // Only an ELF shared object: the author's section headers may
                 // name any file (a static program's loader never reads them),
                 // and a key in ~/.ssh is no library.
@@ -46,6 +49,9 @@ package enum ExecutableDependencies {
         }
         return files
     }
+
+    /// Directories of a RUNPATH looked in, at most.
+    static let maximumRunpaths = 64
 
     /// What a file says it needs to run.
     private enum Inspection {
@@ -73,9 +79,13 @@ package enum ExecutableDependencies {
         }
         let origin = directory(of: path)
         let entries = dynamicStrings(fd: fd, header: head)
-        let runpaths = entries.filter { $0.tag != 1 }.flatMap { $0.text.split(separator: ":") }.map {
-            String($0).replacing("${ORIGIN}", with: origin).replacing("$ORIGIN", with: origin)
-        }.filter { $0.hasPrefix("/") }
+        var runpaths: [String] = []
+        for directory in entries.filter({ $0.tag != 1 }).flatMap({ $0.text.split(separator: ":") }) {
+            let expanded = String(directory).replacing("${ORIGIN}", with: origin).replacing("$ORIGIN", with: origin)
+            // At most 64, each once: a hostile file may name thousands.
+            guard runpaths.count < maximumRunpaths else { break }
+            if expanded.hasPrefix("/"), !runpaths.contains(expanded) { runpaths.append(expanded) }
+        }
         return .elf(needed: entries.filter { $0.tag == 1 }.map(\.text), runpaths: runpaths)
     }
 

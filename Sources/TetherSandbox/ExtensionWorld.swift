@@ -87,12 +87,22 @@ package enum ExtensionWorld {
         // and its arguments' scripts (`/usr/bin/env python3 /x/y.py`):
         // vetted like the rest, as the program may be hostile; beneath the
         // user's home, no directory of theirs, only the files it loads.
-        let ownDirectories = programs.compactMap(Self.resolved)
-        let home = home.flatMap { $0.hasPrefix("/") ? Self.resolved($0) ?? $0 : nil }
+        // The home `HOME` names and the account's: either may be unset or other.
+        let homes = Set([home, Self.accountHome()].compactMap { $0 }.filter { $0.hasPrefix("/") }.map { Self.resolved($0) ?? $0 })
+            .filter { $0 != "/" }.sorted()
+        let kept = Self.kept(policy, homes: homes)
+        // Its own directories: those a world may show (a bundle that is the
+        // home itself is no directory of its own).
+        let ownDirectories = programs.compactMap(Self.resolved).filter { covered($0, by: system) || Self.mayShow($0, keeping: kept) }
         func isTheUsers(_ path: String) -> Bool {
-            guard let home, let source = Self.resolved(path) else { return false }
-            return covered(source, by: [home]) && !covered(source, by: ownDirectories)
+            guard let source = Self.resolved(path) else { return false }
+            return covered(source, by: homes) && !covered(source, by: ownDirectories)
         }
+        // Where extensions write (the groups, their TMPDIRs): what lies there
+        // may be a symlink by the time the world is made, so nothing the
+        // program names is shown from there.
+        let writable = ([ExecutableDependencies.directory(of: policy.group)] + policy.hiddenTemporaryRoots).map { Self.resolved($0) ?? $0 }
+        func isWritable(_ path: String) -> Bool { Self.resolved(path).map { covered($0, by: writable) } ?? true }
         var named = ExecutableDependencies.directories(of: executable)
         for argument in arguments where argument.hasPrefix("/") {
             var info = stat()
@@ -100,11 +110,10 @@ package enum ExtensionWorld {
                 named.append(ExecutableDependencies.directory(of: argument))
             }
         }
-        programs += named.filter { !isTheUsers($0) }
+        programs += named.filter { !isTheUsers($0) && !isWritable($0) }
         let loaded = named.contains(where: isTheUsers)
-            ? ExecutableDependencies.loadedFiles(of: executable).filter(isTheUsers) : []
+            ? ExecutableDependencies.loadedFiles(of: executable).filter { isTheUsers($0) && !isWritable($0) } : []
         steps.insert(contentsOf: etc(configuration, showing: programs), at: configurationAt)
-        let kept = Self.kept(policy, home: home)
         // Its own directory it must see, or it has no world.
         guard let own = Self.resolved(programs[0]), covered(own, by: system) || Self.mayShow(own, keeping: kept) else {
             return nil
@@ -203,10 +212,9 @@ package enum ExtensionWorld {
     /// Places no bind may show, nor any directory above them: the secrets a
     /// role may not read, every extension's host-side TMPDIR, the user's
     /// home as a whole, the group's parent (other groups, their secrets).
-    static func kept(_ policy: SandboxPolicy, home: String?) -> [String] {
-        var kept = policy.hiddenTemporaryRoots + policy.otherSecrets
+    static func kept(_ policy: SandboxPolicy, homes: [String]) -> [String] {
+        var kept = policy.hiddenTemporaryRoots + policy.otherSecrets + homes
         if !policy.groupWritable, let secrets = policy.secrets { kept.append(secrets) }
-        if let home, home.hasPrefix("/") { kept.append(home) }
         kept.append(ExecutableDependencies.directory(of: policy.group))
         return kept.compactMap { resolved($0) ?? $0 }
     }
@@ -217,6 +225,17 @@ package enum ExtensionWorld {
         let refused = ["/", "/home", "/root", "/run", "/proc", "/sys", "/dev", "/tmp", "/var", "/etc", "/mnt", "/media", "/srv"]
         if refused.contains(path) || covered(path, by: ["/proc", "/sys", "/dev", "/run"]) { return false }
         return !kept.contains { $0 == path || $0.hasPrefix(path == "/" ? "/" : path + "/") }
+    }
+
+    /// The account's home directory (the password database's), whatever
+    /// `HOME` says.
+    static func accountHome() -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4_096)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let directory = entry.pw_dir
+        else { return nil }
+        return String(cString: directory)
     }
 
     /// `path` with every link and `..` resolved, or nil if it is not there.

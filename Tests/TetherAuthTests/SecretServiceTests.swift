@@ -61,18 +61,20 @@ import TetherTestSupport
         return (members.withLock { $0 }, outcome)
     }
 
-    /// A service that quotes the secret in its refusal: the error names the
-    /// refusal, and holds no part of what was sent.
-    @Test func anErrorThatEchoesTheSecretIsNotQuoted() async throws {
+    /// A service that quotes the secret in its refusal, under a name of its
+    /// own or one the client knows: the error names the refusal, and holds
+    /// no part of what was sent.
+    @Test(arguments: [("org.example.Keyring.Refused", "the keyring refused: org.example.Keyring.Refused"),
+                      ("org.freedesktop.DBus.Error.ServiceUnknown", "no Secret Service answers on the session bus")])
+    func anErrorThatEchoesTheSecretIsNotQuoted(_ name: String, _ expected: String) async throws {
         let (_, outcome) = try await Self.withService({ bus, message in
             guard message.member == "CreateItem" else { return nil }
-            return bus.reply(to: message, error: "org.example.Keyring.Refused", signature: "s",
-                             body: Wire.body([.string("cannot store \(Self.secret) now")]))
+            return bus.reply(to: message, error: name, signature: "s", body: Wire.body([.string("cannot store \(Self.secret) now")]))
         }) { service throws(KeyringError) in
             try service.store(Self.secret, label: "Tether", attributes: ["group": "g"])
             return "stored"
         }
-        #expect(outcome == "the keyring refused: org.example.Keyring.Refused")
+        #expect(outcome == expected)
         #expect(!outcome.contains("SECRET"))
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 @testable import TetherSandbox
@@ -72,9 +73,9 @@ import TetherTestSupport
         }
 
         /// The paths the world binds (sources and targets), for `arguments`.
-        func shown(arguments: [String] = [], home: String?) throws -> [String] {
+        func shown(arguments: [String] = [], bundle: String? = nil, home: String?) throws -> [String] {
             let policy = SandboxPolicy(role: .keyboard, openAccess: false, group: group, temporaryDirectory: nil, memoryLimitMiB: nil)
-            let made = try #require(ExtensionWorld.steps(policy: policy, executable: program, arguments: arguments, bundle: nil,
+            let made = try #require(ExtensionWorld.steps(policy: policy, executable: program, arguments: arguments, bundle: bundle,
                                                         diskLimitMiB: 16, home: home))
             return made.steps.flatMap { step -> [String] in
                 switch step {
@@ -116,6 +117,44 @@ import TetherTestSupport
         let home = try Home { "\($0)/toolchain/lib" }
         let shown = try home.shown(home: home.scratch.path + "/another-home")
         #expect(shown.contains(home.home + "/toolchain/lib"), "\(shown)")
+    }
+
+    /// A manifest kept in the home itself makes no directory of the home
+    /// the extension's own: the home is never shown, so neither is what it holds.
+    @Test func aBundleThatIsTheHomeShowsNothingOfIt() throws {
+        let home = try Home { "\($0)/.ssh" }
+        let shown = try home.shown(bundle: home.home, home: home.home)
+        #expect(!shown.contains { $0.hasPrefix(home.home + "/.ssh") }, "\(shown)")
+    }
+
+    /// Where extensions write (beside the group: another group's `shared/`),
+    /// a file can be a symlink by the time the world is made: nothing the
+    /// program names is shown from there, inside the home or out.
+    @Test func nothingIsShownFromWhereExtensionsWrite() throws {
+        let home = try Home { _ in "" }
+        let shared = home.scratch.path + "/groups/other/shared"
+        try #require(mkdirp(shared))
+        try home.write(shared + "/libgood.so", Self.elf(needed: [], runpath: nil))
+        try home.write(home.program, Self.elf(needed: ["libgood.so"], runpath: shared))
+        for fakeHome in [home.scratch.path, home.scratch.path + "/elsewhere"] {
+            let shown = try home.shown(home: fakeHome)
+            #expect(!shown.contains { $0.hasPrefix(shared) }, "\(shown)")
+        }
+    }
+
+    /// `HOME` unset: the account's home (the password database's) is still
+    /// the user's; nothing beneath it is shown whole.
+    @Test func withoutHOMETheAccountsHomeIsStillTheUsers() throws {
+        let account = try #require(ExtensionWorld.accountHome())
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: account)) ?? []
+        let directory = entries.map { account + "/" + $0 }.first { path in
+            var info = stat()
+            return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        }
+        guard let directory else { return }  // nothing there to name
+        let home = try Home { _ in directory }
+        let shown = try home.shown(home: nil)
+        #expect(!shown.contains(directory), "\(shown)")
     }
 
     /// A RUNPATH loop (a library that needs itself, another that needs the

@@ -41,6 +41,9 @@ package final class LoopbackHTTPServer: Sendable {
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
         let listener = self.listener
         try DetachedThread.start { [weak self] in
+            // The accepting thread owns the listener: `stop` shuts it, and
+            // it is closed here once accept fails, never while in use.
+            defer { close(listener) }
             while true {
                 // Glibc's module lacks accept4: close-on-exec at once, before
                 // the test process spawns anything it could leak into.
@@ -76,13 +79,14 @@ package final class LoopbackHTTPServer: Sendable {
 
     /// Closes the listener and ends every connection still open.
     package func stop() {
-        let peers = state.withLock { state -> Set<Int32> in
-            if state.stopped { return [] }
+        // Under the lock: a connection's thread closes its socket under it
+        // too, so no number shut here is already another's.
+        state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
-            return state.peers
+            shutdown(listener, Int32(SHUT_RDWR))
+            for peer in state.peers { shutdown(peer, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for peer in peers { shutdown(peer, Int32(SHUT_RDWR)) }
     }
 
     private func serve(_ peer: Int32, _ route: @escaping @Sendable (String, String) -> Answer) {
@@ -95,8 +99,10 @@ package final class LoopbackHTTPServer: Sendable {
         do {
             try DetachedThread.start { [self] in
                 defer {
-                    state.withLock { _ = $0.peers.remove(peer) }
-                    close(peer)
+                    state.withLock { state in
+                        state.peers.remove(peer)
+                        close(peer)
+                    }
                 }
                 guard let (method, path) = Self.readRequest(peer) else { return }
                 arrived.lock()
@@ -106,8 +112,10 @@ package final class LoopbackHTTPServer: Sendable {
                 respond(peer, route(method, path))
             }
         } catch {
-            state.withLock { _ = $0.peers.remove(peer) }
-            close(peer)
+            state.withLock { state in
+                state.peers.remove(peer)
+                close(peer)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TetherLoop
 
 /// A bus of the test's own in this process: one client, spoken to in
@@ -9,7 +10,9 @@ import TetherLoop
 package final class ScriptedBus: @unchecked Sendable {
     package let address: String
     private let listener: Int32
-    private var peer: Int32 = -1
+    /// The client's socket: set by `accept`, shut by `hangUp` from any thread.
+    private let accepted = Atomic<Int32>(-1)
+    private var peer: Int32 { accepted.load(ordering: .acquiring) }
     private var buffer: [UInt8] = []
     private var serial: UInt32 = 1000
     /// The name Hello gives the client.
@@ -20,6 +23,10 @@ package final class ScriptedBus: @unchecked Sendable {
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
         var address = sockaddr_un()
+        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(listener)
+            throw POSIXError(.ENAMETOOLONG)
+        }
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
@@ -41,9 +48,10 @@ package final class ScriptedBus: @unchecked Sendable {
     package func accept(timeout: Double = 10) throws {
         var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         guard poll(&pending, 1, Int32(timeout * 1000)) == 1 else { throw TestTimeout(what: "the client to connect") }
-        peer = Glibc.accept(listener, nil, nil)
+        let peer = Glibc.accept(listener, nil, nil)
         guard peer >= 0 else { throw POSIXError(.ECONNABORTED) }
         _ = fcntl(peer, F_SETFD, FD_CLOEXEC)
+        accepted.store(peer, ordering: .releasing)
         // Authentication: a NUL, then lines, until BEGIN.
         while true {
             let line = try readLine(timeout: timeout)
