@@ -162,6 +162,86 @@ import TetherTestSupport
         #expect(outcome == "\(limit) notifications wait for the server's answer, the limit | then success(99)", "\(outcome)")
     }
 
+    /// The server leaves the bus (its name loses its owner) and another
+    /// takes the name: the first is no server from then, and the second is
+    /// asked who it is before anything is shown.
+    @Test func aServerThatLeavesAndOneThatComesAreSeen() async throws {
+        let directory = try TemporaryDirectory()
+        let bus = try ScriptedBus(in: directory.path)
+        let states: String = try await onLoop { loop, finish in
+            var seen: [String] = []
+            final class Kept { var notifier: DesktopNotifier? }
+            let kept = Kept()
+            kept.notifier = DesktopNotifier(loop: loop, address: bus.address, onStatus: { status in
+                seen.append("\(status.state)" + (status.server.map { " \($0)" } ?? ""))
+                if seen.count == 4 {
+                    kept.notifier?.close()
+                    kept.notifier = nil
+                    finish(seen.joined(separator: ", "))
+                }
+            }, onSignal: { _ in })
+            try Self.serve(bus, loop: loop, finish) { bus in
+                func owner(_ old: String, _ new: String) -> [UInt8] {
+                    bus.signal(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                               sender: "org.freedesktop.DBus", signature: "sss",
+                               body: Wire.body([.string(DesktopNotifier.name), .string(old), .string(new)]))
+                }
+                bus.send(owner(":1.3", ""))
+                bus.send(owner("", ":1.4"))
+                let asked = try bus.answerBusCalls(until: "GetServerInformation")
+                bus.send(bus.reply(to: asked, signature: "ssss",
+                                   body: Wire.body(["second", "tether", "2.0", "1.2"].map { .string($0) })))
+                let capabilities = try bus.answerBusCalls(until: "GetCapabilities")
+                bus.send(bus.reply(to: capabilities, signature: "as", body: Wire.body([.strings(["body"])])))
+                _ = try? bus.read(timeout: 10)  // held open until the notifier goes
+            }
+        }
+        #expect(states == "connecting, shown scripted, noServer, shown second", "\(states)")
+    }
+
+    /// The bus hangs up with a push waiting for the server's answer: the push
+    /// is answered once, as not shown, and the notifier connects again and
+    /// serves the next one (a session bus restarted at the same address).
+    @Test func aBusThatHangsUpIsFoundAgain() async throws {
+        let directory = try TemporaryDirectory()
+        let bus = try ScriptedBus(in: directory.path)
+        let outcome: String = try await onLoop { loop, finish in
+            var answers: [String] = []
+            var shown = 0
+            final class Kept { var notifier: DesktopNotifier? }
+            let kept = Kept()
+            kept.notifier = DesktopNotifier(loop: loop, address: bus.address, onStatus: { status in
+                guard status.state == .shown, let notifier = kept.notifier else { return }
+                shown += 1
+                notifier.show(Self.push, appName: "notes", replacing: 0) { result in
+                    switch result {
+                    case .success(let id): answers.append("shown \(id)")
+                    case .failure(let refusal): answers.append(refusal.reason)
+                    }
+                    guard answers.count == 2 else { return }
+                    kept.notifier?.close()
+                    kept.notifier = nil
+                    finish(answers.joined(separator: " | "))
+                }
+            }, onSignal: { _ in })
+            try Self.serve(bus, loop: loop, finish) { bus in
+                _ = try bus.answerBusCalls(until: "Notify")
+                bus.hangUp()
+                // The notifier's next connection: served in full.
+                try bus.accept()
+                let asked = try bus.answerBusCalls(until: "GetServerInformation")
+                bus.send(bus.reply(to: asked, signature: "ssss",
+                                   body: Wire.body(["scripted", "tether", "1.0", "1.2"].map { .string($0) })))
+                let capabilities = try bus.answerBusCalls(until: "GetCapabilities")
+                bus.send(bus.reply(to: capabilities, signature: "as", body: Wire.body([.strings(["body"])])))
+                let notify = try bus.answerBusCalls(until: "Notify")
+                bus.send(bus.reply(to: notify, signature: "u", body: Wire.body([.uint32(12)])))
+                _ = try? bus.read(timeout: 10)
+            }
+        }
+        #expect(outcome.hasSuffix(" | shown 12") && !outcome.hasPrefix("shown"), "\(outcome)")
+    }
+
     /// The notifier the last test's closures reach (one such test runs).
     nonisolated(unsafe) static var notifier: DesktopNotifier?
 }

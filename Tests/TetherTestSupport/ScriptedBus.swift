@@ -44,12 +44,17 @@ package final class ScriptedBus: @unchecked Sendable {
         if peer >= 0 { close(peer) }
     }
 
-    /// Accepts the client, lets it authenticate, and answers its Hello.
+    /// Accepts the client (the next, once one hung up), lets it
+    /// authenticate, and answers its Hello.
     package func accept(timeout: Double = 10) throws {
         var pending = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         guard poll(&pending, 1, Int32(timeout * 1000)) == 1 else { throw TestTimeout(what: "the client to connect") }
         let peer = Glibc.accept(listener, nil, nil)
         guard peer >= 0 else { throw POSIXError(.ECONNABORTED) }
+        // A client again (one that reconnected): the last one's bytes are gone.
+        let last = accepted.exchange(-1, ordering: .acquiringAndReleasing)
+        if last >= 0 { close(last) }
+        buffer.removeAll()
         _ = fcntl(peer, F_SETFD, FD_CLOEXEC)
         accepted.store(peer, ordering: .releasing)
         // Authentication: a NUL, then lines, until BEGIN.
