@@ -117,4 +117,31 @@ import TetherTestSupport
         #expect(outcome == "the keyring did not answer in time")
         #expect(waited < 5_000, "waited \(waited) ms")
     }
+
+    /// A search that finds the item in a locked collection: "it is locked",
+    /// not "no secret" (a login would otherwise start over, and ask again).
+    @Test func aLockedItemFoundIsSaidToBeLocked() async throws {
+        let (_, outcome) = try await Self.withService({ bus, message in
+            guard message.member == "SearchItems" else { return nil }
+            return bus.reply(to: message, signature: "aoao",
+                             body: Wire.body([.strings([]), .strings(["/c/login/1"])]))
+        }) { service throws(KeyringError) in
+            try service.search(["group": "g"]).joined(separator: ",")
+        }
+        #expect(outcome == "it is locked")
+    }
+
+    /// A removal the service would only do after a prompt: refused, said so,
+    /// and no prompt is asked for.
+    @Test func aRemovalThatNeedsAPromptIsRefused() async throws {
+        let (members, outcome) = try await Self.withService({ bus, message in
+            guard message.member == "Delete" else { return nil }
+            return bus.reply(to: message, signature: "o", body: Wire.body([.objectPath("/prompt/1")]))
+        }) { service throws(KeyringError) in
+            try service.delete("/c/login/1")
+            return "removed"
+        }
+        #expect(outcome == "the keyring did not remove the secret (it asked for a prompt)")
+        #expect(!members.contains("Prompt"), "\(members)")
+    }
 }

@@ -117,4 +117,36 @@ import TetherTestSupport
         #expect(summary == "org.freedesktop.DBus.Error.InvalidArgs, surrounding taken, key false"
                 + " | keyboard got [c (hél[lo wörld 🎉])], focus text,none", "\(summary)")
     }
+
+    /// The field loses focus while a key waits for the keyboard: the key
+    /// goes back to the application, and the keyboard's late answer (told
+    /// as focus leaves) types nothing into whatever has focus next.
+    @Test func aKeyWaitingWhenFocusLeavesGoesToTheApplication() async throws {
+        let summary = try await Self.run { bus in
+            _ = try bus.ask(path: Self.path, interface: Self.engine, member: "FocusIn")
+            bus.send(bus.call(path: Self.path, interface: Self.engine, member: "ProcessKeyEvent", signature: "uuu",
+                              body: Self.key("a")))
+            let out = try bus.ask(path: Self.path, interface: Self.engine, member: "FocusOut")
+            let waiting = out.before.filter { $0.type == 2 || $0.type == 3 }.map(Self.answer)
+            // A round trip after: anything the late answer caused has come.
+            let after = try bus.ask(path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                    signature: "ss", body: Wire.body([.string(Self.engine), .string("FocusId")]))
+            let typed = (out.before + after.before).filter { $0.member == "CommitText" }.count
+            return "waiting key \(waiting), \(typed) committed"
+        }
+        #expect(summary == "waiting key [\"false\"], 0 committed | keyboard got [a], focus text,none")
+    }
+
+    /// The daemon destroys the engine: it answers, and the object is gone
+    /// from the bus (a call after it is not taken).
+    @Test func aDestroyedEngineTakesNoMoreCalls() async throws {
+        let summary = try await Self.run { bus in
+            let destroyed = try bus.ask(path: Self.path, interface: IBusSerialization.serviceInterface, member: "Destroy")
+            let after = try bus.ask(path: Self.path, interface: Self.engine, member: "ProcessKeyEvent", signature: "uuu",
+                                    body: Self.key("z"))
+            return "destroy \(destroyed.answer.type == 2 ? "answered" : "refused"), then \(Self.answer(after.answer))"
+        }
+        #expect(summary.hasPrefix("destroy answered, then org.freedesktop.DBus.Error.Unknown"), "\(summary)")
+        #expect(summary.hasSuffix("keyboard got [], focus "), "\(summary)")
+    }
 }
