@@ -75,6 +75,12 @@ package struct TokenEndpoint: Sendable, CustomStringConvertible {
             guard let accessToken = body?["access_token"]?.stringValue, !accessToken.isEmpty else {
                 throw .serverUnavailable(status: response.status)  // a 2xx without a token: a broken server, not our credentials
             }
+            // RFC 6749's tokens are visible ASCII: one holding a line break
+            // or an escape would end up in a header or on a terminal.
+            for field in ["access_token", "refresh_token", "token_type", "scope"] {
+                guard let text = body?[field]?.stringValue, !Self.isVisibleASCII(text) else { continue }
+                throw .malformedAnswer("its \(field) holds a character no token may (a control character or beyond ASCII)")
+            }
             var problem: TokenEndpointError?
             var expiry = JSONWebToken(accessToken)?.expiry
             if expiry == nil, let given = body?["expires_in"] {
@@ -98,6 +104,12 @@ package struct TokenEndpoint: Sendable, CustomStringConvertible {
             case .json: JSONContractRequests.refusal(status: response.status, body: body)
             }
         }
+    }
+
+    /// Whether every character of `text` is printable ASCII (RFC 6749's
+    /// VSCHAR, the space included for a scope's list).
+    static func isVisibleASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// `expires_in` as seconds: a JSON number, or a string of decimal digits
