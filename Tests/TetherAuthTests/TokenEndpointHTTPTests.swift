@@ -52,4 +52,46 @@ import TetherTestSupport
         }
         #expect(outcome.contains("unavailable") || outcome.contains("HTTP 200"), "\(outcome)")
     }
+
+    /// A server that sends its headers, then a byte a second, cannot hold
+    /// a refresh (and the group's refresh lock) past the request's bound.
+    @Test(.waits) func aTricklingServerIsCutAtTheDeadline() async throws {
+        let started = MonotonicClock.nanoseconds()
+        let outcome = try await Self.refresh(answering: { _ in
+            .trickle(head: LoopbackHTTPServer.Answer.head("200 OK", [("Content-Type", "application/json"), ("Content-Length", "100000")]))
+        }, timeout: 2)
+        let took = Double(MonotonicClock.nanoseconds() - started) / 1e9
+        #expect(outcome.contains("timed out"), "\(outcome)")
+        #expect(took >= 1.9 && took < 6, "took \(took) s")
+    }
+
+    /// An answer larger than any token set (10 MiB) is cut, not read whole.
+    @Test func anAnswerLargerThanATokenSetIsCut() async throws {
+        let outcome = try await Self.refresh { _ in
+            .stream(head: LoopbackHTTPServer.Answer.head("200 OK", [("Content-Length", "\(10 << 20)")]),
+                    chunk: [UInt8](repeating: 0x20, count: 65_536), count: 160)
+        }
+        #expect(outcome.contains("larger than"), "\(outcome)")
+    }
+
+    /// A redirect is the server's answer, not followed with the refresh
+    /// token to wherever it points.
+    @Test func aRedirectIsNotFollowedWithTheRefreshToken() async throws {
+        let server = try LoopbackHTTPServer { _, path in
+            path == "/token" ? .reply(status: 307, headers: [("Location", "/elsewhere")]) : .json(#"{"access_token":"stolen"}"#)
+        }
+        defer { server.stop() }
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        let endpoint = TokenEndpoint(configuration: AuthConfiguration(tokenURL: server.baseURL + "/token", clientID: "app"),
+                                     http: HTTPClient(loop: thread.loop), timeout: 20)
+        let outcome: String
+        do throws(TokenEndpointError) {
+            outcome = "access \(try await endpoint.request(.refreshToken("r0")).accessToken)"
+        } catch {
+            outcome = "\(error)"
+        }
+        #expect(!outcome.hasPrefix("access"), "\(outcome)")
+        #expect(server.counts["/elsewhere"] == nil)
+    }
 }
