@@ -18,7 +18,7 @@ package enum AtomicFile {
         do {
             // Not waiting for a writer of a FIFO planted here (an extension
             // may make one in shared/): it is refused below, not a regular file.
-            fd = try Syscall.open(path, O_RDONLY | O_NONBLOCK)
+            fd = try Syscall.open(path, O_RDONLY)
         } catch .noSuchFileOrDirectory {
             return nil
         } catch .tooManySymbolicLinkLevels {
@@ -91,8 +91,7 @@ package enum AtomicFile {
     /// file with a pid that means nothing here, and one stopped (SIGSTOP) or
     /// slow past any age still lives. Its OFD lock is asked, not taken.
     private static func isAbandoned(_ path: String) -> Bool {
-        // O_NONBLOCK: a FIFO planted under a temp name is not waited on.
-        guard let fd = try? Syscall.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return false }
+        guard let fd = try? Syscall.open(path, O_RDONLY) else { return false }
         defer { Syscall.close(fd) }
         guard let info = try? Syscall.fstat(fd) else { return false }
         let age = Int(time(nil)) - Int(info.st_mtim.tv_sec)

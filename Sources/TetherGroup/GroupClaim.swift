@@ -31,7 +31,7 @@ package final class GroupClaim {
     package static func claim(_ path: String) throws(GroupError) -> Outcome {
         let fd: Int32
         do {
-            fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY)
         } catch {
             throw .system("open the group directory", path: path, error)
         }

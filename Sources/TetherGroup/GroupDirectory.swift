@@ -75,8 +75,7 @@ public struct GroupDirectory: Sendable {
     /// is planted at `marker` (a FIFO, say) is never waited on.
     package static func setFullMark(_ full: Bool, at marker: String) {
         guard full else { return _ = unlink(marker) }
-        let fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        if fd >= 0 { close(fd) }
+        if let fd = try? Syscall.open(marker, O_WRONLY | O_CREAT) { Syscall.close(fd) }
     }
 
     /// Whether the host's mark refuses writing `count` bytes over `path`:

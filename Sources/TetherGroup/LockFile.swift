@@ -22,9 +22,9 @@ enum LockFile {
     /// `.probe` and the file does not exist.
     static func open(_ path: String, _ access: Access) throws(GroupError) -> (fd: Int32, info: stat)? {
         let flags: Int32 = switch access {
-        case .probe: O_RDONLY | O_NONBLOCK
-        case .watch: O_RDONLY | O_NONBLOCK | O_CREAT
-        case .hold: O_RDWR | O_NONBLOCK | O_CREAT
+        case .probe: O_RDONLY
+        case .watch: O_RDONLY | O_CREAT
+        case .hold: O_RDWR | O_CREAT
         }
         return try OwnedFile.opening(path, doing: "inspect lock file") { () throws(GroupError) -> Int32? in
             do throws(Errno) {

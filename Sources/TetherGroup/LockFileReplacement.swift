@@ -54,8 +54,7 @@ enum LockFileReplacement {
 
     /// Whether a process holds an exclusive lock on the file at `path`.
     private static func heldByAnother(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)  // a FIFO swapped in: never waited on
-        guard fd >= 0 else { return false }
+        guard let fd = try? Syscall.open(path, O_RDONLY) else { return false }
         defer { Syscall.close(fd) }
         return (try? OFDLock.conflict(fd))??.exclusive == true
     }

@@ -222,7 +222,7 @@ public final class SharedStore: Sendable {
         let path = self.path
         let opened = try OwnedFile.opening(path, doing: "read", private: true) { () throws(GroupError) -> Int32? in
             do throws(Errno) {
-                return try Syscall.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+                return try Syscall.open(path, O_RDONLY)
             } catch .noSuchFileOrDirectory {
                 return nil
             } catch .tooManySymbolicLinkLevels {

@@ -18,10 +18,14 @@ enum Syscall {
         }
     }
 
-    /// Every descriptor Tether opens is close-on-exec and refuses to follow
-    /// a symlink in the last path component.
+    /// Every descriptor Tether opens in a group is close-on-exec, refuses to
+    /// follow a symlink in the last path component, and never waits at its
+    /// open for a FIFO's other end: anyone who may write a group directory
+    /// may plant a FIFO where a file was (`O_NONBLOCK` changes nothing for
+    /// a regular file, a directory or a lock). What was opened is looked at
+    /// after (`OwnedFile`).
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(Errno) -> Int32 {
-        try check { Glibc.open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode) }
+        try check { Glibc.open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode) }
     }
 
     static func close(_ fd: Int32) {

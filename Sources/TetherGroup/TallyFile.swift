@@ -25,8 +25,8 @@ package struct TallyFile: Sendable {
     /// worth failing the thing it counts).
     @discardableResult
     package func add() -> Bool {
-        // O_NONBLOCK: a FIFO planted here fails at once (no reader) or is refused below, never waited on.
-        guard let fd = try? Syscall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, mode: 0o600) else { return false }
+        // A FIFO planted here fails at once (no reader) or is refused below.
+        guard let fd = try? Syscall.open(path, O_WRONLY | O_APPEND | O_CREAT, mode: 0o600) else { return false }
         defer { Syscall.close(fd) }
         guard let info = try? Syscall.fstat(fd), info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else { return false }
         var byte: UInt8 = 0x2b  // "+"
