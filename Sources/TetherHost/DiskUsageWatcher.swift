@@ -141,8 +141,15 @@ final class DiskUsageWatcher {
     /// is found by the next count, which also watches what it finds).
     private func add(directory path: String, to id: Int) {
         guard let usage = trees[id], !usage.exceeded, !usage.directories.values.contains(path) else { return }
-        guard usage.directories.count < Self.maximumDirectories,
-              let descriptor = try? inotify.watch(path, mask: Self.mask) else {
+        let descriptor: Int32
+        do throws(Errno) {
+            guard usage.directories.count < Self.maximumDirectories else { throw .noSpace }
+            descriptor = try inotify.watch(path, mask: Self.mask)
+        } catch .noSuchFileOrDirectory, .notDirectory {
+            // Gone (or no directory) before it was looked at: `mktemp -d`
+            // and its cleanup. The next count finds what is there.
+            return
+        } catch {
             // Past the bound, or a directory we cannot watch: it could hold
             // anything (a tree counted on says so at each count instead).
             return usage.onCount == nil ? exceed(id) : ()

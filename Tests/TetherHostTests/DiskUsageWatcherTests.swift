@@ -53,6 +53,28 @@ import TetherTestSupport
         withExtendedLifetime(directory) {}
     }
 
+    /// A directory made and removed before the host looks (`mktemp -d` and
+    /// its cleanup) is no reason to end the extension: gone, it holds nothing.
+    @Test func aDirectoryGoneBeforeItIsWatchedIsNoReasonToEnd() async throws {
+        let directory = try TemporaryDirectory("tether-disk")
+        let root = directory.path
+        let keeper = Keeper()
+        defer { keeper.watcher = nil }
+        let outcome: String = try await onLoop { loop, finish in
+            let watcher = try DiskUsageWatcher(loop: loop)
+            keeper.watcher = watcher
+            _ = try watcher.watch(root, limitBytes: Int64(Self.mebibyte), maximumEntries: 100) { finish("ended") }
+            // On the loop, so its events wait: each directory is gone when heard of.
+            for index in 0..<8 {
+                #expect(mkdir(root + "/made-\(index)", 0o700) == 0 && rmdir(root + "/made-\(index)") == 0)
+            }
+            let later = LoopTimer(loop: loop)
+            later.start(afterMilliseconds: 4 * DiskUsageWatcher.countIntervalMilliseconds) { finish("kept") }
+        }
+        #expect(outcome == "kept")
+        withExtendedLifetime(directory) {}
+    }
+
     /// Whether a tree of at most `entries` entries and a MiB is told it is
     /// past its limit once `write` has written in it (within the loop's 10 s).
     func isToldPastTheLimit(entries: Int, after write: @escaping (String) throws -> Void) async throws -> Bool {
