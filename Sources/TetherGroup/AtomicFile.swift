@@ -14,18 +14,9 @@ package enum AtomicFile {
 
     /// The file's bytes, or nil when it does not exist.
     package static func read(_ path: String) throws(GroupError) -> [UInt8]? {
-        let fd: Int32
-        do {
-            // Not waiting for a writer of a FIFO planted here (an extension
-            // may make one in shared/): it is refused below, not a regular file.
-            fd = try Syscall.open(path, O_RDONLY)
-        } catch .noSuchFileOrDirectory {
-            return nil
-        } catch .tooManySymbolicLinkLevels {
-            throw .symlinkRefused(path)
-        } catch {
-            throw .system("read", path: path, error)
-        }
+        // A FIFO planted here (an extension may make one in shared/) is not
+        // waited on: it is refused below, not a regular file.
+        guard let fd = try OwnedFile.openForReading(path, doing: "read") else { return nil }
         defer { Syscall.close(fd) }
         return try read(fd: fd, path: path)
     }

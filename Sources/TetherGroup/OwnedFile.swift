@@ -49,4 +49,18 @@ enum OwnedFile {
         }
         throw .system(action, path: path, .resourceBusy)
     }
+
+    /// `path` opened for reading, or nil when there is none; a symlink is
+    /// refused as such (`Syscall.open` follows none, nor waits on a FIFO).
+    static func openForReading(_ path: String, doing action: String) throws(GroupError) -> Int32? {
+        do throws(Errno) {
+            return try Syscall.open(path, O_RDONLY)
+        } catch .noSuchFileOrDirectory {
+            return nil
+        } catch .tooManySymbolicLinkLevels {
+            throw .symlinkRefused(path)
+        } catch {
+            throw .system(action, path: path, error)
+        }
+    }
 }

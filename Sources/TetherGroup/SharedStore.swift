@@ -221,15 +221,7 @@ public final class SharedStore: Sendable {
         // one opened before it is looked at (`OwnedFile.opening` opens again).
         let path = self.path
         let opened = try OwnedFile.opening(path, doing: "read", private: true) { () throws(GroupError) -> Int32? in
-            do throws(Errno) {
-                return try Syscall.open(path, O_RDONLY)
-            } catch .noSuchFileOrDirectory {
-                return nil
-            } catch .tooManySymbolicLinkLevels {
-                throw .symlinkRefused(path)
-            } catch {
-                throw .system("read", path: path, error)
-            }
+            try OwnedFile.openForReading(path, doing: "read")
         }
         guard let (fd, info) = opened else {
             cache.withLock { Self.forget(&$0) }
