@@ -61,7 +61,7 @@ static char load_error[256];
     do {                                                                                                      \
         *(void **)(&sd.field) = dlsym(library, symbol);                                                      \
         if (sd.field == NULL) {                                                                               \
-            snprintf(load_error, sizeof load_error, "the libsystemd found lacks %s: systemd 237 or later is needed", \
+            snprintf(load_error, sizeof load_error, "the libsystemd found lacks %s: systemd 241 or later is needed", \
                      symbol);                                                                                 \
             return;                                                                                           \
         }                                                                                                     \

@@ -72,17 +72,31 @@ package struct TokenEndpoint: Sendable, CustomStringConvertible {
         let body = try? JSONCodec.parse(response.body)
         switch response.status {
         case 200..<300:
-            guard let accessToken = body?["access_token"]?.stringValue, !accessToken.isEmpty else {
+            guard let given = body?["access_token"]?.stringValue, !given.isEmpty else {
                 throw .serverUnavailable(status: response.status)  // a 2xx without a token: a broken server, not our credentials
             }
             // RFC 6749's tokens are visible ASCII: one holding a line break
-            // or an escape would end up in a header or on a terminal.
-            for field in ["access_token", "refresh_token", "token_type", "scope"] {
-                guard let text = body?[field]?.stringValue, !Self.isVisibleASCII(text) else { continue }
-                throw .malformedAnswer("its \(field) holds a character no token may (a control character or beyond ASCII)")
+            // or an escape would end up in a header or on a terminal. A
+            // refresh token of that kind cannot be kept; the rest can be
+            // mended, so that a rotated refresh token is never lost.
+            func unusable(_ field: String) -> TokenEndpointError {
+                .malformedAnswer("its \(field) holds a character no token may (a control character or beyond ASCII)")
             }
+            let refreshToken = body?["refresh_token"]?.stringValue
+            if let refreshToken, !Self.isVisibleASCII(refreshToken) { throw unusable("refresh_token") }
             var problem: TokenEndpointError?
-            var expiry = JSONWebToken(accessToken)?.expiry
+            var accessToken = given
+            if !Self.isVisibleASCII(accessToken) {
+                guard refreshToken != nil else { throw unusable("access_token") }
+                // Kept expired, its bad characters gone: the next use refreshes.
+                let kept = String(decoding: accessToken.utf8.filter { (0x21...0x7E).contains($0) }, as: UTF8.self)
+                accessToken = kept.isEmpty ? "unusable" : kept
+                problem = unusable("access_token")
+            }
+            var tokenType = body?["token_type"]?.stringValue, scope = body?["scope"]?.stringValue
+            if let type = tokenType, !Self.isVisibleASCII(type) { tokenType = nil; problem = problem ?? unusable("token_type") }
+            if let named = scope, !Self.isVisibleASCII(named) { scope = nil; problem = problem ?? unusable("scope") }
+            var expiry = problem == nil ? JSONWebToken(accessToken)?.expiry : JSONNumber(now)
             if expiry == nil, let given = body?["expires_in"] {
                 if let seconds = Self.seconds(given) {
                     expiry = JSONNumber(now + seconds)
@@ -92,9 +106,8 @@ package struct TokenEndpoint: Sendable, CustomStringConvertible {
                     problem = .malformedAnswer("expires_in (\(shown)) is not a number of seconds")
                 }
             }
-            let tokens = TokenSet(accessToken: accessToken, refreshToken: body?["refresh_token"]?.stringValue,
-                                  expiry: expiry, tokenType: body?["token_type"]?.stringValue ?? "Bearer",
-                                  scope: body?["scope"]?.stringValue, receivedAt: now)
+            let tokens = TokenSet(accessToken: accessToken, refreshToken: refreshToken,
+                                  expiry: expiry, tokenType: tokenType ?? "Bearer", scope: scope, receivedAt: now)
             return (tokens, problem)
         case 429, 500...:
             throw .serverUnavailable(status: response.status)

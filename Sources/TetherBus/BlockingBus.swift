@@ -24,15 +24,19 @@ package final class BlockingBus {
         let opened = address.withCString { tether_bus_open($0, &made) }
         guard opened >= 0, let made else { throw BusError.errno(opened, "cannot connect to the bus") }
         bus = made
+        // A transport of two descriptors (`unixexec:`) has none to poll:
+        // there sd-bus's own wait drives the handshake, as before.
+        guard tether_bus_fd(made) >= 0 else { return }
         let deadline = MonotonicClock.nanoseconds() + timeoutMilliseconds * 1_000_000
         while true {
             let ready = tether_bus_is_ready(made)
             if ready > 0 { return }
             let processed = tether_bus_process(made)
             if ready < 0 || processed < 0 { throw BusError.errno(ready < 0 ? ready : processed, "cannot connect to the bus") }
-            if processed > 0 { continue }
+            // Checked each turn: a peer that keeps sending holds no one past it.
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { throw BusError("the bus did not finish its handshake within \(timeoutMilliseconds) ms") }
+            if processed > 0 { continue }
             var watched = pollfd(fd: tether_bus_fd(made), events: Int16(truncatingIfNeeded: tether_bus_events(made)), revents: 0)
             _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
         }
@@ -102,9 +106,9 @@ package final class BlockingBus {
             arrived.removeAll()
             let processed = tether_bus_process(bus)
             if processed < 0 { throw BusError.errno(processed, "the bus connection ended") }
-            if processed > 0 { continue }
             let now = MonotonicClock.nanoseconds()
             guard now < deadline else { throw BusError("\(member): no answer's signal within \(timeoutMilliseconds) ms") }
+            if processed > 0 { continue }
             var watched = pollfd(fd: tether_bus_fd(bus), events: Int16(truncatingIfNeeded: tether_bus_events(bus)), revents: 0)
             _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
         }

@@ -35,13 +35,32 @@ import TetherTestSupport
 
     /// Tokens holding a line break or a terminal escape: a server that
     /// would smuggle a header into every request, or rewrite a terminal
-    /// that prints the token, is refused at the answer.
-    @Test(arguments: [#"{"access_token":"a1\r\nX-Evil: 1","refresh_token":"r1"}"#,
-                      #"{"access_token":"a1","refresh_token":"r1\u001b]0;owned\u0007"}"#])
-    func aTokenWithControlCharactersIsRefused(_ body: String) async throws {
+    /// that prints the token, is refused at the answer, naming the field.
+    @Test(arguments: [(#"{"access_token":"a1\r\nX-Evil: 1"}"#, "access_token"),
+                      (#"{"access_token":"a1","refresh_token":"r1\u001b]0;owned\u0007"}"#, "refresh_token")])
+    func aTokenWithControlCharactersIsRefused(_ body: String, _ field: String) async throws {
         let outcome = try await Self.refresh { _ in .json(body) }
-        #expect(!outcome.hasPrefix("access"), "\(outcome)")
-        #expect(!outcome.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(outcome)")
+        #expect(outcome == "the token server's answer cannot be used: its \(field) holds a character no token may"
+                + " (a control character or beyond ASCII)", "\(outcome)")
+    }
+
+    /// A bad access token beside a good rotated refresh token: the refresh
+    /// token is kept (the server retired the old one), the access token is
+    /// kept expired without its bad characters, and the problem is told.
+    @Test func aRotatedRefreshTokenIsKeptBesideABadAccessToken() async throws {
+        let server = try LoopbackHTTPServer { _, _ in
+            .json(#"{"access_token":"a1\r\nX-Evil: 1","refresh_token":"r2","scope":"read\u0007","expires_in":60}"#)
+        }
+        defer { server.stop() }
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        let endpoint = TokenEndpoint(configuration: AuthConfiguration(tokenURL: server.baseURL + "/token", clientID: "app"),
+                                     http: HTTPClient(loop: thread.loop), timeout: 20)
+        let (tokens, problem) = try await endpoint.answer(.refreshToken("r1"), now: 1_000)
+        #expect(tokens.refreshToken == "r2")
+        #expect(tokens.accessToken == "a1X-Evil:1" && tokens.scope == nil)
+        #expect(tokens.expiry == JSONNumber(1_000))
+        #expect(problem != nil)
     }
 
     /// A 2xx page that is not a token answer (a captive portal, a proxy's

@@ -61,10 +61,11 @@ import TetherTestSupport
         let bus = try ScriptedBus(in: directory.path)
         try DetachedThread.start { try? Self.daemon(bus, signals: [6]) }
         let started = MonotonicClock.nanoseconds()
-        let outcome = try await offThePool { Self.start(bus, timeoutMilliseconds: 300) }
+        // The same bound covers the handshake: generous enough for a loaded machine.
+        let outcome = try await offThePool { Self.start(bus, timeoutMilliseconds: 1_500) }
         let waited = (MonotonicClock.nanoseconds() - started) / 1_000_000
-        #expect(outcome == "Start: no answer's signal within 300 ms")
-        #expect(waited >= 250 && waited < 5_000, "waited \(waited) ms")
+        #expect(outcome == "Start: no answer's signal within 1500 ms")
+        #expect(waited >= 1_400 && waited < 8_000, "waited \(waited) ms")
     }
 
     /// The bus hangs up before answering: the call fails, at once.

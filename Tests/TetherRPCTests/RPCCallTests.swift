@@ -18,6 +18,7 @@ import TetherTestSupport
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(listener >= 0)
         var address = sockaddr_un()
+        try #require(path.utf8.count < MemoryLayout.size(ofValue: address.sun_path), "socket path too long: \(path)")
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
@@ -28,6 +29,9 @@ import TetherTestSupport
         try #require(bound == 0 && listen(listener, 1) == 0)
         try DetachedThread.start {
             defer { close(listener) }
+            // Bounded: a call that never connects leaves no thread behind.
+            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 30_000) == 1 else { return }
             let peer = accept(listener, nil, nil)
             guard peer >= 0 else { return }
             defer { close(peer) }
