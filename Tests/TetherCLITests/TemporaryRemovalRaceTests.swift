@@ -81,13 +81,18 @@ struct TemporaryRemovalRaceTests {
         try writeFile(outside + "/dir/keep", "keep", mode: 0o644)
         try writeFile(scratch + "/swapper.py", Self.swapper)
         try fixture.addExtension("w", script: #"echo "at $TMPDIR" && exec sleep 60"#)
+        // A copy nobody can reach: the checkout may lie in a directory of
+        // root's alone (a clone in `mktemp -d`).
+        let executable = scratch + "/tether"
+        try FileManager.default.copyItem(atPath: tetherExecutable, toPath: executable)
+        #expect(chmod(executable, 0o755) == 0)
         #expect(try runCommand("/bin/chown", ["-R", "65534:65534", scratch]).status == 0)
         let environment = fixture.group.environment.merging(["TMPDIR": base, "HOME": scratch]) { $1 }
         func asNobody(_ arguments: [String]) throws -> TestProcess {
             try TestProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + arguments,
                             environment: environment)
         }
-        let hostArguments = withoutMechanisms([.namespaces]) + [tetherExecutable, "host", "--group", fixture.group.path,
+        let hostArguments = withoutMechanisms([.namespaces]) + [executable, "host", "--group", fixture.group.path,
                                                                 "--extensions-dir", fixture.extensions, "--grace", "2"]
         let first = try asNobody(hostArguments)
         let line = try #require(try first.expectLineStarting("[w] at ", timeout: 30).last)
