@@ -32,6 +32,11 @@ done
 [ -n "$kernel" ] || { echo "vm-tests: no Debian kernel with its modules in /boot: run apt-get install linux-image-amd64" >&2; exit 3; }
 bundle="$root/.build/debug/TetherPackageTests.xctest"
 [ -x "$bundle" ] || { echo "vm-tests: build the tests first: swift build --build-tests" >&2; exit 3; }
+# The guest runs the tests as nobody, through this machine's directories.
+if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$bundle"; then
+    echo "vm-tests: nobody cannot reach $bundle, and the guest runs the tests as nobody: clone the repository where every directory above it is searchable by others (chmod o+x), not in one of root's alone" >&2
+    exit 2
+fi
 
 # The guest: root sets up the delegation, then the tests run as nobody.
 # Test cgroups go beside the runner's (its own holds a process, and a
