@@ -28,16 +28,27 @@ package final class BlockingBus {
         // there sd-bus's own wait drives the handshake, as before.
         guard tether_bus_fd(made) >= 0 else { return }
         let deadline = MonotonicClock.nanoseconds() + timeoutMilliseconds * 1_000_000
-        while true {
+        let ready = try Self.run(made, until: deadline, ending: "cannot connect to the bus") { () throws(BusError) -> Bool in
             let ready = tether_bus_is_ready(made)
-            if ready > 0 { return }
-            let processed = tether_bus_process(made)
-            if ready < 0 || processed < 0 { throw BusError.errno(ready < 0 ? ready : processed, "cannot connect to the bus") }
-            // Checked each turn: a peer that keeps sending holds no one past it.
+            if ready < 0 { throw BusError.errno(ready, "cannot connect to the bus") }
+            return ready > 0
+        }
+        guard ready else { throw BusError("the bus did not finish its handshake within \(timeoutMilliseconds) ms") }
+    }
+
+    /// Lets sd-bus read, write and dispatch on `bus` until `done` says so
+    /// (true) or the monotonic `deadline` passes (false). The deadline is
+    /// checked each turn: a peer that keeps sending holds no one past it.
+    private static func run(_ bus: OpaquePointer, until deadline: UInt64, ending what: String,
+                            _ done: () throws(BusError) -> Bool) throws(BusError) -> Bool {
+        while true {
+            if try done() { return true }
+            let processed = tether_bus_process(bus)
+            if processed < 0 { throw BusError.errno(processed, what) }
             let now = MonotonicClock.nanoseconds()
-            guard now < deadline else { throw BusError("the bus did not finish its handshake within \(timeoutMilliseconds) ms") }
+            guard now < deadline else { return false }
             if processed > 0 { continue }
-            var watched = pollfd(fd: tether_bus_fd(made), events: Int16(truncatingIfNeeded: tether_bus_events(made)), revents: 0)
+            var watched = pollfd(fd: tether_bus_fd(bus), events: Int16(truncatingIfNeeded: tether_bus_events(bus)), revents: 0)
             _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
         }
     }
@@ -101,16 +112,13 @@ package final class BlockingBus {
         }
         let answer = try call(destination: destination, path: path, interface: interface, member: member, arguments,
                               timeoutMilliseconds: timeoutMilliseconds)
-        while true {
-            if let signal = arrived.first(where: { accept(answer, $0) }) { return (answer, signal) }
+        var signal: BusMessage?
+        _ = try Self.run(bus, until: deadline, ending: "the bus connection ended") { () throws(BusError) -> Bool in
+            signal = arrived.first { accept(answer, $0) }
             arrived.removeAll()
-            let processed = tether_bus_process(bus)
-            if processed < 0 { throw BusError.errno(processed, "the bus connection ended") }
-            let now = MonotonicClock.nanoseconds()
-            guard now < deadline else { throw BusError("\(member): no answer's signal within \(timeoutMilliseconds) ms") }
-            if processed > 0 { continue }
-            var watched = pollfd(fd: tether_bus_fd(bus), events: Int16(truncatingIfNeeded: tether_bus_events(bus)), revents: 0)
-            _ = poll(&watched, 1, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+            return signal != nil
         }
+        guard let signal else { throw BusError("\(member): no answer's signal within \(timeoutMilliseconds) ms") }
+        return (answer, signal)
     }
 }

@@ -130,7 +130,12 @@ package final class ScriptedBus: @unchecked Sendable {
 
     /// A method call from ":1.3" (no destination: as ibus-daemon calls an engine).
     package func call(path: String, interface: String, member: String, signature: String = "", body: [UInt8] = []) -> [UInt8] {
-        Wire.message(type: 1, serial: nextSerial(),
+        call(serial: nextSerial(), path: path, interface: interface, member: member, signature: signature, body: body)
+    }
+
+    private func call(serial: UInt32, path: String, interface: String, member: String, signature: String,
+                      body: [UInt8]) -> [UInt8] {
+        Wire.message(type: 1, serial: serial,
                      fields: [(1, .objectPath(path)), (2, .string(interface)), (3, .string(member)), (7, .string(":1.3"))]
                          + (signature.isEmpty ? [] : [(8, .signature(signature))]), body: body)
     }
@@ -140,9 +145,7 @@ package final class ScriptedBus: @unchecked Sendable {
     package func ask(path: String, interface: String, member: String, signature: String = "",
                      body: [UInt8] = [], timeout: Double = 10) throws -> (answer: Message, before: [Message]) {
         let serial = nextSerial()
-        send(Wire.message(type: 1, serial: serial,
-                          fields: [(1, .objectPath(path)), (2, .string(interface)), (3, .string(member)), (7, .string(":1.3"))]
-                              + (signature.isEmpty ? [] : [(8, .signature(signature))]), body: body))
+        send(call(serial: serial, path: path, interface: interface, member: member, signature: signature, body: body))
         var before: [Message] = []
         while true {
             let message = try read(timeout: timeout)
