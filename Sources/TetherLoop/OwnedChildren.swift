@@ -6,7 +6,7 @@ import Synchronization
 /// ended child of a `ChildProcess` hides those ended after it.
 package enum OwnedChildren {
     private static let pids = Mutex<Set<Int32>>([])
-    private static let afterReap = Mutex<(@Sendable () -> Void)?>(nil)
+    private static let afterReap = LockedAction()
 
     static func add(_ pid: Int32) { _ = pids.withLock { $0.insert(pid) } }
     static func remove(_ pid: Int32) { _ = pids.withLock { $0.remove(pid) } }
@@ -15,9 +15,9 @@ package enum OwnedChildren {
     /// A `ChildProcess` reaped `pid`.
     static func reaped(_ pid: Int32) {
         remove(pid)
-        afterReap.withLock { $0 }?()
+        afterReap()
     }
 
     /// `body` after each reap by a `ChildProcess` (nil: nothing).
-    package static func whenOneIsReaped(_ body: (@Sendable () -> Void)?) { afterReap.withLock { $0 = body } }
+    package static func whenOneIsReaped(_ body: (@Sendable () -> Void)?) { afterReap.set(body) }
 }
