@@ -29,6 +29,10 @@ package final class Inotify {
         return descriptor
     }
 
+    /// The watches this user holds: each ends with `unwatch`, or when the
+    /// kernel drops it (IN_IGNORED: its file went).
+    package var watchCount: Int { masks.count }
+
     package func unwatch(_ descriptor: Int32) {
         guard masks.removeValue(forKey: descriptor) != nil else { return }
         shared.unwatch(descriptor, for: self)
@@ -143,8 +147,13 @@ final class SharedInotify: @unchecked Sendable {
                 guard event.mask & (asked | unasked) != 0 else { continue }
                 batches[key, default: (user, [])].events.append(event)
             }
-            // The kernel dropped the watch (its file went): so do we.
-            if event.mask & UInt32(IN_IGNORED) != 0 { watchers[event.descriptor] = nil }
+            // The kernel dropped the watch (its file went): so do we, and
+            // so do its users, or each directory made and removed under a
+            // watched tree would stay in their tables for good.
+            if event.mask & UInt32(IN_IGNORED) != 0 {
+                for user in (watchers[event.descriptor] ?? [:]).values { user.masks[event.descriptor] = nil }
+                watchers[event.descriptor] = nil
+            }
         }
         for (_, batch) in batches { batch.user.onEvents?(batch.events) }
     }

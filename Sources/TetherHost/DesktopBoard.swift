@@ -161,6 +161,11 @@ final class DesktopBoard {
         case .action(let server, let key):
             guard let id = identities.known(server) else { return }
             event = DesktopNotificationEvent(notification: server, id: id, action: key)
+        case .serverGone:
+            // A push with a payload id shown before is a new notification
+            // now: the old server id may be another application's.
+            identities = NotificationIdentities()
+            return
         }
         onEvent?(event)
     }

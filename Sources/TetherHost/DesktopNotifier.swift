@@ -14,6 +14,10 @@ final class DesktopNotifier {
     enum Signal {
         case closed(UInt32, reason: UInt32)
         case action(UInt32, key: String)
+        /// The server left or was replaced, or the bus it was on closed:
+        /// the ids it gave name nothing of the host's now (a new server
+        /// counts from 1 again, and its ids are other applications').
+        case serverGone
     }
 
     /// How long a server may take to answer `Notify`: past it the push is
@@ -99,6 +103,7 @@ final class DesktopNotifier {
                 let arguments = message.arguments
                 guard arguments.count == 3, arguments[0].stringValue == Self.name else { return }
                 self.server = nil
+                self.onSignal(.serverGone)
                 if arguments[2].stringValue?.isEmpty ?? true {
                     self.status = DesktopNotificationsStatus(state: .noServer, reason: "the notification server left the bus")
                 } else {
@@ -227,6 +232,7 @@ final class DesktopNotifier {
     /// session bus restarted at the same address is found again).
     private func reconnect(_ reason: String?) {
         close(reason ?? "connecting to the session bus again")
+        onSignal(.serverGone)
         connect()
         if let reason, status.state == .connecting {
             status = DesktopNotificationsStatus(state: .connecting, reason: reason)

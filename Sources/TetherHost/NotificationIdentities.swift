@@ -22,7 +22,14 @@ struct NotificationIdentities {
 
     /// The host's notification `server` (for payload `id`), shown now.
     mutating func record(_ server: UInt32, id: String?) {
-        if payloadIDs[server] == nil { order.append(server) }
+        switch payloadIDs[server] {
+        case nil: order.append(server)
+        // A server id given again (the server restarted, or answers every
+        // call with one id): the payload id it had shows nothing now.
+        case .some(.some(let previous)) where previous != id && serverIDs[previous] == server:
+            serverIDs[previous] = nil
+        default: break
+        }
         payloadIDs[server] = .some(id)
         if let id { serverIDs[id] = server }
         while payloadIDs.count > Self.maximum, start < order.count {

@@ -47,6 +47,7 @@ extension DesktopNotificationTests {
                 asked_capabilities.set()
             elif member == "Notify":
                 last[0] += 1
+                print("notify replacing", message.body[1], "as", last[0], flush=True)
                 send(new_method_return(message, "u", (last[0],)))
             else:
                 send(new_method_return(message))
@@ -79,6 +80,37 @@ extension DesktopNotificationTests {
             _ = try replacing.expectLine("invoked \(notification)", timeout: 20)
             #expect(try waiting.waitForExit(timeout: 10) == 0, "the new server's action was not believed")
             #expect(try waiting.remainingOutput() == "notification \(notification): action default\n")
+        }
+    }
+
+    /// The server restarts (the daemon ended, another took the name): it
+    /// counts its ids from 1 again, and they are its, not the host's. A
+    /// push with the payload id of one shown before is a new notification
+    /// there, not a replacement of whatever has that number now (another
+    /// application's, as likely as not).
+    @Test func aRestartedServerIsNotAskedToReplaceWhatTheLastOneShowed() throws {
+        let fixture = try HostFixture()
+        let bus = try PrivateBus(in: fixture.group.dir.path)
+        defer { bus.stopAlways() }
+        let python = try PythonEnvironment.python()
+        let first = try TestProcess(python, ["-c", Self.server, bus.address, "first"])
+        defer { first.stopAlways() }
+        _ = try first.expectLine("owner 1", timeout: 60)
+        try fixture.withHost(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { host in
+            _ = try host.expectLineStarting("desktop notifications: shown via fake-first", timeout: 30)
+            #expect(try push(fixture, #"{"id":"order-1","title":"Packed"}"#).notification == 1)
+            _ = try first.expectLine("notify replacing 0 as 1")
+            // The same id again, to the same server: a replacement.
+            #expect(try push(fixture, #"{"id":"order-1","title":"Sealed"}"#).notification == 2)
+            _ = try first.expectLine("notify replacing 1 as 2")
+            first.stopAlways()
+            _ = try host.expectLineStarting("desktop notifications: not shown", timeout: 30)
+            let second = try TestProcess(python, ["-c", Self.server, bus.address, "second"])
+            defer { second.stopAlways() }
+            _ = try second.expectLine("owner 1", timeout: 60)
+            _ = try host.expectLineStarting("desktop notifications: shown via fake-second", timeout: 30)
+            #expect(try push(fixture, #"{"id":"order-1","title":"Shipped"}"#).notification == 1)
+            _ = try second.expectLine("notify replacing 0 as 1")
         }
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TetherGroup
 import TetherLoop
@@ -68,6 +71,35 @@ import TetherTestSupport
             try Data("{}".utf8).write(to: URL(fileURLWithPath: stores + "/b.json"))
         }
         #expect(heard == ["staying \(stores)/b.json"])
+    }
+
+    /// A watched directory removed: the kernel drops its watch (IN_IGNORED)
+    /// and so does its user. Before, the user's table kept every such
+    /// watch, so a loop of mkdir and rmdir under a watched tree (the disk
+    /// usage of a launch's TMPDIR, the group's shared/) grew the host for
+    /// good. Two users of the one directory both let it go.
+    @Test func aWatchTheKernelDroppedIsForgottenByEveryUser() async throws {
+        let dir = try TemporaryDirectory()
+        let counts: [Int] = try await onLoop { loop, finish in
+            let first = try Inotify(loop: loop)
+            let second = try Inotify(loop: loop)
+            var kept: [Int] = []
+            for round in 0..<20 {
+                let doomed = dir.path + "/doomed-\(round)"
+                try FileManager.default.createDirectory(atPath: doomed, withIntermediateDirectories: false)
+                try first.watch(doomed, mask: UInt32(IN_CREATE))
+                try second.watch(doomed, mask: UInt32(IN_DELETE_SELF))
+                try FileManager.default.removeItem(atPath: doomed)
+            }
+            var ignored = 0
+            let done = { kept = [first.watchCount, second.watchCount]; first.close(); second.close(); finish(kept) }
+            try first.start { events in
+                ignored += events.filter { $0.mask & UInt32(IN_IGNORED) != 0 }.count
+                if ignored == 20 { done() }
+            }
+            try second.start { _ in }
+        }
+        #expect(counts == [0, 0], "watches kept after their directories went: \(counts)")
     }
 
     /// How many events the kernel queues on an inotify instance.

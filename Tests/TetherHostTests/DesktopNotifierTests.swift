@@ -174,12 +174,15 @@ import TetherTestSupport
             let kept = Kept()
             kept.notifier = DesktopNotifier(loop: loop, address: bus.address, onStatus: { status in
                 seen.append("\(status.state)" + (status.server.map { " \($0)" } ?? ""))
-                if seen.count == 4 {
+                if seen.count == 6 {
                     kept.notifier?.close()
                     kept.notifier = nil
                     finish(seen.joined(separator: ", "))
                 }
-            }, onSignal: { _ in })
+            }, onSignal: { signal in
+                // Each change of owner: the ids the host knew name nothing now.
+                if case .serverGone = signal { seen.append("gone") }
+            })
             try Self.serve(bus, loop: loop, finish) { bus in
                 func owner(_ old: String, _ new: String) -> [UInt8] {
                     bus.signal(path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
@@ -196,7 +199,7 @@ import TetherTestSupport
                 _ = try? bus.read(timeout: 10)  // held open until the notifier goes
             }
         }
-        #expect(states == "connecting, shown scripted, noServer, shown second", "\(states)")
+        #expect(states == "connecting, shown scripted, gone, noServer, gone, shown second", "\(states)")
     }
 
     /// The bus hangs up with a push waiting for the server's answer: the push

@@ -38,4 +38,20 @@ import Testing
         #expect(identities.payloadIDs.isEmpty && identities.serverIDs.isEmpty)
         #expect(identities.orderCount <= 2 * NotificationIdentities.maximum + 1)
     }
+
+    /// A server that gives an id again (restarted, counting from 1; or a
+    /// stand-in answering every call with one id): the payload id it had
+    /// no longer names it, or a later push with that id would replace
+    /// another notification, and the table would grow with every new id.
+    @Test func aServerIDGivenAgainTakesItsOldPayloadIDWithIt() {
+        var identities = NotificationIdentities()
+        identities.record(1, id: "order-1")
+        identities.record(1, id: "order-2")
+        #expect(identities.serverID(for: "order-1") == 0, "order-1 is no longer on the desktop")
+        #expect(identities.serverID(for: "order-2") == 1)
+        for push in 3...(10 * NotificationIdentities.maximum) { identities.record(1, id: "order-\(push)") }
+        #expect(identities.serverIDs.count == 1 && identities.payloadIDs.count == 1, "\(identities.serverIDs.count)")
+        identities.record(1, id: nil)
+        #expect(identities.serverIDs.isEmpty)
+    }
 }
