@@ -27,6 +27,8 @@ package final class BusConnection: @unchecked Sendable {
     /// The loop's hold on an open connection.
     private var retained: Unmanaged<BusConnection>?
     private var closeAfterDispatch: BusError??
+    /// Its `whenStopping`, forgotten once it closes.
+    private var stopRegistration: Int?
     /// A dispatch waits for the loop's next turn (more was waiting).
     private var turnQueued = false
 
@@ -70,7 +72,7 @@ package final class BusConnection: @unchecked Sendable {
             close()
             throw error
         }
-        loop.whenStopping { [weak self] in self?.close() }
+        stopRegistration = loop.whenStopping { [weak self] in self?.close() }
         rearm()
     }
 
@@ -242,6 +244,8 @@ package final class BusConnection: @unchecked Sendable {
         timer.close()
         tether_bus_close(bus)
         bus = nil
+        if let stopRegistration { loop.forgetStopping(stopRegistration) }
+        stopRegistration = nil
         defer { retained?.release() }
         let told = onClose
         onClose = nil

@@ -20,6 +20,8 @@ final class CurlMulti: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Held while curl's callbacks may name this object.
     private var retained: Unmanaged<CurlMulti>?
+    /// Its `whenStopping`, forgotten once it ends (a client per token broker).
+    private var stopRegistration: Int?
     private var ended = false
 
     init(loop: EventLoop) {
@@ -71,6 +73,8 @@ final class CurlMulti: @unchecked Sendable {
         timer = nil
         retained?.release()
         retained = nil
+        if let stopRegistration { loop.forgetStopping(stopRegistration) }
+        stopRegistration = nil
     }
 
     /// Loads libcurl and makes the multi handle, once.
@@ -95,7 +99,7 @@ final class CurlMulti: @unchecked Sendable {
         multi = made
         retained = me
         timer = LoopTimer(loop: loop)
-        loop.whenStopping { [weak self] in self?.end() }
+        stopRegistration = loop.whenStopping { [weak self] in self?.end() }
         return nil
     }
 

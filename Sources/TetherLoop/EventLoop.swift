@@ -36,8 +36,10 @@ package final class EventLoop: @unchecked Sendable {
     /// `pthread_self()` of the running thread, 0 when not running.
     private let runningThread = Atomic<UInt>(0)
     private let finished = Atomic<Bool>(false)
-    /// What `whenStopping` registered; touched on the loop thread only.
-    private var stopping: [() -> Void] = []
+    /// What `whenStopping` registered, by registration (their order);
+    /// touched on the loop thread only.
+    private var stopping: [Int: () -> Void] = [:]
+    private var stoppingRegistrations = 0
     /// The loop as a task executor; see `LoopTaskExecutor`.
     package let taskExecutor = LoopTaskExecutor()
 
@@ -98,9 +100,22 @@ package final class EventLoop: @unchecked Sendable {
     /// handles still open, so their owners can fail what waits on them
     /// (an HTTP request) instead of leaving it waiting forever. Call on the
     /// loop thread.
-    package func whenStopping(_ body: @escaping () -> Void) {
+    /// Returns the registration, for `forgetStopping` when its owner
+    /// closes first: one made and closed again and again (a bus
+    /// connection each time the session bus comes back) leaves none behind.
+    @discardableResult
+    package func whenStopping(_ body: @escaping () -> Void) -> Int {
         assertInLoop()
-        stopping.append(body)
+        stoppingRegistrations += 1
+        stopping[stoppingRegistrations] = body
+        return stoppingRegistrations
+    }
+
+    /// `registration`'s body will not run: its owner closed. Off the loop
+    /// thread (the loop has finished) there is nothing to forget.
+    package func forgetStopping(_ registration: Int) {
+        guard inEventLoop else { return }
+        stopping[registration] = nil
     }
 
     private func drain() {
@@ -128,9 +143,9 @@ package final class EventLoop: @unchecked Sendable {
         // Owners fail what still waits on their handles; the tasks that
         // resumes, and every job accepted before, run now (an executor may
         // not drop a job), within a bound.
-        let stopping = self.stopping
-        self.stopping = []
-        for body in stopping { body() }
+        let stopping = self.stopping.sorted { $0.key < $1.key }
+        self.stopping = [:]
+        for (_, body) in stopping { body() }
         for _ in 0..<1_000 where queue.withLock({ !$0.jobs.isEmpty }) { drain() }
         // Anything left is released after the lock: a deinit may submit.
         // A task's job may run anywhere: it goes to Swift's pool.

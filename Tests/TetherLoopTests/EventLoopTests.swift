@@ -64,6 +64,31 @@ import TetherTestSupport
         #expect(timer.isClosed)
     }
 
+    /// What an owner registered for the loop's stop goes once it forgets
+    /// it (it closed first), and does not run then: a bus connection made
+    /// each time the session bus came back left one behind every time.
+    /// The rest run at the stop, in the order they came.
+    @Test func aForgottenStopRegistrationIsReleasedAndNeverRuns() async throws {
+        let thread = try EventLoopThread()
+        let loop = thread.loop
+        let ran = Mutex<[Int]>([])
+        let forgotten: [Weak] = try await loop.submit {
+            var kept: [Weak] = []
+            for index in 0..<100 {
+                let owner = Owner()
+                let registration = loop.whenStopping { _ = owner; ran.withLock { $0.append(index) } }
+                if index % 10 != 0 {
+                    kept.append(Weak(owner))
+                    loop.forgetStopping(registration)
+                }
+            }
+            return kept
+        }
+        #expect(forgotten.allSatisfy { $0.object == nil }, "still held: \(forgotten.filter { $0.object != nil }.count)")
+        thread.shutdown()  // joins the loop thread: its writes are visible here
+        #expect(ran.withLock { $0 } == Array(stride(from: 0, to: 100, by: 10)))
+    }
+
     @Test func inEventLoopIsFalseElsewhere() throws {
         let thread = try EventLoopThread()
         defer { thread.shutdown() }
@@ -74,4 +99,11 @@ import TetherTestSupport
 
 private final class Counter: Sendable {
     let value = Atomic<Int>(0)
+}
+
+private final class Owner: Sendable {}
+
+private final class Weak: @unchecked Sendable {
+    weak var object: Owner?
+    init(_ object: Owner) { self.object = object }
 }
