@@ -24,6 +24,9 @@ final class DesktopBoard {
     /// Why nothing is shown, without a bus.
     private var unavailable = DesktopNotificationsStatus(state: .noSessionBus)
     private var identities = NotificationIdentities()
+    /// One more each time the server goes: an answer from the one before
+    /// (replaced while a call was on its way) is not recorded as the new one's.
+    private var serverGeneration = 0
     /// Each extension's pace on the desktop, and the timers of its summaries.
     private var pace = DesktopPace()
     private var paceTimers: [String: LoopTimer] = [:]
@@ -37,10 +40,11 @@ final class DesktopBoard {
         appName = groupPath.split(separator: "/").last.map(String.init) ?? "tether"
     }
 
-    /// Connects to the session bus when showing is on and there is one.
-    func start() {
+    /// Connects to the session bus (the environment's, unless given) when
+    /// showing is on and there is one.
+    func start(bus: Result<String, SessionBusAddress.NoBus> = SessionBusAddress.resolve()) {
         guard enabled else { return }
-        switch SessionBusAddress.resolve() {
+        switch bus {
         case .failure(let noBus):
             // No desktop session, as on a server: nothing worth a line.
             unavailable = DesktopNotificationsStatus(state: .noSessionBus, reason: noBus.reason)
@@ -109,11 +113,12 @@ final class DesktopBoard {
                     """))
             }
         }
+        let generation = serverGeneration
         notifier.show(notification, appName: appName, replacing: identities.serverID(for: notification.id)) {
             [unowned self] result in
             switch result {
             case .success(let server):
-                self.identities.record(server, id: notification.id)
+                if generation == self.serverGeneration { self.identities.record(server, id: notification.id) }
                 answered(DesktopDisplay(notification: server))
             case .failure(let refusal):
                 answered(DesktopDisplay(reason: refusal.reason))
@@ -141,8 +146,9 @@ final class DesktopBoard {
                     title: held.title, body: held.body + (held.body.isEmpty ? "" : "\n")
                         + "(and \(count - 1) more from \(pusher), coalesced)")
                 let replaced = count == 1 ? identities.serverID(for: held.id) : replacing ?? 0
+                let generation = serverGeneration
                 notifier.show(summary, appName: appName, replacing: replaced) { [unowned self] result in
-                    guard case .success(let server) = result else { return }
+                    guard case .success(let server) = result, generation == serverGeneration else { return }
                     if count == 1 { identities.record(server, id: held.id) } else { pace.summaryShown(pusher, as: server) }
                 }
             }
@@ -165,6 +171,8 @@ final class DesktopBoard {
             // A push with a payload id shown before is a new notification
             // now: the old server id may be another application's.
             identities = NotificationIdentities()
+            pace.forgetSummaries()
+            serverGeneration += 1
             return
         }
         onEvent?(event)

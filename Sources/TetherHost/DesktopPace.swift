@@ -76,6 +76,11 @@ struct DesktopPace {
         senders[name]?.summary = server
     }
 
+    /// The server went: its summaries' ids name nothing of the host's now.
+    mutating func forgetSummaries() {
+        for name in Array(senders.keys) { senders[name]?.summary = nil }
+    }
+
     private mutating func refill(_ name: String, now: UInt64) {
         guard var sender = senders[name], now > sender.refilledAt else { return }
         let earned = (now - sender.refilledAt) / Self.intervalMilliseconds

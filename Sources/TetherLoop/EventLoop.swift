@@ -100,6 +100,7 @@ package final class EventLoop: @unchecked Sendable {
     /// handles still open, so their owners can fail what waits on them
     /// (an HTTP request) instead of leaving it waiting forever. Call on the
     /// loop thread.
+    ///
     /// Returns the registration, for `forgetStopping` when its owner
     /// closes first: one made and closed again and again (a bus
     /// connection each time the session bus comes back) leaves none behind.
@@ -111,8 +112,9 @@ package final class EventLoop: @unchecked Sendable {
         return stoppingRegistrations
     }
 
-    /// `registration`'s body will not run: its owner closed. Off the loop
-    /// thread (the loop has finished) there is nothing to forget.
+    /// `registration`'s body will not run: its owner closed. Only on the
+    /// loop thread, whose table it is; elsewhere (as after the loop has
+    /// finished, when the table is empty) it does nothing.
     package func forgetStopping(_ registration: Int) {
         guard inEventLoop else { return }
         stopping[registration] = nil

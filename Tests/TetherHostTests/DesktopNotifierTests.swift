@@ -221,12 +221,15 @@ import TetherTestSupport
                     case .success(let id): answers.append("shown \(id)")
                     case .failure(let refusal): answers.append(refusal.reason)
                     }
-                    guard answers.count == 2 else { return }
+                    guard answers.count == 3 else { return }
                     kept.notifier?.close()
                     kept.notifier = nil
                     finish(answers.joined(separator: " | "))
                 }
-            }, onSignal: { _ in })
+            }, onSignal: { signal in
+                // The bus closed: the ids its server gave name nothing now.
+                if case .serverGone = signal { answers.append("gone") }
+            })
             try Self.serve(bus, loop: loop, finish) { bus in
                 _ = try bus.answerBusCalls(until: "Notify")
                 bus.hangUp()
@@ -242,7 +245,7 @@ import TetherTestSupport
                 _ = try? bus.read(timeout: 10)
             }
         }
-        #expect(outcome.hasSuffix(" | shown 12") && !outcome.hasPrefix("shown"), "\(outcome)")
+        #expect(outcome.hasSuffix(" | gone | shown 12") && !outcome.hasPrefix("shown"), "\(outcome)")
     }
 
     /// The notifier the last test's closures reach (one such test runs).

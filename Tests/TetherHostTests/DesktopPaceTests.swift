@@ -40,5 +40,17 @@ import TetherIPC
         #expect(pace.count == 1)
     }
 
+    /// The server went: a summary shown there is no summary to replace
+    /// on the next (its number is another application's there now).
+    @Test func theServerGoneASummaryIsNotReplacedByNumber() throws {
+        var pace = DesktopPace()
+        for index in 0..<6 { _ = pace.admit("w", note("n\(index)"), now: 1_000) }
+        _ = try pace.due("w", now: 3_000).get()
+        pace.summaryShown("w", as: 77)
+        pace.forgetSummaries()
+        #expect(pace.admit("w", note("late"), now: 3_000) == .coalesced(flushAfter: 2_000))
+        #expect(try pace.due("w", now: 5_000).get().replacing == nil)
+    }
+
     struct Unexpected: Error {}
 }

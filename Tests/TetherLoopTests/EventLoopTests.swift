@@ -70,6 +70,8 @@ import TetherTestSupport
     /// The rest run at the stop, in the order they came.
     @Test func aForgottenStopRegistrationIsReleasedAndNeverRuns() async throws {
         let thread = try EventLoopThread()
+        var shutDown = false
+        defer { if !shutDown { thread.shutdown() } }
         let loop = thread.loop
         let ran = Mutex<[Int]>([])
         let forgotten: [Weak] = try await loop.submit {
@@ -86,6 +88,7 @@ import TetherTestSupport
         }
         #expect(forgotten.allSatisfy { $0.object == nil }, "still held: \(forgotten.filter { $0.object != nil }.count)")
         thread.shutdown()  // joins the loop thread: its writes are visible here
+        shutDown = true
         #expect(ran.withLock { $0 } == Array(stride(from: 0, to: 100, by: 10)))
     }
 
