@@ -42,9 +42,9 @@ final class DesktopBoard {
 
     /// Connects to the session bus (the environment's, unless given) when
     /// showing is on and there is one.
-    func start(bus: Result<String, SessionBusAddress.NoBus> = SessionBusAddress.resolve()) {
+    func start(bus: Result<String, SessionBusAddress.NoBus>? = nil) {
         guard enabled else { return }
-        switch bus {
+        switch bus ?? SessionBusAddress.resolve() {
         case .failure(let noBus):
             // No desktop session, as on a server: nothing worth a line.
             unavailable = DesktopNotificationsStatus(state: .noSessionBus, reason: noBus.reason)
@@ -169,7 +169,9 @@ final class DesktopBoard {
             event = DesktopNotificationEvent(notification: server, id: id, action: key)
         case .serverGone:
             // A push with a payload id shown before is a new notification
-            // now: the old server id may be another application's.
+            // now, and a summary no replacement of the last: the old
+            // server's ids may be another application's. Its answers
+            // still on their way are not recorded (the generation).
             identities = NotificationIdentities()
             pace.forgetSummaries()
             serverGeneration += 1

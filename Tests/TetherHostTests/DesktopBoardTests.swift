@@ -8,7 +8,7 @@ import TetherTestSupport
 
 /// The desktop's part of a push without a notification server: each
 /// answer says why nothing was shown, and nothing waits for a bus.
-@Suite struct DesktopBoardTests {
+@Suite(.timed) struct DesktopBoardTests {
     func delivered(_ content: [String: JSONValue]) -> [DeliveredPush] {
         [DeliveredPush(extensionName: "notes", content: content, modified: false, timedOut: false)]
     }
@@ -41,7 +41,8 @@ import TetherTestSupport
         let directory = try TemporaryDirectory()
         let bus = try ScriptedBus(in: directory.path)
         let push = delivered([DesktopNotification.Field.title: "Packed", DesktopNotification.Field.id: "order-1"])
-        let outcome: String = try await onLoop { loop, finish in
+        // Longer than the server's own steps (10 s each): a stall names its step.
+        let outcome: String = try await onLoop(timeoutMilliseconds: 15_000) { loop, finish in
             let board = DesktopBoard(loop: loop, logger: Logger(label: "test"), enabled: true, groupPath: "/g/notes-app")
             let poll = LoopTimer(loop: loop)
             var answers: [String] = []
