@@ -53,11 +53,9 @@ extension DesktopNotificationTests {
                 send(new_method_return(message))
         """
 
-    /// The server replaced by another (one that takes the name over) while
-    /// a push is shown: the host asks the new one who it is and, meanwhile,
-    /// shows a push there; the answer to its question still counts, so the
-    /// new server's signals are believed and the push's action comes back.
-    @Test func aServerReplacedWhileAPushIsShownIsBelieved() throws {
+    /// A host on a private bus whose notification server is `server` in
+    /// mode "first" (another may take the name over), known to the host.
+    func withFirstServer(_ body: (HostFixture, PrivateBus, String, TestProcess, TestProcess) throws -> Void) throws {
         let fixture = try HostFixture()
         let bus = try PrivateBus(in: fixture.group.dir.path)
         defer { bus.stopAlways() }
@@ -67,6 +65,16 @@ extension DesktopNotificationTests {
         _ = try first.expectLine("owner 1", timeout: 60)
         try fixture.withHost(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { host in
             _ = try host.expectLineStarting("desktop notifications: shown via fake-first", timeout: 30)
+            try body(fixture, bus, python, first, host)
+        }
+    }
+
+    /// The server replaced by another (one that takes the name over) while
+    /// a push is shown: the host asks the new one who it is and, meanwhile,
+    /// shows a push there; the answer to its question still counts, so the
+    /// new server's signals are believed and the push's action comes back.
+    @Test func aServerReplacedWhileAPushIsShownIsBelieved() throws {
+        try withFirstServer { fixture, bus, python, _, host in
             let replacing = try TestProcess(python, ["-c", Self.server, bus.address, "replacing"])
             defer { replacing.stopAlways() }
             _ = try replacing.expectLine("owner 1", timeout: 60)
@@ -89,15 +97,7 @@ extension DesktopNotificationTests {
     /// there, not a replacement of whatever has that number now (another
     /// application's, as likely as not).
     @Test func aRestartedServerIsNotAskedToReplaceWhatTheLastOneShowed() throws {
-        let fixture = try HostFixture()
-        let bus = try PrivateBus(in: fixture.group.dir.path)
-        defer { bus.stopAlways() }
-        let python = try PythonEnvironment.python()
-        let first = try TestProcess(python, ["-c", Self.server, bus.address, "first"])
-        defer { first.stopAlways() }
-        _ = try first.expectLine("owner 1", timeout: 60)
-        try fixture.withHost(environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { host in
-            _ = try host.expectLineStarting("desktop notifications: shown via fake-first", timeout: 30)
+        try withFirstServer { fixture, bus, python, first, host in
             #expect(try push(fixture, #"{"id":"order-1","title":"Packed"}"#).notification == 1)
             _ = try first.expectLine("notify replacing 0 as 1")
             // The same id again, to the same server: a replacement.

@@ -49,12 +49,14 @@ struct OneHostPerGroupTests {
         let fixture = try HostFixture()
         // The directory first: flock(1) would make a file of that name.
         #expect(mkdir(fixture.group.path, 0o700) == 0 || errno == EEXIST)
-        let reader = try TestProcess("/usr/bin/flock", ["-s", fixture.group.path, "sleep", "120"])
+        // flock(1) runs its command once it holds the lock: the command's
+        // line is the event (a loop over /proc/locks, bounded by count,
+        // ran out before a loaded machine started flock).
+        let reader = try TestProcess("/usr/bin/flock", ["-s", fixture.group.path, "sh", "-c", "echo locked; exec sleep 120"])
         defer { reader.signal(SIGKILL) }
-        try waitFor("flock(1)'s shared lock on the group directory", timeout: 10) {
-            ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ  \(reader.pid) ")
-                || ((try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? "").contains(" READ \(reader.pid) ")
-        }
+        _ = try reader.expectLine("locked", timeout: 30)
+        let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+        #expect(locks.contains(" READ  \(reader.pid) ") || locks.contains(" READ \(reader.pid) "), "\(locks)")
         try fixture.withHost { host in
             #expect(try fixture.status()["pid"] as? Int == Int(host.pid))
             let second = try fixture.group.run(["host"])
