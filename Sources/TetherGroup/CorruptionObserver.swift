@@ -1,4 +1,4 @@
-import Synchronization
+import TetherLoop
 
 /// Who hears that a store file failed to parse and was moved aside: the
 /// process's log (the `store.corrupt` event), set once by whoever has one.
@@ -6,19 +6,13 @@ import Synchronization
 package enum CorruptionObserver {
     package typealias Observer = @Sendable (_ path: String, _ keptAs: String, _ reason: String) -> Void
 
-    /// In a struct, as `Redactor`'s provider: a bare function read out of
-    /// a `Mutex` gains a thunk at each read.
-    private struct Held: Sendable {
-        let body: Observer
-    }
-
-    private static let observer = Mutex<Held?>(nil)
+    private static let observer = LockedAction<(path: String, keptAs: String, reason: String)>()
 
     package static func set(_ body: Observer?) {
-        observer.withLock { $0 = body.map(Held.init) }
+        observer.set(body.map { body in { @Sendable in body($0.path, $0.keptAs, $0.reason) } })
     }
 
     static func report(path: String, keptAs: String, reason: String) {
-        observer.withLock { $0 }?.body(path, keptAs, reason)
+        observer((path, keptAs, reason))
     }
 }

@@ -1,4 +1,5 @@
 import Synchronization
+import TetherLoop
 
 /// A seam for tests: runs at the instants a real race strikes a group file
 /// (after it is opened and before it is looked at: a lock file, a store; a
@@ -13,25 +14,20 @@ enum LockFaultInjection {
         case locked
     }
 
-    /// In a struct, as `CorruptionObserver`'s.
-    private struct Hook: Sendable {
-        let body: @Sendable (Moment, String) -> Void
-    }
-
-    private static let hook = Mutex<Hook?>(nil)
+    private static let hook = LockedAction<(moment: Moment, path: String)>()
     /// Cheap to read on every acquisition: an atomic flag, no lock.
     private static let armed = Atomic<Bool>(false)
 
     static func at(_ moment: Moment, _ path: String) {
         guard armed.load(ordering: .relaxed) else { return }
-        hook.withLock { $0 }?.body(moment, path)
+        hook((moment, path))
     }
 
     static func afterLocking(_ path: String) { at(.locked, path) }
 
     /// Installs `body` (nil removes it). Internal: tests only.
     static func set(_ body: (@Sendable (Moment, String) -> Void)?) {
-        hook.withLock { $0 = body.map(Hook.init) }
+        hook.set(body.map { body in { @Sendable in body($0.moment, $0.path) } })
         armed.store(body != nil, ordering: .relaxed)
     }
 

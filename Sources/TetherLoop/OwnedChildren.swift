@@ -6,7 +6,7 @@ import Synchronization
 /// ended child of a `ChildProcess` hides those ended after it.
 package enum OwnedChildren {
     private static let pids = Mutex<Set<Int32>>([])
-    private static let afterReap = LockedAction()
+    private static let afterReap = LockedAction<Void>()
 
     static func add(_ pid: Int32) { _ = pids.withLock { $0.insert(pid) } }
     static func remove(_ pid: Int32) { _ = pids.withLock { $0.remove(pid) } }
@@ -19,5 +19,5 @@ package enum OwnedChildren {
     }
 
     /// `body` after each reap by a `ChildProcess` (nil: nothing).
-    package static func whenOneIsReaped(_ body: (@Sendable () -> Void)?) { afterReap.set(body) }
+    package static func whenOneIsReaped(_ body: (@Sendable () -> Void)?) { afterReap.set(body.map { body in { @Sendable _ in body() } }) }
 }
