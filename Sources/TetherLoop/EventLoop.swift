@@ -99,7 +99,8 @@ package final class EventLoop: @unchecked Sendable {
     /// Runs `body` on the loop thread when `run()` is about to close the
     /// handles still open, so their owners can fail what waits on them
     /// (an HTTP request) instead of leaving it waiting forever. Call on the
-    /// loop thread.
+    /// loop thread; one registered meanwhile (by such a body, or by a job
+    /// it resumed) runs too.
     ///
     /// Returns the registration, for `forgetStopping` when its owner
     /// closes first: one made and closed again and again (a bus
@@ -144,11 +145,16 @@ package final class EventLoop: @unchecked Sendable {
         uv_run(uv, UV_RUN_DEFAULT)
         // Owners fail what still waits on their handles; the tasks that
         // resumes, and every job accepted before, run now (an executor may
-        // not drop a job), within a bound.
-        let stopping = self.stopping.sorted { $0.key < $1.key }
-        self.stopping = [:]
-        for (_, body) in stopping { body() }
-        for _ in 0..<1_000 where queue.withLock({ !$0.jobs.isEmpty }) { drain() }
+        // not drop a job), within a bound. What those register for the
+        // stop (a connection made again, a request sent) is stopped too.
+        for _ in 0..<1_000 {
+            let stopping = self.stopping.sorted { $0.key < $1.key }
+            self.stopping = [:]
+            for (_, body) in stopping { body() }
+            let jobsWait = queue.withLock { !$0.jobs.isEmpty }
+            if jobsWait { drain() }
+            if !jobsWait, self.stopping.isEmpty { break }
+        }
         // Anything left is released after the lock: a deinit may submit.
         // A task's job may run anywhere: it goes to Swift's pool.
         let dropped = queue.withLock { state in

@@ -92,6 +92,24 @@ import TetherTestSupport
         #expect(ran.withLock { $0 } == Array(stride(from: 0, to: 100, by: 10)))
     }
 
+    /// What registers for the stop while the loop stops is stopped too:
+    /// a stop body that makes its connection again, and a job it resumes
+    /// that sends a request, would otherwise leave theirs waiting.
+    @Test func whatRegistersForTheStopWhileItStopsRunsToo() async throws {
+        let thread = try EventLoopThread()
+        let loop = thread.loop
+        let ran = Mutex<[String]>([])
+        _ = try await loop.submit {
+            loop.whenStopping {
+                ran.withLock { $0.append("first") }
+                loop.whenStopping { ran.withLock { $0.append("registered by a stop body") } }
+                loop.execute { loop.whenStopping { ran.withLock { $0.append("registered by a job") } } }
+            }
+        }
+        thread.shutdown()  // joins the loop thread: its writes are visible here
+        #expect(ran.withLock { $0 } == ["first", "registered by a stop body", "registered by a job"])
+    }
+
     @Test func inEventLoopIsFalseElsewhere() throws {
         let thread = try EventLoopThread()
         defer { thread.shutdown() }
