@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(name: "TetherRPCTests", dependencies: ["TetherRPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherIPCTests", dependencies: ["TetherIPC", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHostTests", dependencies: ["TetherHost", "TetherTestSupport"]),
-        .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport"]),
+        .testTarget(name: "TetherSandboxTests", dependencies: ["TetherSandbox", "TetherTestSupport", "CTetherSystem"]),
         .testTarget(name: "TetherExtensionTests", dependencies: ["TetherExtension", "TetherTestSupport"]),
         // Drives the built `tether` executable as a user or script would.
         .testTarget(name: "TetherCLITests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport", "CTetherSystem", "TetherSandbox",

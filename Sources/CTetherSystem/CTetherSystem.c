@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/openat2.h>
 #include <time.h>
 #include <unistd.h>
 #include <errno.h>
@@ -35,6 +36,20 @@ int tether_renameat2(int from_directory, const char *from, int to_directory, con
 
 int tether_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+}
+
+int tether_open_directory_beneath(int root, const char *path) {
+#ifdef SYS_openat2
+    struct open_how how = {
+        .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, root, path, &how, sizeof how);
+#else
+    (void)root; (void)path;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int tether_reap_group(int group) {
@@ -82,6 +97,12 @@ int tether_renameat2(int from_directory, const char *from, int to_directory, con
 }
 
 int tether_become_subreaper(void) {
+    errno = ENOSYS;
+    return -1;
+}
+
+int tether_open_directory_beneath(int root, const char *path) {
+    (void)root; (void)path;
     errno = ENOSYS;
     return -1;
 }

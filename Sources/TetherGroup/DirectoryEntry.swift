@@ -14,6 +14,11 @@ package enum DirectoryEntry {
         }
     }
 
+    /// The name's own bytes.
+    package static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> EntryName {
+        withName(entry) { EntryName($0) }
+    }
+
     /// The name as a string (not UTF-8 bytes repaired).
     package static func name(_ entry: UnsafeMutablePointer<dirent>) -> String {
         withName(entry) { pointer in

@@ -134,7 +134,7 @@ package final class DelegatedCgroup {
         guard root >= 0 else { return [] }
         defer { close(root) }
         var remaining: [ExtensionCgroup] = []
-        for (name, isDirectory) in DirectoryEntries.read(root) ?? []
+        for (name, isDirectory) in (DirectoryEntries.read(root) ?? []).map({ ($0.name.text, $0.isDirectory) })
         where isDirectory && name.hasPrefix(childPrefix) {
             // Numbered on past them: a new launch never takes a killed
             // host's name, whether or not it is gone yet.

@@ -1,31 +1,45 @@
+import CTetherSystem
+import TetherGroup
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What a directory tree holds: the bytes of its regular files and
 /// symlinks (each its size or its blocks, whichever is larger), its entries
-/// and the paths of its directories. Read through descriptors, never following a symlink;
-/// an entry that vanishes mid-walk is skipped. Run off the loop.
+/// and the paths of its directories. Read through descriptors, never
+/// following a symlink: each directory is opened beneath the root's
+/// descriptor with no symlink in any component, so one swapped in for a
+/// directory on the way (by the extension that writes the tree, while it
+/// is walked) leads nowhere; and each name is used as its bytes, so one
+/// that is not UTF-8 is counted too. An entry that vanishes mid-walk is
+/// skipped. Run off the loop.
 package struct DiskCount: Sendable {
     package var bytes: Int64 = 0
     /// Below the root, at most `maximumDirectories + 1` (one more says "too many").
     package var directories: [String] = []
+    /// Directories below the root whose path is not UTF-8: counted, but not
+    /// in `directories`, since no `String` names them.
+    package var unnamed = 0
     /// Entries seen, at most `maximumEntries + 1` (one more says "too many":
     /// the walk stops there, so its cost is bounded whatever the tree holds).
     package var entries = 0
 
     package static func walk(_ root: String, maximumDirectories: Int, maximumEntries: Int) -> DiskCount {
         var count = DiskCount()
-        var pending: [String] = [root]
-        while let directory = pending.popLast() {
-            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let top = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard top >= 0 else { return count }
+        defer { close(top) }
+        // Relative to the root, without a NUL (empty: the root itself).
+        var pending: [[CChar]] = [[]]
+        while let relative = pending.popLast() {
+            let fd = relative.isEmpty ? top : openBeneath(top, relative, in: root)
             guard fd >= 0 else { continue }
-            defer { close(fd) }
+            defer { if fd != top { close(fd) } }
             for (name, _) in DirectoryEntries.read(fd, limit: maximumEntries + 1 - count.entries) ?? [] {
                 count.entries += 1
                 guard count.entries <= maximumEntries else { return count }
                 var info = stat()
-                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                guard fstatat(fd, name.cString, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
                 switch info.st_mode & S_IFMT {
                 case S_IFREG, S_IFLNK:
                     // A symlink's target is stored too (a page beyond 60 bytes).
@@ -33,15 +47,29 @@ package struct DiskCount: Sendable {
                     let (sum, overflow) = count.bytes.addingReportingOverflow(size)
                     count.bytes = overflow ? .max : sum
                 case S_IFDIR:
-                    guard count.directories.count <= maximumDirectories else { return count }
-                    let path = directory + "/" + name
-                    count.directories.append(path)
-                    pending.append(path)
+                    guard count.directories.count + count.unnamed <= maximumDirectories else { return count }
+                    let child = relative.isEmpty ? Array(name.cString.dropLast()) : relative + [slash] + name.cString.dropLast()
+                    if let path = String(validating: child.map { UInt8(bitPattern: $0) }, as: UTF8.self) {
+                        count.directories.append(root + "/" + path)
+                    } else {
+                        count.unnamed += 1
+                    }
+                    pending.append(child)
                 default:
                     continue
                 }
             }
         }
         return count
+    }
+
+    private static let slash = CChar(UInt8(ascii: "/"))
+
+    /// `relative` beneath `top`, the root at `root`. Before Linux 5.6 (no
+    /// openat2), by its path, its last component not followed.
+    private static func openBeneath(_ top: Int32, _ relative: [CChar], in root: String) -> Int32 {
+        let fd = tether_open_directory_beneath(top, relative + [0])
+        guard fd < 0, errno == ENOSYS else { return fd }
+        return open(Array(root.utf8CString.dropLast()) + [slash] + relative + [0], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     }
 }

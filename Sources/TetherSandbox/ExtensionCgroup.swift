@@ -70,24 +70,32 @@ package final class ExtensionCgroup {
     /// /sys) are removed first, bottom-up: `cgroup.kill` ended their
     /// processes too. The kernel keeps such a tree within `maxDepth`.
     package func remove() -> Bool {
+        if rmdir(directory) == 0 || errno == ENOENT { return true }
+        guard errno == EBUSY else { return false }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
         // Deeper than the limit: a tree made before it, or where the
         // extension could change it (no Landlock).
-        Self.remove(directory, depth: 16)
+        Self.removeChildren(of: fd, depth: 16)
+        close(fd)
+        return rmdir(directory) == 0 || errno == ENOENT
     }
 
     /// `cgroup.max.depth` and `cgroup.max.descendants` below it.
     static let maxDepth = 4
     static let maxDescendants = 64
 
-    private static func remove(_ directory: String, depth: Int) -> Bool {
-        if rmdir(directory) == 0 || errno == ENOENT { return true }
-        guard errno == EBUSY, depth > 0 else { return false }
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        let children = (DirectoryEntries.read(fd) ?? []).filter(\.isDirectory)
-        close(fd)
-        guard !children.isEmpty else { return false }
-        for child in children { _ = remove(directory + "/" + child.name, depth: depth - 1) }
-        return rmdir(directory) == 0 || errno == ENOENT
+    /// The cgroups in the one open at `fd`, bottom-up, by their names'
+    /// own bytes (the extension named them).
+    private static func removeChildren(of fd: Int32, depth: Int) {
+        guard depth > 0 else { return }
+        for child in DirectoryEntries.read(fd) ?? [] where child.isDirectory {
+            if unlinkat(fd, child.name.cString, AT_REMOVEDIR) == 0 || errno != EBUSY { continue }
+            let inner = openat(fd, child.name.cString, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard inner >= 0 else { continue }
+            removeChildren(of: inner, depth: depth - 1)
+            close(inner)
+            _ = unlinkat(fd, child.name.cString, AT_REMOVEDIR)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import SystemPackage
+import TetherGroup
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,15 +18,15 @@ enum RemovableDirectory {
     /// Opens `name` in `parent` for reading, made 0700 if it is ours.
     /// Fails with `.notDirectory` when it is not a directory, or no longer
     /// the one listed; `.noSuchFileOrDirectory` when it is gone.
-    static func open(_ name: String, in parent: Int32) -> Result<Int32, Errno> {
+    static func open(_ name: EntryName, in parent: Int32) -> Result<Int32, Errno> {
         var listed = stat()
-        guard fstatat(parent, name, &listed, AT_SYMLINK_NOFOLLOW) == 0 else { return .failure(Errno(rawValue: errno)) }
+        guard fstatat(parent, name.cString, &listed, AT_SYMLINK_NOFOLLOW) == 0 else { return .failure(Errno(rawValue: errno)) }
         guard listed.st_mode & S_IFMT == S_IFDIR else { return .failure(.notDirectory) }
-        var child = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        var child = openat(parent, name.cString, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if child < 0, errno == EACCES {
             // Made unreadable from inside: ours to open again.
             restoreOwnerAccess(name, in: parent, listed: listed)
-            child = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            child = openat(parent, name.cString, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
         guard child >= 0 else { return .failure(errno == ELOOP ? .notDirectory : Errno(rawValue: errno)) }
         var info = stat()
@@ -40,9 +41,9 @@ enum RemovableDirectory {
 
     /// 0700 on the directory `name` names now, if it is the one listed and
     /// ours; nothing else is ever changed.
-    private static func restoreOwnerAccess(_ name: String, in parent: Int32, listed: stat) {
+    private static func restoreOwnerAccess(_ name: EntryName, in parent: Int32, listed: stat) {
         // O_PATH needs no permission on the directory itself.
-        let held = openat(parent, name, pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let held = openat(parent, name.cString, pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard held >= 0 else { return }
         defer { close(held) }
         var info = stat()

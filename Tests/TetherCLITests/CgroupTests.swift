@@ -105,6 +105,8 @@ struct CgroupTests {
         #expect(mkdir(cgroup.mount + own + "/nested/a", 0o755) == 0 && mkdir(cgroup.mount + own + "/nested/a/b", 0o755) == 0
                 && mkdir(cgroup.mount + own + "/nested/a/b/c", 0o755) == 0)
         #expect(mkdir(cgroup.mount + own + "/nested/a/b/c/d", 0o755) == -1 && errno == EAGAIN)
+        // Named in bytes that are not UTF-8 ("café" in Latin-1): gone too.
+        #expect(mkdir(Array((cgroup.mount + own + "/nested/caf").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9), 0], 0o755) == 0)
         let memoryBy = cgroup.offers("memory") ? "cgroup" : "rlimit+seccomp"
         #expect(try sandbox(fixture, "w")["memoryBy"] as? String == memoryBy)
 

@@ -49,6 +49,35 @@ struct DiskLimitTests {
         }
     }
 
+    /// A directory named in bytes that are not UTF-8 cannot be watched by
+    /// its path, so what is written in it would never be counted: the
+    /// first count that finds one ends the extension (which writes a MiB
+    /// every half second there, up to four times its limit).
+    @Test func aDirectoryNotNamedInUTF8EndsTheExtension() throws {
+        let fixture = try HostFixture()
+        try writeFile("\(fixture.extensions)/hider.py", """
+            import os, time
+            hidden = os.path.join(os.fsencode(os.environ["TMPDIR"]), b"caf\\xe9")
+            os.mkdir(hidden)
+            for i in range(32):
+                with open(os.path.join(hidden, b"f%d" % i), "wb") as f:
+                    f.write(bytes(1 << 20))
+                time.sleep(0.5)
+            print("wrote 32 MiB unseen", flush=True)
+            time.sleep(60)
+            """)
+        let manifest = #"{"name":"hider","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/hider.py"],"#
+            + #""restart":"never","activation":"always","diskLimitMiB":8}"#
+        try writeFile("\(fixture.extensions)/hider.extension.json", manifest)
+        try fixture.withHost(without: [.namespaces]) { host in
+            let last = try lastExit(of: "hider", in: fixture)
+            #expect(last["reason"] as? String == "disk", "\(last)")
+            #expect(try host.stop() == 0)
+            let errors = try host.standardError()
+            #expect(errors.contains("or a directory there not named in UTF-8"), "\(errors)")
+        }
+    }
+
     /// What costs no bytes of content counts too: more entries than the
     /// limit allows (64 a MiB, at least 1,024; each count of the tree stops
     /// there, so a million empty files cost the host no more than that),

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TetherSandbox
 import TetherTestSupport
@@ -54,6 +56,44 @@ import TetherTestSupport
         try PrivateTemporaryDirectory.remove(made)
         #expect(access(made, F_OK) != 0)
         #expect(access(outside, F_OK) == 0)
+    }
+
+    /// Names are an extension's to choose, UTF-8 or not: a file and a
+    /// directory (with a file in it) named in Latin-1 go with the rest.
+    @Test func namesThatAreNotUTF8AreRemoved() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let made = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "widget")
+        let top = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(top >= 0)
+        defer { close(top) }
+        let cafe: [CChar] = [0x63, 0x61, 0x66, CChar(bitPattern: 0xE9), 0]  // "café" in Latin-1
+        let file = openat(top, cafe, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(file >= 0)
+        close(file)
+        let invalid: [CChar] = [CChar(bitPattern: 0xFF), 0]
+        #expect(mkdirat(top, invalid, 0o700) == 0)
+        let inner = openat(top, invalid, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(inner >= 0)
+        let nested = openat(inner, cafe, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(nested >= 0)
+        close(nested)
+        close(inner)
+        try PrivateTemporaryDirectory.remove(made)
+        #expect(access(made, F_OK) != 0)
+    }
+
+    /// A writer that never stops (a process of its extension that escaped)
+    /// cannot hold a removal forever: it ends after its passes, while the
+    /// writer still writes, and what is left stays.
+    @Test func aWriterThatNeverStopsCannotHoldTheRemovalForever() throws {
+        let scratch = try TemporaryDirectory("tether-tmpdir")
+        let made = try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "widget")
+        let writer = Writer(in: made)
+        writer.start()
+        defer { writer.stop() }
+        try #require(writer.waitForFiles(10), "the writer made no file")
+        try? PrivateTemporaryDirectory.remove(made)
+        #expect(writer.isWriting, "the removal ended only when its writer stopped (after 30 s)")
     }
 
     /// At every level of a tree deeper than the descriptor budget, a
@@ -144,5 +184,49 @@ import TetherTestSupport
         #expect(lstat(one, &info) == 0 && info.st_mode & 0o777 == 0o700)
         #expect(chmod(scratch.path + "/tether-\(geteuid())", 0o755) == 0)
         #expect(throws: (any Error).self) { try PrivateTemporaryDirectory.hostParent(group: "/g/one", base: scratch.path) }
+    }
+}
+
+/// Makes files in a directory, one after another, on a thread of its own
+/// until stopped or 30 s have passed.
+private final class Writer: Sendable {
+    private let directory: String
+    private let made = Atomic<Int>(0)
+    private let writing = Atomic<Bool>(true)
+    private let stopping = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(in directory: String) { self.directory = directory }
+
+    var isWriting: Bool { writing.load(ordering: .acquiring) }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            let started = Date()
+            var number = 0
+            while !stopping.load(ordering: .relaxed), Date().timeIntervalSince(started) < 30 {
+                number += 1
+                let fd = open("\(directory)/f\(number)", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                if fd >= 0 {
+                    close(fd)
+                    made.add(1, ordering: .relaxed)
+                }
+            }
+            writing.store(false, ordering: .releasing)
+            ended.signal()
+        }
+    }
+
+    /// Whether it made `count` files within 10 s.
+    func waitForFiles(_ count: Int) -> Bool {
+        let started = Date()
+        while made.load(ordering: .relaxed) < count, Date().timeIntervalSince(started) < 10 { usleep(1_000) }
+        return made.load(ordering: .relaxed) >= count
+    }
+
+    /// Returns once the thread has ended (at most 40 s).
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        _ = ended.wait(timeout: .now() + 40)
     }
 }

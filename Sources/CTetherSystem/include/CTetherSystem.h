@@ -49,6 +49,12 @@ int tether_renameat2(int from_directory, const char *from, int to_directory, con
 /// RENAME_EXCHANGE: the two names swap inodes atomically.
 #define TETHER_RENAME_EXCHANGE 2u
 
+/// The directory at `path` (relative) beneath the open directory `root`,
+/// no symbolic link followed in any of its components and nothing outside
+/// `root` reached (openat2(2), RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+/// O_RDONLY | O_DIRECTORY | O_CLOEXEC. ENOSYS before Linux 5.6.
+int tether_open_directory_beneath(int root, const char *path);
+
 /// What `tether_spawn` runs and how.
 /* What a confined process takes on, in this order: its limits, then (with
    no_new_privileges) no capabilities, PR_SET_NO_NEW_PRIVS, the Landlock
