@@ -19,8 +19,9 @@ import TetherSandbox
 /// Writes through a shared mapping make no event: `RLIMIT_FSIZE` bounds
 /// each such file, and its size (set by `ftruncate`, which makes one) is
 /// what is counted. A directory whose name is not UTF-8 cannot be watched
-/// by its path: a tree holding one is over its limit, as one with too many
-/// directories is (a file so named is counted like any other).
+/// by its path, nor one made unreadable counted: a tree holding one is over
+/// its limit, as one with too many directories is (a file so named is
+/// counted like any other).
 final class DiskUsageWatcher {
     /// One watched tree.
     struct Tree: Hashable, Sendable {
@@ -203,10 +204,11 @@ final class DiskUsageWatcher {
         trees[id]?.counting = false
         trees[id]?.countedAt = loop.now
         trees[id]?.total = count.bytes
-        // A directory no path names (not UTF-8) cannot be watched, so what
-        // is written in it would never be counted: as past a bound.
+        // A directory no path names (not UTF-8) cannot be watched, and one
+        // made unreadable cannot be counted: what is written there would
+        // go unseen, as past a bound.
         let crowded = count.directories.count > Self.maximumDirectories || count.entries > (trees[id]?.maximumEntries ?? 0)
-            || count.unnamed > 0
+            || count.unseen > 0
         if let onCount = trees[id]?.onCount {
             for directory in count.directories.prefix(Self.maximumDirectories) { add(directory: directory, to: id) }
             onCount(count.bytes, crowded)

@@ -141,7 +141,7 @@ extension ExtensionSupervisor {
                 resources.sandbox.watchDisk(temporary, limitMiB: manifest.diskLimitMiB) { [weak self, manifest] in
                     let limit = manifest.diskLimitMiB
                     self?.killForDisk("holds more than \(limit) MiB or \(ExtensionWorld.entries(forDiskLimitMiB: limit)) entries "
-                                      + "in its temporary directory (its diskLimitMiB), or a directory there not named in UTF-8")
+                                      + "in its temporary directory (its diskLimitMiB), or a directory there it cannot watch (not named in UTF-8, or unreadable)")
                 }
             },
             instanceLock: lock, startedAt: resources.loop.now, ownWorld: ownWorld)

@@ -134,7 +134,9 @@ package final class DelegatedCgroup {
         guard root >= 0 else { return [] }
         defer { close(root) }
         var remaining: [ExtensionCgroup] = []
-        for (name, isDirectory) in (DirectoryEntries.read(root) ?? []).map({ ($0.name.text, $0.isDirectory) })
+        // Tether's names are ASCII: one that is not UTF-8 is none of its
+        // launches (its decoded text would name nothing).
+        for (name, isDirectory) in (DirectoryEntries.read(root) ?? []).filter(\.name.isUTF8).map({ ($0.name.text, $0.isDirectory) })
         where isDirectory && name.hasPrefix(childPrefix) {
             // Numbered on past them: a new launch never takes a killed
             // host's name, whether or not it is gone yet.

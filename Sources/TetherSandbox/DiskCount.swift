@@ -8,7 +8,8 @@ import Glibc
 /// symlinks (each its size or its blocks, whichever is larger), its entries
 /// and the paths of its directories. Read through descriptors, never
 /// following a symlink: each directory is opened beneath the root's
-/// descriptor with no symlink in any component, so one swapped in for a
+/// descriptor with no symlink in any component (before Linux 5.6, by its
+/// path, its last component not followed), so one swapped in for a
 /// directory on the way (by the extension that writes the tree, while it
 /// is walked) leads nowhere; and each name is used as its bytes, so one
 /// that is not UTF-8 is counted too. An entry that vanishes mid-walk is
@@ -17,9 +18,10 @@ package struct DiskCount: Sendable {
     package var bytes: Int64 = 0
     /// Below the root, at most `maximumDirectories + 1` (one more says "too many").
     package var directories: [String] = []
-    /// Directories below the root whose path is not UTF-8: counted, but not
-    /// in `directories`, since no `String` names them.
-    package var unnamed = 0
+    /// Directories below the root that cannot be watched or counted: their
+    /// path is not UTF-8 (counted, but no `String` names them for a watch),
+    /// or they cannot be opened (made unreadable: what they hold is unseen).
+    package var unseen = 0
     /// Entries seen, at most `maximumEntries + 1` (one more says "too many":
     /// the walk stops there, so its cost is bounded whatever the tree holds).
     package var entries = 0
@@ -33,7 +35,11 @@ package struct DiskCount: Sendable {
         var pending: [[CChar]] = [[]]
         while let relative = pending.popLast() {
             let fd = relative.isEmpty ? top : openBeneath(top, relative, in: root)
-            guard fd >= 0 else { continue }
+            guard fd >= 0 else {
+                // Gone, or swapped for a file or a symlink since it was listed: nothing there.
+                if ![ENOENT, ENOTDIR, ELOOP, EXDEV].contains(errno) { count.unseen += 1 }
+                continue
+            }
             defer { if fd != top { close(fd) } }
             for (name, _) in DirectoryEntries.read(fd, limit: maximumEntries + 1 - count.entries) ?? [] {
                 count.entries += 1
@@ -47,12 +53,12 @@ package struct DiskCount: Sendable {
                     let (sum, overflow) = count.bytes.addingReportingOverflow(size)
                     count.bytes = overflow ? .max : sum
                 case S_IFDIR:
-                    guard count.directories.count + count.unnamed <= maximumDirectories else { return count }
+                    guard count.directories.count + count.unseen <= maximumDirectories else { return count }
                     let child = relative.isEmpty ? Array(name.cString.dropLast()) : relative + [slash] + name.cString.dropLast()
                     if let path = String(validating: child.map { UInt8(bitPattern: $0) }, as: UTF8.self) {
                         count.directories.append(root + "/" + path)
                     } else {
-                        count.unnamed += 1
+                        count.unseen += 1
                     }
                     pending.append(child)
                 default:
@@ -66,10 +72,11 @@ package struct DiskCount: Sendable {
     private static let slash = CChar(UInt8(ascii: "/"))
 
     /// `relative` beneath `top`, the root at `root`. Before Linux 5.6 (no
-    /// openat2), by its path, its last component not followed.
+    /// openat2), or where a seccomp profile refuses it (EPERM), by its
+    /// path, its last component not followed.
     private static func openBeneath(_ top: Int32, _ relative: [CChar], in root: String) -> Int32 {
         let fd = tether_open_directory_beneath(top, relative + [0])
-        guard fd < 0, errno == ENOSYS else { return fd }
+        guard fd < 0, errno == ENOSYS || errno == EPERM else { return fd }
         return open(Array(root.utf8CString.dropLast()) + [slash] + relative + [0], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     }
 }

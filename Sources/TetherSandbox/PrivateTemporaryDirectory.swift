@@ -163,7 +163,8 @@ package enum PrivateTemporaryDirectory {
         defer { close(directory) }
         var info = stat()
         guard fstat(directory, &info) == 0, info.st_uid == geteuid() else { return }
-        let names = (DirectoryEntries.read(directory) ?? []).map(\.name.text).filter { name in
+        // Tether's names are ASCII; decoded, another could name nothing.
+        let names = (DirectoryEntries.read(directory) ?? []).filter(\.name.isUTF8).map(\.name.text).filter { name in
             let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
             return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
         }

@@ -74,7 +74,7 @@ struct DiskLimitTests {
             #expect(last["reason"] as? String == "disk", "\(last)")
             #expect(try host.stop() == 0)
             let errors = try host.standardError()
-            #expect(errors.contains("or a directory there not named in UTF-8"), "\(errors)")
+            #expect(errors.contains("or a directory there it cannot watch (not named in UTF-8, or unreadable)"), "\(errors)")
         }
     }
 
