@@ -38,21 +38,29 @@ import TetherTestSupport
         #expect(count.directories == [root.path + "/plain"])
     }
 
-    /// A directory its extension made unreadable cannot be counted: it is
-    /// said unseen (the host then ends the extension), unless whoever
-    /// counts reads it anyway (root; the VM tier runs this as nobody).
+    /// A directory its extension made unreadable (0000) or unsearchable
+    /// (0600), or the root itself (0300), cannot be counted: it is said
+    /// unseen (the host then ends the extension), unless whoever counts
+    /// reads it anyway (root; the VM tier runs this as nobody).
     @Test func aDirectoryMadeUnreadableIsUnseen() throws {
         let root = try TemporaryDirectory("tether-disk-count")
-        let locked = root.path + "/locked"
-        #expect(mkdir(locked, 0o700) == 0)
-        try Self.makeFile(Array((locked + "/data").utf8CString), size: 65_536)
-        #expect(chmod(locked, 0) == 0)
-        defer { chmod(locked, 0o700) }
+        for (name, mode) in [("locked", mode_t(0)), ("listed", mode_t(0o600))] {
+            let directory = root.path + "/" + name
+            #expect(mkdir(directory, 0o700) == 0)
+            try Self.makeFile(Array((directory + "/data").utf8CString), size: 65_536)
+            #expect(chmod(directory, mode) == 0)
+        }
+        defer { for name in ["locked", "listed"] { chmod(root.path + "/" + name, 0o700) } }
         let count = DiskCount.walk(root.path, maximumDirectories: 16, maximumEntries: 100)
+        #expect(chmod(root.path, 0o300) == 0)
+        let ofTheRoot = DiskCount.walk(root.path, maximumDirectories: 16, maximumEntries: 100)
+        #expect(chmod(root.path, 0o700) == 0)
         if geteuid() == 0 {
-            #expect(count.unseen == 0 && count.bytes == 65_536)
+            #expect(count.unseen == 0 && count.bytes == 131_072)
+            #expect(ofTheRoot.unseen == 0 && ofTheRoot.bytes == 131_072)
         } else {
-            #expect(count.unseen == 1)
+            #expect(count.unseen == 2, "the unreadable directory and the unsearchable one")
+            #expect(ofTheRoot.unseen == 1)
         }
     }
 
