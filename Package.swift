@@ -1,6 +1,21 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+// The example extensions carry the Swift runtime in their executables, in
+// every build, as the Debian package's do: a host runs thousands of them,
+// and each process that maps the runtime's shared libraries pays for it at
+// its start and its exit (issue 58: a stop of 3,000 in 2.0-2.6 s so, 1.6-2.0
+// s with the runtime inside). A module compiled against the shared runtime
+// records only FoundationEssentials for the link, so its own static
+// libraries are named; lld, because gold prints glibc's mktemp warning for
+// them. Executables outside every product: a package depending on Tether
+// never builds them, so their unsafe flags never reach it (design record).
+let swiftRuntimeLinkedIn: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(platforms: [.linux])),
+    .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
+    .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
+]
+
 let package = Package(
     name: "Tether",
     products: [
@@ -144,13 +159,15 @@ let package = Package(
             dependencies: ["TetherScaffoldTool"]
         ),
         // The example extensions; the manifests in examples/extensions run them.
-        .executableTarget(name: "example-widget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget"),
-        .executableTarget(name: "example-keyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard"),
+        .executableTarget(name: "example-widget", dependencies: ["TetherExtension"], path: "examples/ExampleWidget",
+                          linkerSettings: swiftRuntimeLinkedIn),
+        .executableTarget(name: "example-keyboard", dependencies: ["TetherExtension"], path: "examples/ExampleKeyboard",
+                          linkerSettings: swiftRuntimeLinkedIn),
         // Many tasks asking for a token at once (the demo's and the tests' storms).
         .executableTarget(name: "example-token-storm", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherJSON", "TetherLog", "TetherLoop"],
                           path: "examples/TokenStorm"),
         .executableTarget(name: "example-notification", dependencies: ["TetherExtension"],
-                          path: "examples/ExampleNotification"),
+                          path: "examples/ExampleNotification", linkerSettings: swiftRuntimeLinkedIn),
         // `tether demo`'s day: the stage, its processes, the checks. A module
         // of its own so the CLI's body is commands only.
         .target(

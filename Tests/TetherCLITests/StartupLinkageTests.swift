@@ -3,20 +3,39 @@ import Testing
 import TetherTestSupport
 
 /// The binaries on the start-up path link neither Foundation's full library
-/// nor its networking (libcurl and its dependency tree).
+/// nor its networking (libcurl and its dependency tree), and the example
+/// extensions carry the Swift runtime in themselves: a host runs thousands
+/// of them, and each process mapping the runtime's shared libraries pays
+/// for it at its start and its exit (issue 58's stop of 3,000).
 @Suite(.timed) struct StartupLinkageTests {
     @Test func tetherAndTheExamplesLinkNoFoundationNorCurl() throws {
-        for binary in [tetherExecutable, exampleExecutable("example-widget"), exampleExecutable("example-keyboard"),
-                       exampleExecutable("example-notification")] {
-            let result = try runCommand("/usr/bin/ldd", [binary])
-            let libraries = result.stdout.split(separator: "\n").compactMap {
-                $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
-            }
+        for binary in [tetherExecutable] + Self.examples {
+            let libraries = try Self.sharedLibraries(of: binary)
             #expect(libraries.contains { $0.hasPrefix("libc.so") }, "ldd listed \(binary)'s libraries: \(libraries)")
             for forbidden in ["libFoundation.so", "libFoundationNetworking.so", "libcurl", "libFoundationInternationalization.so",
                               "lib_FoundationICU.so"] {
                 #expect(!libraries.contains { $0.hasPrefix(forbidden) }, "\(binary) links \(forbidden): \(libraries)")
             }
+        }
+    }
+
+    @Test func theExampleExtensionsCarryTheSwiftRuntime() throws {
+        for binary in Self.examples {
+            let libraries = try Self.sharedLibraries(of: binary)
+            let runtime = libraries.filter {
+                $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("libdispatch") || $0.hasPrefix("lib_Foundation")
+            }
+            #expect(runtime.isEmpty, "\(binary) maps the Swift runtime's shared libraries: \(runtime)")
+        }
+    }
+
+    static let examples = [exampleExecutable("example-widget"), exampleExecutable("example-keyboard"),
+                           exampleExecutable("example-notification")]
+
+    static func sharedLibraries(of binary: String) throws -> [String] {
+        let result = try runCommand("/usr/bin/ldd", [binary])
+        return result.stdout.split(separator: "\n").compactMap {
+            $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
         }
     }
 }

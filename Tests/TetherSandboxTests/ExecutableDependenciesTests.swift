@@ -7,9 +7,11 @@ import TetherTestSupport
 /// the host from a file the extension's author controls, so a hostile
 /// file must never trap the host, block it, or make it read without bound.
 @Suite(.timed) struct ExecutableDependenciesTests {
-    /// A Swift program's RUNPATH, `$ORIGIN` made its own directory.
+    /// A Swift program's RUNPATH, `$ORIGIN` made its own directory. The
+    /// tests' extension links the runtime as an author's build does (the
+    /// examples carry it in themselves).
     @Test func aSwiftProgramsRunpathIsFound() throws {
-        let program = exampleExecutable("example-widget")
+        let program = exampleExecutable("SDKFixture")
         let directories = ExecutableDependencies.directories(of: program)
         #expect(directories.contains(ExecutableDependencies.directory(of: program)), "\(directories)")
         #expect(directories.contains { $0.hasSuffix("/lib/swift/linux") }, "\(directories)")
