@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TetherTestSupport
 
@@ -42,6 +43,42 @@ import TetherTestSupport
         let declared = try SymbolGraph.extract(module, into: TemporaryDirectory()).declared.map(\.path)
         let extra = declared.filter { !named.contains(String($0.prefix { $0 != "." })) }
         #expect(extra.isEmpty, "public in \(module) but not named by a product: \(extra.sorted())")
+    }
+
+    /// SwiftPM refuses a dependency whose product reaches a target with
+    /// unsafe flags (the examples' static runtime has some): no product
+    /// reaches one, through its targets, their dependencies, or a plugin's
+    /// tool. Read from the manifest as SwiftPM reads it.
+    @Test func noProductReachesATargetWithUnsafeFlags() throws {
+        // A scratch of its own: the tests' build holds the checkout's.
+        let scratch = try TemporaryDirectory("tether-dump-package")
+        let dump = try runCommand("/usr/bin/env", ["swift", "package", "--package-path", Repository.root,
+                                                   "--scratch-path", scratch.path, "dump-package"], timeout: 120)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        let package = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any] ?? [:]
+        var targets: [String: [String: Any]] = [:]
+        for target in package["targets"] as? [[String: Any]] ?? [] {
+            if let name = target["name"] as? String { targets[name] = target }
+        }
+        func unsafe(_ target: [String: Any]) -> Bool {
+            (target["settings"] as? [[String: Any]] ?? []).contains { ($0["kind"] as? [String: Any])?["unsafeFlags"] != nil }
+        }
+        func localDependencies(_ target: [String: Any]) -> [String] {
+            (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
+                ((dependency["byName"] ?? dependency["target"]) as? [Any])?.first as? String
+            }
+        }
+        #expect(targets.values.contains(where: unsafe), "the check would see none: no target has unsafe flags")
+        for product in package["products"] as? [[String: Any]] ?? [] {
+            var pending = product["targets"] as? [String] ?? []
+            var seen = Set<String>()
+            while let name = pending.popLast(), seen.count < 1_000 {
+                guard seen.insert(name).inserted, let target = targets[name] else { continue }
+                #expect(!unsafe(target), "product \(product["name"] ?? "?") reaches \(name), which has unsafe flags")
+                pending += localDependencies(target)
+            }
+            #expect(!seen.isEmpty)
+        }
     }
 
 }

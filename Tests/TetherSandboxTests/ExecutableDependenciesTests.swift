@@ -44,7 +44,7 @@ import TetherTestSupport
     /// one is read without a trap, and none yields a relative directory.
     @Test func aHostileELFNeverTrapsTheHost() throws {
         let scratch = try TemporaryDirectory("tether-dependencies")
-        let original = try #require(readBytes(exampleExecutable("example-widget")))
+        let original = try #require(readBytes(exampleExecutable("SDKFixture")))
         try #require(original.count > 4_096 && original[0] == 0x7F)
         let path = scratch.path + "/program"
         /// What it reads from `path` holds only absolute directories.
