@@ -50,10 +50,12 @@ import TetherTestSupport
     /// reaches one, through its targets, their dependencies, or a plugin's
     /// tool. Read from the manifest as SwiftPM reads it.
     @Test func noProductReachesATargetWithUnsafeFlags() throws {
-        // A scratch of its own: the tests' build holds the checkout's.
+        // A scratch of its own (the tests' build holds the checkout's), and
+        // SwiftPM's lock files in it, not in the machine's temp folder.
         let scratch = try TemporaryDirectory("tether-dump-package")
         let dump = try runCommand("/usr/bin/env", ["swift", "package", "--package-path", Repository.root,
-                                                   "--scratch-path", scratch.path, "dump-package"], timeout: 120)
+                                                   "--scratch-path", scratch.path + "/build", "dump-package"],
+                                  environment: ["TMPDIR": scratch.path], timeout: 120)
         #expect(dump.status == 0, "\(dump.stderr)")
         let package = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any] ?? [:]
         var targets: [String: [String: Any]] = [:]
