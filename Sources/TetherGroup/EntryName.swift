@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A directory entry's name as the kernel gave it: its bytes, which need
 /// not be UTF-8. A name decoded to a `String` and passed back names
 /// another entry, or none (its bad bytes became U+FFFD): a file an
@@ -13,14 +17,7 @@ package struct EntryName: Hashable, Sendable {
 
     /// `pointer`'s bytes up to its NUL.
     package init(_ pointer: UnsafePointer<CChar>) {
-        var bytes: [CChar] = []
-        var next = pointer
-        while next.pointee != 0 {
-            bytes.append(next.pointee)
-            next += 1
-        }
-        bytes.append(0)
-        cString = bytes
+        cString = Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer) + 1))
     }
 
     /// The bytes, without the NUL.
@@ -30,6 +27,7 @@ package struct EntryName: Hashable, Sendable {
     /// for a call.
     package var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    /// Whether `text` is the name itself.
-    package var isUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
+    /// The name as text when it is UTF-8, so that the text names it; nil
+    /// otherwise. Tether's own names (ASCII) are matched through this.
+    package var exactText: String? { String(validating: bytes, as: UTF8.self) }
 }

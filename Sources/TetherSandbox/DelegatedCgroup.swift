@@ -136,8 +136,8 @@ package final class DelegatedCgroup {
         var remaining: [ExtensionCgroup] = []
         // Tether's names are ASCII: one that is not UTF-8 is none of its
         // launches (its decoded text would name nothing).
-        for (name, isDirectory) in (DirectoryEntries.read(root) ?? []).filter(\.name.isUTF8).map({ ($0.name.text, $0.isDirectory) })
-        where isDirectory && name.hasPrefix(childPrefix) {
+        for entry in DirectoryEntries.read(root) ?? [] where entry.isDirectory {
+            guard let name = entry.name.exactText, name.hasPrefix(childPrefix) else { continue }
             // Numbered on past them: a new launch never takes a killed
             // host's name, whether or not it is gone yet.
             if let number = name.split(separator: ".").last.flatMap({ Int($0) }) { sequence = max(sequence, number) }

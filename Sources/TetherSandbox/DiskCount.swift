@@ -11,8 +11,8 @@ import Glibc
 /// descriptor with no symlink in any component, so one swapped in for a
 /// directory on the way (by the extension that writes the tree, while it
 /// is walked) leads nowhere (before Linux 5.6, or where seccomp refuses
-/// openat2, by its path, only its last component not followed); and each name is used as its bytes, so one
-/// that is not UTF-8 is counted too. An entry that vanishes mid-walk is
+/// openat2, by its path, only its last component not followed); and each
+/// name is used as its bytes, so one that is not UTF-8 is counted too. An entry that vanishes mid-walk is
 /// skipped. Run off the loop.
 package struct DiskCount: Sendable {
     package var bytes: Int64 = 0

@@ -49,7 +49,7 @@ package enum PrivateTemporaryDirectory {
         var info = stat()
         guard fstat(directory, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { return }
         var orphans: [String] = []
-        for name in (DirectoryEntries.read(directory) ?? []).map(\.name.text) {
+        for name in (DirectoryEntries.read(directory) ?? []).compactMap(\.name.exactText) {
             guard name.utf8.count == 16, name.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
             else { continue }
             var target = [CChar](repeating: 0, count: 4097)
@@ -164,7 +164,7 @@ package enum PrivateTemporaryDirectory {
         var info = stat()
         guard fstat(directory, &info) == 0, info.st_uid == geteuid() else { return }
         // Tether's names are ASCII; decoded, another could name nothing.
-        let names = (DirectoryEntries.read(directory) ?? []).filter(\.name.isUTF8).map(\.name.text).filter { name in
+        let names = (DirectoryEntries.read(directory) ?? []).compactMap(\.name.exactText).filter { name in
             let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
             return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
         }
