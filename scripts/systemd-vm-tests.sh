@@ -12,8 +12,9 @@
 # Usage: scripts/systemd-vm-tests.sh [PACKAGE.deb]
 #   (default: .build/debian/tether_*.deb; make it first: scripts/debian-package.sh)
 # VM_CPUS (default: all), VM_MEMORY (2G), VM_TIMEOUT (600 s).
-# Exits 0 when every check held, 1 when one failed, 3 when it cannot run
-# here (no Debian mirror to build the root from).
+# Exits 0 when every check held, 1 when one failed (or the root could not
+# be built for another reason), 3 when it cannot run here (no Debian
+# mirror reachable to build the root from).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/.ci/ensure-system-libraries" --systemd-vm
@@ -59,9 +60,16 @@ chroot "$1" systemctl enable vm-test.service' \
       bookworm "$work/root" > "$work/mmdebstrap.log" 2>&1
     built=$?
     set -e
-    if [ "$built" -ne 0 ]; then
-        echo "systemd-vm-tests: cannot build the guest's root (mmdebstrap failed: no Debian mirror reachable?): $(tail -1 "$work/mmdebstrap.log")" >&2
+    # No mirror to be had (no network, no name service) is a machine that
+    # cannot run this tier; any other failure (a hook, a package's name)
+    # is this script's, and fails.
+    if [ "$built" -ne 0 ] && grep -qE "Temporary failure resolving|Could not resolve|Could not connect|Unable to connect|Connection (timed out|refused)|Network is unreachable|No route to host" "$work/mmdebstrap.log"; then
+        echo "systemd-vm-tests: cannot build the guest's root (no Debian mirror reachable): $(grep -m1 -E '^E: ' "$work/mmdebstrap.log")" >&2
         exit 3
+    elif [ "$built" -ne 0 ]; then
+        echo "systemd-vm-tests: mmdebstrap failed building the guest's root:" >&2
+        grep -E '^(E|W): ' "$work/mmdebstrap.log" | tail -n 5 >&2 || tail -n 5 "$work/mmdebstrap.log" >&2
+        exit 1
     fi
     echo "$packages $glib" > "$work/root.done"
 fi

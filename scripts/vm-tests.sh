@@ -96,7 +96,11 @@ read -r _ user nice system idle rest < /proc/stat
 # the others, one at a time: beside another test, its host's answers
 # waited on theirs (CI: a status unanswered in 15 s while the hog grew).
 alone='aForkBomb|aHogIsKilled|aWidgetAllocatingWithoutBound'
-setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" --filter "\$VM_FILTER" --skip "\$alone" || status=\$?
+# Pure computation the filter's module name takes in (the ELF reader's
+# fuzzing: the same on any kernel, and the guest's third dearest test at
+# 19 s): the host's tests prove it.
+hostOnly='aHostileELFNeverTrapsTheHost'
+setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" --filter "\$VM_FILTER" --skip "\$alone|\$hostOnly" || status=\$?
 # (An ID matching both: the filter's lookahead. 69: none did.)
 setpriv --reuid=nobody --regid=nogroup --clear-groups "\$@" --no-parallel --filter "^(?=.*(\$VM_FILTER)).*(\$alone)" \\
     || { code=\$?; [ \$code -eq 69 ] || status=\$code; }
