@@ -55,12 +55,25 @@ final class HostMetrics {
 
     // MARK: - Extensions
 
-    /// Its series exist from the start, at 0, so a rate has a beginning.
+    /// Extensions whose series are made at the next exposition.
+    private var unregistered: [String] = []
+
+    /// Its series exist at 0 from the first exposition on, so a rate has a
+    /// beginning: what a scrape first sees is the same as with series made
+    /// at once. Not made here: each new series costs the registry a copy
+    /// of its name's others (3,000 manifests: 0.27 s of the host's start).
     func register(extension name: String) {
-        for metric in ["tether_extension_launches_total", "tether_extension_restarts_total",
-                       "tether_extension_dropped_lines_total"] {
-            counter(metric, [("extension", name)]).increment(by: 0)
+        unregistered.append(name)
+    }
+
+    private func registerPending() {
+        for name in unregistered {
+            for metric in ["tether_extension_launches_total", "tether_extension_restarts_total",
+                           "tether_extension_dropped_lines_total"] {
+                counter(metric, [("extension", name)]).increment(by: 0)
+            }
         }
+        unregistered = []
     }
 
     func extensionLaunched(_ name: String) {
@@ -152,6 +165,7 @@ final class HostMetrics {
 
     /// The Prometheus text exposition (format 0.0.4).
     func exposition(_ snapshot: Snapshot, group: GroupDirectory) -> String {
+        registerPending()
         gauge("tether_connections").record(snapshot.connections)
         gauge("tether_features_running").record(snapshot.features)
         advance("tether_connections_evicted_total", [], to: Int64(snapshot.evictedConnections))
