@@ -14,6 +14,12 @@ import TetherLoop
 /// it has not read, nothing more of its input is read or run. The kernel's
 /// socket buffer then fills and the peer's writes block; the host's loop
 /// serves everyone else meanwhile.
+///
+/// A peer that ends only its side (`shutdown(SHUT_WR)`: `socat` at the end
+/// of its input) has sent all it will but still reads: what it asked is
+/// run and answered, and the connection closes once the answers are
+/// written; our calls it can no longer answer fail at once. A peer gone
+/// altogether is closed at once, as before.
 package final class RPCConnection: @unchecked Sendable {
     package typealias Respond = (Result<JSONValue, RPCError>) -> Void
     /// Handles a request or notification. `respond` is a no-op for
@@ -48,6 +54,8 @@ package final class RPCConnection: @unchecked Sendable {
     /// The notification, {reason}, a peer sends before it closes on us
     /// (JSON-RPC has none): the schema names it, the transport only reads it.
     package let goodbye: String?
+    /// The peer ended its side: nothing more is read.
+    private var inputEnded = false
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
@@ -115,11 +123,12 @@ package final class RPCConnection: @unchecked Sendable {
     private func written(_ error: Errno?) {
         guard !isClosed else { return }
         if error != nil {
-            if paused { close() }
+            if paused || inputEnded { close() }
             return
         }
         onHeldChanged?(self)
         if paused { pumpNextTurn() }
+        closeIfAnswered()
     }
 
     /// Calls `method` on the peer. The returned id cancels the call
@@ -205,9 +214,24 @@ package final class RPCConnection: @unchecked Sendable {
             pump()
             // What is held for this peer counts against the server's budget.
             if !isClosed { onHeldChanged?(self) }
+        case .end where stream.peerStillReads:
+            inputEnded = true
+            stream.stopReading()
+            let calls = pending
+            pending.removeAll()
+            for (_, respond) in calls { respond(.failure(closingReason ?? .internalError("the peer ended its side"))) }
+            pump()
+            closeIfAnswered()
         case .end, .failed:
             close()
         }
+    }
+
+    /// Closes a peer that ended its side once all it asked is answered and written.
+    private func closeIfAnswered() {
+        guard inputEnded, !isClosed, waiting.isEmpty, !continuing, unansweredRequests == 0,
+              stream.writeQueueSize == 0 else { return }
+        close()
     }
 
     /// Whether the peer has as much work in flight as it may.
@@ -236,7 +260,7 @@ package final class RPCConnection: @unchecked Sendable {
         if over, !paused {
             paused = true
             stream.stopReading()
-        } else if !over, paused {
+        } else if !over, paused, !inputEnded {
             paused = false
             do { try stream.resumeReading() } catch { close() }
         }
@@ -253,6 +277,7 @@ package final class RPCConnection: @unchecked Sendable {
         _ = loop.execute { [self] in
             continuing = false
             pump()
+            closeIfAnswered()
         }
     }
 
@@ -307,6 +332,7 @@ package final class RPCConnection: @unchecked Sendable {
             reply(.response(id: id, result: result))
             // Perhaps below its bound again: what waits may run, next turn.
             if self.paused { self.pumpNextTurn() }
+            self.closeIfAnswered()
         }
     }
 
@@ -350,44 +376,5 @@ package final class RPCConnection: @unchecked Sendable {
 
     private func sendBatch(_ responses: [RPCMessage]) {
         enqueue(RPCMessage.encodedBatch(responses))
-    }
-}
-
-/// Collects a batch's responses in member order and hands them over once
-/// every request in it is answered (and the batch has been read through).
-private final class BatchReply {
-    private var slots: [RPCMessage?]
-    private var outstanding = 0
-    private var sealed = false
-    private var done: (([RPCMessage]) -> Void)?
-
-    init(count: Int, done: @escaping ([RPCMessage]) -> Void) {
-        slots = Array(repeating: nil, count: count)
-        self.done = done
-    }
-
-    func expect() { outstanding += 1 }
-
-    /// A request's response (each request answers once).
-    func answer(_ slot: Int, _ response: RPCMessage) {
-        slots[slot] = response
-        outstanding -= 1
-        finishIfComplete()
-    }
-
-    /// An invalid member's error.
-    func refuse(_ slot: Int, _ response: RPCMessage) {
-        slots[slot] = response
-    }
-
-    func seal() {
-        sealed = true
-        finishIfComplete()
-    }
-
-    private func finishIfComplete() {
-        guard sealed, outstanding == 0, let done else { return }
-        self.done = nil
-        done(slots.compactMap { $0 })
     }
 }

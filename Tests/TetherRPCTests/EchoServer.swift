@@ -101,5 +101,16 @@ final class EchoServer: @unchecked Sendable {
         return value
     }
 
+    /// Whether `condition` holds on the server's loop within `seconds`,
+    /// asked again each time the loop has run what was queued meanwhile.
+    func eventually(within seconds: Double = 10, _ condition: @escaping (Box) -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try onLoop(condition) { return true }
+            usleep(5_000)
+        }
+        return false
+    }
+
     deinit { thread.shutdown() }
 }

@@ -50,6 +50,27 @@ import TetherTestSupport
         #expect(RPCCall.perform(socketPath: server.path, method: "echo", params: [1]) == .success([1]))
     }
 
+    /// A client that ends its side after its requests (`socat` at the end
+    /// of its input) still gets every answer, a late one too, and then the
+    /// server closes; a client gone altogether is closed at once.
+    @Test func aPeerThatEndsItsSideGetsEveryAnswerThenTheServerCloses() throws {
+        let server = try EchoServer()
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        client.send(Array(#"{"jsonrpc":"2.0","id":1,"method":"later","params":[300]}"#.utf8) + [0x0a]
+                    + Array(#"{"jsonrpc":"2.0","id":2,"method":"echo","params":["now"]}"#.utf8) + [0x0a])
+        #expect(shutdown(client.fd, Int32(SHUT_WR)) == 0)
+        #expect(client.readLine() == #"{"id":2,"jsonrpc":"2.0","result":["now"]}"#)
+        #expect(client.readLine() == #"{"id":1,"jsonrpc":"2.0","result":[300]}"#)
+        #expect(client.isClosedByPeer())
+        // Hung up with a request in flight: nothing is kept for it.
+        let gone = try RawClient(path: server.path)
+        gone.send(Array(#"{"jsonrpc":"2.0","id":3,"method":"hang"}"#.utf8) + [0x0a])
+        #expect(try server.eventually { $0.hung == 1 })
+        gone.close()
+        #expect(try server.eventually { $0.server?.connections.isEmpty == true })
+    }
+
     /// A handler that answers twice (a timer and a reply racing, say): the
     /// peer gets one response, and the request counts as answered once, so
     /// the peer's requests in flight are none again.
