@@ -95,6 +95,18 @@ extension Host {
         widgetAttachmentChanged(entry)
         // One started by hand ended (a launch's end is its supervisor's `.gone`).
         if !entry.managed, attachedEntry(named: entry.name) == nil { endFeatures(startedBy: entry.name) }
+        // The host's own child whose link it closed for what came over it
+        // can be reached no more (nor watched): ended as an unresponsive
+        // one is, and its restart policy applies (the SDK exits by itself
+        // once its link closes; a script may not).
+        if entry.managed, connection.closedForMisbehaving, !isStopping, let supervisor = supervisor(named: entry.name),
+           supervisor.pid == entry.pid {
+            metrics.extensionUnresponsive(metricLabel(entry.name))
+            logger.event(.extensionUnresponsive, level: .error,
+                         "extension '\(entry.name)' broke its link's protocol (garbage, a frame past 1 MiB, or answers left unread); killing it",
+                         ["extension": .string(entry.name), "pid": .number(entry.pid)])
+            supervisor.killUnresponsive()
+        }
     }
 
     func reload(_ request: ReloadRequest) -> Result<ReloadAnswer, RPCError> {

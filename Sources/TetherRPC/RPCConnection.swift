@@ -56,6 +56,9 @@ package final class RPCConnection: @unchecked Sendable {
     package let goodbye: String?
     /// The peer ended its side: nothing more is read.
     private var inputEnded = false
+    /// Closed for what the peer did (a frame too large, mostly garbage,
+    /// answers it would not read), not because it went.
+    package private(set) var closedForMisbehaving = false
 
     /// More bad frames than this among the last 16 disconnect the peer.
     static let maximumBadFrames = 8
@@ -172,7 +175,10 @@ package final class RPCConnection: @unchecked Sendable {
         peakQueuedBytes = max(peakQueuedBytes, queued)
         // One large answer (metrics of a thousand extensions) goes out
         // whole; answers piling up behind it do not.
-        if queued > Self.maximumWriteQueue, queued - frame.count > Self.pauseQueuedBytes { return close() }
+        if queued > Self.maximumWriteQueue, queued - frame.count > Self.pauseQueuedBytes {
+            closedForMisbehaving = true
+            return close()
+        }
         onHeldChanged?(self)
     }
 
@@ -204,6 +210,7 @@ package final class RPCConnection: @unchecked Sendable {
                 let limit = "a message larger than \(framer.maximumFrameSize >> 20) MiB"
                 send(.response(id: .null, result: .failure(.invalidRequest(limit))))
                 closingReason = RPCError(code: -32603, message: "the answer was \(limit), the most taken")
+                closedForMisbehaving = true
                 close()
                 return
             }
@@ -318,7 +325,10 @@ package final class RPCConnection: @unchecked Sendable {
     /// mostly garbage is disconnected.
     private func noteFrame(garbage: Bool) {
         recentFrames = recentFrames << 1 | (garbage ? 1 : 0)
-        if garbage, recentFrames.nonzeroBitCount > Self.maximumBadFrames { close() }
+        if garbage, recentFrames.nonzeroBitCount > Self.maximumBadFrames {
+            closedForMisbehaving = true
+            close()
+        }
     }
 
     /// Runs a request; `reply` gets its response once, when the handler answers.

@@ -303,6 +303,28 @@ import TetherIPC
         }
     }
 
+    /// A script that says hello, then sends garbage on its link: the host
+    /// drops the link and kills the launch as unresponsive (a script that
+    /// ignores its link's end would otherwise run on detached, unwatched,
+    /// never to attach again); its policy then decides (here: never).
+    @Test func aLaunchThatBreaksItsLinksProtocolIsKilledAsUnresponsive() throws {
+        let fixture = try HostFixture()
+        let garbage = "for i in $(seq 40); do echo 'not json' >&\"$TETHER_HOST_FD\"; done"
+        try fixture.addExtension("babbler", restart: "never",
+                                 script: HostFixture.shellHello("babbler") + "\n" + garbage + "\nexec sleep 600")
+        try fixture.withHost { host in
+            try host.waitForError(containing: "extension 'babbler' broke its link's protocol")
+            var last: [String: Any] = [:]
+            try waitFor("babbler's exit", timeout: 20) {
+                last = (try? entry(fixture, "babbler")["lastExit"] as? [String: Any]) ?? [:]
+                return !last.isEmpty
+            }
+            #expect(last["reason"] as? String == "unresponsive", "\(last)")
+            #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
+            #expect(try entry(fixture, "babbler")["state"] as? String != "running")
+        }
+    }
+
     // MARK: - Exit codes
 
     @Test func anExitCodeListedInNoRestartExitCodesIsNotRestarted() throws {
