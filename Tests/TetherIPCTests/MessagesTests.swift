@@ -17,11 +17,42 @@ import TetherLoop
 
     /// A hello written by hand (a shell extension): no version is version 1.
     @Test func aHandWrittenHelloWithoutAVersionSpeaksVersionOne() throws {
-        let hello = try ExtensionHello(params: ["name": "sh-widget", "role": "widget", "timeBudgetMilliseconds": -5])
+        let hello = try ExtensionHello(params: ["name": "sh-widget", "role": "widget", "timeBudgetMilliseconds": .null])
         #expect(hello.protocolVersion == 1)
         #expect(hello.timeBudgetMilliseconds == nil)
         #expect(hello.openAccess == nil)
         #expect(hello.events.isEmpty)
+    }
+
+    /// An optional field there with another type, or out of its range, is
+    /// refused with the field named: never taken for absent.
+    @Test func anOptionalFieldOfTheWrongKindIsRefusedNotIgnored() throws {
+        let hello: [String: JSONValue] = ["name": "x", "role": "notification"]
+        for (field, value, expected) in [
+            ("timeBudgetMilliseconds", JSONValue(-1), "a positive integer (milliseconds)"),
+            ("timeBudgetMilliseconds", 1.5, "a positive integer (milliseconds)"),
+            ("timeBudgetMilliseconds", "900", "a positive integer (milliseconds)"),
+            ("timeBudgetMilliseconds", 1e30, "a positive integer (milliseconds)"),
+            ("openAccess", "yes", "true or false"), ("pid", "1", "an integer"), ("sdk", 6, "a string"),
+            ("events", "host.storeChanged", "an array of strings"), ("events", [JSONValue(1)], "an array of strings"),
+        ] as [(String, JSONValue, String)] {
+            var params = hello
+            params[field] = value
+            #expect(throws: RPCError.invalidParams("\"\(field)\" must be \(expected)")) {
+                try ExtensionHello(params: .object(params))
+            }
+        }
+        #expect(throws: RPCError.invalidParams("\"untilAttached\" must be true or false")) {
+            try WidgetWatchRequest(wire: ["name": "clock", "untilAttached": "yes"])
+        }
+        #expect(try WidgetWatchRequest(wire: ["name": "clock"]).untilAttached == false)
+        for keys: JSONValue in ["theme", [JSONValue("theme"), 2]] {
+            #expect(throws: RPCError.invalidParams("\"keys\" must be an array of strings")) {
+                try DefaultsChange(wire: ["keys": keys])
+            }
+        }
+        #expect(try DefaultsChange(wire: ["keys": ["theme"]]).keys == ["theme"])
+        #expect(try DefaultsChange(wire: [:]).keys.isEmpty)
     }
 
     @Test func aHelloOutsideTheProtocolIsRefusedWithItsSentence() {

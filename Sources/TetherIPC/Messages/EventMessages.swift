@@ -57,8 +57,14 @@ package struct DefaultsChange: Sendable, Equatable {
 
     private enum Field { static let keys = "keys" }
 
+    /// As the host relays it: whatever it holds, lax (the host checked it).
     package init(params: JSONValue?) {
         self.init(keys: (params?[Field.keys]?.arrayValue ?? []).compactMap(\.stringValue))
+    }
+
+    /// As a client sends it: `keys`, if there, a list of strings.
+    package init(request params: JSONValue?) throws(RPCError) {
+        self.init(keys: try params.optionalStrings(Field.keys) ?? [])
     }
 
     package var json: JSONValue { [Field.keys: .array(keys.map(JSONValue.string))] }

@@ -52,11 +52,15 @@ package struct ExtensionHello: Sendable, Equatable {
         }
         guard let name = params?[Field.name]?.stringValue, isValidName(name) else { throw Self.invalidName }
         guard let role = params?[Field.role]?.stringValue else { throw Self.invalidRole }
-        self.init(name: name, role: role, pid: params?[Field.pid]?.intValue.map { Int32(clamping: $0) },
-                  openAccess: params?[Field.openAccess]?.boolValue, protocolVersion: version,
-                  sdk: params?[Field.sdk]?.stringValue,
-                  timeBudgetMilliseconds: params?[Field.timeBudgetMilliseconds]?.intValue.flatMap { $0 > 0 ? UInt64($0) : nil },
-                  events: (params?[Field.events]?.arrayValue ?? []).compactMap(\.stringValue))
+        self.init(name: name, role: role, pid: try params.optional(Field.pid, must: "an integer") { $0.intValue }
+                    .map { Int32(clamping: $0) },
+                  openAccess: try params.optional(Field.openAccess, must: "true or false") { $0.boolValue },
+                  protocolVersion: version,
+                  sdk: try params.optional(Field.sdk, must: "a string") { $0.stringValue },
+                  timeBudgetMilliseconds: try params.optional(Field.timeBudgetMilliseconds, must: "a positive integer (milliseconds)") {
+                      $0.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
+                  },
+                  events: try params.optionalStrings(Field.events) ?? [])
     }
 
     package var json: JSONValue {

@@ -124,7 +124,7 @@ package struct WidgetWatchRequest: WireMessage, Equatable {
 
     package init(wire: JSONValue?) throws(RPCError) {
         guard let name = wire?[Field.name]?.stringValue else { throw .invalidParams("\"\(Field.name)\" must be a string") }
-        self.init(name: name, untilAttached: wire?[Field.untilAttached]?.boolValue == true)
+        self.init(name: name, untilAttached: try wire.optional(Field.untilAttached, must: "true or false") { $0.boolValue } ?? false)
     }
 
     package var wire: JSONValue {

@@ -60,7 +60,7 @@ extension Subscription: WireMessage {
 }
 
 extension DefaultsChange: WireMessage {
-    package init(wire: JSONValue?) throws(RPCError) { self.init(params: wire) }
+    package init(wire: JSONValue?) throws(RPCError) { try self.init(request: wire) }
     package var wire: JSONValue { json }
 }
 
