@@ -60,10 +60,12 @@ chroot "$1" systemctl enable vm-test.service' \
       bookworm "$work/root" > "$work/mmdebstrap.log" 2>&1
     built=$?
     set -e
-    # No mirror to be had (no network, no name service) is a machine that
-    # cannot run this tier; any other failure (a hook, a package's name)
-    # is this script's, and fails.
-    if [ "$built" -ne 0 ] && grep -qE "Temporary failure resolving|Could not resolve|Could not connect|Unable to connect|Connection (timed out|refused)|Network is unreachable|No route to host" "$work/mmdebstrap.log"; then
+    # No mirror to be had (no network, no name service, a proxy refusing)
+    # is a machine that cannot run this tier; any other failure (a hook, a
+    # package's name) is this script's, and fails. apt's final verdicts
+    # only: a lookup that failed once and then worked leaves its line too.
+    unreachable='Temporary failure resolving|Something wicked happened resolving|Could not resolve|Could not connect|Unable to connect|Connection (timed out|refused|failed)|Network is unreachable|No route to host|(403|407|502|503|504)  '
+    if [ "$built" -ne 0 ] && grep -qE "^(E|W): .*($unreachable)" "$work/mmdebstrap.log"; then
         echo "systemd-vm-tests: cannot build the guest's root (no Debian mirror reachable): $(grep -m1 -E '^E: ' "$work/mmdebstrap.log")" >&2
         exit 3
     elif [ "$built" -ne 0 ]; then

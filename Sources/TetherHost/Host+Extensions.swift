@@ -83,6 +83,7 @@ extension Host {
             if linkKeys[link.name]?.isEmpty == true { linkKeys[link.name] = nil }
             // An extension ended: what its launch cost goes back soon after.
             server?.scheduleTrim()
+            if connection.closedForMisbehaving { linkBroken(link.name, pid: connection.peer?.pid) }
         }
         // Nobody is left to answer: what its pushes hold goes now.
         endPushes(of: ObjectIdentifier(connection), "the connection that sent it closed")
@@ -95,18 +96,20 @@ extension Host {
         widgetAttachmentChanged(entry)
         // One started by hand ended (a launch's end is its supervisor's `.gone`).
         if !entry.managed, attachedEntry(named: entry.name) == nil { endFeatures(startedBy: entry.name) }
-        // The host's own child whose link it closed for what came over it
-        // can be reached no more (nor watched): ended as an unresponsive
-        // one is, and its restart policy applies (the SDK exits by itself
-        // once its link closes; a script may not).
-        if entry.managed, connection.closedForMisbehaving, !isStopping, let supervisor = supervisor(named: entry.name),
-           supervisor.pid == entry.pid {
-            metrics.extensionUnresponsive(metricLabel(entry.name))
-            logger.event(.extensionUnresponsive, level: .error,
-                         "extension '\(entry.name)' broke its link's protocol (garbage, a frame past 1 MiB, or answers left unread); killing it",
-                         ["extension": .string(entry.name), "pid": .number(entry.pid)])
-            supervisor.killUnresponsive()
-        }
+    }
+
+    /// The host closed its own child's link for what came over it (before
+    /// its hello or after): it can be reached no more, nor watched, so it
+    /// is ended as an unresponsive one is and its restart policy applies
+    /// (the SDK exits by itself once its link closes; a script may not).
+    private func linkBroken(_ name: String, pid: Int32?) {
+        guard !isStopping, let supervisor = supervisor(named: name), let pid, supervisor.pid == pid,
+              !supervisor.isEnding else { return }
+        metrics.extensionUnresponsive(metricLabel(name))
+        logger.event(.extensionUnresponsive, level: .error,
+                     "extension '\(name)' broke its link's protocol (garbage, a frame past 1 MiB, or answers left unread); killing it",
+                     ["extension": .string(name), "pid": .number(pid), "managed": .bool(true), "cause": .string("protocol")])
+        supervisor.killUnresponsive()
     }
 
     func reload(_ request: ReloadRequest) -> Result<ReloadAnswer, RPCError> {

@@ -97,13 +97,13 @@ package final class PipeStream: LoopHandle, @unchecked Sendable {
 
     /// After the peer's end of stream: whether it ended only its sending
     /// side (`shutdown(SHUT_WR)`) and may still read, rather than closing
-    /// altogether (which the kernel marks as a hang-up). False for a pipe
-    /// whose reader is gone, and once closed.
+    /// altogether (which the kernel marks as a hang-up). False for a
+    /// pipe's read end (nothing goes back), and once closed.
     package var peerStillReads: Bool {
         guard let fd = fileDescriptor else { return false }
         var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         guard poll(&entry, 1, 0) >= 0 else { return false }
-        return entry.revents & Int16(POLLHUP | POLLERR) == 0
+        return entry.revents & Int16(POLLHUP | POLLERR | POLLNVAL) == 0
     }
 
     /// Bytes queued for writing and not yet accepted by the kernel: a peer

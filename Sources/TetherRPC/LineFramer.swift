@@ -16,6 +16,15 @@ package struct LineFramer: Sendable {
         self.maximumFrameSize = maximumFrameSize
     }
 
+    /// What is held of a frame never ended by its newline (the peer ended
+    /// its side), as a frame, or nil; the buffer is empty after.
+    package mutating func takeRemainder() -> [UInt8]? {
+        var frame = buffer
+        buffer = []
+        if frame.last == 0x0d { frame.removeLast() }
+        return frame.isEmpty ? nil : frame
+    }
+
     /// Appends `bytes` and returns every complete frame (without its newline;
     /// a trailing '\r' is dropped too). Empty lines are skipped.
     package mutating func append(_ bytes: [UInt8]) throws(FrameTooLarge) -> [[UInt8]] {

@@ -140,8 +140,8 @@ package final class RPCConnection: @unchecked Sendable {
     package func call(_ method: String, _ params: JSONValue? = nil, _ completion: @escaping Respond) -> JSONValue {
         let id = JSONValue.integer(nextID)
         nextID += 1
-        guard !isClosed else {
-            completion(.failure(.internalError("connection closed")))
+        guard !isClosed, !inputEnded else {
+            completion(.failure(.internalError(isClosed ? "connection closed" : "the peer ended its side")))
             return id
         }
         pending[id] = completion
@@ -224,6 +224,11 @@ package final class RPCConnection: @unchecked Sendable {
         case .end where stream.peerStillReads:
             inputEnded = true
             stream.stopReading()
+            // A last frame without its newline (`printf '%s' … | socat`) is a frame.
+            if let last = framer.takeRemainder() {
+                waiting.append(last)
+                waitingBytes += last.count
+            }
             let calls = pending
             pending.removeAll()
             for (_, respond) in calls { respond(.failure(closingReason ?? .internalError("the peer ended its side"))) }
@@ -340,9 +345,10 @@ package final class RPCConnection: @unchecked Sendable {
             answered = true
             self.unansweredRequests -= 1
             reply(.response(id: id, result: result))
-            // Perhaps below its bound again: what waits may run, next turn.
-            if self.paused { self.pumpNextTurn() }
-            self.closeIfAnswered()
+            // Perhaps below its bound again: what waits may run, next turn;
+            // a peer that ended its side is closed then too, not inside
+            // the handler's answer.
+            if self.paused || self.inputEnded { self.pumpNextTurn() }
         }
     }
 

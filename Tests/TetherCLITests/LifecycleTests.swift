@@ -303,15 +303,24 @@ import TetherIPC
         }
     }
 
-    /// A script that says hello, then sends garbage on its link: the host
-    /// drops the link and kills the launch as unresponsive (a script that
-    /// ignores its link's end would otherwise run on detached, unwatched,
-    /// never to attach again); its policy then decides (here: never).
-    @Test func aLaunchThatBreaksItsLinksProtocolIsKilledAsUnresponsive() throws {
+    /// A script that breaks its link's protocol, before its hello or after
+    /// it: the host drops the link and kills the launch as unresponsive (a
+    /// script that ignores its link's end would otherwise run on detached,
+    /// unwatched, never to attach again); its policy then decides (never).
+    @Test(arguments: [
+        ("garbage after its hello", "after"),
+        ("garbage before its hello", "before"),
+        ("a frame past 1 MiB", "large"),
+    ])
+    func aLaunchThatBreaksItsLinksProtocolIsKilledAsUnresponsive(_ what: String, _ kind: String) throws {
         let fixture = try HostFixture()
         let garbage = "for i in $(seq 40); do echo 'not json' >&\"$TETHER_HOST_FD\"; done"
-        try fixture.addExtension("babbler", restart: "never",
-                                 script: HostFixture.shellHello("babbler") + "\n" + garbage + "\nexec sleep 600")
+        let script = switch kind {
+        case "after": HostFixture.shellHello("babbler") + "\n" + garbage
+        case "before": garbage
+        default: "head -c 1100000 /dev/zero | tr '\\0' x >&\"$TETHER_HOST_FD\""
+        }
+        try fixture.addExtension("babbler", restart: "never", script: script + "\nexec sleep 600")
         try fixture.withHost { host in
             try host.waitForError(containing: "extension 'babbler' broke its link's protocol")
             var last: [String: Any] = [:]
@@ -319,9 +328,9 @@ import TetherIPC
                 last = (try? entry(fixture, "babbler")["lastExit"] as? [String: Any]) ?? [:]
                 return !last.isEmpty
             }
-            #expect(last["reason"] as? String == "unresponsive", "\(last)")
-            #expect(last["signal"] as? Int == Int(SIGKILL), "\(last)")
-            #expect(try entry(fixture, "babbler")["state"] as? String != "running")
+            #expect(last["reason"] as? String == "unresponsive", "\(what): \(last)")
+            #expect(last["signal"] as? Int == Int(SIGKILL), "\(what): \(last)")
+            #expect(try entry(fixture, "babbler")["state"] as? String != "running", "\(what)")
         }
     }
 

@@ -71,6 +71,25 @@ import TetherTestSupport
         #expect(try server.eventually { $0.server?.connections.isEmpty == true })
     }
 
+    /// A last request without its newline is read at the end of the
+    /// peer's side; one that hangs up altogether after ending its side,
+    /// with a request in flight, is closed once that answer finds it gone.
+    @Test func aPeerThatEndsItsSideWithoutANewlineOrThenGoesIsServed() throws {
+        let server = try EchoServer()
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        client.send(Array(#"{"jsonrpc":"2.0","id":4,"method":"echo","params":["last"]}"#.utf8))
+        #expect(shutdown(client.fd, Int32(SHUT_WR)) == 0)
+        #expect(client.readLine() == #"{"id":4,"jsonrpc":"2.0","result":["last"]}"#)
+        #expect(client.isClosedByPeer())
+        let leaving = try RawClient(path: server.path)
+        leaving.send(Array(#"{"jsonrpc":"2.0","id":5,"method":"later","params":[200]}"#.utf8) + [0x0a])
+        #expect(shutdown(leaving.fd, Int32(SHUT_WR)) == 0)
+        #expect(try server.eventually { $0.later.count == 1 })
+        leaving.close()
+        #expect(try server.eventually { $0.server?.connections.isEmpty == true })
+    }
+
     /// A handler that answers twice (a timer and a reply racing, say): the
     /// peer gets one response, and the request counts as answered once, so
     /// the peer's requests in flight are none again.
