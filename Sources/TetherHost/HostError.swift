@@ -16,6 +16,10 @@ package enum HostError: Error, CustomStringConvertible {
         case .group(let error): error.description
         case .socket(let path, .fileNameTooLong):
             "the group directory's path is too long for a Unix socket (\(path) is over 107 bytes); use a shorter --group"
+        case .socket(let path, .addressInUse):
+            // Holding the lock, the host removes whatever a dead host left
+            // there; only a directory stays.
+            "cannot listen on \(path): a directory is there, not a host's socket; remove it (rmdir) and start again"
         case .socket(let path, let errno): "cannot listen on \(path): \(errno)"
         case .startedBefore: "this host has started or stopped before: a host starts once (make a new one)"
         }

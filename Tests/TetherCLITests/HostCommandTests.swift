@@ -210,6 +210,17 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         #expect(try tether(["probe", "host", "--group", group]).status == 1, "the host lock was let go")
     }
 
+    /// A directory where the socket goes (planted, or left by a tool) is
+    /// named for what it is, not "address already in use"; nothing is held.
+    @Test func aDirectoryWhereTheSocketGoesIsAClearError() throws {
+        let fixture = try HostFixture()
+        try FileManager.default.createDirectory(atPath: fixture.group.path + "/host.sock", withIntermediateDirectories: true)
+        let result = try tether(["host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions])
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("/host.sock: a directory is there, not a host's socket; remove it"), "\(result.stderr)")
+        #expect(try tether(["probe", "host", "--group", fixture.group.path]).status == 1, "the host lock was let go")
+    }
+
     @Test func readinessIsSentToNotifySocket() throws {
         let fixture = try HostFixture()
         let notify = try NotifySocket(in: fixture.group.dir.path)
