@@ -87,7 +87,9 @@ struct FeatureDesk {
             return (.success(FeatureStarted(name: name.rawValue, started: true, pid: pid)),
                     Change(name: name.rawValue, running: true, note: lock.displacementNote))
         } catch {
-            return (.failure(.internalError(error.description)), nil)
+            // The group's state (a FIFO or a symlink planted where the lock
+            // goes), not the host's fault: said as it is.
+            return (.failure(.refused("cannot take feature '\(name)''s lock: \(error.description)")), nil)
         }
     }
 

@@ -45,6 +45,29 @@ import TetherTestSupport
     /// holds until the test has heard from all eight (its command says
     /// "held", then reads its input to the end), so none comes too late to
     /// contend, however slowly they start.
+    /// A FIFO or a symlink planted where a feature's lock goes: the start
+    /// is refused with the reason (not an "Internal error"), the planted
+    /// file is left alone, and the host goes on.
+    @Test func aFIFOOrSymlinkPlantedAtAFeaturesLockIsRefusedWithItsReason() throws {
+        let fixture = try HostFixture()
+        let group = fixture.group
+        try fixture.withHost { _ in
+            try FileManager.default.createDirectory(atPath: group.path + "/locks/features", withIntermediateDirectories: true)
+            #expect(mkfifo(group.featureLock("fifo"), 0o600) == 0)
+            let decoy = group.path + "/decoy"
+            try writeFile(decoy, "untouched", mode: 0o600)
+            #expect(symlink(decoy, group.featureLock("link")) == 0)
+            for name in ["fifo", "link"] {
+                let result = try group.run(["feature", "start", name])
+                #expect(result.status == 1)
+                #expect(result.stderr.contains("cannot take feature '\(name)''s lock: "), "\(result.stderr)")
+                #expect(!result.stderr.contains("Internal error"), "\(result.stderr)")
+            }
+            #expect(try String(contentsOfFile: decoy, encoding: .utf8) == "untouched")
+            #expect(try group.run(["feature", "start", "fine"]).status == 0)
+        }
+    }
+
     @Test func contendersOnAReadLockedFileEndWithOneHolder() throws {
         for _ in 0..<4 {
             let group = try TestGroup()
