@@ -254,6 +254,12 @@ package final class Host: @unchecked Sendable {
             })
         } catch {
             lock.release()
+            // Holding the lock, the host removed what a dead host left there;
+            // a directory stays.
+            var info = stat()
+            if error == .addressInUse, lstat(socketPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                throw .socketPathIsADirectory(socketPath)
+            }
             throw .socket(socketPath, error)
         }
         state = .running(since: loop.now, held)

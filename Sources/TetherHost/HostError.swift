@@ -6,6 +6,7 @@ package enum HostError: Error, CustomStringConvertible {
     case alreadyRunning(pid: Int32?)
     case group(GroupError)
     case socket(String, Errno)
+    case socketPathIsADirectory(String)
     /// `start()` of a host that has started, or stopped, before.
     case startedBefore
 
@@ -16,9 +17,7 @@ package enum HostError: Error, CustomStringConvertible {
         case .group(let error): error.description
         case .socket(let path, .fileNameTooLong):
             "the group directory's path is too long for a Unix socket (\(path) is over 107 bytes); use a shorter --group"
-        case .socket(let path, .addressInUse):
-            // Holding the lock, the host removes whatever a dead host left
-            // there; only a directory stays.
+        case .socketPathIsADirectory(let path):
             "cannot listen on \(path): a directory is there, not a host's socket; remove it (rmdir) and start again"
         case .socket(let path, let errno): "cannot listen on \(path): \(errno)"
         case .startedBefore: "this host has started or stopped before: a host starts once (make a new one)"

@@ -185,15 +185,13 @@ package final class RPCConnection: @unchecked Sendable {
     package func close() {
         guard !isClosed else { return }
         isClosed = true
-        let calls = pending
-        pending.removeAll()
+        let reason = closingReason ?? .internalError("connection closed")
         waiting.removeAll()
         waitingBytes = 0
         handler = nil
         onHeldChanged = nil
         stream.close()
-        let reason = closingReason ?? .internalError("connection closed")
-        for (_, respond) in calls { respond(.failure(reason)) }
+        failPendingCalls(reason)
         let onClose = self.onClose
         self.onClose = nil
         onClose?(self)
@@ -229,14 +227,19 @@ package final class RPCConnection: @unchecked Sendable {
                 waiting.append(last)
                 waitingBytes += last.count
             }
-            let calls = pending
-            pending.removeAll()
-            for (_, respond) in calls { respond(.failure(closingReason ?? .internalError("the peer ended its side"))) }
+            failPendingCalls(closingReason ?? .internalError("the peer ended its side"))
             pump()
             closeIfAnswered()
         case .end, .failed:
             close()
         }
+    }
+
+    /// Our calls waiting for answers that will not come, failed with `reason`.
+    private func failPendingCalls(_ reason: RPCError) {
+        let calls = pending
+        pending.removeAll()
+        for (_, respond) in calls { respond(.failure(reason)) }
     }
 
     /// Closes a peer that ended its side once all it asked is answered and written.

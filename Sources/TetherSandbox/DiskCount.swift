@@ -12,8 +12,8 @@ import Glibc
 /// directory on the way (by the extension that writes the tree, while it
 /// is walked) leads nowhere (before Linux 5.6, or where seccomp refuses
 /// openat2, by its path, only its last component not followed); and each
-/// name is used as its bytes, so one that is not UTF-8 is counted too. An entry that vanishes mid-walk is
-/// skipped. Run off the loop.
+/// name is used as its bytes, so one that is not UTF-8 is counted too. An
+/// entry that vanishes mid-walk is skipped. Run off the loop.
 package struct DiskCount: Sendable {
     package var bytes: Int64 = 0
     /// Below the root, at most `maximumDirectories + 1` (one more says "too many").

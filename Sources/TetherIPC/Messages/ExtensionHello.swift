@@ -43,10 +43,9 @@ package struct ExtensionHello: Sendable, Equatable {
     /// host's rule for names), then the role.
     package init(params: JSONValue?, isValidName: (String) -> Bool = { _ in true }) throws(RPCError) {
         var version = 1
-        if let requested = params?[Field.protocolVersion], requested != .null {
-            guard let number = requested.intValue else { throw .invalidParams("\"\(Field.protocolVersion)\" must be an integer") }
+        if let number = try params.optional(Field.protocolVersion, must: "an integer", { $0.intValue }) {
             guard HostProtocol.supported.contains(number) else {
-                throw .unsupportedProtocol(requested, supported: HostProtocol.supported)
+                throw .unsupportedProtocol(.integer(number), supported: HostProtocol.supported)
             }
             version = number
         }
