@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Splits a byte stream into newline-terminated frames (NDJSON), refusing
 /// any frame longer than `maximumFrameSize`: a peer cannot make the reader
 /// buffer without bound.
@@ -30,7 +34,7 @@ package struct LineFramer: Sendable {
     package mutating func append(_ bytes: [UInt8]) throws(FrameTooLarge) -> [[UInt8]] {
         var frames: [[UInt8]] = []
         var start = 0
-        for (index, byte) in bytes.enumerated() where byte == 0x0a {
+        while let index = Self.newline(in: bytes, from: start) {
             var frame = buffer
             frame += bytes[start..<index]
             buffer.removeAll(keepingCapacity: true)
@@ -42,5 +46,16 @@ package struct LineFramer: Sendable {
         buffer += bytes[start...]
         guard buffer.count <= maximumFrameSize else { throw FrameTooLarge() }
         return frames
+    }
+
+    /// The first newline at or after `start`. By memchr: the scan is the
+    /// framer's cost, and a loop over the bytes is 30 times slower where
+    /// the code is not optimized (a 33 MiB answer took 15 s to refuse).
+    private static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { all -> Int? in
+            guard let base = all.baseAddress, let found = memchr(base + start, 0x0a, all.count - start) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
     }
 }
