@@ -5,9 +5,16 @@ import TetherJSON
 struct PackageDescriptionDump {
     struct Dependency {
         let identity: String
+        /// The name its declaration gives it (`.package(name:path:)`), by
+        /// which alone its targets' dependencies may then name it.
+        let name: String?
         /// A local path, or the last part of its URL (without `.git`).
         let path: String?
         let urlName: String?
+
+        /// What a target's dependency names it by: its declared name if it
+        /// has one (SwiftPM refuses the identity then), its identity if not.
+        var reference: String { name ?? identity }
     }
 
     let name: String
@@ -34,6 +41,7 @@ struct PackageDescriptionDump {
                     String(name.hasSuffix(".git") ? name.dropLast(4) : name[...])
                 }
                 dependencies.append(Dependency(identity: identity,
+                                               name: detail["nameForTargetDependencyResolutionOnly"]?.stringValue,
                                                path: kind == "fileSystem" ? detail["path"]?.stringValue ?? local : local,
                                                urlName: urlName))
             }

@@ -87,21 +87,21 @@ package struct Scaffold {
         }
         let identity: String
         if let tetherPackage {
-            guard package.dependencies.contains(where: { $0.identity == tetherPackage }) else {
+            guard let named = package.dependencies.first(where: { $0.identity == tetherPackage || $0.name == tetherPackage }) else {
                 throw ScaffoldError("the package does not depend on '\(tetherPackage)'; nothing was written")
             }
-            identity = tetherPackage
+            identity = named.reference
         } else {
             let candidates = package.dependencies.filter { dependency in
                 dependency.identity == "tether" || dependency.urlName?.lowercased() == "tether"
-                    || dependency.path.map(Self.isTether) == true
+                    || dependency.name?.lowercased() == "tether" || dependency.path.map(Self.isTether) == true
             }
             guard candidates.count == 1, let found = candidates.first else {
                 throw ScaffoldError(candidates.isEmpty
                     ? "the package does not depend on Tether; add it first (swift package add-dependency URL --from VERSION, or DIR --type path); nothing was written"
                     : "the package depends on more than one package that looks like Tether; name one with --tether-package IDENTITY")
             }
-            identity = found.identity
+            identity = found.reference
         }
         return TargetDeclaration(name: template.typeName,
                                  sdk: #".product(name: "TetherExtension", package: "\#(identity)")"#,

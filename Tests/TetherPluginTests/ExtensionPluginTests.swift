@@ -195,6 +195,40 @@ import TetherTestSupport
         #expect(names.isSuperset(of: expected), "\(names)")
     }
 
+    /// A dependency declared with a name of its own (`.package(name:
+    /// "Tether", path: DIR)`, as scripts/consumer-build-time.sh writes it):
+    /// SwiftPM takes only that name in a target's dependencies, not the
+    /// identity its path gives (the directory's name), so the new target
+    /// names it so, and the package still loads.
+    @Test func aDependencyDeclaredWithANameIsNamedByIt() throws {
+        let package = Self.root + "/NamedDependency"
+        try FileManager.default.createDirectory(atPath: package + "/Sources/App", withIntermediateDirectories: true)
+        try writeFile(package + "/Package.swift", """
+            // swift-tools-version:6.0
+            import PackageDescription
+            let package = Package(
+                name: "NamedDependency",
+                dependencies: [.package(name: "Tether", path: "\(Repository.root)")],
+                targets: [
+                    .executableTarget(name: "App"),
+                ]
+            )
+
+            """)
+        try writeFile(package + "/Sources/App/main.swift", "print(1)\n")
+        let made = try tether(["new-extension", "Named", "--role", "widget", "--package-path", package], timeout: 120)
+        #expect(made.status == 0, "\(made.stdout)\n\(made.stderr)")
+        let manifest = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        #expect(manifest.contains(#".product(name: "TetherExtension", package: "Tether")"#), "\(manifest)")
+        // Named by the identity too, the option finds it and names it the same way.
+        let identity = (Repository.root.split(separator: "/").last ?? "").lowercased()
+        let again = try tether(["new-extension", "Other", "--role", "widget", "--package-path", package,
+                                "--tether-package", identity], timeout: 120)
+        #expect(again.status == 0, "\(again.stdout)\n\(again.stderr)")
+        let after = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
+        #expect(!after.contains(#"package: "\#(identity)")"#), "\(after)")
+    }
+
     /// The README's Swift extension and its manifest, as printed there (the
     /// first ```swift block after "An extension in twenty lines", and the
     /// ```json block after it).
