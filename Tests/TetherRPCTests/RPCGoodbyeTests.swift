@@ -57,6 +57,39 @@ import TetherTestSupport
         loop.execute { held.connection = nil }
     }
 
+    /// A call still waiting when the peer ends its side (`shutdown(SHUT_WR)`)
+    /// but still reads fails at once: no answer can come, and the
+    /// connection stays open only to write the peer's own answers.
+    @Test func aCallWaitingWhenThePeerEndsItsSideFailsAtOnce() throws {
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        let peer = RawClient(descriptor: pair[1])
+        defer { peer.close() }
+        let thread = try EventLoopThread()
+        defer { thread.shutdown() }
+        let answered = DispatchSemaphore(value: 0)
+        let held = Held()
+        let (loop, mine) = (thread.loop, pair[0])
+        loop.execute {
+            guard let stream = try? PipeStream.adopting(loop: loop, fileDescriptor: mine) else {
+                answered.signal()
+                return
+            }
+            let made = RPCConnection(stream: stream, goodbye: "bye")
+            held.connection = made
+            made.start(handler: { _, _, _, _ in })
+            made.call("wait", nil) { result in
+                held.outcome = result
+                answered.signal()
+            }
+        }
+        #expect(peer.readLine()?.contains(#""method":"wait""#) == true)
+        #expect(shutdown(peer.fd, Int32(SHUT_WR)) == 0)
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        #expect(held.outcome == .failure(.internalError("the peer ended its side")))
+        loop.execute { held.connection = nil }
+    }
+
     /// What the loop's side keeps: the stream holds its connection weakly.
     final class Held: @unchecked Sendable {
         var connection: RPCConnection?
