@@ -22,16 +22,31 @@ package struct Scaffold {
 
     package init(template: ExtensionTemplate, packagePath: String, tetherPackage: String? = nil) {
         self.template = template
-        self.packagePath = packagePath
+        self.packagePath = Self.absolute(packagePath)
         self.tetherPackage = tetherPackage
+    }
+
+    /// `path` from the working directory: SwiftPM would read a relative
+    /// scratch path from the package's directory instead.
+    private static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
+        defer { free(directory) }
+        let base = String(cString: directory)
+        return path == "." ? base : base + "/" + path
     }
 
     /// Does it; returns what to tell the author.
     package func run() throws(ScaffoldError) -> [String] {
         let name = template.typeName
         let manifestFile = packagePath + "/Package.swift"
-        guard let original = try? AtomicFile.read(manifestFile) else {
-            throw ScaffoldError("\(packagePath) has no readable Package.swift")
+        let original: [UInt8]
+        do {
+            guard let read = try AtomicFile.read(manifestFile) else { throw ScaffoldError("\(packagePath) has no Package.swift") }
+            original = read
+        } catch let error as ScaffoldError {
+            throw error
+        } catch {
+            throw ScaffoldError("cannot read Package.swift: \(error)")
         }
         if let specific = Self.versionSpecificManifest(in: packagePath) {
             throw ScaffoldError("the package also has \(specific), which SwiftPM may read instead of Package.swift; nothing was written")
@@ -49,12 +64,15 @@ package struct Scaffold {
         let declaration = try targetDeclaration(for: package)
 
         let added = try toolchain.package(["add-target", name, "--type", "executable"])
+        // What Package.swift may hold from here on that this run wrote:
+        // only those are put back (an edit made meanwhile is not undone).
+        var written: [[UInt8]] = []
         guard added.status == .exited(0) else {
-            restore(manifestFile, original, sources)
-            throw ScaffoldError("swift package add-target failed (\(Toolchain.firstLine(added.errorText))); nothing was changed")
+            let outcome = restore(manifestFile, original, written, sources)
+            throw ScaffoldError("swift package add-target failed (\(Toolchain.firstLine(added.errorText))); \(outcome)")
         }
         do throws(ScaffoldError) {
-            try complete(manifestFile, declaration: declaration, sources: sources)
+            try complete(manifestFile, declaration: declaration, sources: sources, written: &written)
             let check = try toolchain.describe()
             guard let target = check.targets[name], target["type"]?.stringValue == "executable",
                   case let text = String(decoding: JSONCodec.serialize(target), as: UTF8.self),
@@ -62,9 +80,9 @@ package struct Scaffold {
                 throw ScaffoldError("Package.swift did not read back with the target as written")
             }
         } catch {
-            restore(manifestFile, original, sources)
+            let outcome = restore(manifestFile, original, written, sources)
             throw ScaffoldError("""
-                \(error.description); Package.swift and Sources/\(name) were put back as they were. \
+                \(error.description); \(outcome). \
                 Add this element to the `targets: [...]` list of its `Package(...)`, and Sources/\(name)/ by hand: \
                 \(declaration.singleLine)
                 """)
@@ -117,15 +135,17 @@ package struct Scaffold {
     /// After `add-target`: the target it wrote gets the full declaration,
     /// and the source directory it made gets the extension's files.
     private func complete(_ manifestFile: String, declaration: TargetDeclaration,
-                          sources: String) throws(ScaffoldError) {
+                          sources: String, written: inout [[UInt8]]) throws(ScaffoldError) {
         guard let bytes = try? AtomicFile.read(manifestFile) else { throw ScaffoldError("Package.swift cannot be read back") }
+        written.append(bytes)
         let text = String(decoding: bytes, as: UTF8.self)
         guard let edited = declaration.replacingToolchainTarget(in: text) else {
             throw ScaffoldError("swift package add-target wrote the target in a form this version of tether does not know")
         }
         let name = template.typeName
         do {
-            try AtomicFile.write(Array(edited.utf8), to: manifestFile, mode: Self.mode(of: manifestFile))
+            written.append(Array(edited.utf8))
+            try Self.replace(manifestFile, with: Array(edited.utf8))
             try AtomicFile.write(Array(template.source.utf8), to: "\(sources)/\(name).swift", mode: 0o644)
             try AtomicFile.write(Array(template.manifest.utf8), to: "\(sources)/\(name).extension.json", mode: 0o644)
         } catch {
@@ -133,14 +153,36 @@ package struct Scaffold {
         }
     }
 
-    /// Package.swift as it was; the new source directory gone (it did not
-    /// exist before, and holds only what add-target and this wrote).
-    private func restore(_ manifestFile: String, _ original: [UInt8]?, _ sources: String) {
-        if let original { try? AtomicFile.write(original, to: manifestFile, mode: Self.mode(of: manifestFile)) }
+    /// Package.swift as it was, if it holds what this run wrote (`written`)
+    /// and not an edit made meanwhile; the new source directory gone (it
+    /// did not exist before, and holds only what add-target and this
+    /// wrote). What was done, as the end of a sentence.
+    private func restore(_ manifestFile: String, _ original: [UInt8], _ written: [[UInt8]], _ sources: String) -> String {
         let name = template.typeName
         unlink("\(sources)/\(name).swift")
         unlink("\(sources)/\(name).extension.json")
         rmdir(sources)
+        let removed = access(sources, F_OK) != 0
+        let sourcesOutcome = removed ? "no Sources/\(name) is left" : "Sources/\(name) could not be removed"
+        let current = try? AtomicFile.read(manifestFile)
+        if current == original { return "Package.swift is as it was, and \(sourcesOutcome)" }
+        guard let current, written.contains(current) else {
+            return "Package.swift changed while this ran, so it was left as it is (remove the target \(name) from it if it is there), and \(sourcesOutcome)"
+        }
+        do {
+            try Self.replace(manifestFile, with: original)
+        } catch {
+            return "Package.swift could not be put back (\(error)): remove the target \(name) from it by hand, and \(sourcesOutcome)"
+        }
+        return "Package.swift was put back as it was, and \(sourcesOutcome)"
+    }
+
+    /// Package.swift replaced whole, keeping its mode (the umask would
+    /// narrow the new file's).
+    private static func replace(_ manifestFile: String, with bytes: [UInt8]) throws {
+        let mode = mode(of: manifestFile)
+        try AtomicFile.write(bytes, to: manifestFile, mode: mode)
+        if self.mode(of: manifestFile) != mode { chmod(manifestFile, mode) }
     }
 
     /// A `Package@swift-X.swift` beside Package.swift, which SwiftPM may read instead.

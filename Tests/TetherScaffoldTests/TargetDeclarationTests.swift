@@ -54,5 +54,30 @@ import Testing
         #expect(role?.description == "'gadget' is not a role; use widget, keyboard or notification")
         let name = #expect(throws: ScaffoldError.self) { try ExtensionTemplate(typeName: "my-widget", roleName: "widget") }
         #expect(name?.description.hasPrefix("'my-widget' cannot name a Swift type and target") == true)
+        let long = #expect(throws: ScaffoldError.self) {
+            try ExtensionTemplate(typeName: String(repeating: "A", count: 65), roleName: "widget")
+        }
+        #expect(long?.description.contains("longer than 64 characters") == true, "\(long?.description ?? "")")
+    }
+
+    /// Well formed but taken: the new code would not build (a keyword, a
+    /// module the target sees, a type the template's code names), said
+    /// before anything is written; a word of the template's comments or
+    /// strings is free.
+    @Test func aNameTheNewCodeCannotTakeIsRefused() throws {
+        let taken = [("class", "widget", "a Swift keyword"), ("Self", "keyboard", "a Swift keyword"),
+                     ("Foundation", "widget", "a module the new target sees"),
+                     ("TetherJSON", "notification", "a module the new target sees"),
+                     ("Widget", "widget", "a name the widget template's code uses"),
+                     ("Timeline", "widget", "a name the widget template's code uses"),
+                     ("Date", "widget", "a name the widget template's code uses")]
+        for (name, role, reason) in taken {
+            let refused = #expect(throws: ScaffoldError.self) { try ExtensionTemplate(typeName: name, roleName: role) }
+            #expect(refused?.description == "'\(name)' is \(reason), so the new code would not build; choose another name",
+                    "\(refused?.description ?? "accepted")")
+        }
+        for free in ["MyWidget", "Howdy", "Hello", "Checks"] {
+            #expect(throws: Never.self) { try ExtensionTemplate(typeName: free, roleName: "widget") }
+        }
     }
 }
