@@ -224,7 +224,7 @@ let package = Package(
         .testTarget(name: "TetherGroupTests", dependencies: ["TetherGroup", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherHTTPTests", dependencies: ["TetherHTTP", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherManifestTests", dependencies: ["TetherManifest"]),
-        .testTarget(name: "TetherScaffoldTests", dependencies: ["TetherScaffold", "TetherManifest"]),
+        .testTarget(name: "TetherScaffoldTests", dependencies: ["TetherScaffold", "TetherManifest", "TetherTestSupport"]),
         .testTarget(name: "TetherAuthTests", dependencies: ["TetherAuth", "TetherGroup", "TetherHTTP", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherBusTests", dependencies: ["TetherBus", "TetherLoop", "TetherTestSupport"]),
         .testTarget(name: "TetherRPCTests", dependencies: ["TetherRPC", "TetherLoop", "TetherTestSupport"]),

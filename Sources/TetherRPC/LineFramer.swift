@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Splits a byte stream into newline-terminated frames (NDJSON), refusing
 /// any frame longer than `maximumFrameSize`: a peer cannot make the reader

@@ -20,75 +20,18 @@ package struct ExtensionTemplate: Sendable {
         guard let role = ExtensionRole(rawValue: roleName) else {
             throw ScaffoldError("'\(roleName)' is not a role; use widget, keyboard or notification")
         }
-        guard typeName.utf8.count <= 64 else {
-            throw ScaffoldError("'\(typeName)' is longer than 64 characters; a manifest's name must fit its rule")
-        }
         guard Self.isTypeName(typeName) else {
-            throw ScaffoldError("'\(typeName)' cannot name a Swift type and target; use letters and digits, starting with a letter")
+            throw ScaffoldError(typeName.utf8.count > 64
+                ? "'\(typeName)' is longer than 64 letters and digits; use a shorter name"
+                : "'\(typeName)' cannot name a Swift type and target; use letters and digits, starting with a letter")
         }
         self.init(typeName: typeName, role: role)
-        if let taken = takenBy(typeName) {
+        guard TetherName.isValid(manifestName) else {
+            throw ScaffoldError("'\(typeName)' makes the manifest name '\(manifestName)', longer than a name may be; use a shorter name")
+        }
+        if let taken = ReservedNames.reason(typeName, template: self) {
             throw ScaffoldError("'\(typeName)' is \(taken), so the new code would not build; choose another name")
         }
-    }
-
-    /// Why `name` cannot be the new type and target although it is
-    /// well formed: a keyword of Swift, a module the target sees (a target
-    /// of that name would clash with it), or a name the template's code
-    /// uses, which the new type would shadow.
-    func takenBy(_ name: String) -> String? {
-        if Self.keywords.contains(name) { return "a Swift keyword" }
-        if Self.modules.contains(name) { return "a module the new target sees" }
-        let placeholder = ExtensionTemplate(typeName: "NewExtensionPlaceholder", role: role).source
-        if Self.identifiers(in: placeholder).contains(name) { return "a name the \(role.rawValue) template's code uses" }
-        return nil
-    }
-
-    /// Swift's reserved words, and the types every scope has.
-    static let keywords: Set = [
-        "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",
-        "internal", "let", "open", "operator", "private", "precedencegroup", "protocol", "public", "rethrows",
-        "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default",
-        "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw", "switch",
-        "where", "while", "as", "false", "is", "nil", "self", "super", "throws", "true", "try", "Any", "Self",
-        "Type", "Protocol",
-    ]
-
-    /// The toolchain's modules and the SDK's graph (TetherExtension and what
-    /// it depends on, swift-log's and swift-system's too).
-    static let modules: Set = [
-        "Swift", "Foundation", "FoundationEssentials", "FoundationInternationalization", "Glibc", "Musl", "Dispatch",
-        "XCTest", "Testing", "TetherExtension", "TetherAuth", "TetherGroup", "TetherHTTP", "TetherIPC", "TetherRPC",
-        "TetherJSON", "TetherLog", "TetherLoop", "TetherManifest", "TetherSandbox", "TetherManifestTool",
-        "CLibUV", "CTetherSystem", "CTetherCurl", "CSeccomp", "Logging", "SystemPackage", "CSystem",
-    ]
-
-    /// Every identifier in `code` (letters, digits and underscores, not
-    /// starting with a digit) outside its comments and string literals:
-    /// a word of a comment is no name the code uses.
-    static func identifiers(in code: String) -> Set<String> {
-        var found: Set<String> = []
-        for line in code.split(separator: "\n") {
-            let bytes = Array(line.utf8)
-            var current: [UInt8] = []
-            var quoted = false
-            var index = 0
-            while index <= bytes.count {
-                let byte: UInt8 = index < bytes.count ? bytes[index] : 0x20
-                if !quoted, byte == 0x2f, index + 1 < bytes.count, bytes[index + 1] == 0x2f { break }
-                let isLetter = (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte) || byte == 0x5f
-                if !quoted, isLetter || (!current.isEmpty && (0x30...0x39).contains(byte)) {
-                    current.append(byte)
-                } else {
-                    if !current.isEmpty { found.insert(String(decoding: current, as: UTF8.self)) }
-                    current = []
-                    if byte == 0x22 { quoted.toggle() }
-                }
-                index += 1
-            }
-            if !current.isEmpty { found.insert(String(decoding: current, as: UTF8.self)) }
-        }
-        return found
     }
 
     /// A Swift type and target name: an ASCII letter, then letters and

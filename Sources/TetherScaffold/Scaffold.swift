@@ -26,18 +26,22 @@ package struct Scaffold {
         self.tetherPackage = tetherPackage
     }
 
-    /// `path` from the working directory: SwiftPM would read a relative
-    /// scratch path from the package's directory instead.
+    /// `path` resolved (symlinks, `..`): SwiftPM reads a relative scratch
+    /// path from the package's directory, and tidies `..` as text where
+    /// the kernel follows a symlink first, so both are given this one path.
+    /// As given where it cannot be resolved (`run` says why).
     private static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/"), let directory = getcwd(nil, 0) else { return path }
-        defer { free(directory) }
-        let base = String(cString: directory)
-        return path == "." ? base : base + "/" + path
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Does it; returns what to tell the author.
     package func run() throws(ScaffoldError) -> [String] {
         let name = template.typeName
+        guard packagePath.hasPrefix("/") else {
+            throw ScaffoldError("cannot find the package directory \(packagePath): \(String(cString: strerror(errno)))")
+        }
         let manifestFile = packagePath + "/Package.swift"
         let original: [UInt8]
         do {
@@ -63,16 +67,17 @@ package struct Scaffold {
         }
         let declaration = try targetDeclaration(for: package)
 
+        let mode = Self.mode(of: manifestFile)
         let added = try toolchain.package(["add-target", name, "--type", "executable"])
         // What Package.swift may hold from here on that this run wrote:
         // only those are put back (an edit made meanwhile is not undone).
         var written: [[UInt8]] = []
         guard added.status == .exited(0) else {
-            let outcome = restore(manifestFile, original, written, sources)
-            throw ScaffoldError("swift package add-target failed (\(Toolchain.firstLine(added.errorText))); \(outcome)")
+            let outcome = restore(manifestFile, original, mode, written, sources)
+            throw ScaffoldError("swift package add-target failed (\(Toolchain.firstLine(added.errorText))); \(outcome.sentence(declaration))")
         }
         do throws(ScaffoldError) {
-            try complete(manifestFile, declaration: declaration, sources: sources, written: &written)
+            try complete(manifestFile, declaration: declaration, sources: sources, mode: mode, written: &written)
             let check = try toolchain.describe()
             guard let target = check.targets[name], target["type"]?.stringValue == "executable",
                   case let text = String(decoding: JSONCodec.serialize(target), as: UTF8.self),
@@ -80,12 +85,8 @@ package struct Scaffold {
                 throw ScaffoldError("Package.swift did not read back with the target as written")
             }
         } catch {
-            let outcome = restore(manifestFile, original, written, sources)
-            throw ScaffoldError("""
-                \(error.description); \(outcome). \
-                Add this element to the `targets: [...]` list of its `Package(...)`, and Sources/\(name)/ by hand: \
-                \(declaration.singleLine)
-                """)
+            let outcome = restore(manifestFile, original, mode, written, sources)
+            throw ScaffoldError("\(error.description); \(outcome.sentence(declaration))")
         }
         let manifestName = template.manifestName
         return [
@@ -135,7 +136,7 @@ package struct Scaffold {
     /// After `add-target`: the target it wrote gets the full declaration,
     /// and the source directory it made gets the extension's files.
     private func complete(_ manifestFile: String, declaration: TargetDeclaration,
-                          sources: String, written: inout [[UInt8]]) throws(ScaffoldError) {
+                          sources: String, mode: mode_t, written: inout [[UInt8]]) throws(ScaffoldError) {
         guard let bytes = try? AtomicFile.read(manifestFile) else { throw ScaffoldError("Package.swift cannot be read back") }
         written.append(bytes)
         let text = String(decoding: bytes, as: UTF8.self)
@@ -145,7 +146,7 @@ package struct Scaffold {
         let name = template.typeName
         do {
             written.append(Array(edited.utf8))
-            try Self.replace(manifestFile, with: Array(edited.utf8))
+            try Self.replace(manifestFile, with: Array(edited.utf8), mode: mode)
             try AtomicFile.write(Array(template.source.utf8), to: "\(sources)/\(name).swift", mode: 0o644)
             try AtomicFile.write(Array(template.manifest.utf8), to: "\(sources)/\(name).extension.json", mode: 0o644)
         } catch {
@@ -153,34 +154,31 @@ package struct Scaffold {
         }
     }
 
-    /// Package.swift as it was, if it holds what this run wrote (`written`)
-    /// and not an edit made meanwhile; the new source directory gone (it
-    /// did not exist before, and holds only what add-target and this
-    /// wrote). What was done, as the end of a sentence.
-    private func restore(_ manifestFile: String, _ original: [UInt8], _ written: [[UInt8]], _ sources: String) -> String {
+    /// Package.swift as it was and the new source directory gone (it did
+    /// not exist before, and holds only what add-target and this wrote), if
+    /// Package.swift holds what this run wrote (`written`); if it holds
+    /// something else (an edit made meanwhile), both are left as they are.
+    private func restore(_ manifestFile: String, _ original: [UInt8], _ mode: mode_t,
+                         _ written: [[UInt8]], _ sources: String) -> Restoration {
+        let current = try? AtomicFile.read(manifestFile)
+        if current != original {
+            guard let current, written.contains(current) else { return .leftAsIs(template.typeName) }
+            do {
+                try Self.replace(manifestFile, with: original, mode: mode)
+            } catch {
+                return .notPutBack(template.typeName, "\(error)")
+            }
+        }
         let name = template.typeName
         unlink("\(sources)/\(name).swift")
         unlink("\(sources)/\(name).extension.json")
         rmdir(sources)
-        let removed = access(sources, F_OK) != 0
-        let sourcesOutcome = removed ? "no Sources/\(name) is left" : "Sources/\(name) could not be removed"
-        let current = try? AtomicFile.read(manifestFile)
-        if current == original { return "Package.swift is as it was, and \(sourcesOutcome)" }
-        guard let current, written.contains(current) else {
-            return "Package.swift changed while this ran, so it was left as it is (remove the target \(name) from it if it is there), and \(sourcesOutcome)"
-        }
-        do {
-            try Self.replace(manifestFile, with: original)
-        } catch {
-            return "Package.swift could not be put back (\(error)): remove the target \(name) from it by hand, and \(sourcesOutcome)"
-        }
-        return "Package.swift was put back as it was, and \(sourcesOutcome)"
+        return .putBack(name, sourcesLeft: access(sources, F_OK) == 0)
     }
 
-    /// Package.swift replaced whole, keeping its mode (the umask would
-    /// narrow the new file's).
-    private static func replace(_ manifestFile: String, with bytes: [UInt8]) throws {
-        let mode = mode(of: manifestFile)
+    /// Package.swift replaced whole, with `mode` (the umask would narrow
+    /// the new file's).
+    private static func replace(_ manifestFile: String, with bytes: [UInt8], mode: mode_t) throws {
         try AtomicFile.write(bytes, to: manifestFile, mode: mode)
         if self.mode(of: manifestFile) != mode { chmod(manifestFile, mode) }
     }

@@ -9,7 +9,7 @@ import TetherScaffold
 /// the package. SwiftPM builds it only when the plugin runs; it depends on
 /// TetherScaffold alone (no ArgumentParser), so that build stays small and
 /// an author's `swift build` never compiles it. Exit 0 done, 1 refused
-/// (nothing written), 2 bad usage; errors are one line on stderr.
+/// or failed (the message says what was left), 2 bad usage; errors are one line on stderr.
 @main
 enum TetherScaffoldTool {
     static func main() {

@@ -11,7 +11,8 @@ struct NewExtension: ParsableCommand {
             (which checks and embeds the manifest at every build). The package must depend on Tether. \
             Package.swift is edited by the toolchain's own `swift package add-target`, then read back \
             with `swift package dump-package`; if it does not read back as intended, it is put back \
-            as it was. Inside a package, `swift package new-extension --role ROLE --name NAME` does \
+            as it was (unless another program changed it meanwhile: then it is left, and the error \
+            says so). Inside a package, `swift package new-extension --role ROLE --name NAME` does \
             the same.
             Example: tether new-extension MyWidget --role widget
             """)
@@ -22,7 +23,7 @@ struct NewExtension: ParsableCommand {
     @Option(help: ArgumentHelp("widget, keyboard or notification.", valueName: "ROLE")) var role: String
     @Option(help: ArgumentHelp("The package's directory (default: the current one).", valueName: "DIR"))
     var packagePath = "."
-    @Option(help: ArgumentHelp("Tether's identity among the package's dependencies, where it cannot be told.", valueName: "ID"))
+    @Option(help: ArgumentHelp("Tether's identity (or the name its declaration gives it) among the package's dependencies, where it cannot be told.", valueName: "ID"))
     var tetherPackage: String?
 
     func validate() throws {

@@ -4,8 +4,9 @@ import TetherTestSupport
 
 /// `tether new-extension` when its check fails: it puts back only what it
 /// wrote, keeps Package.swift's mode whatever the umask, leaves an edit
-/// another program made meanwhile alone and says so; and a relative
-/// `--package-path` is read from the working directory. The failure is
+/// another program made meanwhile alone (with the new sources its target
+/// names) and says so; and a relative `--package-path` is read from the
+/// working directory, through a symlink as the kernel resolves it. The failure is
 /// made by a `swift` first on PATH that passes everything to the real one
 /// but fails the check that reads the result back (the second
 /// `dump-package`), after appending a line to Package.swift if told to.
@@ -67,7 +68,7 @@ import TetherTestSupport
     @Test func whatItWroteIsPutBackWithItsMode() throws {
         let failed = try runWithAFailingCheck(edit: nil)
         #expect(failed.status == 1, "\(failed.stdout)\n\(failed.stderr)")
-        #expect(failed.stderr.contains("Package.swift was put back as it was, and no Sources/Late is left"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("Package.swift is as it was, and no Sources/Late is left"), "\(failed.stderr)")
         #expect(try String(contentsOfFile: package + "/Package.swift", encoding: .utf8) == original)
         #expect(try modeOfPackageSwift() == 0o664)
         #expect(!FileManager.default.fileExists(atPath: package + "/Sources/Late"))
@@ -76,15 +77,20 @@ import TetherTestSupport
     @Test func anEditMadeMeanwhileIsLeftAloneAndSaid() throws {
         let failed = try runWithAFailingCheck(edit: "// an edit of the user's")
         #expect(failed.status == 1, "\(failed.stdout)\n\(failed.stderr)")
-        #expect(failed.stderr.contains("Package.swift changed while this ran, so it was left as it is"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("Package.swift changed while this ran (by add-target or another program), so it and Sources/Late were left as they are"),
+                "\(failed.stderr)")
         let now = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         #expect(now.hasSuffix("// an edit of the user's\n"), "\(now)")
         #expect(try modeOfPackageSwift() == 0o664)
-        #expect(!FileManager.default.fileExists(atPath: package + "/Sources/Late"))
+        // The target it declares keeps its sources: the package still loads.
+        #expect(FileManager.default.fileExists(atPath: package + "/Sources/Late/Late.swift"))
     }
 
     @Test func aRelativePackagePathIsReadFromTheWorkingDirectory() throws {
-        let made = try runCommand("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" new-extension Near --role widget --package-path Consumer",
+        // `link/..` is the link's target's parent to the kernel, not this directory.
+        try FileManager.default.createDirectory(atPath: scratch.path + "/elsewhere/inner", withIntermediateDirectories: true)
+        #expect(symlink(scratch.path + "/elsewhere/inner", scratch.path + "/link") == 0)
+        let made = try runCommand("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" new-extension Near --role widget --package-path link/../../Consumer/",
                                               tetherExecutable, scratch.path], timeout: 120)
         #expect(made.status == 0, "\(made.stdout)\n\(made.stderr)")
         #expect(FileManager.default.fileExists(atPath: package + "/Sources/Near/Near.extension.json"))

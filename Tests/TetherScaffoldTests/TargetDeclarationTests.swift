@@ -57,7 +57,12 @@ import Testing
         let long = #expect(throws: ScaffoldError.self) {
             try ExtensionTemplate(typeName: String(repeating: "A", count: 65), roleName: "widget")
         }
-        #expect(long?.description.contains("longer than 64 characters") == true, "\(long?.description ?? "")")
+        #expect(long?.description.contains("longer than 64 letters and digits") == true, "\(long?.description ?? "")")
+        // 64 letters, but a manifest name of 95 (ab-ab-…): refused, not left to fail the first build.
+        let kebab = #expect(throws: ScaffoldError.self) {
+            try ExtensionTemplate(typeName: String(repeating: "Ab", count: 32), roleName: "widget")
+        }
+        #expect(kebab?.description.contains("longer than a name may be") == true, "\(kebab?.description ?? "")")
     }
 
     /// Well formed but taken: the new code would not build (a keyword, a
@@ -76,8 +81,11 @@ import Testing
             #expect(refused?.description == "'\(name)' is \(reason), so the new code would not build; choose another name",
                     "\(refused?.description ?? "accepted")")
         }
-        for free in ["MyWidget", "Howdy", "Hello", "Checks"] {
+        for free in ["MyWidget", "Howdy", "Hello", "Checks", "NewExtensionPlaceholder", "Testing"] {
             #expect(throws: Never.self) { try ExtensionTemplate(typeName: free, roleName: "widget") }
         }
+        // Words of a string inside an interpolation's own string are no names either.
+        #expect(throws: Never.self) { try ExtensionTemplate(typeName: "not", roleName: "keyboard") }
+        #expect(ReservedNames.identifiers(in: #"let a = "x \(b ? "In" : "Out") y" + C // D"#) == ["let", "a", "b", "C"])
     }
 }
