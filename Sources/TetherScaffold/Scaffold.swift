@@ -57,6 +57,11 @@ package struct Scaffold {
         }
         let sources = packagePath + "/Sources/" + name
         guard access(sources, F_OK) != 0 else { throw ScaffoldError("Sources/\(name) already exists; nothing was written") }
+        // Package.swift is replaced by a file made beside it: a directory
+        // that cannot take one would fail only after add-target edited it.
+        guard access(packagePath, W_OK) == 0 else {
+            throw ScaffoldError("cannot write in \(packagePath): \(String(cString: strerror(errno))); nothing was written")
+        }
 
         // Its own scratch path: these commands write nothing there, and the
         // package's (locked by SwiftPM while the plugin runs) is left alone.

@@ -86,6 +86,26 @@ import TetherTestSupport
         #expect(FileManager.default.fileExists(atPath: package + "/Sources/Late/Late.swift"))
     }
 
+    /// A package directory it cannot write in (Package.swift is replaced
+    /// by a file made beside it) is refused before anything is edited; as
+    /// root, run as nobody, whom the mode binds.
+    @Test func aDirectoryItCannotWriteInIsRefusedFirst() throws {
+        // Its scratch directory writable, as an earlier build leaves it:
+        // only the package's own directory is shut.
+        try FileManager.default.createDirectory(atPath: package + "/.build", withIntermediateDirectories: true)
+        #expect(chmod(package + "/.build", 0o777) == 0)
+        #expect(chmod(scratch.path, 0o755) == 0 && chmod(package, 0o555) == 0)
+        defer { chmod(package, 0o755) }
+        let command = [tetherExecutable, "new-extension", "Shut", "--role", "widget", "--package-path", package]
+        let refused = getuid() == 0
+            ? try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command, timeout: 60)
+            : try runCommand(command[0], Array(command.dropFirst()), timeout: 60)
+        #expect(refused.status == 1, "\(refused.stdout)\n\(refused.stderr)")
+        #expect(refused.stderr.contains("cannot write in \(package): Permission denied; nothing was written"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: package + "/Package.swift", encoding: .utf8) == original)
+        #expect(!FileManager.default.fileExists(atPath: package + "/Sources/Shut"))
+    }
+
     @Test func aRelativePackagePathIsReadFromTheWorkingDirectory() throws {
         // `link/..` is the link's target's parent to the kernel, not this directory.
         try FileManager.default.createDirectory(atPath: scratch.path + "/elsewhere/inner", withIntermediateDirectories: true)
