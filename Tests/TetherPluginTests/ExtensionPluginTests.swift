@@ -225,8 +225,13 @@ import TetherTestSupport
         let again = try tether(["new-extension", "Other", "--role", "widget", "--package-path", package,
                                 "--tether-package", identity], timeout: 120)
         #expect(again.status == 0, "\(again.stdout)\n\(again.stderr)")
+        // And named by its declared name.
+        let byName = try tether(["new-extension", "Third", "--role", "widget", "--package-path", package,
+                                 "--tether-package", "Tether"], timeout: 120)
+        #expect(byName.status == 0, "\(byName.stdout)\n\(byName.stderr)")
         let after = try String(contentsOfFile: package + "/Package.swift", encoding: .utf8)
         #expect(!after.contains(#"package: "\#(identity)")"#), "\(after)")
+        #expect(after.components(separatedBy: #".product(name: "TetherExtension", package: "Tether")"#).count == 4, "\(after)")
     }
 
     /// The README's Swift extension and its manifest, as printed there (the
