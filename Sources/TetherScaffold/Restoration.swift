@@ -3,24 +3,25 @@
 /// something was put back that was not.
 enum Restoration {
     /// Package.swift as it was; `sourcesLeft`: Sources/NAME could not be removed.
-    case putBack(String, sourcesLeft: Bool)
+    case putBack(sourcesLeft: Bool)
     /// Package.swift changed while this ran, not only by this run: it and
     /// Sources/NAME are left as they are.
-    case leftAsIs(String)
+    case leftAsIs
     /// Package.swift could not be written back (the reason).
-    case notPutBack(String, String)
+    case notPutBack(String)
 
     /// The rest of the sentence, with the element the author may add.
     func sentence(_ declaration: TargetDeclaration) -> String {
+        let name = declaration.name
         switch self {
-        case .putBack(let name, let sourcesLeft):
+        case .putBack(let sourcesLeft):
             let sources = sourcesLeft ? "Sources/\(name) could not be removed" : "no Sources/\(name) is left"
             return "Package.swift is as it was, and \(sources). Add this element to the `targets: [...]` list of "
                 + "its `Package(...)`, and Sources/\(name)/ by hand: \(declaration.singleLine)"
-        case .leftAsIs(let name):
+        case .leftAsIs:
             return "Package.swift changed while this ran (by add-target or another program), so it and Sources/\(name) "
                 + "were left as they are: its targets should hold this element: \(declaration.singleLine)"
-        case .notPutBack(let name, let reason):
+        case .notPutBack(let reason):
             return "Package.swift could not be put back (\(reason)): remove the target \(name) from it, and Sources/\(name), by hand"
         }
     }

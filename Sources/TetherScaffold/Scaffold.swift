@@ -40,18 +40,15 @@ package struct Scaffold {
     package func run() throws(ScaffoldError) -> [String] {
         let name = template.typeName
         guard packagePath.hasPrefix("/") else {
-            throw ScaffoldError("cannot find the package directory \(packagePath): \(String(cString: strerror(errno)))")
+            // Unresolved (`absolute`): the reason, read now (errno from then is gone).
+            var info = stat()
+            let reason = stat(packagePath, &info) == 0 ? "it cannot be resolved" : String(cString: strerror(errno))
+            throw ScaffoldError("cannot find the package directory \(packagePath): \(reason)")
         }
         let manifestFile = packagePath + "/Package.swift"
-        let original: [UInt8]
-        do {
-            guard let read = try AtomicFile.read(manifestFile) else { throw ScaffoldError("\(packagePath) has no Package.swift") }
-            original = read
-        } catch let error as ScaffoldError {
-            throw error
-        } catch {
-            throw ScaffoldError("cannot read Package.swift: \(error)")
-        }
+        let read: [UInt8]?
+        do { read = try AtomicFile.read(manifestFile) } catch { throw ScaffoldError("cannot read Package.swift: \(error)") }
+        guard let original = read else { throw ScaffoldError("\(packagePath) has no Package.swift") }
         if let specific = Self.versionSpecificManifest(in: packagePath) {
             throw ScaffoldError("the package also has \(specific), which SwiftPM may read instead of Package.swift; nothing was written")
         }
@@ -167,25 +164,25 @@ package struct Scaffold {
                          _ written: [[UInt8]], _ sources: String) -> Restoration {
         let current = try? AtomicFile.read(manifestFile)
         if current != original {
-            guard let current, written.contains(current) else { return .leftAsIs(template.typeName) }
+            guard let current, written.contains(current) else { return .leftAsIs }
             do {
                 try Self.replace(manifestFile, with: original, mode: mode)
             } catch {
-                return .notPutBack(template.typeName, "\(error)")
+                return .notPutBack("\(error)")
             }
         }
         let name = template.typeName
         unlink("\(sources)/\(name).swift")
         unlink("\(sources)/\(name).extension.json")
         rmdir(sources)
-        return .putBack(name, sourcesLeft: access(sources, F_OK) == 0)
+        return .putBack(sourcesLeft: access(sources, F_OK) == 0)
     }
 
     /// Package.swift replaced whole, with `mode` (the umask would narrow
     /// the new file's).
     private static func replace(_ manifestFile: String, with bytes: [UInt8], mode: mode_t) throws {
         try AtomicFile.write(bytes, to: manifestFile, mode: mode)
-        if self.mode(of: manifestFile) != mode { chmod(manifestFile, mode) }
+        chmod(manifestFile, mode)
     }
 
     /// A `Package@swift-X.swift` beside Package.swift, which SwiftPM may read instead.
