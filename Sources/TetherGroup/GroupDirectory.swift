@@ -41,8 +41,8 @@ public struct GroupDirectory: Sendable {
     /// The same, reading variables one at a time (`ProcessEnvironment.value`
     /// on start-up paths, which then build no dictionary).
     package static func resolvePath(explicit: String?, variable: (String) -> String?) throws(GroupError) -> String {
-        if let explicit, !explicit.isEmpty { return absolutePath(explicit) }
-        if let group = variable("TETHER_GROUP"), !group.isEmpty { return absolutePath(group) }
+        if let explicit, !explicit.isEmpty { return try resolved(explicit) }
+        if let group = variable("TETHER_GROUP"), !group.isEmpty { return try resolved(group) }
         let stateHome: String
         // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
         if let xdg = variable("XDG_STATE_HOME"), xdg.hasPrefix("/") {
@@ -58,11 +58,20 @@ public struct GroupDirectory: Sendable {
     /// Opens the group directory at `path`, creating it (and missing parents,
     /// 0700) when `create` is set, then checks that it is safe to use.
     public init(path: String, create: Bool = true) throws(GroupError) {
-        let path = absolutePath(path)
+        let path = try Self.resolved(path)
         self.path = path
         // The common case, an existing directory, costs one lstat.
         if create, (try? Syscall.lstat(path)) == nil { try Self.makeDirectories(path) }
         try Self.validate(path)
+    }
+
+    /// `path` made absolute, or why it cannot be.
+    static func resolved(_ path: String) throws(GroupError) -> String {
+        do throws(Errno) {
+            return try absolutePath(resolving: path)
+        } catch {
+            throw .system("read the working directory for", path: path, error)
+        }
     }
 
     /// The host's mark that the group's shared parts (`shared/`,
@@ -177,6 +186,8 @@ public struct GroupDirectory: Sendable {
     /// `mkdir -p` with mode 0700 for every directory it creates. Existing
     /// parents are left as they are; only the group directory is checked.
     static func makeDirectories(_ path: String) throws(GroupError) {
+        // Each prefix is taken from `/`: a relative path would be made there.
+        guard path.hasPrefix("/") else { throw .system("create directory", path: path, .invalidArgument) }
         var prefix = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component
@@ -194,15 +205,27 @@ public struct GroupDirectory: Sendable {
 func currentUID() -> UInt32 { geteuid() }
 
 /// `path` made absolute against the working directory, without trailing '/'.
+/// A relative path whose working directory cannot be read (removed, longer
+/// than PATH_MAX, not UTF-8) is left relative: for names shown, not for
+/// what is created (`absolutePath(resolving:)`).
 package func absolutePath(_ path: String) -> String {
+    (try? absolutePath(resolving: path)) ?? withoutTrailingSlashes(path)
+}
+
+/// `path` made absolute against the working directory, or the reason it
+/// cannot be: never a relative path taken from `/` (it made `/NAME`).
+package func absolutePath(resolving path: String) throws(Errno) -> String {
+    guard !path.hasPrefix("/") else { return withoutTrailingSlashes(path) }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { throw Errno(rawValue: errno) }
+    // Not UTF-8: decoding would name another directory (U+FFFD for each byte).
+    let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    guard let cwd = String(validating: bytes, as: UTF8.self) else { throw .illegalByteSequence }
+    return withoutTrailingSlashes((cwd == "/" ? "" : cwd) + "/" + path)
+}
+
+private func withoutTrailingSlashes(_ path: String) -> String {
     var result = path
-    if !result.hasPrefix("/") {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        if getcwd(&buffer, buffer.count) != nil {
-            let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            result = (cwd == "/" ? "" : cwd) + "/" + result
-        }
-    }
     while result.count > 1 && result.hasSuffix("/") { result.removeLast() }
     return result
 }

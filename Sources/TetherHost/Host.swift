@@ -224,9 +224,13 @@ package final class Host: @unchecked Sendable {
         }
         held.hostLock = lock
         if let note = lock.displacementNote { logger.warning("\(note)") }
-        // Holding the host lock, any socket file left here is a dead host's
-        // (unless a service manager listens there for us).
-        if configuration.listeningSocket == nil { unlink(socketPath) }
+        // Holding the host lock, a socket left here is a dead host's (unless
+        // a service manager listens there for us); anything else is not
+        // ours to remove, and the bind below says what it is.
+        var info = stat()
+        if configuration.listeningSocket == nil, lstat(socketPath, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK {
+            unlink(socketPath)
+        }
         effectiveLimits = configuration.limits
         let softLimit = DescriptorLimit.raise()
         let worlds = ExtensionWorld.unavailable == nil
@@ -254,11 +258,10 @@ package final class Host: @unchecked Sendable {
             })
         } catch {
             lock.release()
-            // Holding the lock, the host removed what a dead host left there;
-            // a directory stays.
-            var info = stat()
-            if error == .addressInUse, lstat(socketPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                throw .socketPathIsADirectory(socketPath)
+            // Holding the lock, the host removed a socket a dead host left
+            // there; whatever else is there stays.
+            if error == .addressInUse, lstat(socketPath, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+                throw .socketPathTaken(socketPath, isDirectory: info.st_mode & S_IFMT == S_IFDIR)
             }
             throw .socket(socketPath, error)
         }

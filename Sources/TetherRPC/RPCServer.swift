@@ -64,6 +64,8 @@ package final class RPCServer: @unchecked Sendable {
     /// Connections closed to make room, or for holding too many replies.
     package private(set) var evictedPeers = 0
     private var trimTimer: LoopTimer?
+    /// Closed: connections closing now schedule nothing (the timer is gone).
+    private var isClosed = false
 
     /// A peer that held this much is worth giving memory back for at its end.
     static let trimThreshold = 64 << 10
@@ -204,6 +206,7 @@ package final class RPCServer: @unchecked Sendable {
     /// extensions ending), give it back so the host returns to near its
     /// idle size. Once per second at most.
     package func scheduleTrim() {
+        guard !isClosed else { return }
         let timer = trimTimer ?? LoopTimer(loop: loop)
         trimTimer = timer
         guard !timer.isActive else { return }
@@ -220,8 +223,10 @@ package final class RPCServer: @unchecked Sendable {
     /// Stops listening, closes every connection, and removes the socket
     /// file (unless a service manager passed it).
     package func close() {
+        isClosed = true
         listener.close()
         trimTimer?.close()
+        trimTimer = nil
         onDisconnect = nil
         for connection in connections.values { connection.close() }
         connections.removeAll()

@@ -89,9 +89,13 @@ func output(_ line: String) {
 
 /// Errors and warnings: stderr, secrets redacted.
 func printError(_ message: String) {
-    // Argument parser's help and usage keep their lines; our sentences quote
-    // what others sent (a manifest's value, a host's answer): escaped.
-    let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:") ? message : "tether: \(PrintableText.escaped(message))"
+    // Our sentences quote what others sent (a manifest's value, a host's
+    // answer): escaped. Argument parser's errors and usage keep their lines,
+    // each escaped: they quote the arguments (a terminal escape in one).
+    let text = message.hasPrefix("Error:") || message.hasPrefix("Usage:")
+        ? message.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { PrintableText.escaped(String($0)) }.joined(separator: "\n")
+        : "tether: \(PrintableText.escaped(message))"
     LogOutput.standardError.write(Redactor.shared.redact(text))
 }
 

@@ -20,6 +20,26 @@ import TetherTestSupport
         #expect(try group.run(["defaults", "get", "theme"]).stdout == "\"dark\"\n", "a refused write loses nothing")
     }
 
+    /// A relative --group is placed in the working directory; where that
+    /// cannot be read (removed, or named in bytes that are not UTF-8), it
+    /// is refused, never made from `/` (it made `/NAME`) or in a directory
+    /// of another name (U+FFFD for each byte).
+    @Test(arguments: ["removed", "not UTF-8"])
+    func aRelativeGroupWithoutAReadableWorkingDirectoryIsRefused(_ directory: String) throws {
+        let dir = try TemporaryDirectory("tether-cli")
+        let name = "tether-relative-\(getpid())-\(directory.count)"
+        defer { rmdir("/" + name) }  // only where the refusal failed
+        let enter = directory == "removed" ? #"d="$1/gone"; mkdir "$d" && cd "$d" && rmdir "$d""#
+            : #"d="$1/c$(printf '\377')"; mkdir "$d" && cd "$d""#
+        // The shell removes what only it can name (TemporaryDirectory reads names as UTF-8).
+        let result = try runCommand("/bin/sh", ["-c", enter + #" && "$2" defaults set --group "$3" k 1; code=$?; cd / && rmdir "$d" 2>/dev/null; exit $code"#, "sh",
+                                                dir.path, tetherExecutable, name])
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("cannot read the working directory for \(name)"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/" + name))
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/c\u{FFFD}"))
+    }
+
     @Test func anotherProcessIsToldOfAChange() throws {
         let group = try TestGroup()
         let watch = try group.start(["defaults", "watch", "--json"])

@@ -29,6 +29,16 @@ import TetherTestSupport
         #expect(hidden.isEmpty, "hidden: \(hidden)")
     }
 
+    /// A usage error quotes the argument: its terminal escapes are shown,
+    /// not sent to the terminal (clearing it, or setting its title).
+    @Test func aUsageErrorShowsAnArgumentsEscapesWithoutSendingThem() throws {
+        let result = try tether(["status", "--timeout", "\u{1B}[2J\u{07}"])
+        #expect(result.status == 2)
+        #expect(!result.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "\(result.stderr)")
+        #expect(result.stderr.contains("\\u{1b}[2J\\u{7}"), "\(result.stderr)")
+        #expect(result.stderr.contains("\nUsage: "), "its lines are kept")
+    }
+
     /// One version, said alike by `--version`, doctor (text and JSON) and
     /// the host's start record (`ObservabilityTests`).
     @Test func everyCommandSaysTheSameVersion() throws {

@@ -221,6 +221,20 @@ func startedPID(_ name: String, in lines: [String]) -> Int32? {
         #expect(try tether(["probe", "host", "--group", fixture.group.path]).status == 1, "the host lock was let go")
     }
 
+    /// A file where the socket goes is not the host's to remove (it
+    /// unlinked whatever was there): it stays, and the error says so.
+    @Test func aFileWhereTheSocketGoesIsLeftAndNamed() throws {
+        let fixture = try HostFixture()
+        try FileManager.default.createDirectory(atPath: fixture.group.path, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let planted = fixture.group.path + "/host.sock"
+        try "precious\n".write(toFile: planted, atomically: false, encoding: .utf8)
+        let result = try tether(["host", "--group", fixture.group.path, "--extensions-dir", fixture.extensions], timeout: 10)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("/host.sock: a file is there, not a host's socket; move it away"), "\(result.stderr)")
+        #expect((try? String(contentsOfFile: planted, encoding: .utf8)) == "precious\n")
+    }
+
     @Test func readinessIsSentToNotifySocket() throws {
         let fixture = try HostFixture()
         let notify = try NotifySocket(in: fixture.group.dir.path)

@@ -94,6 +94,35 @@ import TetherIPC
         #expect(try host.stop() == 0)
     }
 
+    /// Clients that never read what they asked for: one gone before the
+    /// stop (its end schedules memory given back), one still connected as
+    /// the host stops. Closing the second on the way down must not trap the
+    /// host (it did: the schedule restarted the closed server's timer).
+    @Test func aHostStopsCleanlyWhileAClientHoldsUnreadAnswers() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHost()
+        _ = try fixture.status()
+        let payload = String(repeating: "x", count: 100_000)
+        let request = Array((#"{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.push)","params":{"payload":{"data":""#
+            + payload + "\"}}}\n").utf8)
+        let gone = try fixture.rawClient(), holding = try fixture.rawClient()
+        var goneIsOpen = true
+        defer {
+            holding.close()
+            if goneIsOpen { gone.close() }
+        }
+        for client in [gone, holding] {
+            #expect(client.sendWhileTaken(request, atMost: 20, stall: 50) >= request.count * 2)
+        }
+        // Requests on another connection: the host has read and answered
+        // what it took of both, then heard the first end.
+        for _ in 0..<3 { _ = try fixture.status() }
+        gone.close()
+        goneIsOpen = false
+        for _ in 0..<3 { _ = try fixture.status() }
+        #expect(try host.stop() == 0)
+    }
+
     @Test func pushesToAnExtensionThatNeverAnswersLeaveNoPendingCalls() throws {
         let fixture = try HostFixture()
         try addMuteNotificationExtension(fixture)
