@@ -36,11 +36,11 @@ enum TetherMain {
         // back at its default: the spawn resets them.)
         signal(SIGPIPE, SIG_IGN)
         StandardDescriptors.ensureOpen()
-        let code: Int32
+        var code: Int32
+        let arguments = FastCommandLine.arguments()
         do {
             // Plain liveness commands skip ArgumentParser's reflection (see
             // FastCommandLine).
-            let arguments = FastCommandLine.arguments()
             if let fast = FastCommandLine.parse(arguments) {
                 // An exit code, not a thrown ExitCode: ArgumentParser's types
                 // stay off this path.
@@ -73,6 +73,12 @@ enum TetherMain {
                 printError(Tether.fullMessage(for: error))
                 code = CLIError.Code.badInput.rawValue
             }
+        }
+        // What was asked for did not all arrive (a full disk): never success.
+        // (The host's output is its log: lines lost are counted, in status.)
+        if arguments.first != "host", let failure = LogOutput.standardOutput.writeFailure {
+            printError("cannot write to standard output: \(failure)")
+            if code == 0 { code = CLIError.Code.environment.rawValue }
         }
         exit(code)
     }

@@ -40,6 +40,19 @@ import TetherTestSupport
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/c\u{FFFD}"))
     }
 
+    /// Output that cannot be written (a full disk) is an error, exit 3 and
+    /// a sentence, not a success with nothing written; a watch ends at once.
+    /// A reader that went (EPIPE) is not: `watchEndsQuietlyWhenItsReaderGoes`.
+    @Test(arguments: [["defaults", "list", "--json"], ["defaults", "watch"], ["watch", "host"]])
+    func anOutputThatCannotBeWrittenIsAnError(_ command: [String]) throws {
+        let group = try TestGroup()
+        #expect(try group.run(["defaults", "set", "k", "1"]).status == 0)
+        let result = try runCommand("/bin/sh", ["-c", #"exec "$0" "$@" > /dev/full"#, tetherExecutable]
+                                        + group.withGroup(command), environment: group.environment, timeout: 20)
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
+    }
+
     @Test func anotherProcessIsToldOfAChange() throws {
         let group = try TestGroup()
         let watch = try group.start(["defaults", "watch", "--json"])
