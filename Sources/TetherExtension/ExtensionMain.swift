@@ -66,6 +66,10 @@ enum ExtensionMain {
             let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? (CommandLine.arguments.first ?? tool)
             LogOutput.standardOutput.write(manifest.installable(executable: executable))
+            // A manifest written to a full disk is not installed.
+            if let failure = LogOutput.standardOutput.writeFailure {
+                fail(tool, "cannot write the manifest to standard output: \(failure)", code: 3)
+            }
             exit(0)
         }
         let identity: ExtensionIdentity

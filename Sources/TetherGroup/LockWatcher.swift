@@ -30,6 +30,8 @@ package final class LockWatcher: @unchecked Sendable {
     private var closed = false
     /// The watch on the file probed.
     private var watched: Int32 = -1
+    /// While the file cannot be made again (its directory went with it).
+    private var awaiting = NearestDirectoryWatch()
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
     private var keepAlive: LockWatcher?
@@ -87,10 +89,12 @@ package final class LockWatcher: @unchecked Sendable {
 
     private func eventsArrived(_ mask: UInt32) {
         guard !closed else { return }
-        // After an overflow (IN_Q_OVERFLOW) the file's own events may be
-        // lost: the path is followed if it names another file now.
-        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
-            || mask & UInt32(IN_Q_OVERFLOW) != 0 && pathNamesAnotherFile { reopen() }
+        // The file unlinked says only IN_ATTRIB (its link count: the
+        // watcher's own descriptor keeps it from IN_DELETE_SELF), and after
+        // an overflow (IN_Q_OVERFLOW) its events may be lost: either way
+        // the path is followed if it names another file now.
+        if awaiting.descriptor >= 0 || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+            || mask & UInt32(IN_ATTRIB | IN_Q_OVERFLOW) != 0 && pathNamesAnotherFile { reopen() }
         if !reprobe() { armRecheck() }
     }
 
@@ -101,14 +105,24 @@ package final class LockWatcher: @unchecked Sendable {
         return now.st_dev != file.st_dev || now.st_ino != file.st_ino
     }
 
+    /// Where it cannot be made again, the nearest directory above it is
+    /// watched until it can: each event there tries again.
     private func reopen() {
-        guard let opened = try? LockFile.open(path, .watch) else { return }
-        // The old file's watch (unless the kernel dropped it with the file).
-        if watched >= 0 { inotify?.unwatch(watched) }
-        Syscall.close(fd)
-        fd = opened.fd
-        file = opened.info
-        try? addWatch()
+        // Bounded by the path's depth: each round watches one level lower.
+        for _ in 0..<64 {
+            guard let opened = try? LockFile.open(path, .watch) else {
+                guard awaiting.watch(above: FilePath(path), with: inotify) else { return }
+                continue
+            }
+            awaiting.end(with: inotify)
+            // The old file's watch (unless the kernel dropped it with the file).
+            if watched >= 0 { inotify?.unwatch(watched) }
+            Syscall.close(fd)
+            fd = opened.fd
+            file = opened.info
+            try? addWatch()
+            return
+        }
     }
 
     /// Probes again; true if `running` flipped (and `onChange` was told).

@@ -8,10 +8,18 @@ import TetherLoop
 /// atomic write (IN_MOVED_TO) and for deletions; `uv_poll` reads it. Nothing
 /// polls, and a change is reported within one loop turn; when the kernel's
 /// queue overflowed, each store whose file is another than last reported.
+/// A directory removed or renamed away (the group reset) is waited for
+/// where it was, and what it holds then is reported.
 package final class StoreWatcher: @unchecked Sendable {
     package let loop: EventLoop
+    private let directory: String
     private let names: Set<String>
     private var inotify: Inotify?
+    /// The watch on `directory`; -1 while it is not there.
+    private var watched: Int32 = -1
+    /// While `directory` is not there: the nearest directory above it.
+    private var awaiting = NearestDirectoryWatch()
+    private static let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
     private var onChange: ((String) -> Void)?
     /// Each store's file as last reported (device, inode), nil when absent.
     private var files: [String: FileIdentity?] = [:]
@@ -36,37 +44,63 @@ package final class StoreWatcher: @unchecked Sendable {
         guard directories.count == 1, let directory = directories.first else {
             throw .system("watch", path: paths.joined(separator: ", "), .invalidArgument)
         }
+        self.directory = directory
         names = Set(paths.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path })
         do {
             let inotify = try Inotify(loop: loop)
             self.inotify = inotify
-            try inotify.watch(directory, mask: UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR))
+            watched = try inotify.watch(directory, mask: Self.mask)
             for name in names { files[name] = Self.identity("\(directory)/\(name)") }
-            try inotify.start { [unowned self] events in
-                var changed: [String] = []
-                for event in events where names.contains(event.name) && !changed.contains(event.name) {
-                    changed.append(event.name)
-                }
-                // A full queue (IN_Q_OVERFLOW) lost what came after: a store
-                // whose file is another now (every write renames a new one
-                // in) changed. Not every store: anyone who may write in a
-                // directory on this loop can overflow it, and each report
-                // makes the host tell every widget.
-                if events.contains(where: { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }) {
-                    for name in names.sorted() where !changed.contains(name)
-                        && Self.identity("\(directory)/\(name)") != files[name] ?? nil {
-                        changed.append(name)
-                    }
-                }
-                for name in changed { files[name] = Self.identity("\(directory)/\(name)") }
-                for name in changed { self.onChange?("\(directory)/\(name)") }
-            }
+            try inotify.start { [unowned self] events in arrived(events) }
         } catch {
             close()
             throw .system("watch", path: directory, error)
         }
         self.onChange = onChange
         keepAlive = self
+    }
+
+    private func arrived(_ events: [Inotify.Event]) {
+        var changed: [String] = []
+        for event in events where event.descriptor == watched && names.contains(event.name)
+            && !changed.contains(event.name) {
+            changed.append(event.name)
+        }
+        // A full queue (IN_Q_OVERFLOW) lost what came after: a store whose
+        // file is another now (every write renames a new one in) changed.
+        // Not every store: anyone who may write in a directory on this loop
+        // can overflow it, and each report makes the host tell every widget.
+        // The same once the directory is watched again where it was.
+        var lookAtEach = events.contains { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        let lost = events.contains { $0.descriptor == watched && $0.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 }
+        if lost || awaiting.descriptor >= 0 && events.contains(where: { $0.descriptor == awaiting.descriptor }) {
+            lookAtEach = rewatch() || lookAtEach
+        }
+        if lookAtEach {
+            for name in names.sorted() where !changed.contains(name)
+                && Self.identity("\(directory)/\(name)") != files[name] ?? nil {
+                changed.append(name)
+            }
+        }
+        for name in changed { files[name] = Self.identity("\(directory)/\(name)") }
+        for name in changed { onChange?("\(directory)/\(name)") }
+    }
+
+    /// Watches `directory` where it is now, or waits for it to be made
+    /// there; true once it is watched.
+    private func rewatch() -> Bool {
+        if watched >= 0 { inotify?.unwatch(watched) }
+        watched = -1
+        // Bounded by the path's depth: each round waits one level lower.
+        for _ in 0..<64 {
+            if let descriptor = try? inotify?.watch(directory, mask: Self.mask) {
+                awaiting.end(with: inotify)
+                watched = descriptor
+                return true
+            }
+            guard awaiting.watch(above: FilePath(directory), with: inotify) else { return false }
+        }
+        return false
     }
 
     /// Stops watching and releases the watcher. Call on the loop's thread.

@@ -22,8 +22,16 @@ extension ExtensionManifest {
             throw ManifestError(file: path, field: nil, problem: "cannot be read")
         }
         var manifest = try parse(Array(data), file: path)
+        // Relative to a working directory that cannot be read, the paths
+        // would name other files once a launch changes directory.
+        let source: String
+        do throws(Errno) {
+            source = try absolutePath(resolving: path)
+        } catch {
+            throw ManifestError(file: path, field: nil, problem: "cannot be placed: the working directory cannot be read (\(error))")
+        }
         let executableText = manifest.executable
-        let directory = FilePath(absolutePath(path)).removingLastComponent().string
+        let directory = FilePath(source).removingLastComponent().string
         var executable = executableText.hasPrefix("/")
             ? executableText : FilePath(directory).appending(executableText).string
         if !executableText.contains("/"), !FileManager.default.isExecutableFile(atPath: executable),
@@ -35,7 +43,7 @@ extension ExtensionManifest {
             throw ManifestError(file: path, field: "executable", problem: "\(executable) is missing or not executable")
         }
         manifest.executable = executable
-        manifest.source = absolutePath(path)
+        manifest.source = source
         return manifest
     }
 

@@ -10,7 +10,9 @@ import Glibc
 ///
 /// - Detached (the default, for one-shot commands): a plain `write(2)`. A
 ///   reader that went away (EPIPE) closes the output quietly instead of
-///   trapping; a slow reader makes the command wait, as Unix tools do.
+///   trapping; any other failure (a full disk) closes it and is kept in
+///   `writeFailure`, for the command's exit; a slow reader makes the
+///   command wait, as Unix tools do.
 /// - Attached to a loop (the host, `watch`): lines go into a bounded queue
 ///   that the loop writes without blocking, when the descriptor is writable.
 ///   Beyond `limitBytes` lines are dropped and counted, and one "N lines
@@ -120,7 +122,8 @@ package final class LogOutput: @unchecked Sendable {
         }
     }
 
-    /// Blocking write for one-shot commands; EPIPE closes the output.
+    /// Blocking write for one-shot commands (and files and devices in every
+    /// mode); a failure closes the output, and is kept unless EPIPE.
     private func writeDirect(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
@@ -147,7 +150,9 @@ package final class LogOutput: @unchecked Sendable {
     }
 
     /// Switches to non-blocking, loop-driven writes. Call on `loop`'s
-    /// thread. `onClosed` runs on the loop once the reader goes away.
+    /// thread. `onClosed` runs once the reader goes away or a write fails:
+    /// on the loop, but for a file or device, written directly, on the
+    /// thread whose write failed (hop to the loop).
     /// `sharing`: an output already attached that may be the same file
     /// (stdout, when attaching stderr). `renderNotice` formats the "lines
     /// dropped" record like the others (JSON lines stay JSON).
@@ -169,8 +174,14 @@ package final class LogOutput: @unchecked Sendable {
         }
         guard let writer else {
             // Written directly (a file, a device): a failed write still ends
-            // what waits on this output.
-            return state.withLock { state in if case .direct = state.target { state.onClosed = onClosed } }
+            // what waits on this output, even one before this attach.
+            let closedBefore: Bool = state.withLock { state in
+                if case .direct = state.target { state.onClosed = onClosed }
+                if case .closed = state.target { return true }
+                return false
+            }
+            if closedBefore { onClosed?() }
+            return
         }
         let attached: Bool = state.withLock { state in
             if let renderNotice { state.renderNotice = renderNotice }

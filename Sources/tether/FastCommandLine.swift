@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TetherGroup
 
 /// The liveness commands (`probe`, `hold`, `watch`), read without
@@ -18,10 +21,40 @@ import TetherGroup
 /// the binary (for `String: Hashable`), about a megabyte of pages touched.
 enum FastCommandLine {
     /// The process's arguments without its name, read from argv directly
-    /// (`CommandLine.arguments` is a lazily built global of its own).
-    static func arguments() -> [String] {
+    /// (`CommandLine.arguments` is a lazily built global of its own). One
+    /// that is not UTF-8 is refused, as is such a `TETHER_GROUP`: decoding
+    /// puts U+FFFD for its bytes, which names another key, file or
+    /// directory (two keys became one; `hold` ran its command on another file).
+    static func arguments() throws(CLIError) -> [String] {
         let argv = CommandLine.unsafeArgv
-        return (1..<max(1, Int(CommandLine.argc))).compactMap { argv[$0].map { String(cString: $0) } }
+        var arguments: [String] = []
+        for index in 1..<max(1, Int(CommandLine.argc)) {
+            guard let pointer = argv[index] else { continue }
+            guard let argument = String(validatingCString: pointer) else {
+                throw .badInput("argument \(index) is not UTF-8 text (\(shown(pointer))); "
+                                + "Tether takes names, keys, values, paths and commands as UTF-8")
+            }
+            arguments.append(argument)
+        }
+        if let group = getenv("TETHER_GROUP"), String(validatingCString: group) == nil {
+            throw .badInput("TETHER_GROUP is not UTF-8 text (\(shown(group))); Tether takes paths as UTF-8")
+        }
+        return arguments
+    }
+
+    /// Bytes that are not text, shown: printable ASCII as it is, the rest as
+    /// \xNN (U+FFFD would hide which), the first 64.
+    private static func shown(_ pointer: UnsafePointer<CChar>) -> String {
+        var text = ""
+        var byte = pointer
+        for _ in 0..<64 {
+            let value = UInt8(bitPattern: byte.pointee)
+            guard value != 0 else { return text }
+            text += (0x20..<0x7F).contains(value) && value != 0x5C ? String(UnicodeScalar(value))
+                : "\\x" + (value < 0x10 ? "0" : "") + String(value, radix: 16)
+            byte += 1
+        }
+        return text + "..."
     }
 
     /// The command to run, or nil to parse with ArgumentParser.

@@ -51,8 +51,8 @@ struct ServiceCommand: ParsableCommand {
             let directory = try ServiceCommand.open(group)
             let units = ServiceUnits(
                 executable: ownExecutable(), groupPath: directory.path, instance: try SystemctlUser.escapedPath(directory.path),
-                hostArguments: manifests.extensionsDir.flatMap { ["--extensions-dir", absolutePath($0)] }
-                    + manifests.files.flatMap { ["--extension", absolutePath($0)] },
+                hostArguments: try manifests.extensionsDir.flatMap { ["--extensions-dir", try ServiceCommand.placed($0)] }
+                    + manifests.files.flatMap { ["--extension", try ServiceCommand.placed($0)] },
                 watchdogSeconds: watchdog)
             let unitDirectory = try SystemctlUser.unitDirectory()
             let moved = try ServiceCommand.removeOldUnits(in: unitDirectory, group: directory.path)
@@ -194,10 +194,20 @@ struct ServiceCommand: ParsableCommand {
         do { return try group.open() } catch { throw CLIError.environment(error.description) }
     }
 
+    /// A path the unit names, made absolute here: systemd would read a
+    /// relative one from its own working directory.
+    static func placed(_ path: String) throws -> String {
+        do throws(Errno) {
+            return try absolutePath(resolving: path)
+        } catch {
+            throw CLIError.environment("cannot place \(path): the working directory cannot be read (\(error))")
+        }
+    }
+
     /// The group's absolute path, made or not (uninstall and status make nothing).
     static func groupPath(_ group: GroupOptions) throws -> String {
         do {
-            return absolutePath(try GroupDirectory.resolvePath(explicit: group.path, variable: ProcessEnvironment.value))
+            return try GroupDirectory.resolvePath(explicit: group.path, variable: ProcessEnvironment.value)
         } catch {
             throw CLIError.environment(error.description)
         }

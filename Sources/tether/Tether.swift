@@ -37,8 +37,9 @@ enum TetherMain {
         signal(SIGPIPE, SIG_IGN)
         StandardDescriptors.ensureOpen()
         var code: Int32
-        let arguments = FastCommandLine.arguments()
+        var arguments: [String] = []
         do {
+            arguments = try FastCommandLine.arguments()
             // Plain liveness commands skip ArgumentParser's reflection (see
             // FastCommandLine).
             if let fast = FastCommandLine.parse(arguments) {
@@ -74,11 +75,13 @@ enum TetherMain {
                 code = CLIError.Code.badInput.rawValue
             }
         }
-        // What was asked for did not all arrive (a full disk): never success.
-        // (The host's output is its log: lines lost are counted, in status.)
-        if arguments.first != "host", let failure = LogOutput.standardOutput.writeFailure {
+        // What was asked for did not all arrive (a full disk): an I/O error,
+        // whatever the answer was (as grep's errors outrank its matches).
+        // The host's output is its log: lines lost there are counted (status).
+        // (Checked in that order: ArgumentParser's types stay off the fast path.)
+        if let failure = LogOutput.standardOutput.writeFailure, arguments.first != HostCommand.configuration.commandName {
             printError("cannot write to standard output: \(failure)")
-            if code == 0 { code = CLIError.Code.environment.rawValue }
+            code = CLIError.Code.environment.rawValue
         }
         exit(code)
     }

@@ -53,6 +53,25 @@ import TetherTestSupport
         #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
     }
 
+    /// An argument or TETHER_GROUP that is not UTF-8 is refused (exit 2,
+    /// its bytes shown) and nothing changes: decoded, `x\xfe` and `x\xff`
+    /// were one key, and `hold` ran its command on another file's name.
+    @Test func anArgumentThatIsNotUTF8IsRefused() throws {
+        let group = try TestGroup()
+        #expect(try group.run(["defaults", "set", "x", "1"]).status == 0)
+        let script = #"""
+            "$0" defaults set --group "$1" "x$(printf '\376')" 2; echo "set $?"
+            TETHER_GROUP="$1/$(printf '\377')" "$0" defaults set k 3; echo "group $?"
+            "$0" hold host --group "$1" -- /bin/sh -c 'echo ran' "x$(printf '\377')"; echo "hold $?"
+            """#
+        let result = try runCommand("/bin/sh", ["-c", script, tetherExecutable, group.path], environment: group.environment)
+        #expect(result.stdout == "set 2\ngroup 2\nhold 2\n")
+        #expect(result.stderr.contains(#"argument 5 is not UTF-8 text (x\xfe)"#), "\(result.stderr)")
+        #expect(result.stderr.contains(#"TETHER_GROUP is not UTF-8 text ("#), "\(result.stderr)")
+        #expect(try group.run(["defaults", "list"]).stdout == "x = 1\n")
+        #expect(!FileManager.default.fileExists(atPath: group.path + "/\u{FFFD}"))
+    }
+
     @Test func anotherProcessIsToldOfAChange() throws {
         let group = try TestGroup()
         let watch = try group.start(["defaults", "watch", "--json"])
@@ -81,5 +100,25 @@ import TetherTestSupport
         let keys = Set(object.keys)
         #expect(keys == Set((0..<keys.count).map { "stress.w.\($0)" }), "a prefix of the writes, none torn")
         #expect(try group.run(["token", "status"]).status == 0)
+    }
+
+    /// The group removed and made again (a reset): a watch still hears its
+    /// defaults. It went deaf: the store's directory went, and with it the
+    /// only watch, and nothing waited for it to be made again.
+    @Test func aWatchHearsTheDefaultsOfTheGroupMadeAgain() throws {
+        let group = try TestGroup()
+        #expect(try group.run(["defaults", "set", "a", "1"]).status == 0)
+        let watch = try group.start(["defaults", "watch", "--json"])
+        defer { _ = try? watch.stop() }
+        try watch.expectLine(#"{"watching":true}"#)
+        // Renamed away first: whatever the watcher makes meanwhile is not
+        // in the way of the removal.
+        #expect(rename(group.path, group.path + ".gone") == 0)
+        try FileManager.default.removeItem(atPath: group.path + ".gone")
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        #expect(try group.run(["defaults", "set", "b", "2"]).status == 0)
+        // (The removal may be heard first, as "a" changing.)
+        try watch.expectLine(#"{"changed":["b"]}"#)
     }
 }

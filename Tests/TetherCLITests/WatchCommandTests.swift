@@ -54,4 +54,26 @@ import TetherTestSupport
         #expect(try waiter.waitForExit() == 0)
         #expect(try holder.waitForExit() == 0)
     }
+
+    /// The group removed and made again (a reset): a watch still hears a
+    /// host start there. It went deaf: its lock file could not be made
+    /// again without its directory, and nothing watched for that.
+    @Test func aWatchHearsAHostInTheGroupMadeAgain() throws {
+        let group = try TestGroup()
+        let watcher = try group.start(["watch", "host"])
+        defer { _ = try? watcher.stop() }
+        #expect(try watcher.readLine() == "not running")
+        // Renamed away first: whatever the watcher makes meanwhile is not
+        // in the way of the removal.
+        #expect(rename(group.path, group.path + ".gone") == 0)
+        try FileManager.default.removeItem(atPath: group.path + ".gone")
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        let holder = try group.startHold(["host"], ["sh", "-c", "echo ready; exec cat"])
+        try holder.expectLine("ready")
+        #expect(try watcher.readLine() == "running")
+        holder.closeStdin()
+        #expect(try holder.waitForExit() == 0)
+        #expect(try watcher.readLine() == "not running")
+    }
 }

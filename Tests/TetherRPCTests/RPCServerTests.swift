@@ -5,6 +5,21 @@ import TetherLoop
 import TetherTestSupport
 
 @Suite(.timed) struct RPCServerTests {
+    /// Memory is given back after big peers end; one ending as the server
+    /// closes (the host stopping) schedules nothing on the closed timer
+    /// (it restarted it, and trapped the host).
+    @Test func aTrimAskedForAsTheServerClosesIsNone() throws {
+        let server = try EchoServer()
+        let closed = try server.onLoop { box -> Bool in
+            box.server?.scheduleTrim()
+            box.server?.close()
+            box.server?.scheduleTrim()
+            box.server = nil
+            return true
+        }
+        #expect(closed)
+    }
+
     @Test func oneShotCallRoundTrips() throws {
         let server = try EchoServer()
         let result = RPCCall.perform(socketPath: server.path, method: "echo", params: ["x": [1, "two"]])
