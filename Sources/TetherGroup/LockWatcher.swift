@@ -30,7 +30,9 @@ package final class LockWatcher: @unchecked Sendable {
     private var closed = false
     /// The watch on the file probed.
     private var watched: Int32 = -1
-    /// While the file cannot be made again (its directory went with it).
+    /// While the file is not there (unlinked, or its directory with it):
+    /// it is not made again here (an `rm -rf` of the group would fail), but
+    /// waited for, and a missing lock reads as not running.
     private var awaiting = NearestDirectoryWatch()
     /// Like a libuv handle, an open watcher stays alive until `close()`:
     /// its loop callbacks refer to it.
@@ -105,12 +107,12 @@ package final class LockWatcher: @unchecked Sendable {
         return now.st_dev != file.st_dev || now.st_ino != file.st_ino
     }
 
-    /// Where it cannot be made again, the nearest directory above it is
-    /// watched until it can: each event there tries again.
+    /// Where it is not there (or cannot be opened), the nearest directory
+    /// above it is watched until it is: each event there tries again.
     private func reopen() {
         // Bounded by the path's depth: each round watches one level lower.
         for _ in 0..<64 {
-            guard let opened = try? LockFile.open(path, .watch) else {
+            guard let opened = (try? LockFile.open(path, .probe)) ?? nil else {
                 guard awaiting.watch(above: FilePath(path), with: inotify) else { return }
                 continue
             }

@@ -8,15 +8,16 @@ import TetherLoop
 /// atomic write (IN_MOVED_TO) and for deletions; `uv_poll` reads it. Nothing
 /// polls, and a change is reported within one loop turn; when the kernel's
 /// queue overflowed, each store whose file is another than last reported.
-/// A directory removed or renamed away (the group reset) is waited for
+/// The directory removed or renamed away (the group reset) is waited for
 /// where it was, and what it holds then is reported.
 package final class StoreWatcher: @unchecked Sendable {
     package let loop: EventLoop
     private let directory: String
     private let names: Set<String>
     private var inotify: Inotify?
-    /// The watch on `directory`; -1 while it is not there.
+    /// The watch on `directory`, and the directory it is; -1 while it is not there.
     private var watched: Int32 = -1
+    private var watchedDirectory: FileIdentity?
     /// While `directory` is not there: the nearest directory above it.
     private var awaiting = NearestDirectoryWatch()
     private static let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
@@ -50,6 +51,7 @@ package final class StoreWatcher: @unchecked Sendable {
             let inotify = try Inotify(loop: loop)
             self.inotify = inotify
             watched = try inotify.watch(directory, mask: Self.mask)
+            watchedDirectory = Self.identity(directory)
             for name in names { files[name] = Self.identity("\(directory)/\(name)") }
             try inotify.start { [unowned self] events in arrived(events) }
         } catch {
@@ -71,8 +73,12 @@ package final class StoreWatcher: @unchecked Sendable {
         // Not every store: anyone who may write in a directory on this loop
         // can overflow it, and each report makes the host tell every widget.
         // The same once the directory is watched again where it was.
-        var lookAtEach = events.contains { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        let overflowed = events.contains { $0.mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        var lookAtEach = overflowed
+        // The directory's own end, or what was awaited, may be among what
+        // an overflow lost: then the path is looked at instead.
         let lost = events.contains { $0.descriptor == watched && $0.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 }
+            || overflowed && (awaiting.descriptor >= 0 || Self.identity(directory) != watchedDirectory)
         if lost || awaiting.descriptor >= 0 && events.contains(where: { $0.descriptor == awaiting.descriptor }) {
             lookAtEach = rewatch() || lookAtEach
         }
@@ -96,6 +102,7 @@ package final class StoreWatcher: @unchecked Sendable {
             if let descriptor = try? inotify?.watch(directory, mask: Self.mask) {
                 awaiting.end(with: inotify)
                 watched = descriptor
+                watchedDirectory = Self.identity(directory)
                 return true
             }
             guard awaiting.watch(above: FilePath(directory), with: inotify) else { return false }

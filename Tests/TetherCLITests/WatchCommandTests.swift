@@ -76,4 +76,28 @@ import TetherTestSupport
         #expect(try holder.waitForExit() == 0)
         #expect(try watcher.readLine() == "not running")
     }
+
+    /// The lock file unlinked (an `rm -rf` of the group under way) is not
+    /// made again by a watcher, which waits for a holder to make it: it made
+    /// it again at once, and the removal failed (directory not empty).
+    @Test func aWatchDoesNotMakeAnUnlinkedLockFileAgain() throws {
+        let group = try TestGroup()
+        let watcher = try group.start(["watch", "host"])
+        defer { _ = try? watcher.stop() }
+        #expect(try watcher.readLine() == "not running")
+        let inotify = inotify_init1(Int32(IN_CLOEXEC))
+        defer { close(inotify) }
+        #expect(inotify_add_watch(inotify, group.path + "/locks", UInt32(IN_CREATE)) >= 0)
+        #expect(unlink(group.hostLock) == 0)
+        // Bounded: the watcher answered its file's unlinking within
+        // milliseconds when it made it again.
+        var created = pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&created, 1, 2_000) == 0, "the watcher made host.lock again")
+        let holder = try group.startHold(["host"], ["sh", "-c", "echo ready; exec cat"])
+        try holder.expectLine("ready")
+        #expect(try watcher.readLine() == "running", "it hears the holder that made it")
+        holder.closeStdin()
+        #expect(try holder.waitForExit() == 0)
+        #expect(try watcher.readLine() == "not running")
+    }
 }

@@ -148,4 +148,52 @@ import TetherTestSupport
         }
         #expect(heard == [stores + "/b.json"])
     }
+
+    /// A store's directory removed, then made again while the loop was busy
+    /// and the queue overflowed with another user's events (an extension
+    /// writing in a tree the host watches): the event that would have said
+    /// the directory is back is lost, and the overflow stands for it: the
+    /// store is reported, and watched again (it went deaf for good).
+    @Test(.enabled(if: queueLimit <= 1 << 16, "too many events to make"))
+    func aStoreDirectoryMadeAgainIsFoundPastAnOverflow() async throws {
+        let dir = try TemporaryDirectory()
+        let stores = dir.path + "/stores", flooded = dir.path + "/flooded"
+        for path in [stores, flooded] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        try replaceFile(stores + "/a.json", "{}")
+        let heard: [Bool] = try await onLoop(timeoutMilliseconds: 30_000) { loop, finish in
+            var heard: [Bool] = []
+            let other = try Inotify(loop: loop)
+            try other.watch(flooded, mask: UInt32(IN_OPEN | IN_CLOSE_WRITE))
+            try other.start { _ in }
+            var watcher: StoreWatcher?
+            let next = LoopTimer(loop: loop)
+            watcher = try StoreWatcher(loop: loop, paths: [stores + "/a.json"]) { path in
+                heard.append(FileManager.default.fileExists(atPath: path))
+                if heard.count == 3 {
+                    watcher?.close()
+                    other.close()
+                    next.close()
+                    return finish(heard)
+                }
+                if heard.count == 2 {
+                    // Found by looking: a change from now on is heard.
+                    return (try? replaceFile(stores + "/a.json", #"{"later":true}"#)) ?? finish([])
+                }
+                // Its removal heard (and the directory with it, in the same
+                // read): made again behind the flood, in one busy turn.
+                next.start(afterMilliseconds: 0) {
+                    do {
+                        try Self.flood(flooded)
+                        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: false)
+                        try replaceFile(stores + "/a.json", #"{"again":true}"#)
+                    } catch {
+                        finish([])
+                    }
+                }
+            }
+            // The loop reads nothing until this returns: one batch.
+            try FileManager.default.removeItem(atPath: stores)
+        }
+        #expect(heard == [false, true, true])
+    }
 }
