@@ -55,6 +55,14 @@ printf '%s' "$filter" > "$root/.build/vm-filter"
 cat > "$guest" <<GUEST
 set -e
 VM_FILTER=\$(cat "$root/.build/vm-filter")
+# The guest's /tmp was this machine's, through an overlay on 9p: with a
+# few thousand entries there (SwiftPM leaves one at each run), the tests
+# took twice as long. A tmpfs of its own, first (the copies below bind
+# into the tree), with the repository bound back where it is when it
+# lives in /tmp (a clone in mktemp -d).
+case "$root" in /tmp/*) mkdir -p /run/repository && mount --bind "$root" /run/repository ;; esac
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+case "$root" in /tmp/*) mkdir -p "$root" && mount --bind /run/repository "$root" ;; esac
 # The root is 9p without a cache: every exec reads its executable's and
 # libraries' pages again from the host, and a start of tether took 4x as
 # long as from memory. What the tests exec is copied once into a tmpfs
