@@ -59,7 +59,7 @@ package final class LockWatcher: @unchecked Sendable {
             let inotify = try Inotify(loop: loop)
             self.inotify = inotify
             try addWatch()
-            try inotify.start { [unowned self] events in eventsArrived(events.reduce(0) { $0 | $1.mask }) }
+            try inotify.start { [unowned self] events in eventsArrived(events) }
         } catch {
             close()
             throw .system("watch", path: path, error)
@@ -89,14 +89,24 @@ package final class LockWatcher: @unchecked Sendable {
         try LockProbe.status(fd: fd, file: file, path: path, identifyHolder: true, keepsDescriptor: true)
     }
 
-    private func eventsArrived(_ mask: UInt32) {
+    private func eventsArrived(_ events: [Inotify.Event]) {
         guard !closed else { return }
+        // While the file is not there, only what may bring it back counts.
+        let awaited = events.contains { awaiting.concerns($0) }
+        let mask = events.reduce(0) { $0 | (awaiting.descriptor >= 0 && $1.descriptor == awaiting.descriptor ? 0 : $1.mask) }
         // The file unlinked says only IN_ATTRIB (its link count: the
         // watcher's own descriptor keeps it from IN_DELETE_SELF), and after
         // an overflow (IN_Q_OVERFLOW) its events may be lost: either way
         // the path is followed if it names another file now.
-        if awaiting.descriptor >= 0 || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+        if awaited || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
             || mask & UInt32(IN_ATTRIB | IN_Q_OVERFLOW) != 0 && pathNamesAnotherFile { reopen() }
+        // Still not there: what happens in a directory above says nothing
+        // of a holder (whoever writes there would make this watcher look
+        // eight times an event); the old file's own events still do.
+        guard awaiting.descriptor < 0 else {
+            if mask & Self.eventMask != 0 { reprobe() }
+            return
+        }
         if !reprobe() { armRecheck() }
     }
 

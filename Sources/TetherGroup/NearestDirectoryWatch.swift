@@ -9,6 +9,8 @@ import SystemPackage
 struct NearestDirectoryWatch {
     /// The watch on that directory; -1 while none is needed.
     private(set) var descriptor: Int32 = -1
+    /// The entry of that directory on the way to the path.
+    private var next = ""
 
     /// What is made in (or happens to) the directory watched; never through
     /// a symlink planted in a directory's place.
@@ -26,9 +28,20 @@ struct NearestDirectoryWatch {
             if descriptor >= 0 { inotify?.unwatch(descriptor) }
             descriptor = watched
             guard let next = path.components.dropFirst(directory.components.count).first else { return false }
+            self.next = next.string
             return (try? Syscall.lstat(directory.appending(next).string)) != nil
         }
         return false
+    }
+
+    /// Whether `event` may mean the way to the path is there now: the next
+    /// entry made, the directory itself gone, or events lost. Others (the
+    /// rest of what is made in that directory) are not looked at.
+    func concerns(_ event: Inotify.Event) -> Bool {
+        guard descriptor >= 0 else { return false }
+        if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { return true }
+        guard event.descriptor == descriptor else { return false }
+        return event.name == next || event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
     }
 
     /// The path is there again: this watch goes.

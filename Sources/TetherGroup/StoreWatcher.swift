@@ -79,7 +79,7 @@ package final class StoreWatcher: @unchecked Sendable {
         // an overflow lost: then the path is looked at instead.
         let lost = events.contains { $0.descriptor == watched && $0.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 }
             || overflowed && (awaiting.descriptor >= 0 || Self.identity(directory) != watchedDirectory)
-        if lost || awaiting.descriptor >= 0 && events.contains(where: { $0.descriptor == awaiting.descriptor }) {
+        if lost || events.contains(where: { awaiting.concerns($0) }) {
             lookAtEach = rewatch() || lookAtEach
         }
         if lookAtEach {
