@@ -65,8 +65,9 @@ public struct GroupDirectory: Sendable {
         try Self.validate(path)
     }
 
-    /// `path` made absolute, or why it cannot be.
-    static func resolved(_ path: String) throws(GroupError) -> String {
+    /// `path` made absolute, or why it cannot be (for what is created or
+    /// handed on from it).
+    package static func resolved(_ path: String) throws(GroupError) -> String {
         do throws(Errno) {
             return try absolutePath(resolving: path)
         } catch {

@@ -197,11 +197,7 @@ struct ServiceCommand: ParsableCommand {
     /// A path the unit names, made absolute here: systemd would read a
     /// relative one from its own working directory.
     static func placed(_ path: String) throws -> String {
-        do throws(Errno) {
-            return try absolutePath(resolving: path)
-        } catch {
-            throw CLIError.environment("cannot place \(path): the working directory cannot be read (\(error))")
-        }
+        do { return try GroupDirectory.resolved(path) } catch { throw CLIError(error) }
     }
 
     /// The group's absolute path, made or not (uninstall and status make nothing).

@@ -49,6 +49,9 @@ import TetherTestSupport
         let manifest = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as? [String: Any]
         #expect(manifest?["name"] as? String == name)
         #expect(manifest?["executable"] as? String == "\(bin)/\(executable)")
+        // Onto a full disk: an error, not a success with nothing written.
+        let full = try runCommand("/bin/sh", ["-c", #"exec "$0" --manifest > /dev/full"#, "\(bin)/\(executable)"])
+        #expect(full.status == 3 && full.stderr.contains("cannot write the manifest to standard output"), "\(full.stderr)")
     }
 
     /// What the issue asked for: the package uses TetherExtension and the
