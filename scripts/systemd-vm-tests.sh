@@ -11,6 +11,9 @@
 #
 # Usage: scripts/systemd-vm-tests.sh [PACKAGE.deb]
 #   (default: .build/debian/tether_*.deb; make it first: scripts/debian-package.sh)
+#        scripts/systemd-vm-tests.sh --root-only
+#   builds the guest's root alone, if need be, and exits (CI does it early,
+#   while the CPUs have room).
 # VM_CPUS (default: all), VM_MEMORY (2G), VM_TIMEOUT (600 s).
 # Exits 0 when every check held, 1 when one failed (or the root could not
 # be built for another reason), 3 when it cannot run here (no Debian
@@ -18,8 +21,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/.ci/ensure-system-libraries" --systemd-vm
+root_only=false
+[ "${1:-}" = --root-only ] && { root_only=true; shift; }
 package=${1:-$(ls -t "$root"/.build/debian/tether_*.deb 2>/dev/null | head -n 1 || true)}
-[ -f "$package" ] || { echo "systemd-vm-tests: no package to install: make it first: scripts/debian-package.sh" >&2; exit 1; }
+[ "$root_only" = true ] || [ -f "$package" ] || { echo "systemd-vm-tests: no package to install: make it first: scripts/debian-package.sh" >&2; exit 1; }
 work="$root/.build/systemd-vm"
 mkdir -p "$work"
 
@@ -75,6 +80,7 @@ chroot "$1" systemctl enable vm-test.service' \
     fi
     echo "$packages $glib" > "$work/root.done"
 fi
+[ "$root_only" = false ] || exit 0
 
 # This run's package, installed as a user installs it (apt would fetch
 # nothing: what it depends on is in the root).

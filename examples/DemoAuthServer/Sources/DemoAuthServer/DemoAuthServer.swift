@@ -1,7 +1,7 @@
 import ArgumentParser
+import FlyingFox
+import FlyingSocks
 import Foundation
-import Hummingbird
-import Logging
 
 /// A local OAuth 2.0 server that behaves like the strict ones in production:
 /// short-lived JWT access tokens, refresh tokens that rotate on every
@@ -64,18 +64,29 @@ struct DemoAuthServer: AsyncParsableCommand {
         let authority = await Authority(
             settings: .init(accessTTL: accessTTL, reuseGrace: reuseGrace),
             clientID: clientID, clientSecret: secret, users: users)
-        var logger = Logger(label: "demo-auth-server")
-        logger.logLevel = .critical
-        let app = Application(
-            router: Routes.router(authority),
-            configuration: .init(address: .hostname(host, port: port), serverName: "demo-auth-server"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                say("listening on http://\(host):\(port)")
-            },
-            logger: logger
-        )
-        try await app.runService()
+        let server = HTTPServer(address: try Self.address(host, port: port), logger: .disabled)
+        await Routes.install(on: server, authority)
+        // The server's end (a failed bind, at once) or its first listening,
+        // whichever comes first: a taken port is an error now, not in 30 s.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await server.run(); return true }
+            group.addTask { try await server.waitUntilListening(timeout: 30); return false }
+            while let ended = try await group.next(), !ended {
+                switch await server.listeningAddress {
+                case .ip4(_, let port)?, .ip6(_, let port)?: say("listening on http://\(host):\(port)")
+                default: say("listening on http://\(host)")
+                }
+            }
+        }
+    }
+
+    /// An IPv4 or IPv6 address (or localhost) to listen on.
+    static func address(_ host: String, port: Int) throws -> any SocketAddress {
+        guard let port = UInt16(exactly: port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if host == "localhost" { return try sockaddr_in.inet(ip4: "127.0.0.1", port: port) }
+        if let address = try? sockaddr_in.inet(ip4: host, port: port) { return address }
+        if let address = try? sockaddr_in6.inet6(ip6: host, port: port) { return address }
+        throw ValidationError("--host must be an IPv4 or IPv6 address, or localhost (not \(host))")
     }
 
     static func readSecret(_ path: String) throws -> String {

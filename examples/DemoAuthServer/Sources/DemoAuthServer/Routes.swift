@@ -1,5 +1,5 @@
+import FlyingFox
 import Foundation
-import Hummingbird
 
 /// The HTTP surface of the demo server.
 enum Routes {
@@ -9,15 +9,12 @@ enum Routes {
         ["id": "1043", "item": "Paper filters, 100", "status": "packing"],
     ]
 
-    static func router(_ authority: Authority) -> Router<BasicRequestContext> {
-        let router = Router()
-        router.post("/token") { request, _ -> Response in
+    static func install(on server: HTTPServer, _ authority: Authority) async {
+        await server.appendRoute("POST /token") { request -> HTTPResponse in
             let form = await formBody(of: request)
             say("token request: \(form["grant_type"] ?? "none")")
             guard await clientIsAuthenticated(request, form: form, authority) else {
-                var headers = HTTPFields()
-                headers[.wwwAuthenticate] = "Basic realm=\"token\""
-                return await invalidClient(authority, headers: headers)
+                return await invalidClient(authority, headers: [HTTPHeader("WWW-Authenticate"): "Basic realm=\"token\""])
             }
             let outcome = await authority.token(form: form)
             if let latency = await authority.takeLatency() {
@@ -30,14 +27,12 @@ enum Routes {
             case .tokens(let accessToken, let refreshToken, let expiresIn):
                 var answer: [String: Any] = ["access_token": accessToken, "token_type": "Bearer", "expires_in": Int(expiresIn)]
                 if let refreshToken { answer["refresh_token"] = refreshToken }
-                var headers = HTTPFields()
-                headers[.cacheControl] = "no-store"  // RFC 6749 §5.1
-                return json(answer, status: .ok, headers: headers)
+                return json(answer, status: .ok, headers: [.cacheControl: "no-store"])  // RFC 6749 §5.1
             case .error(let status, let code):
-                return json(["error": code], status: .init(code: status))
+                return json(["error": code], status: statusCode(status))
             }
         }
-        router.post("/device_authorization") { request, _ -> Response in
+        await server.appendRoute("POST /device_authorization") { request -> HTTPResponse in
             let form = await formBody(of: request)
             guard await clientIsAuthenticated(request, form: form, authority) else { return await invalidClient(authority) }
             let grant = await authority.authorizeDevice()
@@ -49,19 +44,17 @@ enum Routes {
         }
         // The verification page: where the user, on another device, enters
         // the code and approves (with their password) or denies.
-        router.get("/device") { request, _ -> Response in
-            let code = request.uri.queryParameters.get("user_code").map { String($0.filter { $0.isLetter || $0 == "-" }) } ?? ""
+        await server.appendRoute("GET /device") { request -> HTTPResponse in
+            let code = request.query["user_code"].map { String($0.filter { $0.isLetter || $0 == "-" }) } ?? ""
             let page = """
                 <!doctype html><title>Device login</title><form method="post" action="/device">
                 <label>Code <input name="user_code" value="\(code)"></label>
                 <label>User <input name="username"></label> <label>Password <input name="password" type="password"></label>
                 <button name="action" value="approve">Approve</button> <button name="action" value="deny">Deny</button></form>
                 """
-            var headers = HTTPFields()
-            headers[.contentType] = "text/html; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+            return HTTPResponse(statusCode: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: Data(page.utf8))
         }
-        router.post("/device") { request, _ -> Response in
+        await server.appendRoute("POST /device") { request -> HTTPResponse in
             let form = await formBody(of: request)
             let code = form["user_code"] ?? ""
             if form["action"] == "deny" {
@@ -75,23 +68,23 @@ enum Routes {
             let known = await authority.decideDevice(userCode: code, approvedBy: user)
             return json(["approved": known], status: known ? .ok : .notFound)
         }
-        router.post("/revoke") { request, _ -> Response in
+        await server.appendRoute("POST /revoke") { request -> HTTPResponse in
             let form = await formBody(of: request)
             guard await clientIsAuthenticated(request, form: form, authority) else { return await invalidClient(authority) }
             say("revocation request")
             await authority.revoke(form["token"] ?? "")
-            return Response(status: .ok)
+            return HTTPResponse(statusCode: .ok)
         }
         // Discovery: RFC 8414, and OpenID Connect's document for clients
         // (and servers) that know only that one.
-        router.get("/.well-known/oauth-authorization-server") { request, _ -> Response in
+        await server.appendRoute("GET /.well-known/oauth-authorization-server") { request -> HTTPResponse in
             guard await authority.settings.oauthMetadata != 0 else { return json(["error": "not found"], status: .notFound) }
             return json(metadata(baseURL(request)), status: .ok)
         }
-        router.get("/.well-known/openid-configuration") { request, _ -> Response in
+        await server.appendRoute("GET /.well-known/openid-configuration") { request -> HTTPResponse in
             json(metadata(baseURL(request)), status: .ok)
         }
-        router.get("/orders") { request, _ -> Response in
+        await server.appendRoute("GET /orders") { request -> HTTPResponse in
             guard await bearer(request, authority) != nil else { return unauthorized() }
             let latency = await authority.ordersLatency
             if latency > 0 {
@@ -101,36 +94,35 @@ enum Routes {
             }
             return json(["orders": orders], status: .ok)
         }
-        router.get("/orders/:id") { request, context -> Response in
+        await server.appendRoute("GET /orders/:id") { (request: HTTPRequest, id: String) -> HTTPResponse in
             guard await bearer(request, authority) != nil else { return unauthorized() }
-            guard let order = orders.first(where: { $0["id"] == context.parameters.get("id") }) else {
+            guard let order = orders.first(where: { $0["id"] == id }) else {
                 return json(["error": "no such order"], status: .notFound)
             }
             return json(order, status: .ok)
         }
-        router.get("/counters") { _, _ -> Response in
+        await server.appendRoute("GET /counters") { _ -> HTTPResponse in
             json(await authority.counters, status: .ok)
         }
-        router.post("/admin/faults") { request, context -> Response in
-            let faults = try await request.decode(as: Authority.Faults.self, context: context)
+        await server.appendRoute("POST /admin/faults") { request -> HTTPResponse in
+            guard let faults = await decodedBody(of: request, as: Authority.Faults.self) else { return badRequest() }
             return json(await authority.inject(faults), status: .ok)
         }
-        router.post("/admin/reject-access") { _, _ -> Response in
+        await server.appendRoute("POST /admin/reject-access") { _ -> HTTPResponse in
             json(["rejected": await authority.rejectAccessTokens()], status: .ok)
         }
-        router.post("/admin/revoke") { _, _ -> Response in
+        await server.appendRoute("POST /admin/revoke") { _ -> HTTPResponse in
             json(["revoked": await authority.revokeAll()], status: .ok)
         }
-        router.post("/admin/settings") { request, context -> Response in
-            let patch = try await request.decode(as: [String: Double].self, context: context)
+        await server.appendRoute("POST /admin/settings") { request -> HTTPResponse in
+            guard let patch = await decodedBody(of: request, as: [String: Double].self) else { return badRequest() }
             return json(await authority.update(settings: patch), status: .ok)
         }
-        return router
     }
 
     /// This server as the client reached it (its Host header).
-    static func baseURL(_ request: Request) -> String {
-        "http://" + (request.head.authority ?? "127.0.0.1")
+    static func baseURL(_ request: HTTPRequest) -> String {
+        "http://" + (request.headers[.host] ?? "127.0.0.1")
     }
 
     static func metadata(_ issuer: String) -> [String: Any] {
@@ -141,19 +133,58 @@ enum Routes {
     }
 
     /// The request's form body; one over 64 KiB reads as empty.
-    static func formBody(of request: Request) async -> [String: String] {
-        var request = request
-        return formDecode((try? await request.collectBody(upTo: 1 << 16)).map { String(buffer: $0) } ?? "")
+    static func formBody(of request: HTTPRequest) async -> [String: String] {
+        formDecode((await body(of: request)).map { String(decoding: $0, as: UTF8.self) } ?? "")
+    }
+
+    /// The request's JSON body as a `T`; nil when it is not one (or over 64 KiB).
+    static func decodedBody<T: Decodable>(of request: HTTPRequest, as type: T.Type) async -> T? {
+        guard let data = await body(of: request) else { return nil }
+        return try? JSONDecoder().decode(type, from: data)
+    }
+
+    /// The request's body, read no further than 64 KiB: nil past that.
+    static func body(of request: HTTPRequest) async -> Data? {
+        if let count = request.bodySequence.count, count > 1 << 16 { return nil }
+        var data = Data()
+        do {
+            for try await chunk in request.bodySequence {
+                data.append(chunk)
+                if data.count > 1 << 16 { return nil }
+            }
+        } catch {
+            return nil
+        }
+        return data
+    }
+
+    static func badRequest() -> HTTPResponse {
+        json(["error": "the body is not what this endpoint takes"], status: .badRequest)
+    }
+
+    /// The status line for a status an Authority answers.
+    static func statusCode(_ code: Int) -> HTTPStatusCode {
+        switch code {
+        case 400: .badRequest
+        case 401: .unauthorized
+        case 404: .notFound
+        case 429: .tooManyRequests
+        case 500: .internalServerError
+        case 502: .badGateway
+        case 503: .serviceUnavailable
+        case 504: .gatewayTimeout
+        default: HTTPStatusCode(code, phrase: "Status \(code)")
+        }
     }
 
     /// RFC 6749 §5.2: the client did not authenticate (counted as a rejection).
-    static func invalidClient(_ authority: Authority, headers: HTTPFields = HTTPFields()) async -> Response {
+    static func invalidClient(_ authority: Authority, headers: HTTPHeaders = [:]) async -> HTTPResponse {
         await authority.rejected()
         return json(["error": "invalid_client"], status: .unauthorized, headers: headers)
     }
 
     /// client_secret_basic when the server has a secret; else client_id in the form.
-    static func clientIsAuthenticated(_ request: Request, form: [String: String], _ authority: Authority) async -> Bool {
+    static func clientIsAuthenticated(_ request: HTTPRequest, form: [String: String], _ authority: Authority) async -> Bool {
         guard let secret = authority.clientSecret else { return form["client_id"] == authority.clientID }
         guard let header = request.headers[.authorization], header.hasPrefix("Basic "),
               let decoded = Data(base64Encoded: String(header.dropFirst(6))),
@@ -164,7 +195,7 @@ enum Routes {
         return id == authority.clientID && presented == secret
     }
 
-    static func bearer(_ request: Request, _ authority: Authority) async -> String? {
+    static func bearer(_ request: HTTPRequest, _ authority: Authority) async -> String? {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             await authority.rejected()
             return nil
@@ -172,24 +203,21 @@ enum Routes {
         return await authority.authorize(String(header.dropFirst(7)))
     }
 
-    static func unauthorized() -> Response {
-        var headers = HTTPFields()
-        headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
-        return json(["error": "invalid_token"], status: .unauthorized, headers: headers)
+    static func unauthorized() -> HTTPResponse {
+        json(["error": "invalid_token"], status: .unauthorized, headers: [HTTPHeader("WWW-Authenticate"): "Bearer error=\"invalid_token\""])
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+    static func json(_ value: some Encodable, status: HTTPStatusCode, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var headers = headers
         headers[.contentType] = "application/json"
-        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return HTTPResponse(statusCode: status, headers: headers, body: (try? JSONEncoder().encode(value)) ?? Data("{}".utf8))
     }
 
-    static func json(_ object: [String: Any], status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+    static func json(_ object: [String: Any], status: HTTPStatusCode, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var headers = headers
         headers[.contentType] = "application/json"
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return HTTPResponse(statusCode: status, headers: headers, body: data)
     }
 
     static func formDecode(_ body: String) -> [String: String] {
