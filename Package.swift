@@ -27,7 +27,7 @@ let package = Package(
         .library(name: "TetherGroup", targets: ["TetherGroup"]),
         // For extension authors: check and embed a manifest at build time;
         // scaffold a new extension (`swift package new-extension`). The demo's
-        // auth server (Hummingbird, jwt-kit) is a package of its own, in
+        // auth server (FlyingFox) is a package of its own, in
         // examples/DemoAuthServer: nothing heavy is in this graph.
         .plugin(name: "TetherManifestPlugin", targets: ["TetherManifestPlugin"]),
         .plugin(name: "NewExtension", targets: ["NewExtension"]),

@@ -31,7 +31,7 @@ only=()
 bin=$(scripts/static-build.sh "${only[@]}")
 demo_bin=""
 if [ "$examples" = 1 ]; then
-    # The demo's auth server is a package of its own (Hummingbird).
+    # The demo's auth server is a package of its own (FlyingFox).
     if ! log=$(swift build -c release --package-path examples/DemoAuthServer 2>&1); then
         printf '%s\n' "$log" >&2
         exit 1

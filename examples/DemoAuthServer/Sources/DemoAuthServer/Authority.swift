@@ -122,7 +122,7 @@ actor Authority {
         guard let remaining = faults.latencyCount, remaining > 0, let latency = faults.latencyMs else { return nil }
         faults.latencyCount = remaining - 1
         counters.faultsInjected += 1
-        return latency
+        return max(0, min(latency, 60_000))  // as ordersLatencyMs: a negative one would trap
     }
 
     func rejected() { counters.rejections += 1 }

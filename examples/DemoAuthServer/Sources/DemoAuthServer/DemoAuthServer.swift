@@ -64,7 +64,10 @@ struct DemoAuthServer: AsyncParsableCommand {
         let authority = await Authority(
             settings: .init(accessTTL: accessTTL, reuseGrace: reuseGrace),
             clientID: clientID, clientSecret: secret, users: users)
-        let server = HTTPServer(address: try Self.address(host, port: port), logger: .disabled)
+        // A handler may take as long as a client waits (30 s by default),
+        // and injected latency up to 60 s: FlyingFox's 15 s default would
+        // answer an empty 500 after a grant took effect.
+        let server = HTTPServer(address: try Self.address(host, port: port), timeout: 120, logger: .disabled)
         await Routes.install(on: server, authority)
         // The server's end (a failed bind, at once) or its first listening,
         // whichever comes first: a taken port is an error now, not in 30 s.
@@ -73,7 +76,9 @@ struct DemoAuthServer: AsyncParsableCommand {
             group.addTask { try await server.waitUntilListening(timeout: 30); return false }
             while let ended = try await group.next(), !ended {
                 switch await server.listeningAddress {
-                case .ip4(_, let port)?, .ip6(_, let port)?: say("listening on http://\(host):\(port)")
+                case .ip4(_, let port)?, .ip6(_, let port)?:
+                    Self.noDelay(onListenerAt: port)
+                    say("listening on http://\(host):\(port)")
                 default: say("listening on http://\(host)")
                 }
             }
@@ -87,6 +92,33 @@ struct DemoAuthServer: AsyncParsableCommand {
         if let address = try? sockaddr_in.inet(ip4: host, port: port) { return address }
         if let address = try? sockaddr_in6.inet6(ip6: host, port: port) { return address }
         throw ValidationError("--host must be an IPv4 or IPv6 address, or localhost (not \(host))")
+    }
+
+    /// TCP_NODELAY on the listening socket, which the connections it
+    /// accepts inherit (Linux): FlyingFox writes a response's head and body
+    /// apart and sets no option, so on a reused connection the body waited
+    /// for the client's delayed ACK (40 ms a request). Before the
+    /// listening line: no client connects earlier.
+    static func noDelay(onListenerAt port: UInt16) {
+        for fd in 0..<min(getdtablesize(), 1_024) {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            guard named == 0 else { continue }
+            let boundPort: UInt16
+            switch Int32(address.ss_family) {
+            // sin_port and sin6_port: both at offset 2, in network order.
+            case AF_INET, AF_INET6: boundPort = withUnsafeBytes(of: &address) { UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self)) }
+            default: continue
+            }
+            var listening: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard boundPort == port, getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1 else { continue }
+            var on: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
     }
 
     static func readSecret(_ path: String) throws -> String {

@@ -143,19 +143,20 @@ enum Routes {
         return try? JSONDecoder().decode(type, from: data)
     }
 
-    /// The request's body, read no further than 64 KiB: nil past that.
+    /// The request's body; nil past 64 KiB. Read to its end even then:
+    /// FlyingFox would take what is left of it for the next request.
     static func body(of request: HTTPRequest) async -> Data? {
-        if let count = request.bodySequence.count, count > 1 << 16 { return nil }
         var data = Data()
+        var tooLarge = false
         do {
-            for try await chunk in request.bodySequence {
+            for try await chunk in request.bodySequence where !tooLarge {
                 data.append(chunk)
-                if data.count > 1 << 16 { return nil }
+                if data.count > 1 << 16 { tooLarge = true; data = Data() }
             }
         } catch {
             return nil
         }
-        return data
+        return tooLarge ? nil : data
     }
 
     static func badRequest() -> HTTPResponse {
