@@ -36,7 +36,12 @@ packages=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,proc
 glib=libglib2.0-0
 if [ "$(cat "$work/root.done" 2>/dev/null)" != "$packages $glib" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "systemd-vm-tests: building the guest's root (mmdebstrap --mode=root) needs root" >&2; exit 3; }
-    rm -rf "$work/root"
+    # An mmdebstrap killed mid-way (kill -9: CI's end, a reboot) leaves
+    # its mounts in the root (/proc, /sys, /dev/pts, /dev/shm): they go,
+    # deepest first, and the removal never crosses into a mount.
+    awk -v under="$work/root/" 'index($2, under) == 1 { print $2 }' /proc/mounts | sort -r \
+        | while read -r mount; do umount --lazy "$mount" || true; done
+    rm -rf --one-file-system "$work/root"
     set +e
     mmdebstrap --variant=minbase --mode=root \
       --include="$packages" \
