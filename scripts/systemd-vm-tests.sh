@@ -103,17 +103,16 @@ mke2fs -q -t ext4 -L vm-root -d "$work/root" "$work/root.img" "${size_mb}M"
 
 kernel=$(ls /boot/vmlinuz-* | tail -1)
 initrd=/boot/initrd.img-${kernel#/boot/vmlinuz-}
-# Modules udev would load for q35's devices: under TCG they cost boot time.
-blacklist=kvm,kvm_amd,kvm_intel,ahci,libahci,libata,sr_mod,cdrom,psmouse,i2c_i801,i2c_smbus,lpc_ich,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,pcspkr,evdev,serio_raw,aesni_intel,sha512_ssse3,sha256_ssse3,sha1_ssse3,sha512_generic,ghash_clmulni_intel,crc32_pclmul,crct10dif_pclmul,crc32c_intel,cryptd,crypto_simd,qemu_fw_cfg,sg,button,scsi_mod,drm
+. "$root/scripts/tcg-guest.sh"
 log="$work/console.log"
 exec </dev/null
 set +e -o pipefail
 timeout --kill-after=15 "${VM_TIMEOUT:-600}" qemu-system-x86_64 \
-    -machine q35 -accel tcg -cpu max -smp "${VM_CPUS:-$(nproc)}" -m "${VM_MEMORY:-2G}" \
+    -machine q35 -accel tcg -cpu "$tcg_cpu" -smp "${VM_CPUS:-$(nproc)}" -m "${VM_MEMORY:-2G}" \
     -display none -monitor none -serial stdio -no-reboot \
     -kernel "$kernel" -initrd "$initrd" \
     -drive file="$work/root.img",if=virtio,format=raw,snapshot=on \
-    -append "root=/dev/vda rw console=ttyS0 quiet loglevel=1 systemd.show_status=0 module_blacklist=$blacklist" \
+    -append "root=/dev/vda rw console=ttyS0 quiet loglevel=1 systemd.show_status=0 $tcg_kernel_args" \
     2>&1 | stdbuf -o0 tr -d '\000' | tee "$log"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 124 ] && { echo "systemd-vm-tests: the guest did not finish within ${VM_TIMEOUT:-600} s" >&2; exit 1; }
