@@ -1,3 +1,5 @@
+import TetherGroup
+
 /// What an extension could not do, as one sentence for its output.
 public enum ExtensionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request needs the host, and none is attached.
@@ -24,7 +26,7 @@ public enum ExtensionError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cancelled:
             return "cancelled"
         case .invalidName(let name):
-            return "invalid name '\(name)': use 1 to 64 characters from a-z, 0-9, '.', '_' and '-'"
+            return "invalid name \(quotedInput(name)): use 1 to 64 characters from a-z, 0-9, '.', '_' and '-'"
         }
     }
 }

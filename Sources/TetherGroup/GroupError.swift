@@ -50,7 +50,7 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidFeatureName(let name):
-            return "invalid feature name \(quoted(name)): use 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
+            return "invalid feature name \(quotedInput(name)): use 1 to 64 characters from a-z, 0-9, '.', '_' and '-', starting with a letter or digit"
         case .noGroupDirectory:
             return "cannot find a group directory: pass --group DIR or set TETHER_GROUP, XDG_STATE_HOME or HOME"
         case .symlinkRefused(let path):
@@ -74,18 +74,13 @@ public enum GroupError: Error, Equatable, CustomStringConvertible {
         case .lockTimeout(let path, let seconds):
             return "another process has held \(path) for \(seconds) s; it may be stopped or hung (gave up waiting)"
         case .valueTooDeep(let key, let limit):
-            return "the value for \(quoted(key)) is nested deeper than \(limit) levels; nothing was stored"
+            return "the value for \(quotedInput(key)) is nested deeper than \(limit) levels; nothing was stored"
         case .storeTooLarge(let path, let bytes, let limit):
             return "\(path) would be \(bytes) bytes, over a store's limit of \(limit >> 20) MiB (what an extension can read under its memory limit); nothing was stored"
         case .groupFull(let path):
             return "the group \(path) is full: what its extensions may write holds more than its host allows (--group-limit; the host's log says how much); remove files from \(path)/shared or values from its defaults; nothing was stored"
         case .invalidKey(let key):
-            return "invalid key \(quoted(key)): use 1 to 256 printable characters"
+            return "invalid key \(quotedInput(key)): use 1 to 256 printable characters"
         }
     }
-}
-
-private func quoted(_ text: String) -> String {
-    "'" + text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f
-        ? String($0) : $0.escaped(asASCII: true) }.joined() + "'"
 }

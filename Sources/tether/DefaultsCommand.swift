@@ -97,7 +97,7 @@ struct Defaults: ParsableCommand {
         }
     }
 
-    static func quoted(_ key: String) -> String { "'\(key)'" }
+    static func quoted(_ key: String) -> String { quotedInput(key) }
 }
 
 /// Prints the keys whose values differ after each replacement of the file.

@@ -24,7 +24,7 @@ struct TargetArguments: ParsableArguments {
         case (.host, nil):
             return .host
         case (.host, let name?):
-            throw CLIError.badInput("'host' takes no name, but '\(name)' was given")
+            throw CLIError.badInput("'host' takes no name, but \(quotedInput(name)) was given")
         case (.feature, nil):
             throw CLIError.badInput("'feature' needs a NAME")
         case (.feature, let name?):

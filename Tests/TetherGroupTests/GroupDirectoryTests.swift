@@ -119,6 +119,14 @@ import TetherTestSupport
         #expect(throws: GroupError.invalidFeatureName(name)) { try FeatureName(name) }
     }
 
+    /// A refused name is repeated escaped, and at most 64 characters of it.
+    @Test func aRefusedNameIsRepeatedEscapedAndBounded() {
+        #expect(GroupError.invalidFeatureName("a\nü").description.hasPrefix(#"invalid feature name 'a\n\u{00FC}':"#))
+        let long = GroupError.invalidFeatureName(String(repeating: "z", count: 131_072)).description
+        #expect(long.hasPrefix("invalid feature name '\(String(repeating: "z", count: 64))…' (131072 characters):"), "\(long.prefix(120))")
+        #expect(long.utf8.count < 300)
+    }
+
     /// The host's full mark is made, without waiting on a FIFO planted at
     /// its path, and removed.
     @Test func theFullMarkIsMadeWithoutWaitingAndRemoved() async throws {

@@ -105,6 +105,10 @@ struct TokenBenchmark {
         var counts: [String: [String: Int]] = [:]
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let stormer = directoryName(own) + "/tether-bench-storm"
+        guard access(stormer, X_OK) == 0 else {
+            throw BenchError.environment("\(stormer) is missing: build it as this benchmark was "
+                                         + "(swift build -c release --product tether-bench-storm)")
+        }
         for coordination in ["full", "in-process", "none"] {
             let group = try GroupDirectory(path: scratch.path + "/tokens-storm-\(coordination)")
             try server.loginExpired(group)
