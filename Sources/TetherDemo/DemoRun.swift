@@ -31,7 +31,7 @@ package enum DemoRun {
         }
         let stage: DemoStage
         do { stage = try DemoStage(echo: echo) } catch let error as DemoError { throw error } catch { throw DemoError("\(error)") }
-        narrator.say("tether demo: a host, its extensions and a token server, in \(stage.root)")
+        narrator.say(PrintableText.escaped("tether demo: a host, its extensions and a token server, in \(stage.root)"))
         let day = DemoDay(stage: stage, narrator: narrator, bin: bin, authServer: authServer)
 
         var interrupted = false

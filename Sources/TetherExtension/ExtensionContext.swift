@@ -1,3 +1,4 @@
+import TetherJSON
 import FoundationEssentials
 import Logging
 import Synchronization
@@ -94,7 +95,8 @@ public final class ExtensionContext {
     /// `level` under the extension's name, with its `metadata`
     /// (`context.log("low stock", level: .warning, metadata: ["sku": "A1"])`).
     /// A plain line (info, no metadata) goes to standard output, what an
-    /// extension started by hand prints at its terminal; anything else is a
+    /// extension started by hand prints at its terminal, as one line (what
+    /// would end it or drive the terminal, escaped); anything else is a
     /// record on standard error, shown from `TETHER_LOG_LEVEL` (info) up.
     /// Never traps when the host is gone, never blocks the loop when the
     /// host reads slowly (it rate-limits chatty extensions): excess lines
@@ -103,7 +105,7 @@ public final class ExtensionContext {
         guard level == .info, metadata.isEmpty else {
             return logger.log(level: level, "\(line)", metadata: metadata)
         }
-        LogOutput.standardOutput.write(line)
+        LogOutput.standardOutput.write(PrintableText.escaped(line))
     }
 
     /// Probes a feature's lock directly: works with or without a host, and
@@ -268,7 +270,7 @@ public final class ExtensionContext {
     }
 
     func printFailure(_ message: String) {
-        LogOutput.standardError.write("\(name): \(message)")
+        LogOutput.standardError.write(PrintableText.escaped("\(name): \(message)"))
     }
 }
 

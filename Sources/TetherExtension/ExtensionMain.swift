@@ -1,3 +1,4 @@
+import TetherJSON
 import FoundationEssentials
 import Synchronization
 import TetherIPC
@@ -44,8 +45,9 @@ enum ExtensionMain {
     /// The private TMPDIR of an extension started by hand, removed at exit.
     private static let temporaryDirectory = Mutex<String?>(nil)
 
+    /// Escaped: the message may quote a path or variable from outside.
     static func fail(_ tool: String, _ message: String, code: Int32) -> Never {
-        LogOutput.standardError.write("\(tool): \(message)")
+        LogOutput.standardError.write(PrintableText.escaped("\(tool): \(message)"))
         exit(code)
     }
 

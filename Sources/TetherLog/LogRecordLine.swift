@@ -16,7 +16,7 @@ package struct LogRecordLine: Sendable {
     /// Keys the reader sets itself (who printed it, and how); a line cannot
     /// claim them. The record's own time and level are not metadata.
     package static let reservedKeys: Set<String> = [
-        "extension", "origin", "stream", "time", "level", "message", "@level", "@message", "@timestamp",
+        "extension", "origin", "stream", "time", "level", "message", "event", "@level", "@message", "@timestamp",
     ]
 
     package init(level: Logger.Level, message: String, metadata: Logger.Metadata) {

@@ -34,8 +34,11 @@ package enum RPCCall {
                     case .failure(let error):
                         done.finish(.failure(.unreachable(error)))
                     case .success(let stream):
+                        // A host sends nothing that is not JSON-RPC: the
+                        // first such frame ends the call (it waited out its
+                        // whole timeout before).
                         let connection = RPCConnection(stream: stream, maximumFrameSize: maximumAnswerSize,
-                                                       goodbye: goodbye)
+                                                       goodbye: goodbye, badFramesAllowed: 0)
                         connection.start(handler: { _, _, _, respond in
                             respond(.failure(.methodNotFound("client")))
                         }, onClose: { _ in done.finish(.failure(.closed)) })

@@ -16,10 +16,8 @@ import TetherLoop
 /// serves everyone else meanwhile.
 ///
 /// A peer that ends only its side (`shutdown(SHUT_WR)`: `socat` at the end
-/// of its input) has sent all it will but still reads: what it asked is
-/// run and answered, and the connection closes once the answers are
-/// written; our calls it can no longer answer fail at once. A peer gone
-/// altogether is closed at once, as before.
+/// of its input) still reads: what it asked is run and answered, then the
+/// connection closes; our calls it can no longer answer fail at once.
 package final class RPCConnection: @unchecked Sendable {
     package typealias Respond = (Result<JSONValue, RPCError>) -> Void
     /// Handles a request or notification. `respond` is a no-op for
@@ -60,8 +58,10 @@ package final class RPCConnection: @unchecked Sendable {
     /// answers it would not read), not because it went.
     package private(set) var closedForMisbehaving = false
 
-    /// More bad frames than this among the last 16 disconnect the peer.
-    static let maximumBadFrames = 8
+    /// More bad frames than this among the last 16 disconnect the peer
+    /// (`badFramesAllowed`: 0 for a peer that sends none, a host to a client).
+    package static let maximumBadFrames = 8
+    private let badFramesAllowed: Int
     /// The most members a batch may have: each may cost a handler call and
     /// a response, and the whole batch is one frame.
     package static let maximumBatchMembers = 128
@@ -90,8 +90,7 @@ package final class RPCConnection: @unchecked Sendable {
     /// Bytes of input held for this peer: an incomplete frame, and frames
     /// waiting for its work in flight to go down.
     package var bufferedBytes: Int { framer.bufferedCount + waitingBytes }
-    /// Whether its input waits (backpressure), for tests and status.
-    package var isPaused: Bool { paused }
+    package var isPaused: Bool { paused }  // its input waits (backpressure): for tests and status
     /// Told when the bytes held for this peer may have changed (a send, a
     /// write done, input held): the server keeps its running total.
     var onHeldChanged: ((RPCConnection) -> Void)?
@@ -99,10 +98,12 @@ package final class RPCConnection: @unchecked Sendable {
     var accountedBytes = 0
 
     package init(stream: PipeStream, peer: PeerCredentials? = nil,
-                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil) {
+                 maximumFrameSize: Int = LineFramer.defaultMaximumFrameSize, goodbye: String? = nil,
+                 badFramesAllowed: Int = RPCConnection.maximumBadFrames) {
         self.stream = stream
         self.peer = peer
         self.goodbye = goodbye
+        self.badFramesAllowed = badFramesAllowed
         self.framer = LineFramer(maximumFrameSize: maximumFrameSize)
     }
 
@@ -120,9 +121,8 @@ package final class RPCConnection: @unchecked Sendable {
     }
 
     /// A write left the queue: a peer that stopped reading may be below its
-    /// bound again. A failed write means the peer is gone: one we still
-    /// read from tells us so itself (after what it sent last, a refusal
-    /// say); one we stopped reading from is closed here.
+    /// bound again. A failed write means the peer is gone: one we still read
+    /// from tells us so itself (after its last words); else closed here.
     private func written(_ error: Errno?) {
         guard !isClosed else { return }
         if error != nil {
@@ -333,7 +333,8 @@ package final class RPCConnection: @unchecked Sendable {
     /// mostly garbage is disconnected.
     private func noteFrame(garbage: Bool) {
         recentFrames = recentFrames << 1 | (garbage ? 1 : 0)
-        if garbage, recentFrames.nonzeroBitCount > Self.maximumBadFrames {
+        if garbage, recentFrames.nonzeroBitCount > badFramesAllowed {
+            closingReason = closingReason ?? RPCError(code: -32603, message: "what came back is not JSON-RPC")
             closedForMisbehaving = true
             close()
         }

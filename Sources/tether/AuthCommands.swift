@@ -1,3 +1,4 @@
+import TetherJSON
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
@@ -265,7 +266,7 @@ struct Login: ParsableCommand {
         if let user {
             output("logged in as \(user.displaySubject ?? "the approving user"): userAuthenticated\(validity)")
         } else {
-            output("logged in as client \(configuration.clientID): clientAuthenticated\(validity)")
+            output(PrintableText.escaped("logged in as client \(configuration.clientID): clientAuthenticated\(validity)"))
         }
     }
 

@@ -1,3 +1,4 @@
+import TetherJSON
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
@@ -78,7 +79,8 @@ struct Defaults: ParsableCommand {
         func run() throws {
             let values = try SharedStore.defaults(in: try group.open()).values()
             if json { return output(JSONValue.object(values).description) }
-            for key in values.keys.sorted() { output("\(key) = \((values[key] ?? .null).description)") }
+            // Keys as the file holds them, which the CLI would refuse: escaped.
+            for key in values.keys.sorted() { output(PrintableText.escaped("\(key) = \((values[key] ?? .null).description)")) }
         }
     }
 
@@ -119,7 +121,7 @@ final class DefaultsWatchSession: LoopSession, @unchecked Sendable {
         do {
             watcher = try StoreWatcher(loop: loop, paths: [store.path]) { [unowned self] _ in self.changed() }
             values = try store.values()
-            output(json ? #"{"watching":true}"# : "watching \(store.path)")
+            output(json ? #"{"watching":true}"# : PrintableText.escaped("watching \(store.path)"))
         } catch {
             finish(.failure(CLIError(error)))
         }
@@ -131,7 +133,7 @@ final class DefaultsWatchSession: LoopSession, @unchecked Sendable {
             let keys = SharedStore.changedKeys(from: values, to: new)
             values = new
             guard !keys.isEmpty else { return }
-            output(json ? JSONValue.object(["changed": .array(keys.map { .string($0) })]).description : "changed: \(keys.joined(separator: ", "))")
+            output(json ? JSONValue.object(["changed": .array(keys.map { .string($0) })]).description : PrintableText.escaped("changed: \(keys.joined(separator: ", "))"))
         } catch {
             printError(error.description)
         }

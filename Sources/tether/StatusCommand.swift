@@ -36,7 +36,7 @@ struct Status: ParsableCommand {
         let answer = try group.host().status(limit: limit, timeout: timeout)
         if json { return try printJSON(answer) }
         let status = HostStatus(json: answer)
-        output("host: running, pid \(status.pid), up \(TextFormat.fixed(status.uptime, 1)) s, group \(status.group)")
+        output(PrintableText.escaped("host: running, pid \(status.pid), up \(TextFormat.fixed(status.uptime, 1)) s, group \(status.group)"))
         output(status.extensionCount == 0 ? "extensions: none" : "extensions:")
         for item in status.extensions { output("  " + ExtensionLine.text(item)) }
         let unlisted = status.extensionCount - status.extensions.count

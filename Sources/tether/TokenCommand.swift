@@ -1,3 +1,4 @@
+import TetherJSON
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
@@ -56,13 +57,13 @@ struct Token: ParsableCommand {
             output("state: \(snapshot.state.rawValue)")
             if let configuration = snapshot.configuration {
                 let client = configuration.clientID.isEmpty ? "" : " (client \(configuration.clientID))"
-                output("token endpoint: \(configuration.tokenURL), \(configuration.style.rawValue) style\(client)")
+                output(PrintableText.escaped("token endpoint: \(configuration.tokenURL), \(configuration.style.rawValue) style\(client)"))
                 if configuration.refreshEndpoint != configuration.tokenURL {
-                    output("refresh endpoint: \(configuration.refreshEndpoint)")
+                    output(PrintableText.escaped("refresh endpoint: \(configuration.refreshEndpoint)"))
                 }
-                if let issuer = configuration.issuer { output("discovered from: \(issuer)") }
-                if let device = configuration.deviceURL { output("device login endpoint: \(device)") }
-                if let revoke = configuration.revokeURL { output("revocation endpoint: \(revoke)") }
+                if let issuer = configuration.issuer { output(PrintableText.escaped("discovered from: \(issuer)")) }
+                if let device = configuration.deviceURL { output(PrintableText.escaped("device login endpoint: \(device)")) }
+                if let revoke = configuration.revokeURL { output(PrintableText.escaped("revocation endpoint: \(revoke)")) }
                 output("access token sent to: \(configuration.allowedOrigins.map(\.description).joined(separator: ", "))")
                 output(snapshot.secretLocation == .keyring
                        ? "secrets kept in: the keyring (Secret Service); the access tokens in the group's credentials file"

@@ -87,6 +87,16 @@ import TetherTestSupport
         #expect("\(error)".contains("larger than 32 MiB"), "\(error)")
     }
 
+    /// A socket that answers what is not JSON-RPC: the call ends at once,
+    /// saying so (it waited out its whole timeout before).
+    @Test(arguments: ["not json at all", #"{"jsonrpc":"2.0","id":"#, #"{"jsonrpc":"1.0","result":7}"#, "\u{1b}[2J"])
+    func aGarbledAnswerEndsTheCallAtOnce(_ answer: String) throws {
+        let started = MonotonicClock.nanoseconds()
+        let outcome = try Self.call(answering: { _ in Array(answer.utf8) + [0x0A] }, timeoutMilliseconds: 20_000)
+        #expect(outcome == .failure(.remote(RPCError(code: -32603, message: "what came back is not JSON-RPC"))), "\(outcome)")
+        #expect((MonotonicClock.nanoseconds() - started) / 1_000_000 < 10_000)
+    }
+
     /// A host that never answers: the call ends at its bound.
     @Test func aHostThatNeverAnswersTimesOut() throws {
         let started = MonotonicClock.nanoseconds()

@@ -1,3 +1,4 @@
+import TetherGroup
 import ArgumentParser
 import FoundationEssentials
 import TetherLog
@@ -74,7 +75,7 @@ struct TetherBench: ParsableCommand {
 
     func validate() throws {
         for name in names where !(Self.all + Self.named).contains(name) {
-            throw ValidationError("Unknown benchmark '\(name)'; choose from \((Self.all + Self.named).joined(separator: ", ")).")
+            throw ValidationError("Unknown benchmark \(quotedInput(name)); choose from \((Self.all + Self.named).joined(separator: ", ")).")
         }
         guard (1...10_000).contains(extensions) else { throw ValidationError("--extensions must be from 1 to 10000.") }
         guard scale > 0, scale <= 100 else { throw ValidationError("--scale must be above 0 and at most 100.") }
