@@ -10,6 +10,9 @@ package enum RPCCallError: Error, Sendable, Equatable {
     case closed
     /// The peer answered with an error.
     case remote(RPCError)
+    /// What came back broke the protocol (not JSON-RPC, or past the largest
+    /// answer taken): something other than a host may be at the socket.
+    case malformed(String)
 }
 
 /// A blocking request/response on a fresh connection, for command-line tools:
@@ -45,6 +48,8 @@ package enum RPCCall {
                         connection.call(method, params) { result in
                             switch result {
                             case .success(let value): done.finish(.success(value))
+                            case .failure(let error) where connection.closedForMisbehaving:
+                                done.finish(.failure(.malformed(error.message)))
                             case .failure(let error): done.finish(.failure(.remote(error)))
                             }
                             connection.close()

@@ -6,8 +6,8 @@ import TetherLoop
 ///
 /// Bad input never stalls or crashes the loop: a frame that is not JSON-RPC
 /// gets an error response; a peer that sends mostly garbage (more than half
-/// of its last 16 frames), sends an oversized frame, or lets its responses
-/// pile up past `maximumWriteQueue` is disconnected.
+/// of its last 16 frames, or than `badFramesAllowed`), an oversized frame,
+/// or lets its responses pile up past `maximumWriteQueue` is disconnected.
 ///
 /// Work in flight is bounded (backpressure): while the peer has
 /// `maximumInFlight` requests unanswered, or `pauseQueuedBytes` of answers

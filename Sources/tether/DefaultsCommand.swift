@@ -99,7 +99,7 @@ struct Defaults: ParsableCommand {
         }
     }
 
-    static func quoted(_ key: String) -> String { quotedInput(key) }
+    static func quoted(_ key: String) -> String { "'\(key)'" }
 }
 
 /// Prints the keys whose values differ after each replacement of the file.

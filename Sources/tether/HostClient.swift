@@ -56,6 +56,8 @@ struct HostClient {
             } catch {
                 throw CLIError.environment("the host's answer to \(method.name) cannot be read: \(error.message)")
             }
+        case .failure(.malformed(let why)):
+            throw CLIError.environment("the answer on \(group.socketPath) cannot be taken: \(why)")
         case .failure(.remote(let error)):
             throw CLIError.refused(error.message)
         case .failure(.unreachable) where !running:

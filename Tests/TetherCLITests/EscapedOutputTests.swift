@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherLoop
 import TetherTestSupport
 
 /// What Tether prints of text it did not write (a key in the defaults
@@ -33,6 +34,20 @@ import TetherTestSupport
         expectEscaped(widget.stderr, containing: #"RED\nFORGED line"#)
     }
 
+    /// An SDK extension's plain log line stays one line, whatever it
+    /// quotes: the example notification logs each push's title, and a title
+    /// may hold a newline.
+    @Test func anExtensionsLogLineQuotingAPushStaysOneLine() throws {
+        let fixture = try HostFixture()
+        let host = try fixture.startHostWithExampleNotification()
+        defer { host.stopAlways() }
+        let push = try fixture.group.run(["push", #"{"title":"RED\nFORGED line"}"#])
+        #expect(push.status == 0, "\(push.stderr)")
+        // Split, the line would end at "RED" and the next begin "FORGED".
+        let line = try host.expectLineStarting("[notify] rewriting").last ?? ""
+        expectEscaped(line, containing: #"rewriting "RED\nFORGED line""#)
+    }
+
     /// `status`'s first line names the group as given.
     @Test func statusNamesAGroupEscaped() throws {
         let dir = try TemporaryDirectory("tether-cli")
@@ -45,6 +60,34 @@ import TetherTestSupport
         let status = try tether(["status", "--group", group], environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
         expectEscaped(status.stdout, containing: #"group \#(dir.path)/x\u{1b}[31mRED\nFORGED line"#)
+    }
+}
+
+/// Something other than a host at the host's socket, answering what is
+/// not JSON-RPC (its terminal escape included): `status` says so at once,
+/// escaped, with exit 3 (the environment), not after its 5 s timeout.
+@Suite(.timed) struct NotAHostAtTheSocketTests {
+    @Test func aGarbledAnswerIsAnEnvironmentErrorAtOnce() throws {
+        let group = try TestGroup()
+        try FileManager.default.createDirectory(atPath: group.path, withIntermediateDirectories: true)
+        let impostor = try TestProcess("python3", ["-c", """
+            import socket
+            s = socket.socket(socket.AF_UNIX)
+            s.bind("\(group.path)/host.sock")
+            s.listen(4)
+            print("listening", flush=True)
+            c = s.accept()[0]
+            c.recv(65536)
+            c.sendall(b"hello \\x1b[2J world\\n")
+            c.recv(65536)
+            """])
+        defer { impostor.stopAlways() }
+        try impostor.expectLine("listening")
+        let started = MonotonicClock.nanoseconds()
+        let status = try group.run(["status"])
+        #expect(status.status == 3, "\(status.stderr)")
+        #expect(status.stderr.contains("host.sock cannot be taken: what came back is not JSON-RPC"), "\(status.stderr)")
+        #expect((MonotonicClock.nanoseconds() - started) / 1_000_000 < 4_000)
     }
 }
 

@@ -48,20 +48,29 @@ import TetherTestSupport
         ["probe", "feature"], ["probe", "host", "extra"], ["probe", "daemon"], ["probe"],
         ["hold", "feature", "../x", "--", "true"], ["hold", "feature", "ok"],
         ["watch", "feature", ".x"], ["watch", "host", "--timeout", "-1"], ["frobnicate"],
-        // Huge refused input: the one line repeats a bounded part of it.
-        ["probe", "feature", String(repeating: "a", count: 100_000)],
-        ["probe", "host", String(repeating: "x\u{1}", count: 50_000)],
     ])
     func badUsageIsExitTwoWithOneClearLine(_ arguments: [String]) throws {
         let group = try TestGroup()
         let result = try group.run(arguments)
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
-        #expect(!result.stderr.isEmpty && result.stderr.utf8.count < 1_000, "\(result.stderr.utf8.count) bytes")
+        #expect(!result.stderr.isEmpty)
         #expect(!result.stderr.contains("Fatal error"))
         #expect(result.stdout.isEmpty)
         // Nothing was created for a name that was refused.
         #expect(!FileManager.default.fileExists(atPath: group.path + "/locks/features/..") ||
                 !FileManager.default.fileExists(atPath: group.path + "/x.lock"))
+    }
+
+    /// Huge refused input: the one line repeats a bounded part of it. (Made
+    /// here, not as arguments: Swift Testing would print them whole.)
+    @Test func hugeRefusedInputIsRepeatedBounded() throws {
+        let group = try TestGroup()
+        for arguments in [["probe", "feature", String(repeating: "a", count: 100_000)],
+                          ["probe", "host", String(repeating: "x\u{1}", count: 50_000)]] {
+            let result = try group.run(arguments)
+            #expect(result.status == 2 && result.stdout.isEmpty)
+            #expect(!result.stderr.isEmpty && result.stderr.utf8.count < 1_000, "\(result.stderr.utf8.count) bytes")
+        }
     }
 
     @Test func worldWritableGroupDirectoryIsRefusedAndLeftUntouched() throws {
