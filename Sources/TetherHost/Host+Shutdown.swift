@@ -33,7 +33,8 @@ extension Host {
         desktop.close()
         stopInputMethod()
         features.releaseAll()
-        held.server?.broadcast(HostNotification.stopping)
+        // The extensions' own links hear it as each is signalled (`stop`).
+        held.server?.broadcast(HostNotification.stopping, skipping: Set(links.keys))
         var remaining = supervisors.count
         let release = { [unowned self] in
             // Leftovers still in their grace: their cgroups are killed, and
@@ -64,11 +65,38 @@ extension Host {
             sandbox.afterRemovals(release)
         }
         guard remaining > 0 else { return finish() }
-        for supervisor in supervisors.all {
-            supervisor.stop {
-                remaining -= 1
-                if remaining == 0 { finish() }
-            }
+        stop(supervisors.all[...]) {
+            remaining -= 1
+            if remaining == 0 { finish() }
         }
     }
+
+    /// How many extensions a stop signals in one turn of the loop.
+    static let stopsPerTurn = 32
+
+    /// Signals `pending` a few at a time, a turn of the loop each, so that
+    /// the exits that came meanwhile are reaped between: with thousands,
+    /// their SIGTERMs and their reaping then share the CPUs with their
+    /// exits, where signalling all first left the reaping to run alone
+    /// once every extension had gone (a quarter of a stop of 3,000).
+    /// Each launch's link hears the host stop just before its SIGTERM: told
+    /// all at once, thousands woke to read it before the first was signalled.
+    private func stop(_ pending: ArraySlice<ExtensionSupervisor>, each: @escaping () -> Void) {
+        for supervisor in pending.prefix(Self.stopsPerTurn) {
+            for key in linkKeys[supervisor.manifest.name] ?? [] {
+                links[key]?.connection.notify(HostNotification.stopping)
+            }
+            supervisor.stop(completion: each)
+        }
+        let rest = pending.dropFirst(Self.stopsPerTurn)
+        guard !rest.isEmpty else { return }
+        let next = LoopBoundStop(rest: rest, each: each)
+        loop.execute { [self] in stop(next.rest, each: next.each) }
+    }
+}
+
+/// The rest of a stop, carried to the loop's next turn (it stays on the loop).
+private struct LoopBoundStop: @unchecked Sendable {
+    let rest: ArraySlice<ExtensionSupervisor>
+    let each: () -> Void
 }

@@ -214,10 +214,10 @@ package final class RPCServer: @unchecked Sendable {
         timer.start(afterMilliseconds: 1_000) { _ = tether_release_free_memory() }
     }
 
-    /// Sends a notification to every connected peer: for what each must
-    /// hear once (the host stopping), never per event.
-    package func broadcast(_ method: String, _ params: JSONValue? = nil) {
-        for connection in connections.values { connection.notify(method, params) }
+    /// Sends a notification to every connected peer but `skipped`: for
+    /// what each must hear once (the host stopping), never per event.
+    package func broadcast(_ method: String, _ params: JSONValue? = nil, skipping skipped: Set<ObjectIdentifier> = []) {
+        for (key, connection) in connections where !skipped.contains(key) { connection.notify(method, params) }
     }
 
     /// Stops listening, closes every connection, and removes the socket
