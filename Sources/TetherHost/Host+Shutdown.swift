@@ -65,10 +65,16 @@ extension Host {
             sandbox.afterRemovals(release)
         }
         guard remaining > 0 else { return finish() }
-        stop(supervisors.all[...]) {
+        let each = {
             remaining -= 1
             if remaining == 0 { finish() }
         }
+        // Those without a process first, all at once: they signal nothing,
+        // and their waits (a restart's backoff, a launch slot) end now,
+        // not after their turn.
+        let running = supervisors.all.filter(\.hasProcess)
+        for supervisor in supervisors.all where !supervisor.hasProcess { supervisor.stop(completion: each) }
+        stop(running[...], each: each)
     }
 
     /// How many extensions a stop signals in one turn of the loop.
@@ -79,7 +85,7 @@ extension Host {
     /// their SIGTERMs and their reaping then share the CPUs with their
     /// exits, where signalling all first left the reaping to run alone
     /// once every extension had gone (a quarter of a stop of 3,000).
-    /// Each launch's link hears the host stop just before its SIGTERM: told
+    /// Each launch's link hears the host stop as the stop signals it: told
     /// all at once, thousands woke to read it before the first was signalled.
     private func stop(_ pending: ArraySlice<ExtensionSupervisor>, each: @escaping () -> Void) {
         for supervisor in pending.prefix(Self.stopsPerTurn) {
@@ -88,15 +94,10 @@ extension Host {
             }
             supervisor.stop(completion: each)
         }
-        let rest = pending.dropFirst(Self.stopsPerTurn)
+        nonisolated(unsafe) let rest = pending.dropFirst(Self.stopsPerTurn)  // touched on the loop only
+        nonisolated(unsafe) let each = each  // run on the loop only
         guard !rest.isEmpty else { return }
-        let next = LoopBoundStop(rest: rest, each: each)
-        loop.execute { [self] in stop(next.rest, each: next.each) }
+        // Refused only by a loop that has finished: then here, at once.
+        if !loop.execute({ [self] in stop(rest, each: each) }) { stop(rest, each: each) }
     }
-}
-
-/// The rest of a stop, carried to the loop's next turn (it stays on the loop).
-private struct LoopBoundStop: @unchecked Sendable {
-    let rest: ArraySlice<ExtensionSupervisor>
-    let each: () -> Void
 }

@@ -36,47 +36,53 @@ import TetherTestSupport
         #expect(try host.waitForExit(timeout: 30) == 0)
     }
 
-    /// A launch's link hears the host stop once, and before its SIGTERM:
-    /// every other connection hears it at once, each launch as the stop
-    /// signals it (a few a turn of the loop, so thousands are not all woken
-    /// to read it before the first is signalled).
-    @Test func eachLaunchHearsTheHostStopOnceBeforeItsSIGTERM() throws {
+    /// A launch's link hears the host stop once, in whichever turn the
+    /// stop signals it: every other connection hears it at once, each
+    /// launch as the stop signals it, 32 a turn of the loop (told all at
+    /// once, thousands woke to read it before the first was signalled).
+    /// The listener runs after 32 others, so its turn is the second.
+    @Test func eachLaunchHearsTheHostStopOnceInItsTurn() throws {
         let fixture = try HostFixture()
-        // What its link says before a signal is read first: both wake the
-        // same poll, and the link's bytes were sent before the signal.
-        let listener = """
+        for index in 0..<32 {
+            try writeFile(fixture.extensions + "/early\(index).extension.json",
+                          #"{"name":"early\#(index)","role":"widget","executable":"/bin/sleep","arguments":["300"],"activation":"always","restart":"never"}"#)
+        }
+        // What its link says is read before a signal: both may wake the
+        // same poll, and the host writes before it signals.
+        try writeFile(fixture.extensions + "/listener.py", """
             import json, os, selectors, signal, socket
             wake, woken = os.pipe()
             os.set_blocking(woken, False)
             signal.set_wakeup_fd(woken)
             signal.signal(signal.SIGTERM, lambda *_: None)
-            link = socket.socket(fileno=int(os.environ['TETHER_HOST_FD']))
-            link.sendall((json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'extension.hello',
-                'params': {'name': os.environ['TETHER_EXTENSION'], 'role': 'widget'}}) + '\\n').encode())
+            link = socket.socket(fileno=int(os.environ["TETHER_HOST_FD"]))
+            link.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "\(HostMethod.hello)",
+                                      "params": {"name": "listener", "role": "widget"}}) + "\\n").encode())
             polled = selectors.DefaultSelector()
             polled.register(link, selectors.EVENT_READ)
             polled.register(wake, selectors.EVENT_READ)
-            pending = b''
+            pending = b""
             while True:
                 ready = [key.fileobj for key, _ in polled.select()]
                 if link in ready:
                     data = link.recv(65536)
                     if not data:
                         break
-                    *lines, pending = (pending + data).split(b'\\n')
+                    *lines, pending = (pending + data).split(b"\\n")
                     for line in lines:
                         message = json.loads(line)
-                        print('heard ' + message['method'] if 'method' in message else 'attached', flush=True)
+                        print("heard " + message["method"] if "method" in message else "attached", flush=True)
                     continue
-                print('TERM', flush=True)
+                print("TERM", flush=True)
                 break
-            """
-        let manifest: [String: Any] = ["name": "listener", "role": "widget", "executable": "/usr/bin/python3",
-                                       "arguments": ["-c", listener], "activation": "always", "restart": "never"]
-        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: fixture.extensions + "/listener.extension.json"))
+            """)
+        try writeFile(fixture.extensions + "/listener.extension.json",
+                      #"{"name":"listener","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/listener.py"],"activation":"always","restart":"never"}"#)
         let host = try startTether(fixture.group.withGroup(["host", "--extensions-dir", fixture.extensions]))
         defer { host.signal(SIGKILL) }
         _ = try host.expectLineStarting("[listener] attached")
+        let pids = ((try fixture.status()["extensions"] as? [[String: Any]]) ?? []).compactMap { ($0["pid"] as? Int).flatMap { Int32(exactly: $0) } }
+        #expect(pids.count == 33, "\(pids.count) running")
         let client = try fixture.rawClient()
         defer { client.close() }
         host.signal(SIGTERM)
@@ -84,5 +90,6 @@ import TetherTestSupport
         let seen = try host.expectLineStarting("[listener] TERM").filter { $0.hasPrefix("[listener] heard") }
         #expect(seen == ["[listener] heard \(HostNotification.stopping)"])
         #expect(try host.waitForExit(timeout: 30) == 0)
+        try waitUntilGone(pids, within: 10)
     }
 }
