@@ -213,6 +213,25 @@ static int bind(int source, int detached, char *target, unsigned long long attri
     return set_attributes(target, attributes, 1);
 }
 
+/* An empty directory of the root's bound over `target`, read-only, then
+   removed: a removed directory holds nothing and takes nothing new, and
+   no file system is built at launch and torn down at exit for it. */
+static int mask(const char *root, char *target, int optional) {
+    struct stat status;
+    if (stat(target, &status) < 0) return optional && errno == ENOENT ? 1 : -errno;
+    char empty[PATH_BYTES];
+    int rc = join(empty, root, "/.tether-mask");
+    if (rc < 0) return rc;
+    if (mkdir(empty, 0555) < 0) return -errno;
+    if (mount(empty, target, NULL, MS_BIND, NULL) < 0) {
+        int error = errno;
+        rmdir(empty);
+        return -error;
+    }
+    if (rmdir(empty) < 0) return -errno;
+    return set_attributes(target, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV | WORLD_ATTR_NOEXEC, 0);
+}
+
 static int is_bind(const struct tether_world_step *step) {
     return step->kind == TETHER_WORLD_READ || step->kind == TETHER_WORLD_WRITE || step->kind == TETHER_WORLD_DEVICE;
 }
@@ -232,15 +251,10 @@ static int run_step(const struct tether_world_step *step, const char *root, int 
     case TETHER_WORLD_DEVICE:
         return bind(source, detached, target, WORLD_ATTR_NOSUID | WORLD_ATTR_NOEXEC, known);
     case TETHER_WORLD_TMPFS:
-    case TETHER_WORLD_MASK: {
-        struct stat status;
-        if (step->kind == TETHER_WORLD_MASK && stat(target, &status) < 0) {
-            return step->optional && errno == ENOENT ? 1 : -errno;
-        }
         if ((rc = make_directories(target, 1, 0755, known)) < 0) return rc;
-        unsigned long flags = MS_NOSUID | MS_NODEV | (step->kind == TETHER_WORLD_MASK ? MS_RDONLY | MS_NOEXEC : 0);
-        return mount("tmpfs", target, "tmpfs", flags, step->data) < 0 ? -errno : 0;
-    }
+        return mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, step->data) < 0 ? -errno : 0;
+    case TETHER_WORLD_MASK:
+        return mask(root, target, step->optional);
     case TETHER_WORLD_PROC:
         if ((rc = make_directories(target, 1, 0555, known)) < 0) return rc;
         return mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : 0;

@@ -24,7 +24,7 @@ package final class SpawnWorld: @unchecked Sendable {
         case device(String)
         /// The PID namespace's own /proc.
         case proc(at: String)
-        /// An empty read-only tmpfs over what is at `target` (if there).
+        /// An empty read-only directory over what is at `target` (if there).
         case mask(at: String)
     }
 
@@ -64,7 +64,7 @@ package final class SpawnWorld: @unchecked Sendable {
                     case .symlink(let target, let text): (TETHER_WORLD_SYMLINK, text, target, nil, false, -1)
                     case .device(let path): (TETHER_WORLD_DEVICE, path, path, nil, true, 0)
                     case .proc(let target): (TETHER_WORLD_PROC, nil, target, nil, false, 0)
-                    case .mask(let target): (TETHER_WORLD_MASK, nil, target, "size=4k,nr_inodes=2,mode=0555", true, -1)
+                    case .mask(let target): (TETHER_WORLD_MASK, nil, target, nil, true, -1)
                     }
                 cSteps[index] = tether_world_step(kind: Int32(kind.rawValue), source: try copy(source),
                                                   target: try copy(target), data: try copy(data),

@@ -67,7 +67,8 @@ package enum ExtensionWorld {
         }
         // /etc's steps go here, once the program's directories are known.
         let configurationAt = steps.count
-        steps.append(.tmpfs(at: "/dev", options: "size=16k,nr_inodes=32,mode=0755", writable: false))
+        // /dev is a directory of the read-only root: a file system of its
+        // own would be one more to build at each launch and tear down at its exit.
         steps += devices.map { .device($0) }
         for (index, name) in ["stdin", "stdout", "stderr"].enumerated() {
             steps.append(.symlink(at: "/dev/\(name)", text: "/proc/self/fd/\(index)"))

@@ -25,10 +25,27 @@ import TetherTestSupport
         for binary in Self.examples {
             let libraries = try Self.sharedLibraries(of: binary)
             #expect(libraries.contains { $0.hasPrefix("libc.so") }, "ldd listed \(binary)'s libraries: \(libraries)")
+            // Its C++ runtime too (examples/link).
             let runtime = libraries.filter { library in
-                ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"].contains { library.hasPrefix($0) }
+                ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime", "libstdc++"]
+                    .contains { library.hasPrefix($0) }
             }
             #expect(runtime.isEmpty, "\(binary) maps the Swift runtime's shared libraries: \(runtime)")
+        }
+    }
+
+    /// Where this glibc reads packed relative relocations (2.36), the
+    /// examples' are packed: 40,000 entries the loader reads at each start.
+    @Test func theExampleExtensionsPackTheirRelocationsWhereGlibcReadsThem() throws {
+        var text = [CChar](repeating: 0, count: 64)
+        let length = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
+        let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+        try #require(length > 0 && version.count >= 2, "confstr: \(version)")
+        for binary in Self.examples {
+            let dynamic = try runCommand("/usr/bin/readelf", ["--dynamic", binary])
+            #expect(dynamic.status == 0, "\(dynamic.stderr)")
+            #expect(dynamic.stdout.contains("(RELR)") == ((version[0], version[1]) >= (2, 36)), "\(binary): \(version)")
         }
     }
 

@@ -21,6 +21,8 @@ import Glibc
 ///   involuntary switches meanwhile (taken off a CPU while it ran, by the
 ///   N extensions answering at once: no sleep, no wake-up);
 /// - scale.stop: SIGTERM to exit with N running, and what was left;
+///   scale.stop.work: the CPU time the whole machine spent meanwhile (N
+///   exits and the host's part), against the stop's time on every CPU;
 /// - scale.flood: `host.status` answered while 100 clients send it flat out
 ///   and never read, against the idle host; with the host's peak meanwhile.
 struct ScaleBenchmark {
@@ -76,8 +78,12 @@ struct ScaleBenchmark {
         let metrics = try host.samples(of: "host.metrics", count: 20)
         let switches = Self.switchesPerSecond(of: host.process.pid)
         let stopStart = MonotonicClock.nanoseconds()
+        let busyBefore = MachineTime.busySeconds()
         _ = try host.stop()
         let stopTime = MonotonicClock.nanoseconds() - stopStart
+        let busyAfter = MachineTime.busySeconds()
+        let stopWork = busyBefore.flatMap { before in busyAfter.map { $0 - before } }
+        let cpus = Double(ProcessInfo.processInfo.activeProcessorCount)
         let left = leftovers(widget: widget)
 
         // A burst: every launch asked at once on 8 connections.
@@ -121,6 +127,9 @@ struct ScaleBenchmark {
                         baselines: ["no extensions": Percentiles(p50: idleSwitches.preemptions, p99: idleSwitches.preemptions)]),
             BenchResult(name: "scale.stop", unit: "ms", p50: Double(stopTime) / 1e6, p99: Double(stopTime) / 1e6, samples: 1,
                         baselines: ["processes left": Percentiles(p50: Double(left), p99: Double(left))]),
+            BenchResult(name: "scale.stop.work", unit: "CPU-s", p50: stopWork ?? 0, p99: stopWork ?? 0, samples: 1,
+                        baselines: ["the stop's time on every CPU": Percentiles(p50: Double(stopTime) / 1e9 * cpus,
+                                                                                p99: Double(stopTime) / 1e9 * cpus)]),
             BenchResult(name: "scale.flood", samples: flood.status,
                         baselines: ["idle": Percentiles(nanoseconds: idleStatus), "host peak MiB": megabytes(flood.peak)]),
         ]

@@ -80,7 +80,7 @@ enum tether_world_step_kind {
     TETHER_WORLD_DEVICE = 4,    /* bind the device file source at target */
     TETHER_WORLD_PROC = 5,      /* the PID namespace's /proc at target */
     TETHER_WORLD_DIRECTORY = 6, /* an empty directory at target */
-    TETHER_WORLD_MASK = 7,      /* an empty read-only tmpfs over target (options in data), hiding it */
+    TETHER_WORLD_MASK = 7,      /* an empty read-only directory over target, hiding it */
 };
 
 struct tether_world_step {

@@ -1,0 +1,21 @@
+import Glibc
+
+/// The machine's CPU time, from `/proc/stat`'s first line: what a span of
+/// work cost every CPU together, whatever ran it (the host, its children,
+/// the kernel's threads), and steadier than the span's wall time on a
+/// machine whose scheduling stalls now and then.
+enum MachineTime {
+    /// Seconds every CPU spent busy (not idle, not waiting for I/O) since boot.
+    static func busySeconds() -> Double? {
+        guard let file = fopen("/proc/stat", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 512)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // "cpu user nice system idle iowait irq softirq steal ...", in ticks.
+        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
+        guard fields.count == 8 else { return nil }
+        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+        return busy / Double(max(1, sysconf(Int32(_SC_CLK_TCK))))
+    }
+}
