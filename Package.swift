@@ -4,6 +4,31 @@ import PackageDescription
 import Glibc
 #endif
 
+// Less for each start and exit to map (design record): the C++ runtime the
+// Swift runtime needs is linked in too (examples/link: a linker script
+// naming its archive, searched before the shared library), and relative
+// relocations are packed (DT_RELR) where glibc reads them, 2.36 and later:
+// this machine's, unless TETHER_PACKED_RELOCATIONS says (0 to build for an
+// older glibc elsewhere, 1 to pack whatever this one is).
+let packedRelocations: [String] = {
+    #if canImport(Glibc)
+    switch Context.environment["TETHER_PACKED_RELOCATIONS"] {
+    case "0": return []
+    case "1": break
+    default:
+        // "glibc 2.36"
+        var text = [CChar](repeating: 0, count: 64)
+        guard confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count) > 0 else { return [] }
+        let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+        guard version.count >= 2, (version[0], version[1]) >= (2, 36) else { return [] }
+    }
+    return ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+    #else
+    return []
+    #endif
+}()
+
 // The example extensions carry the Swift runtime in their executables, in
 // every build, as the Debian package's do: a host runs thousands of them,
 // and each process that maps the runtime's shared libraries pays for it at
@@ -13,30 +38,8 @@ import Glibc
 // libraries are named; lld, because gold prints glibc's mktemp warning for
 // them. Executables outside every product: a package depending on Tether
 // never builds them, so their unsafe flags never reach it (design record).
-// Two more of what each start and exit pays (issue 58): the C++ runtime
-// the Swift runtime needs is linked in too (examples/link holds a linker
-// script that names its archive, found before the shared library), and the
-// loader's relocation table is packed (DT_RELR: 0.9 MiB read at each start,
-// 8 KB packed) where this machine's glibc reads it packed (2.36 and later;
-// a binary so linked asks for it by version where it runs).
-let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
-
-let packedRelocations: [String] = {
-    #if canImport(Glibc)
-    // "glibc 2.36"
-    var text = [CChar](repeating: 0, count: 64)
-    guard confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count) > 0 else { return [] }
-    let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        .split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
-    guard version.count >= 2, (version[0], version[1]) >= (2, 36) else { return [] }
-    return ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
-    #else
-    return []
-    #endif
-}()
-
 let swiftRuntimeLinkedIn: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-L\(packageDirectory)/examples/link"] + packedRelocations,
+    .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/examples/link"] + packedRelocations,
                  .when(platforms: [.linux])),
     .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
     .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),

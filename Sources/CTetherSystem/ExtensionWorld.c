@@ -103,7 +103,8 @@ static void id_map(char out[32], unsigned id) {
 
 /* The directory the last step's target is in, known to be there: most
    steps land beside the one before (20 in /etc), and each mkdir is a path
-   walk. Directories are never removed while the root is built. */
+   walk. No directory it holds is removed while the root is built (the
+   mask's, removed, is never the last step's). */
 struct known_directory { char path[PATH_BYTES]; size_t length; };
 
 /* Every directory of `path` (a buffer it may write to) up to and, with
@@ -215,7 +216,7 @@ static int bind(int source, int detached, char *target, unsigned long long attri
 
 /* An empty directory of the root's bound over `target`, read-only, then
    removed: a removed directory holds nothing and takes nothing new, and
-   no file system is built at launch and torn down at exit for it. */
+   it is no file system to build and tear down. (A bind at its name fails.) */
 static int mask(const char *root, char *target, int optional) {
     struct stat status;
     if (stat(target, &status) < 0) return optional && errno == ENOENT ? 1 : -errno;
@@ -223,11 +224,7 @@ static int mask(const char *root, char *target, int optional) {
     int rc = join(empty, root, "/.tether-mask");
     if (rc < 0) return rc;
     if (mkdir(empty, 0555) < 0) return -errno;
-    if (mount(empty, target, NULL, MS_BIND, NULL) < 0) {
-        int error = errno;
-        rmdir(empty);
-        return -error;
-    }
+    if (mount(empty, target, NULL, MS_BIND, NULL) < 0) { int error = errno; rmdir(empty); return -error; }
     if (rmdir(empty) < 0) return -errno;
     return set_attributes(target, WORLD_ATTR_RDONLY | WORLD_ATTR_NOSUID | WORLD_ATTR_NODEV | WORLD_ATTR_NOEXEC, 0);
 }

@@ -67,8 +67,7 @@ package enum ExtensionWorld {
         }
         // /etc's steps go here, once the program's directories are known.
         let configurationAt = steps.count
-        // /dev is a directory of the read-only root: a file system of its
-        // own would be one more to build at each launch and tear down at its exit.
+        // /dev is a directory of the read-only root, not a file system of its own.
         steps += devices.map { .device($0) }
         for (index, name) in ["stdin", "stdout", "stderr"].enumerated() {
             steps.append(.symlink(at: "/dev/\(name)", text: "/proc/self/fd/\(index)"))
@@ -194,9 +193,9 @@ package enum ExtensionWorld {
     package static let unavailable: String? = {
         let probe: SpawnWorld
         do throws(Errno) {
-            // A bind too: each kind of mount a launch's world makes.
+            // A bind and a mask too: each kind of mount a launch's world makes.
             probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k", writable: true),
-                                           .device("/dev/null")],
+                                           .device("/dev/null"), .mask(at: "/tmp")],
                                    ownNetwork: true, temporaryDirectory: "/tmp", staging: staging, landlockABI: nil)
         } catch {
             return "\(error)"

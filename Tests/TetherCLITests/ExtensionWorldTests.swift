@@ -27,6 +27,9 @@ struct ExtensionWorldTests {
             fd = os.open(sibling, os.O_RDONLY)
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         attempt("lockSibling", lock_sibling)
+        attempt("makeInstanceLock", lambda: os.close(os.open(os.path.join(group, "locks", "extensions", "mine.lock"),
+                                                             os.O_WRONLY | os.O_CREAT, 0o600)))
+        attempt("devWrite", lambda: os.close(os.open("/dev/planted", os.O_WRONLY | os.O_CREAT, 0o600)))
         attempt("groupRead", lambda: os.listdir(group) and None)
         attempt("etc", lambda: ",".join(sorted(os.listdir("/etc"))))
         attempt("hosts", lambda: open("/etc/hosts").read())
@@ -131,6 +134,9 @@ struct ExtensionWorldTests {
         // No sibling's instance lock to take: the host's alone.
         #expect(result["instanceLocks"] as? String == "", "\(result)")
         #expect(result["lockSibling"] as? String == "ENOENT", "\(result)")
+        #expect(["ENOENT", "EROFS", "EACCES"].contains(result["makeInstanceLock"] as? String ?? ""), "\(result)")
+        // Its /dev: the devices alone, in its read-only root.
+        #expect(["EROFS", "EACCES"].contains(result["devWrite"] as? String ?? ""), "\(result)")
         // An offline role's abstract sockets are its network namespace's.
         if role == "keyboard" { #expect(result["unixSockets"] as? String == "unseen", "\(result)") }
         // Its TMPDIR: a tmpfs of its disk limit, which counts unlinked and

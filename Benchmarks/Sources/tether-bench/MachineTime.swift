@@ -5,17 +5,19 @@ import Glibc
 /// the kernel's threads), and steadier than the span's wall time on a
 /// machine whose scheduling stalls now and then.
 enum MachineTime {
-    /// Seconds every CPU spent busy (not idle, not waiting for I/O) since boot.
+    /// Seconds every CPU spent busy (not idle, not waiting for I/O, not
+    /// stolen) since boot.
     static func busySeconds() -> Double? {
         guard let file = fopen("/proc/stat", "r") else { return nil }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 512)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
         let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        // "cpu user nice system idle iowait irq softirq steal ...", in ticks.
-        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
-        guard fields.count == 8 else { return nil }
-        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+        // "cpu user nice system idle iowait irq softirq steal ...", in ticks;
+        // steal is the hypervisor's running other guests, not this machine's work.
+        let fields = line.split(separator: " ").dropFirst().prefix(7).compactMap { Double($0) }
+        guard fields.count == 7 else { return nil }
+        let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6]
         return busy / Double(max(1, sysconf(Int32(_SC_CLK_TCK))))
     }
 }
