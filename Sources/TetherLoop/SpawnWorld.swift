@@ -16,8 +16,8 @@ package final class SpawnWorld: @unchecked Sendable {
         case read(String, at: String, optional: Bool)
         /// `source` bound at `target`, writable.
         case write(String, at: String, optional: Bool)
-        /// A tmpfs; `writable`: Landlock lets it (and what is beneath) be written.
-        case tmpfs(at: String, options: String, writable: Bool)
+        /// A tmpfs Landlock lets be written (a TMPDIR).
+        case tmpfs(at: String, options: String)
         /// A symbolic link at `at` whose text is `text`.
         case symlink(at: String, text: String)
         /// The device file `path` bound at the same path.
@@ -59,8 +59,7 @@ package final class SpawnWorld: @unchecked Sendable {
                     (tether_world_step_kind, String?, String, String?, Bool, Int32) = switch step {
                     case .read(let source, let target, let optional): (TETHER_WORLD_READ, source, target, nil, optional, 0)
                     case .write(let source, let target, let optional): (TETHER_WORLD_WRITE, source, target, nil, optional, 0)
-                    case .tmpfs(let target, let options, let writable):
-                        (TETHER_WORLD_TMPFS, nil, target, options, false, writable ? 1 : -1)
+                    case .tmpfs(let target, let options): (TETHER_WORLD_TMPFS, nil, target, options, false, 1)
                     case .symlink(let target, let text): (TETHER_WORLD_SYMLINK, text, target, nil, false, -1)
                     case .device(let path): (TETHER_WORLD_DEVICE, path, path, nil, true, 0)
                     case .proc(let target): (TETHER_WORLD_PROC, nil, target, nil, false, 0)

@@ -145,8 +145,7 @@ package enum ExtensionWorld {
             !targets.contains { covered($0, by: [candidate]) || covered(candidate, by: [$0]) }
         }) else { return nil }
         let inodes = Self.entries(forDiskLimitMiB: diskLimitMiB)
-        steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700",
-                            writable: true))
+        steps.append(.tmpfs(at: temporary, options: "size=\(max(diskLimitMiB, 1))m,nr_inodes=\(inodes),mode=0700"))
         // Binds and aliases together, parents first: one beneath another lands on top of it.
         let mounts = binds.map { (source: $0.path, target: $0.path, writable: $0.writable, optional: $0.optional) }
             + aliases.map { (source: $0.source, target: $0.target, writable: false, optional: true) }
@@ -194,7 +193,7 @@ package enum ExtensionWorld {
         let probe: SpawnWorld
         do throws(Errno) {
             // A bind and a mask too: each kind of mount a launch's world makes.
-            probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k", writable: true),
+            probe = try SpawnWorld(steps: [.proc(at: "/proc"), .tmpfs(at: "/tmp", options: "size=4k"),
                                            .device("/dev/null"), .mask(at: "/tmp")],
                                    ownNetwork: true, temporaryDirectory: "/tmp", staging: staging, landlockABI: nil)
         } catch {

@@ -152,6 +152,34 @@ struct ExtensionWorldTests {
         #expect(sibling["state"] as? String == "running", "\(sibling)")
     }
 
+    /// Without Landlock (a kernel before 5.13), the world's mounts alone
+    /// keep what an extension must not change: its root and /dev are
+    /// read-only, and the instance locks' mask is a removed directory,
+    /// where nothing can be made.
+    @Test func itsRootAndTheMaskHoldWithoutLandlock() throws {
+        let fixture = try HostFixture()
+        let locks = fixture.group.path + "/locks/extensions"
+        try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: true)
+        try writeFile("\(fixture.extensions)/write.py", #"""
+            import errno, os, sys
+            def attempt(path):
+                try:
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+                    return "ok"
+                except OSError as e:
+                    return errno.errorcode.get(e.errno, str(e.errno))
+            print("WROTE " + " ".join(attempt(p) for p in [sys.argv[1] + "/mine.lock", "/dev/planted", "/planted"]), flush=True)
+            sys.stdin.read()
+            """#)
+        try writeFile("\(fixture.extensions)/write.extension.json",
+                      #"{"name":"write","role":"widget","executable":"/usr/bin/env","arguments":["python3","\#(fixture.extensions)/write.py","\#(locks)"],"activation":"on-demand"}"#)
+        try fixture.withHost(without: [.landlock]) { host in
+            #expect(try fixture.group.run(["extension", "start", "write"], timeout: 30).status == 0)
+            let line = try host.expectLineStarting("[write] WROTE ", timeout: 30).last ?? ""
+            #expect(line == "[write] WROTE ENOENT EROFS EROFS", "\(line)")
+        }
+    }
+
     /// Its root is entered by chroot over the machine's: a user namespace
     /// within it would give back CAP_SYS_CHROOT, and a chroot below its
     /// root then ".." would lead out. None is made, even on a kernel

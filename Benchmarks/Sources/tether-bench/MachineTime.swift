@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 
 /// The machine's CPU time, from `/proc/stat`'s first line: what a span of
@@ -8,11 +9,8 @@ enum MachineTime {
     /// Seconds every CPU spent busy (not idle, not waiting for I/O, not
     /// stolen) since boot.
     static func busySeconds() -> Double? {
-        guard let file = fopen("/proc/stat", "r") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 512)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first else { return nil }
         // "cpu user nice system idle iowait irq softirq steal ...", in ticks;
         // steal is the hypervisor's running other guests, not this machine's work.
         let fields = line.split(separator: " ").dropFirst().prefix(7).compactMap { Double($0) }
