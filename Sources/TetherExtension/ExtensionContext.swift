@@ -256,8 +256,9 @@ public final class ExtensionContext {
             return finish(exitCode: 3)
         case .message(let method, _, _):
             // The host's own log says it is stopping: a line from each of
-            // thousands of extensions would only slow the stop.
-            if method == HostNotification.stopping { log("host is stopping", level: .debug) }
+            // thousands of extensions would only slow the stop. The link
+            // has marked it; no role has anything to do with it.
+            if method == HostNotification.stopping { return log("host is stopping", level: .debug) }
             if method == HostNotification.willTerminate {
                 // An on-demand extension with nothing to do: end cleanly
                 // before the host's SIGTERM.

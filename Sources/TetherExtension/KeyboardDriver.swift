@@ -76,7 +76,7 @@ final class KeyboardDriver<K: Keyboard>: RoleDriver {
                 let press: KeyPress
                 do throws(RPCError) { press = try KeyPress(wire: params) } catch { return respond(.failure(error)) }
                 key(press, respond: respond)
-            case KeyboardProtocol.focus.name, HostNotification.stopping:
+            case KeyboardProtocol.focus.name:
                 // Nothing is kept between keys: each key brings its field's context.
                 break
             default:

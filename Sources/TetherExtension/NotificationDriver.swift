@@ -35,10 +35,7 @@ final class NotificationDriver<S: NotificationService>: RoleDriver {
         if let response = DesktopNotificationEvent(event: method, params: params) {
             return service.didReceiveResponse(NotificationResponse(response), in: context)
         }
-        guard method == ExtensionMethod.receivePush else {
-            if method != HostNotification.stopping { respond(.failure(.methodNotFound(method))) }
-            return
-        }
+        guard method == ExtensionMethod.receivePush else { return respond(.failure(.methodNotFound(method))) }
         let push: PushReceive
         do throws(RPCError) { push = try PushReceive(receivedParams: params) } catch { return respond(.failure(error)) }
         let budget = push.budgetMilliseconds ?? budgetMilliseconds

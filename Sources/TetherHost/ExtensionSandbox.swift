@@ -75,10 +75,7 @@ final class ExtensionSandbox {
     /// Spares' directories too.
     func removeLeftovers(of manifests: [ExtensionManifest]) {
         guard let parent = try? temporaryParent() else { return }
-        PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: SpareRulesets.prefix)
-        for manifest in manifests {
-            PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: manifest.name)
-        }
+        PrivateTemporaryDirectory.removeLeftovers(in: parent, prefixes: Set(manifests.map(\.name) + [SpareRulesets.prefix]))
     }
 
     /// At start: what hosts of groups that no longer exist left (no host

@@ -148,9 +148,13 @@ package final class EventLoop: @unchecked Sendable {
         // not drop a job), within a bound. What those register for the
         // stop (a connection made again, a request sent) is stopped too.
         for _ in 0..<1_000 {
-            let stopping = self.stopping.sorted { $0.key < $1.key }
-            self.stopping = [:]
-            for (_, body) in stopping { body() }
+            // Most loops end with none (and a sort is code a process that
+            // is exiting would fault in for nothing).
+            if !self.stopping.isEmpty {
+                let stopping = self.stopping.sorted { $0.key < $1.key }
+                self.stopping = [:]
+                for (_, body) in stopping { body() }
+            }
             let jobsWait = queue.withLock { !$0.jobs.isEmpty }
             if jobsWait { drain() }
             if !jobsWait, self.stopping.isEmpty { break }

@@ -152,12 +152,13 @@ package enum PrivateTemporaryDirectory {
         if let error = TreeRemoval.remove(name, in: parent, deadline: deadline) { throw error }
     }
 
-    /// Removes every entry of `PARENT` whose name starts with `PREFIX.`:
-    /// what a host killed before it could clean up left behind.
-    /// Exactly `PREFIX.` and mkdtemp's six characters: not another prefix
-    /// that starts with this one and a dot. The parent must be ours (it
-    /// is never followed through a symlink).
-    package static func removeLeftovers(in parent: String, prefix: String) {
+    /// Removes every entry of `PARENT` named `PREFIX.` and mkdtemp's six
+    /// characters, for any of `prefixes`: what a host killed before it could
+    /// clean up left behind. Not another prefix that starts with one of
+    /// these and a dot. One read of the parent for all: a host of 3,000
+    /// extensions reading it for each took a tenth of its stop. The parent
+    /// must be ours (it is never followed through a symlink).
+    package static func removeLeftovers(in parent: String, prefixes: Set<String>) {
         let directory = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard directory >= 0 else { return }
         defer { close(directory) }
@@ -165,8 +166,10 @@ package enum PrivateTemporaryDirectory {
         guard fstat(directory, &info) == 0, info.st_uid == geteuid() else { return }
         // Tether's names are ASCII; decoded, another could name nothing.
         let names = (DirectoryEntries.read(directory) ?? []).compactMap(\.name.exactText).filter { name in
-            let suffix = name.utf8.dropFirst(prefix.utf8.count + 1)
-            return name.hasPrefix(prefix + ".") && suffix.count == 6 && !suffix.contains(UInt8(ascii: "."))
+            let bytes = Array(name.utf8)
+            guard bytes.count > 7, bytes[bytes.count - 7] == UInt8(ascii: "."),
+                  !bytes.suffix(6).contains(UInt8(ascii: ".")) else { return false }
+            return prefixes.contains(String(decoding: bytes.dropLast(7), as: UTF8.self))
         }
         for name in names { _ = TreeRemoval.remove(name, in: directory, deadline: nil) }
     }

@@ -137,21 +137,26 @@ import TetherTestSupport
         #expect(throws: (any Error).self) { try PrivateTemporaryDirectory.make(in: scratch.path + "/tmp", prefix: "w") }
     }
 
-    /// Exactly PREFIX.XXXXXX: not `widget.v2`'s, and an unreadable one too.
-    @Test func leftoversOfAPrefixAreRemoved() throws {
+    /// Exactly PREFIX.XXXXXX for each prefix: not `widget.v2`'s, nor a
+    /// prefix's own name, and an unreadable one too.
+    @Test func leftoversOfThePrefixesAreRemoved() throws {
         let scratch = try TemporaryDirectory("tether-tmpdir")
         let parent = scratch.path + "/tmp"
         let a = try PrivateTemporaryDirectory.make(in: parent, prefix: "widget")
         let b = try PrivateTemporaryDirectory.make(in: parent, prefix: "keyboard")
         let c = try PrivateTemporaryDirectory.make(in: parent, prefix: "widget.v2")
+        let d = try PrivateTemporaryDirectory.make(in: parent, prefix: ".spare")
+        #expect(mkdir(parent + "/widget", 0o700) == 0)
         try writeFile(a + "/secret", "token")
         #expect(mkdir(a + "/locked", 0o700) == 0)
         try writeFile(a + "/locked/secret", "token")
         #expect(chmod(a + "/locked", 0) == 0)
-        PrivateTemporaryDirectory.removeLeftovers(in: parent, prefix: "widget")
+        PrivateTemporaryDirectory.removeLeftovers(in: parent, prefixes: ["widget", ".spare", "w"])
         #expect(access(a, F_OK) != 0)
+        #expect(access(d, F_OK) != 0)
         #expect(access(b, F_OK) == 0)
         #expect(access(c, F_OK) == 0)
+        #expect(access(parent + "/widget", F_OK) == 0)
     }
 
     /// A parent whose group is gone is removed with what a killed host left
