@@ -106,9 +106,11 @@ enum ExtensionMain {
         LogOutput.standardOutput.attach(to: loop)
         LogOutput.standardError.attach(to: loop, sharing: .standardOutput)
         for signal in [SIGINT, SIGTERM] {
-            _ = try? SignalWatcher(loop: loop, signal: signal) { [context] _ in
+            let watcher = try? SignalWatcher(loop: loop, signal: signal) { [context] _ in
                 ExtensionActor.assumeIsolated { context.finish() }
             }
+            // A host stopping thousands need not read each one's signal mask.
+            if signal == SIGTERM, watcher != nil { hello.endsOnSigterm = true }
         }
         driver.describe(&hello)
         context.onHostEvent = { [driver] event in driver.hostEvent(event) }

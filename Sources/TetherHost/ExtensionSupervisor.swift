@@ -50,6 +50,9 @@ final class ExtensionSupervisor {
     var externalWatcher: LockWatcher?
     /// Its output, logged under its name at a bounded rate.
     let output: ExtensionOutput
+    /// The process whose hello said its SIGTERM handler ends it: a stop
+    /// takes it at its word (`signal`). Only a launch's own pid matches.
+    var endsOnSigterm: Int32?
 
     init(manifest: ExtensionManifest, resources: SupervisorResources, lockPath: String, environment: [String],
          logger: Logger) {

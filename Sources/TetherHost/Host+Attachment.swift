@@ -109,6 +109,7 @@ extension Host {
                 """)
         }
         attached.add(entry, key)
+        if managed, hello.endsOnSigterm { supervisor?.endsOnSigterm = peer.pid }
         // Asked in the hello: what it hears without asking again.
         let events = subscribers.subscribe(connection, hello: hello.events)
         // An extension's connection is no client: it never counts toward

@@ -180,6 +180,32 @@ struct ExtensionWorldTests {
         }
     }
 
+    /// A hello that says its SIGTERM handler ends it is taken at its word:
+    /// the host reads no signal mask and sends SIGTERM alone, so one that
+    /// says so and has no handler (its namespace's init, which the kernel
+    /// spares the signal) waits out its grace for the SIGKILL; one that
+    /// says nothing is killed at once.
+    @Test func aHelloThatEndsOnSigtermIsTakenAtItsWord() throws {
+        let fixture = try HostFixture()
+        for (name, claim) in [("quiet", ""), ("claims", #","endsOnSigterm":true"#)] {
+            let hello = #"printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(claim)}}' >&"$TETHER_HOST_FD""#
+            try fixture.addExtension(name, script: "\(hello)\nexec sleep 300")
+            try writeFile("\(fixture.extensions)/\(name).extension.json",
+                          #"{"name":"\#(name)","role":"widget","executable":"\#(name).sh","restart":"never","activation":"on-demand"}"#)
+        }
+        try fixture.withHost(arguments: ["--grace", "5"]) { (_: TestProcess) throws in
+            var took: [String: Double] = [:]
+            for name in ["quiet", "claims"] {
+                #expect(try fixture.group.run(["extension", "start", name], timeout: 30).status == 0)
+                let started = Date()
+                #expect(try fixture.group.run(["extension", "stop", name], timeout: 30).status == 0)
+                took[name] = Date().timeIntervalSince(started)
+            }
+            #expect(took["quiet", default: 99] < 4, "\(took)")
+            #expect(took["claims", default: 0] >= 4.5, "\(took)")
+        }
+    }
+
     /// Its root is entered by chroot over the machine's: a user namespace
     /// within it would give back CAP_SYS_CHROOT, and a chroot below its
     /// root then ".." would lead out. None is made, even on a kernel

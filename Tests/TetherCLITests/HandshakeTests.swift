@@ -59,7 +59,8 @@ import TetherLoop
 
     /// A host that speaks none of the SDK's versions: the extension exits 3
     /// with the host's sentence. The host here is a Python stand-in holding
-    /// the host lock through `tether hold`.
+    /// the host lock through `tether hold`; the hello it reads says the
+    /// SDK's SIGTERM handler ends the extension.
     @Test func theSDKExitsWhenTheHostSpeaksNoVersionOfIts() throws {
         let group = try TestGroup()
         let script = """
@@ -72,6 +73,7 @@ import TetherLoop
                 c, _ = s.accept()
                 f = c.makefile("rw", encoding="utf-8", newline="\\n")
                 m = json.loads(f.readline())
+                print("HELLO " + json.dumps(m["params"], sort_keys=True), flush=True)
                 f.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32002,
                     "message": "protocol version 2 is not supported; this host speaks versions 7 to 9"}}) + "\\n")
                 f.flush()
@@ -87,6 +89,8 @@ import TetherLoop
         let widget = try runCommand(exampleExecutable("example-widget"), ["--group", group.path, "--policy", "never"],
                                     timeout: 20)
         #expect(widget.status == 3)
+        let hello = try fake.readLine() ?? ""
+        #expect(hello.contains(#""endsOnSigterm": true"#), "\(hello)")
         #expect(widget.stderr.contains("the host refused this extension: protocol version 2 is not supported; "
                                        + "this host speaks versions 7 to 9 (this SDK speaks version 2)"), "\(widget.stderr)")
     }

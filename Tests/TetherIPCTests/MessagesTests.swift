@@ -8,8 +8,9 @@ import TetherLoop
 @Suite struct MessagesTests {
     @Test func aHelloReadsBackWhatItWrites() throws {
         let hello = ExtensionHello(name: "clock", role: "widget", pid: 42, openAccess: false,
-                                   timeBudgetMilliseconds: 900, events: [HostNotification.storeChanged])
+                                   timeBudgetMilliseconds: 900, events: [HostNotification.storeChanged], endsOnSigterm: true)
         #expect(try ExtensionHello(params: hello.json) == hello)
+        #expect(hello.json["endsOnSigterm"] == .bool(true))
         let json = hello.json
         #expect(json["protocol"] == .integer(HostProtocol.current))
         #expect(json["sdk"] == .string(TetherVersion.current), "the SDK says the one version `tether --version` says")
@@ -22,6 +23,7 @@ import TetherLoop
         #expect(hello.timeBudgetMilliseconds == nil)
         #expect(hello.openAccess == nil)
         #expect(hello.events.isEmpty)
+        #expect(!hello.endsOnSigterm)
     }
 
     /// An optional field there with another type, or out of its range, is
@@ -34,6 +36,7 @@ import TetherLoop
             ("timeBudgetMilliseconds", "900", "a positive integer (milliseconds)"),
             ("timeBudgetMilliseconds", 1e30, "a positive integer (milliseconds)"),
             ("openAccess", "yes", "true or false"), ("pid", "1", "an integer"), ("sdk", 6, "a string"),
+            ("endsOnSigterm", 1, "true or false"),
             ("events", "host.storeChanged", "an array of strings"), ("events", [JSONValue(1)], "an array of strings"),
         ] as [(String, JSONValue, String)] {
             var params = hello

@@ -19,10 +19,14 @@ package struct ExtensionHello: Sendable, Equatable {
     package var timeBudgetMilliseconds: UInt64?
     /// Events it hears from now on without asking again (`host.subscribe`'s).
     package var events: [String]
+    /// Its SIGTERM handler ends it (the SDK's does): the host need not
+    /// check, at a stop, that SIGTERM reaches it. One that says so and has
+    /// none waits out its grace for the SIGKILL.
+    package var endsOnSigterm: Bool
 
     package init(name: String, role: String, pid: Int32? = nil, openAccess: Bool? = nil,
                  protocolVersion: Int = HostProtocol.current, sdk: String? = TetherVersion.current,
-                 timeBudgetMilliseconds: UInt64? = nil, events: [String] = []) {
+                 timeBudgetMilliseconds: UInt64? = nil, events: [String] = [], endsOnSigterm: Bool = false) {
         self.name = name
         self.role = role
         self.pid = pid
@@ -31,11 +35,13 @@ package struct ExtensionHello: Sendable, Equatable {
         self.sdk = sdk
         self.timeBudgetMilliseconds = timeBudgetMilliseconds
         self.events = events
+        self.endsOnSigterm = endsOnSigterm
     }
 
     private enum Field {
         static let name = "name", role = "role", pid = "pid", openAccess = "openAccess", protocolVersion = "protocol"
         static let sdk = "sdk", timeBudgetMilliseconds = "timeBudgetMilliseconds", events = "events"
+        static let endsOnSigterm = "endsOnSigterm"
     }
 
     /// Read from a request's params: the version first (a host that cannot
@@ -59,7 +65,8 @@ package struct ExtensionHello: Sendable, Equatable {
                   timeBudgetMilliseconds: try params.optional(Field.timeBudgetMilliseconds, must: "a positive integer (milliseconds)") {
                       $0.intValue.flatMap { $0 > 0 ? UInt64($0) : nil }
                   },
-                  events: try params.optionalStrings(Field.events) ?? [])
+                  events: try params.optionalStrings(Field.events) ?? [],
+                  endsOnSigterm: try params.optional(Field.endsOnSigterm, must: "true or false") { $0.boolValue } ?? false)
     }
 
     package var json: JSONValue {
@@ -70,6 +77,7 @@ package struct ExtensionHello: Sendable, Equatable {
         if let sdk { object[Field.sdk] = .string(sdk) }
         if let timeBudgetMilliseconds { object[Field.timeBudgetMilliseconds] = .integer(timeBudgetMilliseconds) }
         if !events.isEmpty { object[Field.events] = .array(events.map(JSONValue.string)) }
+        if endsOnSigterm { object[Field.endsOnSigterm] = .bool(true) }
         return .object(object)
     }
 
