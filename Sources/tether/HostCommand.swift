@@ -80,10 +80,11 @@ struct HostCommand: ParsableCommand {
                                       requireSandbox: requireSandbox, desktopNotifications: !noDesktopNotifications,
                                       groupLimitMiB: groupLimit)
         let outcome = session.run()
-        // The host's objects are left to the exit, where the kernel frees
+        // After a clean stop (every handle closed, every extension gone)
+        // the host's objects are left to the exit, where the kernel frees
         // them at once: released one by one, a host of 3,000 extensions
-        // spent a twentieth of its stop on it. Its handles are closed.
-        _ = Unmanaged.passRetained(session)
+        // spent a twentieth of its stop on it.
+        if case .success = outcome { _ = Unmanaged.passRetained(session) }
         switch outcome {
         case .success(let code): if code != 0 { throw ExitCode(code) }
         case .failure(let error): throw error

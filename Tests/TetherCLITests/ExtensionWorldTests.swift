@@ -187,16 +187,16 @@ struct ExtensionWorldTests {
     /// says nothing is killed at once.
     @Test func aHelloThatEndsOnSigtermIsTakenAtItsWord() throws {
         let fixture = try HostFixture()
-        for (name, claim) in [("quiet", ""), ("claims", #","endsOnSigterm":true"#)] {
-            let hello = #"printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"extension.hello","params":{"name":"\#(name)","role":"widget"\#(claim)}}' >&"$TETHER_HOST_FD""#
-            try fixture.addExtension(name, script: "\(hello)\nexec sleep 300")
-            try writeFile("\(fixture.extensions)/\(name).extension.json",
-                          #"{"name":"\#(name)","role":"widget","executable":"\#(name).sh","restart":"never","activation":"on-demand"}"#)
+        for (name, fields) in [("quiet", nil), ("claims", #""endsOnSigterm":true"#)] {
+            try fixture.addExtension(name, restart: "never", activation: "on-demand",
+                                     script: HostFixture.shellHello(name, fields: fields) + "\nexec sleep 300")
         }
         try fixture.withHost(arguments: ["--grace", "5"]) { (_: TestProcess) throws in
             var took: [String: Double] = [:]
             for name in ["quiet", "claims"] {
-                #expect(try fixture.group.run(["extension", "start", name], timeout: 30).status == 0)
+                // Attached, so its hello (and claim) is the host's before the stop.
+                let start = try fixture.group.run(["extension", "start", name], timeout: 30)
+                #expect(start.status == 0 && start.stdout.hasPrefix("\(name) attached"), "\(start.stdout)")
                 let started = Date()
                 #expect(try fixture.group.run(["extension", "stop", name], timeout: 30).status == 0)
                 took[name] = Date().timeIntervalSince(started)

@@ -15,19 +15,22 @@ struct HostFixture {
     }
 
     /// Writes `NAME.sh` and its manifest.
-    func addExtension(_ name: String, role: String = "widget", restart: String = "on-failure", script: String) throws {
+    func addExtension(_ name: String, role: String = "widget", restart: String = "on-failure", activation: String = "always",
+                      script: String) throws {
         let path = "\(extensions)/\(name).sh"
         try writeFile(path, "#!/bin/sh\n\(script)\n", mode: 0o755)
-        // Started with the host, whatever the role's default.
-        let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)","activation":"always"}"#
+        // Started with the host by default, whatever the role's default.
+        let manifest = #"{"name":"\#(name)","role":"\#(role)","executable":"\#(name).sh","restart":"\#(restart)","activation":"\#(activation)"}"#
         try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(extensions)/\(name).extension.json"))
     }
 
     /// A shell line that says hello on the launch link, as a shell
     /// extension speaks protocol 1: `extension start`, which waits up to
     /// 10 s for a hello, is answered at once.
-    static func shellHello(_ name: String, role: String = "widget") -> String {
-        #"printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"\#(name)","role":"\#(role)"}}' >&"$TETHER_HOST_FD""#
+    /// `fields`: more of the hello's, as JSON members (`"a":1,"b":2`).
+    static func shellHello(_ name: String, role: String = "widget", fields: String? = nil) -> String {
+        let more = fields.map { "," + $0 } ?? ""
+        return #"printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"\#(HostMethod.hello)","params":{"name":"\#(name)","role":"\#(role)"\#(more)}}' >&"$TETHER_HOST_FD""#
     }
 
     /// A raw connection to the group's host socket.
