@@ -133,7 +133,6 @@ extension ExtensionSupervisor {
     /// A spawned launch: its link handed to the host, its output forwarded.
     private func launched(_ process: ChildProcess, confinement: Confinement, temporary: String?, link: Int32,
                           lock: LivenessLock, ownWorld: Bool) -> Lifecycle.Event {
-        endsOnSigterm = nil  // until this launch's hello says so
         if let onNotice { onNotice(.link(descriptor: link, pid: process.pid)) } else { close(link) }
         let launch = ExtensionLaunch(
             process: process, group: process.pid, cgroup: confinement.cgroup, temporaryDirectory: temporary,

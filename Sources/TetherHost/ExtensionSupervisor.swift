@@ -51,7 +51,8 @@ final class ExtensionSupervisor {
     /// Its output, logged under its name at a bounded rate.
     let output: ExtensionOutput
     /// The process whose hello said its SIGTERM handler ends it: a stop
-    /// takes it at its word (`signal`). Only a launch's own pid matches.
+    /// takes it at its word (`signal`) for that launch alone, whose pid it
+    /// is (a link's hello speaks for the pid the host spawned).
     var endsOnSigterm: Int32?
 
     init(manifest: ExtensionManifest, resources: SupervisorResources, lockPath: String, environment: [String],

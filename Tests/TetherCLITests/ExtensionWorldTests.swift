@@ -206,6 +206,30 @@ struct ExtensionWorldTests {
         }
     }
 
+    /// The claim is its launch's: the launch after one that claimed (and
+    /// crashed), which claims nothing, is killed at once again.
+    @Test func aClaimEndsWithItsLaunch() throws {
+        let fixture = try HostFixture()
+        let plain = HostFixture.shellHello("flip") + "\nexec sleep 300"
+        try fixture.addExtension("flip", restart: "on-failure", activation: "on-demand",
+                                 script: HostFixture.shellHello("flip", fields: #""endsOnSigterm":true"#) + "\nexec sleep 300")
+        try fixture.withHost(arguments: ["--grace", "5"]) { host in
+            let start = try fixture.group.run(["extension", "start", "flip"], timeout: 30)
+            #expect(start.status == 0 && start.stdout.hasPrefix("flip attached"), "\(start.stdout)")
+            let pid = try #require(Int32(start.stdout.split(separator: " ").last?.filter(\.isNumber) ?? ""))
+            _ = try host.expectLineStarting("extension 'flip' attached", timeout: 30)
+            // Its next launch says a plain hello.
+            try fixture.addExtension("flip", restart: "on-failure", activation: "on-demand", script: plain)
+            #expect(kill(pid, SIGKILL) == 0)
+            _ = try host.expectLineStarting("extension 'flip' killed by signal 9", timeout: 30)
+            let again = try fixture.group.run(["extension", "start", "flip"], timeout: 30)
+            #expect(again.status == 0 && again.stdout.hasPrefix("flip attached"), "\(again.stdout)")
+            let started = Date()
+            #expect(try fixture.group.run(["extension", "stop", "flip"], timeout: 30).status == 0)
+            #expect(Date().timeIntervalSince(started) < 4)
+        }
+    }
+
     /// Its root is entered by chroot over the machine's: a user namespace
     /// within it would give back CAP_SYS_CHROOT, and a chroot below its
     /// root then ".." would lead out. None is made, even on a kernel
