@@ -4,43 +4,45 @@ import PackageDescription
 import Glibc
 #endif
 
-// Less for each start and exit to map (design record): the C++ runtime the
-// Swift runtime needs is linked in too (examples/link: a linker script
-// naming its archive, searched before the shared library), and relative
-// relocations are packed (DT_RELR) where glibc reads them, 2.36 and later:
-// this machine's, unless TETHER_PACKED_RELOCATIONS says (0 to build for an
-// older glibc elsewhere, 1 to pack whatever this one is).
-let packedRelocations: [String] = {
+// The example extensions are linked as the Debian package's are, fully
+// static, where this machine has the archives that takes (Debian's
+// libc6-dev, libseccomp-dev and libuv1-dev, which names its archive
+// libuv_a.a: examples/link/static maps the name): a host runs thousands of
+// them, and each process that maps shared libraries pays for it at its
+// start and its exit (issue 58: a stop of 3,000 in a median 2.05 s with
+// glibc, libuv and libseccomp shared, 1.72 s static). Elsewhere they carry
+// the Swift runtime and libstdc++ (examples/link: a linker script naming
+// its archive, searched before the shared library) and share the rest. A
+// module compiled against the shared runtime records only
+// FoundationEssentials for the link, so its own static libraries are
+// named; lld, because gold prints glibc's mktemp warning for them.
+// Executables outside every product: a package depending on Tether never
+// builds them, so their unsafe flags never reach it (design record).
+/// The static libuv's name, where glibc's, libseccomp's and libuv's
+/// archives are all in one of the directories scripts/static-build.sh
+/// looks in; nil elsewhere.
+let staticLibUV: String? = {
     #if canImport(Glibc)
-    switch Context.environment["TETHER_PACKED_RELOCATIONS"] {
-    case "0": return []
-    case "1": break
-    default:
-        // "glibc 2.36"
-        var text = [CChar](repeating: 0, count: 64)
-        guard confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count) > 0 else { return [] }
-        let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
-        guard version.count >= 2, (version[0], version[1]) >= (2, 36) else { return [] }
+    for directory in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"] {
+        guard access(directory + "/libc.a", R_OK) == 0, access(directory + "/libseccomp.a", R_OK) == 0 else { continue }
+        for name in ["libuv.a", "libuv_a.a"] where access(directory + "/" + name, R_OK) == 0 {
+            return name
+        }
     }
-    return ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
-    #else
-    return []
     #endif
+    return nil
 }()
 
-// The example extensions carry the Swift runtime in their executables, in
-// every build, as the Debian package's do: a host runs thousands of them,
-// and each process that maps the runtime's shared libraries pays for it at
-// its start and its exit (issue 58: a stop of 3,000 in 2.0-2.6 s so, 1.6-2.0
-// s with the runtime inside). A module compiled against the shared runtime
-// records only FoundationEssentials for the link, so its own static
-// libraries are named; lld, because gold prints glibc's mktemp warning for
-// them. Executables outside every product: a package depending on Tether
-// never builds them, so their unsafe flags never reach it (design record).
+let examplesLink: [String] = {
+    let links = "\(Context.packageDirectory)/examples/link"
+    guard let staticLibUV else {
+        return ["-static-stdlib", "-use-ld=lld", "-L\(links)"]
+    }
+    return ["-static-executable", "-use-ld=lld"] + (staticLibUV == "libuv.a" ? [] : ["-L\(links)/static"])
+}()
+
 let swiftRuntimeLinkedIn: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/examples/link"] + packedRelocations,
-                 .when(platforms: [.linux])),
+    .unsafeFlags(examplesLink, .when(platforms: [.linux])),
     .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
     .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
 ]

@@ -3,29 +3,47 @@ import Testing
 import TetherTestSupport
 
 /// The binaries on the start-up path link neither Foundation's full library
-/// nor its networking (libcurl and its dependency tree; for the examples,
-/// which carry the runtime, a link pulling them in would need libraries
-/// their build does not name), and the example extensions carry the Swift
-/// runtime in themselves: a host runs thousands of them, and each process
-/// mapping the runtime's shared libraries pays for it at its start and its
-/// exit (issue 58's stop of 3,000).
+/// nor its networking (libcurl and its dependency tree; for the examples, a
+/// link pulling them in would need libraries their build does not name),
+/// and the example extensions are fully static where the machine has the
+/// archives (Debian's), else carry the Swift runtime: a host runs thousands
+/// of them, and each process mapping shared libraries pays for it at its
+/// start and its exit (issue 58's stop of 3,000).
 @Suite(.timed) struct StartupLinkageTests {
     @Test func tetherAndTheExamplesLinkNoFoundationNorCurl() throws {
+        let forbidden = ["libFoundation.so", "libFoundationNetworking.so", "libcurl", "libFoundationInternationalization.so",
+                         "lib_FoundationICU.so"]
         for binary in [tetherExecutable] + Self.examples {
             let libraries = try Self.sharedLibraries(of: binary)
-            #expect(libraries.contains { $0.hasPrefix("libc.so") }, "ldd listed \(binary)'s libraries: \(libraries)")
-            for forbidden in ["libFoundation.so", "libFoundationNetworking.so", "libcurl", "libFoundationInternationalization.so",
-                              "lib_FoundationICU.so"] {
-                #expect(!libraries.contains { $0.hasPrefix(forbidden) }, "\(binary) links \(forbidden): \(libraries)")
+            if binary == tetherExecutable || !Self.staticArchivesPresent {
+                #expect(libraries.contains { $0.hasPrefix("libc.so") }, "ldd listed \(binary)'s libraries: \(libraries)")
+            }
+            for library in forbidden {
+                #expect(!libraries.contains { $0.hasPrefix(library) }, "\(binary) links \(library): \(libraries)")
+            }
+        }
+        // Linked in, they would be symbols of the executable's own.
+        for binary in Self.examples {
+            let symbols = try runCommand("/usr/bin/readelf", ["--syms", "--wide", binary])
+            #expect(symbols.status == 0, "\(symbols.stderr)")
+            for module in ["$s10Foundation", "$s20FoundationNetworking", " curl_easy_"] {
+                #expect(!symbols.stdout.contains(module), "\(binary) holds \(module)")
             }
         }
     }
 
-    @Test func theExampleExtensionsCarryTheSwiftRuntime() throws {
+    /// No loader, no shared library: nothing to map, relocate or unmap but
+    /// the executable. Where the archives are missing, the Swift runtime
+    /// and libstdc++ are still linked in (examples/link).
+    @Test func theExampleExtensionsAreStaticWhereTheArchivesAre() throws {
         for binary in Self.examples {
+            let headers = try runCommand("/usr/bin/readelf", ["--program-headers", "--wide", binary])
+            #expect(headers.status == 0, "\(headers.stderr)")
+            let interpreted = headers.stdout.contains("INTERP")
+            #expect(interpreted != Self.staticArchivesPresent, "\(binary): archives present: \(Self.staticArchivesPresent)")
+            guard interpreted else { continue }
             let libraries = try Self.sharedLibraries(of: binary)
             #expect(libraries.contains { $0.hasPrefix("libc.so") }, "ldd listed \(binary)'s libraries: \(libraries)")
-            // Its C++ runtime too (examples/link).
             let runtime = libraries.filter { library in
                 ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime", "libstdc++"]
                     .contains { library.hasPrefix($0) }
@@ -34,33 +52,22 @@ import TetherTestSupport
         }
     }
 
-    /// Where this glibc reads packed relative relocations (2.36), the
-    /// examples' are packed: 40,000 entries the loader reads at each start.
-    /// (The manifest reads the version the same way; TETHER_PACKED_RELOCATIONS
-    /// overrides it.)
-    @Test func theExampleExtensionsPackTheirRelocationsWhereGlibcReadsThem() throws {
-        var text = [CChar](repeating: 0, count: 64)
-        let length = confstr(Int32(_CS_GNU_LIBC_VERSION), &text, text.count)
-        let version = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
-        try #require(length > 0 && version.count >= 2, "confstr: \(version)")
-        let packed = switch ProcessInfo.processInfo.environment["TETHER_PACKED_RELOCATIONS"] {
-        case "0": false
-        case "1": true
-        default: (version[0], version[1]) >= (2, 36)
-        }
-        for binary in Self.examples {
-            let dynamic = try runCommand("/usr/bin/readelf", ["--dynamic", binary])
-            #expect(dynamic.status == 0, "\(dynamic.stderr)")
-            #expect(dynamic.stdout.contains("(RELR)") == packed, "\(binary): glibc \(version)")
-        }
-    }
-
     static let examples = [exampleExecutable("example-widget"), exampleExecutable("example-keyboard"),
                            exampleExecutable("example-notification")]
 
+    /// As the manifest looks (Package.swift's `staticLibUV`).
+    static let staticArchivesPresent: Bool = {
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"].contains { directory in
+            access(directory + "/libc.a", R_OK) == 0 && access(directory + "/libseccomp.a", R_OK) == 0
+                && (access(directory + "/libuv.a", R_OK) == 0 || access(directory + "/libuv_a.a", R_OK) == 0)
+        }
+    }()
+
+    /// What ldd lists; nothing for a static executable ("not a dynamic
+    /// executable", exit 1).
     static func sharedLibraries(of binary: String) throws -> [String] {
         let result = try runCommand("/usr/bin/ldd", [binary])
+        guard result.status == 0 else { return [] }
         return result.stdout.split(separator: "\n").compactMap {
             $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
         }

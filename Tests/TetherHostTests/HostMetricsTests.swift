@@ -81,4 +81,30 @@ import TetherTestSupport
         #expect(samples(text, "tether_extension_exits_total")
                 == [#"tether_extension_exits_total{extension="clock",reason="crashed"} 1"#], "\(text)")
     }
+
+    /// An extension's new series are made at the next exposition, not as
+    /// it launches (each costs the registry a copy of its name's others):
+    /// what they counted before it is all there, and counts after it add on.
+    @Test func whatIsCountedBeforeAnExpositionIsAllThere() {
+        let metrics = HostMetrics()
+        metrics.register(extension: "clock")
+        metrics.extensionLaunched("clock")
+        metrics.extensionLaunched("clock")
+        metrics.extensionAttached("clock", managed: true)
+        metrics.droppedLines("clock", 5)
+        let first = text(metrics)
+        #expect(samples(first, "tether_extension_launches_total") == [#"tether_extension_launches_total{extension="clock"} 2"#],
+                "\(first)")
+        #expect(samples(first, "tether_extension_dropped_lines_total")
+                == [#"tether_extension_dropped_lines_total{extension="clock"} 5"#], "\(first)")
+        metrics.extensionLaunched("clock")
+        metrics.extensionAttached("clock", managed: true)
+        metrics.extensionAttached("clock", managed: false)
+        let second = text(metrics)
+        #expect(samples(second, "tether_extension_launches_total") == [#"tether_extension_launches_total{extension="clock"} 3"#],
+                "\(second)")
+        #expect(samples(second, "tether_extension_attaches_total").sorted()
+                == [#"tether_extension_attaches_total{extension="clock",by="hand"} 1"#,
+                    #"tether_extension_attaches_total{extension="clock",by="host"} 2"#], "\(second)")
+    }
 }
