@@ -9,8 +9,8 @@ import Glibc
 // libc6-dev, libseccomp-dev and libuv1-dev, which names its archive
 // libuv_a.a: examples/link/static maps the name): a host runs thousands of
 // them, and each process that maps shared libraries pays for it at its
-// start and its exit (issue 58: a stop of 3,000 in a median 2.05 s with
-// glibc, libuv and libseccomp shared, 1.72 s static). Elsewhere they carry
+// start and its exit (issue 58: a stop of 3,000 in a median 1.90 s with
+// glibc, libuv and libseccomp shared, 1.70 s static). Elsewhere they carry
 // the Swift runtime and libstdc++ (examples/link: a linker script naming
 // its archive, searched before the shared library) and share the rest. A
 // module compiled against the shared runtime records only
@@ -20,10 +20,15 @@ import Glibc
 // builds them, so their unsafe flags never reach it (design record).
 /// The static libuv's name, where glibc's, libseccomp's and libuv's
 /// archives are all in one of the directories scripts/static-build.sh
-/// looks in; nil elsewhere.
+/// looks in (this machine's architecture's); nil elsewhere.
 let staticLibUV: String? = {
     #if canImport(Glibc)
-    for directory in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"] {
+    #if arch(arm64)
+    let multiarch = "/usr/lib/aarch64-linux-gnu"
+    #else
+    let multiarch = "/usr/lib/x86_64-linux-gnu"
+    #endif
+    for directory in [multiarch, "/usr/lib64", "/usr/lib"] {
         guard access(directory + "/libc.a", R_OK) == 0, access(directory + "/libseccomp.a", R_OK) == 0 else { continue }
         for name in ["libuv.a", "libuv_a.a"] where access(directory + "/" + name, R_OK) == 0 {
             return name

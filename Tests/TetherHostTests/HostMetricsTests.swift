@@ -66,9 +66,8 @@ import TetherTestSupport
     }
 
     /// An extension's series start at 0, so a rate has a beginning; the
-    /// exits of a stopping host's extensions add none (each new series
-    /// costs the registry a copy of its name's others: a tenth of a stop
-    /// of 3,000 once).
+    /// exits of a stopping host's extensions add none (no one reads them;
+    /// made as they came, they were a tenth of a stop of 3,000 once).
     @Test func seriesStartAtZeroAndAStoppingHostAddsNoExits() {
         let metrics = HostMetrics()
         metrics.register(extension: "clock")
