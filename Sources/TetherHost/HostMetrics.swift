@@ -68,6 +68,13 @@ final class HostMetrics {
     }
 
     private func makeUnmade() {
+        for name in unregistered {
+            for metric in ["tether_extension_launches_total", "tether_extension_restarts_total",
+                           "tether_extension_dropped_lines_total"] {
+                count(metric, [("extension", name)], by: 0)
+            }
+        }
+        unregistered = []
         for (key, series) in unmade {
             let made = CoreMetrics.Counter(label: series.name, dimensions: series.labels, factory: factory)
             made.increment(by: series.count)
@@ -82,14 +89,15 @@ final class HostMetrics {
 
     // MARK: - Extensions
 
+    /// Extensions whose zero series are counted at the next exposition:
+    /// their names alone until then, as the host starts.
+    private var unregistered: [String] = []
+
     /// Its series exist at 0 from the first exposition on, so a rate has a
     /// beginning: what a scrape first sees is the same as with series made
     /// at once (3,000 manifests made so: 0.27 s of the host's start).
     func register(extension name: String) {
-        for metric in ["tether_extension_launches_total", "tether_extension_restarts_total",
-                       "tether_extension_dropped_lines_total"] {
-            count(metric, [("extension", name)], by: 0)
-        }
+        unregistered.append(name)
     }
 
     func extensionLaunched(_ name: String) {
